@@ -1,0 +1,76 @@
+"""The domain error tree. Each error carries a stable machine ``code``; HTTP lives elsewhere.
+
+    RelayError                 internal
+    ├── AuthenticationError    unauthenticated
+    ├── PermissionDenied       forbidden
+    ├── NotFound               not_found
+    ├── Conflict               conflict
+    ├── PayloadTooLarge        payload_too_large
+    ├── RateLimited            rate_limited
+    └── BridgeError            bridge_error
+"""
+
+from __future__ import annotations
+
+
+class RelayError(Exception):
+    """Base of every error Relay raises on purpose."""
+
+    code = "internal"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class AuthenticationError(RelayError):
+    """Credentials are required and are missing, malformed or unknown."""
+
+    code = "unauthenticated"
+
+
+class PermissionDenied(RelayError):
+    """The caller is known but may not do this."""
+
+    code = "forbidden"
+
+
+class NotFound(RelayError):
+    """The named resource does not exist (or may not be probed)."""
+
+    code = "not_found"
+
+
+class Conflict(RelayError):
+    """The resource is in a state that forbids the operation."""
+
+    code = "conflict"
+
+
+class PayloadTooLarge(RelayError):
+    """The request body is over the configured limit."""
+
+    code = "payload_too_large"
+
+
+class RateLimited(RelayError):
+    """The caller is over its rate limit."""
+
+    code = "rate_limited"
+
+    def __init__(self, detail: str, retry_after: float) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
+
+
+class BridgeError(RelayError):
+    """The operator's messaging platform failed."""
+
+    code = "bridge_error"
+
+
+class StaleWrite(Exception):
+    """A guarded write lost a race; the unit of work should be retried from the start.
+
+    Storage adapters raise it; services retry and never let it escape as such.
+    """

@@ -1,0 +1,604 @@
+"""Pydantic v2 models: the request bodies named in INTERFACE.md and every resource Relay returns.
+
+Request bodies forbid unknown fields so a typo never passes silently. Resource models double as
+the storage records; fields marked ``exclude=True`` (secrets' hashes) are stored but never sent.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+OPERATOR = "operator"
+
+ResourceId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+LongText = Annotated[str, StringConstraints(max_length=65536)]
+JsonObject = dict[str, Any]
+Evidence = Annotated[str, StringConstraints(max_length=1_000_000)] | JsonObject
+
+MessageStatus = Literal["pending", "delivered", "acked", "posted"]
+TaskStatus = Literal["open", "claimed", "in_progress", "completed", "failed"]
+ApprovalStatus = Literal["pending", "approved", "rejected", "expired"]
+ApprovalKind = Literal["enrollment", "intervention"]
+EnrollmentStatus = ApprovalStatus
+SpaceStatus = Literal["active", "archived"]
+InterventionStatus = Literal[
+    "open", "awaiting_approval", "approved", "rejected", "remediated", "remediation_failed"
+]
+InterventionApprovalStatus = Literal["none", "pending", "approved", "rejected", "expired"]
+NotificationStatus = Literal["pending", "sent", "failed"]
+Presence = Literal["online", "offline"]
+Risk = Literal["low", "medium", "high"]
+Severity = Literal["info", "low", "medium", "high", "critical"]
+RemediationStatus = Literal["succeeded", "failed", "partial"]
+
+
+class RequestBody(BaseModel):
+    """Base of request bodies: unknown fields are an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Resource(BaseModel):
+    """Base of returned resources: tolerant of fields a newer server adds."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+# ---------------------------------------------------------------- request bodies
+
+
+class AgentRegister(RequestBody):
+    """Register an agent, or update one that exists."""
+
+    agent_id: ResourceId
+    name: ShortText | None = None
+    kind: ShortText | None = None
+    capabilities: list[ShortText] = Field(default_factory=list, max_length=100)
+    metadata: JsonObject = Field(default_factory=dict)
+    rotate_token: bool = False
+
+    @model_validator(mode="after")
+    def _not_reserved(self) -> AgentRegister:
+        if self.agent_id == OPERATOR:
+            raise ValueError(f"'{OPERATOR}' is reserved for the human operator")
+        return self
+
+
+class AgentHeartbeat(RequestBody):
+    """A sign of life, with an optional self-reported status."""
+
+    status: ShortText | None = None
+    note: LongText | None = None
+    metadata: JsonObject | None = None
+
+
+class MessageCreate(RequestBody):
+    """A direct message (``to``) or a room post (``room_id``): exactly one of the two."""
+
+    to: ResourceId | None = None
+    room_id: ResourceId | None = None
+    text: Annotated[str, StringConstraints(min_length=1, max_length=65536)]
+    subject: ShortText | None = None
+    payload: JsonObject = Field(default_factory=dict)
+    reply_to: int | None = None
+    from_agent: ResourceId | None = None
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> MessageCreate:
+        if (self.to is None) == (self.room_id is None):
+            raise ValueError("give exactly one of 'to' (an agent) or 'room_id' (a room)")
+        return self
+
+
+class NotifyText(RequestBody):
+    """Plain text pushed to the human operator's messaging platform."""
+
+    text: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+    agent_id: ResourceId | None = None
+
+
+class NotifyReply(RequestBody):
+    """The operator's answer to a notification, matched by the platform message id."""
+
+    platform_message_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    text: Annotated[str, StringConstraints(min_length=1, max_length=65536)]
+
+
+class MessageAck(RequestBody):
+    """Names the agent acknowledging a message or joining a room."""
+
+    agent_id: ResourceId
+
+
+class SpaceCreate(RequestBody):
+    """A new space; its id is derived from the name when omitted."""
+
+    space_id: ResourceId | None = None
+    name: ShortText
+    description: LongText | None = None
+
+
+class RoomInSpaceCreate(RequestBody):
+    """A new room inside a space; its id is derived from the name when omitted."""
+
+    room_id: ResourceId | None = None
+    name: ShortText
+    topic: LongText | None = None
+
+
+class TaskCreate(RequestBody):
+    """A unit of work for an agent to claim."""
+
+    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    description: LongText | None = None
+    payload: JsonObject = Field(default_factory=dict)
+    priority: int = Field(default=0, ge=-1_000_000, le=1_000_000)
+    assignee: ResourceId | None = None
+    room_id: ResourceId | None = None
+    max_attempts: int = Field(default=1, ge=1, le=100)
+
+
+class TaskClaim(RequestBody):
+    """Claim a task for an agent, holding a lease."""
+
+    agent_id: ResourceId
+    lease_seconds: int | None = Field(default=None, ge=1, le=86400)
+
+
+class TaskEventCreate(RequestBody):
+    """Progress reported by the claimer; it extends the lease."""
+
+    agent_id: ResourceId
+    kind: ShortText = "progress"
+    message: LongText | None = None
+    progress: int | None = Field(default=None, ge=0, le=100)
+    data: JsonObject = Field(default_factory=dict)
+
+
+class TaskFinish(RequestBody):
+    """Complete or fail a task; ``retry`` puts a failed task with attempts left back to open."""
+
+    agent_id: ResourceId
+    result: JsonObject | None = None
+    error: LongText | None = None
+    retry: bool = False
+
+
+class ActionCreate(RequestBody):
+    """An append-only audit record of something an agent did."""
+
+    agent_id: ResourceId | None = None
+    action: ShortText
+    target: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    params: JsonObject = Field(default_factory=dict)
+    outcome: LongText | None = None
+    task_id: int | None = None
+
+
+class EnrollRequest(RequestBody):
+    """A new agent asking to join; the operator approves or rejects it."""
+
+    agent_id: ResourceId
+    name: ShortText | None = None
+    capabilities: list[ShortText] = Field(default_factory=list, max_length=100)
+    metadata: JsonObject = Field(default_factory=dict)
+    reason: LongText | None = None
+
+    @model_validator(mode="after")
+    def _not_reserved(self) -> EnrollRequest:
+        if self.agent_id == OPERATOR:
+            raise ValueError(f"'{OPERATOR}' is reserved for the human operator")
+        return self
+
+
+class ApprovalDecision(RequestBody):
+    """The operator's decision note; ``decided_by`` labels who decided (default: operator)."""
+
+    note: LongText | None = None
+    decided_by: ShortText | None = None
+
+
+class InterventionApprovalRequest(RequestBody):
+    """Ask the operator to approve a proposed remediation."""
+
+    agent_id: ResourceId | None = None
+    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    reason: LongText
+    proposed_action: LongText
+    risk: Risk = "medium"
+
+
+class DiagnosticUpload(RequestBody):
+    """What an agent found while diagnosing; every upload is kept."""
+
+    agent_id: ResourceId | None = None
+    summary: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    content: Evidence
+    content_type: ShortText | None = None
+    severity: Severity = "info"
+
+
+class InterventionActionCreate(RequestBody):
+    """The real trace of a remediation: status, evidence before and after, and a link."""
+
+    agent_id: ResourceId | None = None
+    action: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    status: RemediationStatus
+    evidence_before: Evidence
+    evidence_after: Evidence
+    link: Annotated[str, StringConstraints(max_length=2000)] | None = None
+
+
+# ---------------------------------------------------------------- resources
+
+
+class Agent(Resource):
+    """A registered agent; ``presence`` is computed from its last heartbeat."""
+
+    agent_id: str
+    name: str | None = None
+    kind: str | None = None
+    capabilities: list[str] = Field(default_factory=list)
+    metadata: JsonObject = Field(default_factory=dict)
+    status: str | None = None
+    note: str | None = None
+    presence: Presence = "offline"
+    last_seen_at: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+    token_hash: str | None = Field(default=None, exclude=True)
+
+
+class AgentRegistered(Agent):
+    """A registered agent and, when one was issued now, its token (shown once)."""
+
+    token: str | None = None
+
+
+class AgentHeartbeatResult(Agent):
+    """The agent after a heartbeat, with its count of unacknowledged messages."""
+
+    pending_messages: int
+
+
+class AgentsResponse(Resource):
+    """Every registered agent."""
+
+    agents: list[Agent]
+
+
+class Message(Resource):
+    """A direct message (``to``) or a room post (``room_id``)."""
+
+    message_id: int = 0
+    from_agent: str
+    to: str | None = None
+    room_id: str | None = None
+    subject: str | None = None
+    text: str
+    payload: JsonObject = Field(default_factory=dict)
+    reply_to: int | None = None
+    reply_to_notification: int | None = None
+    status: MessageStatus
+    created_at: datetime
+    delivered_at: datetime | None = None
+    acked_at: datetime | None = None
+
+
+class InboxResponse(Resource):
+    """An agent's unacknowledged direct messages, oldest first."""
+
+    agent_id: str
+    messages: list[Message]
+    count: int
+
+
+class Room(Resource):
+    """A place where agents meet; optionally inside a space."""
+
+    room_id: str
+    name: str
+    topic: str | None = None
+    space_id: str | None = None
+    created_by: str
+    created_at: datetime
+    platform_thread_id: str | None = None
+
+
+class RoomMember(Resource):
+    """An agent's membership of a room."""
+
+    member_id: int = Field(default=0, exclude=True)
+    room_id: str
+    agent_id: str
+    joined_at: datetime
+
+
+class RoomsResponse(Resource):
+    """Every room."""
+
+    rooms: list[Room]
+
+
+class RoomMessagesResponse(Resource):
+    """The newest messages of a room, in chronological order."""
+
+    room_id: str
+    messages: list[Message]
+    count: int
+
+
+class Space(Resource):
+    """A group of rooms; archiving is one-way."""
+
+    space_id: str
+    name: str
+    description: str | None = None
+    status: SpaceStatus = "active"
+    created_at: datetime
+    archived_at: datetime | None = None
+
+
+class SpacesResponse(Resource):
+    """Spaces, archived ones only when asked for."""
+
+    spaces: list[Space]
+
+
+class SyncFailure(Resource):
+    """A room the bridge could not reconcile, and why."""
+
+    room_id: str
+    error: str
+
+
+class SpaceSyncReport(Resource):
+    """What a sync with the operator platform created, found and failed."""
+
+    bridge: str
+    supports_topics: bool
+    created: list[str] = Field(default_factory=list)
+    found: list[str] = Field(default_factory=list)
+    failed: list[SyncFailure] = Field(default_factory=list)
+    detail: str | None = None
+
+
+class Task(Resource):
+    """A unit of work: open → claimed → in_progress → completed | failed."""
+
+    task_id: int = 0
+    title: str
+    description: str | None = None
+    payload: JsonObject = Field(default_factory=dict)
+    priority: int = 0
+    assignee: str | None = None
+    room_id: str | None = None
+    status: TaskStatus = "open"
+    created_by: str
+    claimed_by: str | None = None
+    claimed_at: datetime | None = None
+    lease_expires_at: datetime | None = None
+    attempts: int = 0
+    max_attempts: int = 1
+    progress: int | None = None
+    result: JsonObject | None = None
+    error: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+
+
+class TasksResponse(Resource):
+    """Tasks matching the filters, by id."""
+
+    tasks: list[Task]
+
+
+class TaskEvent(Resource):
+    """A record on a task's trail: progress from the claimer, or a lapse noted by Relay."""
+
+    event_id: int = 0
+    task_id: int
+    agent_id: str | None = None
+    kind: str
+    message: str | None = None
+    progress: int | None = None
+    data: JsonObject = Field(default_factory=dict)
+    created_at: datetime
+
+
+class TaskEventsResponse(Resource):
+    """A task's event trail, oldest first."""
+
+    task_id: int
+    events: list[TaskEvent]
+
+
+class Action(Resource):
+    """An audit record of something an agent did."""
+
+    action_id: int = 0
+    agent_id: str
+    action: str
+    target: str | None = None
+    params: JsonObject = Field(default_factory=dict)
+    outcome: str | None = None
+    task_id: int | None = None
+    created_at: datetime
+
+
+class ActionsResponse(Resource):
+    """Audit records, newest first."""
+
+    actions: list[Action]
+
+
+class Notification(Resource):
+    """Text sent to the operator platform, with the id the platform gave it."""
+
+    notification_id: int = 0
+    agent_id: str | None = None
+    text: str
+    bridge: str
+    platform_message_id: str | None = None
+    status: NotificationStatus = "pending"
+    error: str | None = None
+    created_at: datetime
+    sent_at: datetime | None = None
+
+
+class NotificationsResponse(Resource):
+    """Notifications, newest first."""
+
+    notifications: list[Notification]
+
+
+class Enrollment(Resource):
+    """A new agent's request to join, decided through an approval."""
+
+    enroll_id: int = 0
+    agent_id: str
+    name: str | None = None
+    capabilities: list[str] = Field(default_factory=list)
+    metadata: JsonObject = Field(default_factory=dict)
+    reason: str | None = None
+    status: EnrollmentStatus = "pending"
+    approval_id: int | None = None
+    token_delivered: bool = False
+    created_at: datetime
+    decided_at: datetime | None = None
+    claim_hash: str = Field(default="", exclude=True)
+
+
+class EnrollmentCreated(Resource):
+    """A fresh enrollment with its claim: keep the claim, it is shown once."""
+
+    enroll_id: int
+    agent_id: str
+    claim: str
+    status: EnrollmentStatus
+    approval_id: int
+
+
+class EnrollmentState(Enrollment):
+    """An enrollment as polled; ``token`` appears once, on the first poll after approval."""
+
+    token: str | None = None
+
+
+class Approval(Resource):
+    """A question for the operator: an enrollment or an intervention to approve or reject."""
+
+    approval_id: int = 0
+    kind: ApprovalKind
+    status: ApprovalStatus = "pending"
+    title: str
+    detail: str | None = None
+    requested_by: str
+    subject_id: str
+    created_at: datetime
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    note: str | None = None
+
+
+class ApprovalsResponse(Resource):
+    """Approvals, newest first."""
+
+    approvals: list[Approval]
+
+
+class Intervention(Resource):
+    """Diagnostic → approval → remediation, with evidence."""
+
+    intervention_id: str
+    status: InterventionStatus = "open"
+    title: str | None = None
+    risk: Risk | None = None
+    proposed_action: str | None = None
+    approval_id: int | None = None
+    approval_status: InterventionApprovalStatus = "none"
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class Diagnostic(Resource):
+    """What an agent uploaded while diagnosing an intervention."""
+
+    diagnostic_id: int = 0
+    intervention_id: str
+    agent_id: str
+    summary: str
+    content: str | JsonObject
+    content_type: str | None = None
+    severity: Severity = "info"
+    created_at: datetime
+
+
+class InterventionAction(Resource):
+    """The recorded trace of a remediation."""
+
+    action_id: int = 0
+    intervention_id: str
+    agent_id: str
+    action: str
+    status: RemediationStatus
+    evidence_before: str | JsonObject
+    evidence_after: str | JsonObject
+    link: str | None = None
+    created_at: datetime
+
+
+class InterventionApprovalResult(Resource):
+    """An intervention's approval request together with the intervention it moved."""
+
+    approval_id: int
+    approval: Approval
+    intervention: Intervention
+
+
+class InterventionSummary(Intervention):
+    """An intervention in a list, with its latest diagnostic and last action."""
+
+    latest_diagnostic: Diagnostic | None = None
+    last_action: InterventionAction | None = None
+
+
+class InterventionsResponse(Resource):
+    """The newest interventions."""
+
+    interventions: list[InterventionSummary]
+
+
+class Health(Resource):
+    """Liveness: every value is a string."""
+
+    status: str
+    version: str
+
+
+class StatusCounts(Resource):
+    """What is going on, in numbers."""
+
+    agents: int
+    online_agents: int
+    pending_messages: int
+    open_tasks: int
+    pending_approvals: int
+
+
+class Status(Resource):
+    """The service's version, uptime, backends and counts."""
+
+    version: str
+    uptime_seconds: float
+    storage: str
+    bridge: str
+    auth: str
+    counts: StatusCounts

@@ -1,0 +1,189 @@
+"""The ports the services depend on: storage (tables in a unit of work) and the operator bridge.
+
+Storage is deliberately small: every table offers the same six verbs over the resource models
+of ``relay_core.models``; the domain queries live in the services, written once for every
+adapter. ``update(..., expect=...)`` is a compare-and-set, which is what makes a claim or a
+decision exactly-once on any database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from relay_core import models as m
+
+R = TypeVar("R", bound=BaseModel)
+
+Op = Literal["eq", "ne", "in", "lt", "le", "gt", "ge"]
+
+
+@dataclass(frozen=True)
+class Cond:
+    """One condition on a field; ``eq``/``ne`` with ``None`` mean IS NULL / IS NOT NULL."""
+
+    field: str
+    op: Op
+    value: Any
+
+
+def eq(field: str, value: Any) -> Cond:
+    """``field == value``."""
+    return Cond(field, "eq", value)
+
+
+def ne(field: str, value: Any) -> Cond:
+    """``field != value``."""
+    return Cond(field, "ne", value)
+
+
+def in_(field: str, values: Sequence[Any]) -> Cond:
+    """``field IN values``."""
+    return Cond(field, "in", tuple(values))
+
+
+def lt(field: str, value: Any) -> Cond:
+    """``field < value``."""
+    return Cond(field, "lt", value)
+
+
+def gt(field: str, value: Any) -> Cond:
+    """``field > value``."""
+    return Cond(field, "gt", value)
+
+
+def ge(field: str, value: Any) -> Cond:
+    """``field >= value``."""
+    return Cond(field, "ge", value)
+
+
+class Table(Protocol[R]):
+    """The verbs every stored resource has."""
+
+    async def get(self, key: Any) -> R | None:
+        """The record with this key, or None."""
+        ...
+
+    async def insert(self, record: R) -> R:
+        """Store a new record; a generated integer key left at 0 is assigned."""
+        ...
+
+    async def update(
+        self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+    ) -> R | None:
+        """Set ``values`` on the record if it exists and matches ``expect``; None otherwise."""
+        ...
+
+    async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
+        """Set ``values`` on every record matching all ``conds``; the number changed."""
+        ...
+
+    async def find(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> list[R]:
+        """Records matching all ``conds``, ordered by one field then the key."""
+        ...
+
+    async def count(self, *conds: Cond) -> int:
+        """How many records match all ``conds``."""
+        ...
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A stored resource: its table name, model, key field, and whether the key is generated."""
+
+    name: str
+    model: type[BaseModel]
+    key: str
+    generated_key: bool
+
+
+TABLES: tuple[TableSpec, ...] = (
+    TableSpec("agents", m.Agent, "agent_id", False),
+    TableSpec("spaces", m.Space, "space_id", False),
+    TableSpec("rooms", m.Room, "room_id", False),
+    TableSpec("room_members", m.RoomMember, "member_id", True),
+    TableSpec("messages", m.Message, "message_id", True),
+    TableSpec("tasks", m.Task, "task_id", True),
+    TableSpec("task_events", m.TaskEvent, "event_id", True),
+    TableSpec("actions", m.Action, "action_id", True),
+    TableSpec("notifications", m.Notification, "notification_id", True),
+    TableSpec("approvals", m.Approval, "approval_id", True),
+    TableSpec("enrollments", m.Enrollment, "enroll_id", True),
+    TableSpec("interventions", m.Intervention, "intervention_id", False),
+    TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
+    TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
+)
+
+
+class UnitOfWork(Protocol):
+    """One transaction over every table; it rolls back unless ``commit`` is called."""
+
+    agents: Table[m.Agent]
+    spaces: Table[m.Space]
+    rooms: Table[m.Room]
+    room_members: Table[m.RoomMember]
+    messages: Table[m.Message]
+    tasks: Table[m.Task]
+    task_events: Table[m.TaskEvent]
+    actions: Table[m.Action]
+    notifications: Table[m.Notification]
+    approvals: Table[m.Approval]
+    enrollments: Table[m.Enrollment]
+    interventions: Table[m.Intervention]
+    diagnostics: Table[m.Diagnostic]
+    intervention_actions: Table[m.InterventionAction]
+
+    async def commit(self) -> None:
+        """Make every change of this unit of work durable."""
+        ...
+
+
+class Storage(Protocol):
+    """Opens units of work. ``write=True`` takes the write lock up front where one exists."""
+
+    name: str
+
+    def unit_of_work(self, *, write: bool) -> AbstractAsyncContextManager[UnitOfWork]:
+        """A new transaction; leaving it without ``commit`` rolls it back."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+@dataclass(frozen=True)
+class BridgeCapabilities:
+    """What an operator platform can do beyond sending text."""
+
+    topics: bool
+    replies: bool
+
+
+class Bridge(Protocol):
+    """The operator's messaging platform."""
+
+    name: str
+    capabilities: BridgeCapabilities
+
+    async def send(self, text: str, *, reference: str) -> str:
+        """Deliver ``text``; return the platform's message id. Raises ``BridgeError``."""
+        ...
+
+    async def ensure_topic(self, room: m.Room) -> str:
+        """Create (or find) the room's thread on the platform; its id. Raises ``BridgeError``."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...

@@ -1,0 +1,1 @@
+"""Storage adapters: in-memory and SQL (SQLite, PostgreSQL)."""

@@ -1,0 +1,164 @@
+"""In-memory storage: dictionaries, one lock, an undo log. For tests and throwaway demos.
+
+Every unit of work holds the lock for its whole life, so transactions are serial (the strictest
+isolation there is) and a claim race has exactly one winner here just as on a database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import operator
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Generic
+
+from relay_core.errors import StaleWrite
+from relay_core.ports import TABLES, Cond, R, TableSpec, UnitOfWork
+
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+}
+
+
+def _matches(record: Any, cond: Cond) -> bool:
+    value = getattr(record, cond.field)
+    if cond.op == "eq":
+        return bool(value == cond.value)
+    if cond.op == "ne":
+        return bool(value != cond.value)
+    if cond.op == "in":
+        return value in cond.value
+    # SQL semantics: NULL compares as unknown, so it never matches an ordering condition.
+    return value is not None and _COMPARE[cond.op](value, cond.value)
+
+
+class _Undo:
+    """Restores what a unit of work changed when it ends without a commit."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[dict[Any, Any], Any, Any]] = []
+
+    def remember(self, rows: dict[Any, Any], key: Any) -> None:
+        self.steps.append((rows, key, rows.get(key)))
+
+    def apply(self) -> None:
+        for rows, key, before in reversed(self.steps):
+            if before is None:
+                rows.pop(key, None)
+            else:
+                rows[key] = before
+        self.steps.clear()
+
+
+class MemoryTable(Generic[R]):
+    """One resource's records, keyed by its id."""
+
+    def __init__(self, spec: TableSpec, rows: dict[Any, Any], ids: itertools.count[int]) -> None:
+        self._spec = spec
+        self._rows = rows
+        self._ids = ids
+        self._undo: _Undo | None = None
+
+    def bind(self, undo: _Undo) -> MemoryTable[R]:
+        self._undo = undo
+        return self
+
+    def _remember(self, key: Any) -> None:
+        assert self._undo is not None, "tables are used inside a unit of work"
+        self._undo.remember(self._rows, key)
+
+    async def get(self, key: Any) -> R | None:
+        row = self._rows.get(key)
+        return row.model_copy(deep=True) if row is not None else None
+
+    async def insert(self, record: R) -> R:
+        key_field = self._spec.key
+        if self._spec.generated_key and not getattr(record, key_field):
+            record = record.model_copy(update={key_field: next(self._ids)})
+        key = getattr(record, key_field)
+        if key in self._rows:
+            raise StaleWrite(f"{self._spec.name} {key!r} exists")
+        self._remember(key)
+        self._rows[key] = record.model_copy(deep=True)
+        return record
+
+    async def update(
+        self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+    ) -> R | None:
+        row = self._rows.get(key)
+        if row is None:
+            return None
+        if expect and any(getattr(row, f) != v for f, v in expect.items()):
+            return None
+        self._remember(key)
+        updated = row.model_copy(update=dict(values), deep=True)
+        self._rows[key] = updated
+        return updated.model_copy(deep=True)  # type: ignore[no-any-return]
+
+    async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
+        keys = [k for k, row in self._rows.items() if all(_matches(row, c) for c in conds)]
+        for key in keys:
+            self._remember(key)
+            self._rows[key] = self._rows[key].model_copy(update=dict(values), deep=True)
+        return len(keys)
+
+    async def find(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> list[R]:
+        key_field = self._spec.key
+        rows = [row for row in self._rows.values() if all(_matches(row, c) for c in conds)]
+        field = order_by or key_field
+        rows.sort(key=lambda r: (getattr(r, field), getattr(r, key_field)), reverse=descending)
+        if limit is not None:
+            rows = rows[:limit]
+        return [row.model_copy(deep=True) for row in rows]
+
+    async def count(self, *conds: Cond) -> int:
+        return sum(1 for row in self._rows.values() if all(_matches(row, c) for c in conds))
+
+
+class MemoryUnitOfWork:
+    """Tables bound to one undo log."""
+
+    def __init__(self, storage: MemoryStorage) -> None:
+        self._undo = _Undo()
+        for spec in TABLES:
+            setattr(self, spec.name, storage.tables[spec.name].bind(self._undo))
+
+    async def commit(self) -> None:
+        self._undo.steps.clear()
+
+    def rollback(self) -> None:
+        self._undo.apply()
+
+
+class MemoryStorage:
+    """Storage that lives and dies with the process."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self.tables: dict[str, MemoryTable[Any]] = {
+            spec.name: MemoryTable(spec, {}, itertools.count(1)) for spec in TABLES
+        }
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
+        async with self._lock:
+            uow = MemoryUnitOfWork(self)
+            try:
+                yield uow  # type: ignore[misc]
+            finally:
+                uow.rollback()
+
+    async def close(self) -> None:
+        return None
