@@ -1,13 +1,13 @@
 """The domain error tree. Each error carries a stable machine ``code``; HTTP lives elsewhere.
 
-    RelayError                 internal
-    ├── AuthenticationError    unauthenticated
-    ├── PermissionDenied       forbidden
-    ├── NotFound               not_found
-    ├── Conflict               conflict
-    ├── PayloadTooLarge        payload_too_large
-    ├── RateLimited            rate_limited
-    └── BridgeError            bridge_error
+RelayError                 internal
+├── AuthenticationError    unauthenticated
+├── PermissionDenied       forbidden
+├── NotFound               not_found
+├── Conflict               conflict
+├── PayloadTooLarge        payload_too_large
+├── RateLimited            rate_limited
+└── BridgeError            bridge_error
 """
 
 from __future__ import annotations

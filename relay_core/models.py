@@ -383,6 +383,7 @@ class Task(Resource):
     claimed_by: str | None = None
     claimed_at: datetime | None = None
     lease_expires_at: datetime | None = None
+    lease_seconds: int | None = None
     attempts: int = 0
     max_attempts: int = 1
     progress: int | None = None

@@ -11,6 +11,7 @@ the write lock up front makes writers queue instead.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -169,6 +170,7 @@ tasks = Table(
     Column("claimed_by", Ref),
     _at("claimed_at"),
     _at("lease_expires_at"),
+    Column("lease_seconds", Integer),
     Column("attempts", Integer, nullable=False),
     Column("max_attempts", Integer, nullable=False),
     Column("progress", Integer),
@@ -265,7 +267,7 @@ interventions = Table(
     Column("approval_id", BigInteger),
     Column("approval_status", State, nullable=False),
     Column("created_by", Ref, nullable=False),
-    _at("created_at", nullable=False, ),
+    _at("created_at", nullable=False),
     _at("updated_at", nullable=False),
     Index("ix_interventions_created", "created_at"),
 )
@@ -274,9 +276,7 @@ diagnostics = Table(
     "diagnostics",
     metadata,
     _id("diagnostic_id"),
-    Column(
-        "intervention_id", Ref, ForeignKey("interventions.intervention_id"), nullable=False
-    ),
+    Column("intervention_id", Ref, ForeignKey("interventions.intervention_id"), nullable=False),
     Column("agent_id", Ref, nullable=False),
     Column("summary", String(2000), nullable=False),
     Column("content", Json, nullable=False),
@@ -290,9 +290,7 @@ intervention_actions = Table(
     "intervention_actions",
     metadata,
     _id("action_id"),
-    Column(
-        "intervention_id", Ref, ForeignKey("interventions.intervention_id"), nullable=False
-    ),
+    Column("intervention_id", Ref, ForeignKey("interventions.intervention_id"), nullable=False),
     Column("agent_id", Ref, nullable=False),
     Column("action", Text, nullable=False),
     Column("status", State, nullable=False),
@@ -304,21 +302,19 @@ intervention_actions = Table(
 )
 
 
+_ORDERING = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+
+
 def _condition(table: Table, cond: Cond) -> ColumnElement[bool]:
-    column = table.c[cond.field]
+    column: Column[Any] = table.c[cond.field]
     if cond.op == "eq":
         return column.is_(None) if cond.value is None else column == cond.value
     if cond.op == "ne":
         return column.is_not(None) if cond.value is None else column != cond.value
     if cond.op == "in":
         return column.in_(cond.value)
-    if cond.op == "lt":
-        return column < cond.value
-    if cond.op == "le":
-        return column <= cond.value
-    if cond.op == "gt":
-        return column > cond.value
-    return column >= cond.value
+    compared: ColumnElement[bool] = _ORDERING[cond.op](column, cond.value)
+    return compared
 
 
 class SqlTable(Generic[R]):
@@ -367,12 +363,10 @@ class SqlTable(Generic[R]):
 
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
         statement = (
-            update(self._table)
-            .where(*(_condition(self._table, c) for c in conds))
-            .values(**values)
+            update(self._table).where(*(_condition(self._table, c) for c in conds)).values(**values)
         )
         result = await self._conn.execute(statement)
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        return int(result.rowcount)
 
     async def find(
         self,

@@ -6,7 +6,9 @@ from relay_core.storage.sql import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:
-    raise RuntimeError("run migrations through relay_core.storage.migrate, which passes a connection")
+    raise RuntimeError(
+        "run migrations through relay_core.storage.migrate, which passes a connection"
+    )
 
 context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
 with context.begin_transaction():

@@ -1,0 +1,1 @@
+"""Operator platform bridges: ``local`` (built in, the default) and Telegram."""

@@ -1,0 +1,26 @@
+"""The built-in bridge: notifications stay in Relay's own store and replies come through the API.
+
+It needs no platform, so the whole notify → reply loop works on the embedded default. Its
+platform message id is derived from the notification id, which the store already keeps unique.
+"""
+
+from __future__ import annotations
+
+from relay_core import models as m
+from relay_core.ports import BridgeCapabilities
+
+
+class LocalBridge:
+    """Stores instead of sending; the operator answers with ``POST /v1/notify/replies``."""
+
+    name = "local"
+    capabilities = BridgeCapabilities(topics=False, replies=True)
+
+    async def send(self, text: str, *, reference: str) -> str:
+        return f"local-{reference}"
+
+    async def ensure_topic(self, room: m.Room) -> str:
+        return f"local-room-{room.room_id}"
+
+    async def close(self) -> None:
+        return None

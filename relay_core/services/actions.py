@@ -1,0 +1,41 @@
+"""Actions: the append-only audit log of what agents did."""
+
+from __future__ import annotations
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.ports import Cond, UnitOfWork, eq
+from relay_core.services.base import Service
+from relay_core.services.tasks import require_task
+
+
+class ActionsService(Service):
+    """Record and read the audit log."""
+
+    async def record(self, caller: Caller, body: m.ActionCreate) -> m.Action:
+        """Append an action by the caller (or the agent the operator names)."""
+        agent_id = caller.acting_as(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.Action:
+            if body.task_id is not None:
+                await require_task(uow, body.task_id)
+            action = m.Action(
+                **body.model_dump(exclude={"agent_id"}), agent_id=agent_id, created_at=self.now()
+            )
+            return await uow.actions.insert(action)
+
+        return await self.write(work)
+
+    async def list(
+        self, caller: Caller, agent_id: str | None = None, limit: int = 100
+    ) -> m.ActionsResponse:
+        """The newest actions, optionally of one agent."""
+        conds: list[Cond] = [eq("agent_id", agent_id)] if agent_id else []
+
+        async def work(uow: UnitOfWork) -> m.ActionsResponse:
+            newest = await uow.actions.find(
+                *conds, order_by="action_id", descending=True, limit=limit
+            )
+            return m.ActionsResponse(actions=newest)
+
+        return await self.read(work)

@@ -1,0 +1,115 @@
+"""Agents: register, heartbeat, list, inbox."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from relay_core import models as m
+from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
+from relay_core.errors import NotFound, StaleWrite
+from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.services.base import Service
+
+UNACKED: tuple[m.MessageStatus, ...] = ("pending", "delivered")
+
+
+def with_presence(agent: m.Agent, now: datetime, ttl: float) -> m.Agent:
+    """The agent with ``presence`` computed from its last heartbeat."""
+    online = agent.last_seen_at is not None and now - agent.last_seen_at <= timedelta(seconds=ttl)
+    return agent.model_copy(update={"presence": "online" if online else "offline"})
+
+
+async def require_agent(uow: UnitOfWork, agent_id: str) -> m.Agent:
+    """The agent, or NotFound."""
+    agent = await uow.agents.get(agent_id)
+    if agent is None:
+        raise NotFound(f"agent '{agent_id}' is not registered")
+    return agent
+
+
+class AgentsService(Service):
+    """Registration, presence and inboxes."""
+
+    def _present(self, agent: m.Agent) -> m.Agent:
+        return with_presence(agent, self.now(), self.ctx.config.presence_ttl)
+
+    async def register(self, caller: Caller, body: m.AgentRegister) -> m.AgentRegistered:
+        """Register an agent (or update it); a token is issued when it has none or on rotation."""
+        caller.require_operator()
+        fields = body.model_dump(include=body.model_fields_set - {"agent_id", "rotate_token"})
+
+        async def work(uow: UnitOfWork) -> m.AgentRegistered:
+            now = self.now()
+            agent = await uow.agents.get(body.agent_id)
+            token = None
+            if agent is None or agent.token_hash is None or body.rotate_token:
+                token = new_token(AGENT_TOKEN_PREFIX)
+            secret = {"token_hash": hash_secret(token)} if token else {}
+            if agent is None:
+                agent = m.Agent(agent_id=body.agent_id, created_at=now, updated_at=now, **fields)
+                agent = await uow.agents.insert(agent.model_copy(update=secret))
+            else:
+                changed = await uow.agents.update(
+                    body.agent_id, {**fields, **secret, "updated_at": now}
+                )
+                if changed is None:
+                    raise StaleWrite("agent vanished")
+                agent = changed
+            return m.AgentRegistered(**self._present(agent).model_dump(), token=token)
+
+        return await self.write(work)
+
+    async def heartbeat(
+        self, caller: Caller, agent_id: str, body: m.AgentHeartbeat
+    ) -> m.AgentHeartbeatResult:
+        """Record a sign of life; answer with the count of unacknowledged messages."""
+        caller.require_self(agent_id)
+        reported = body.model_dump(include=body.model_fields_set)
+
+        async def work(uow: UnitOfWork) -> m.AgentHeartbeatResult:
+            now = self.now()
+            await require_agent(uow, agent_id)
+            agent = await uow.agents.update(agent_id, {**reported, "last_seen_at": now})
+            if agent is None:
+                raise StaleWrite("agent vanished")
+            pending = await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
+            return m.AgentHeartbeatResult(
+                **self._present(agent).model_dump(), pending_messages=pending
+            )
+
+        return await self.write(work)
+
+    async def list(self, caller: Caller) -> m.AgentsResponse:
+        """Every registered agent with its presence."""
+
+        async def work(uow: UnitOfWork) -> m.AgentsResponse:
+            return m.AgentsResponse(agents=[self._present(a) for a in await uow.agents.find()])
+
+        return await self.read(work)
+
+    async def inbox(self, caller: Caller, agent_id: str, limit: int = 100) -> m.InboxResponse:
+        """The agent's unacknowledged direct messages, oldest first; pending ones become
+        delivered."""
+        caller.require_self(agent_id)
+
+        async def work(uow: UnitOfWork) -> m.InboxResponse:
+            now = self.now()
+            await require_agent(uow, agent_id)
+            messages = await uow.messages.find(
+                eq("to", agent_id), in_("status", UNACKED), order_by="message_id", limit=limit
+            )
+            fresh = [msg.message_id for msg in messages if msg.status == "pending"]
+            if fresh:
+                await uow.messages.update_where(
+                    [in_("message_id", fresh), eq("status", "pending")],
+                    {"status": "delivered", "delivered_at": now},
+                )
+                messages = [
+                    msg.model_copy(update={"status": "delivered", "delivered_at": now})
+                    if msg.status == "pending"
+                    else msg
+                    for msg in messages
+                ]
+            return m.InboxResponse(agent_id=agent_id, messages=messages, count=len(messages))
+
+        return await self.write(work)

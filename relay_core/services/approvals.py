@@ -1,0 +1,93 @@
+"""Approvals: the operator's queue. Deciding one drives its subject in the same transaction."""
+
+from __future__ import annotations
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.errors import Conflict, NotFound, StaleWrite
+from relay_core.ports import Cond, UnitOfWork, eq
+from relay_core.services import enroll, interventions
+from relay_core.services.base import Service
+
+
+async def require_approval(uow: UnitOfWork, approval_id: int) -> m.Approval:
+    """The approval, or NotFound."""
+    approval = await uow.approvals.get(approval_id)
+    if approval is None:
+        raise NotFound(f"approval {approval_id} does not exist")
+    return approval
+
+
+class ApprovalsService(Service):
+    """List, show and decide approvals."""
+
+    async def list(
+        self, caller: Caller, status: m.ApprovalStatus | None = None
+    ) -> m.ApprovalsResponse:
+        """Approvals, newest first, optionally of one status."""
+        conds: list[Cond] = [eq("status", status)] if status else []
+
+        async def work(uow: UnitOfWork) -> m.ApprovalsResponse:
+            newest = await uow.approvals.find(*conds, order_by="approval_id", descending=True)
+            return m.ApprovalsResponse(approvals=newest)
+
+        return await self.read(work)
+
+    async def show(self, caller: Caller, approval_id: int) -> m.Approval:
+        """One approval."""
+
+        async def work(uow: UnitOfWork) -> m.Approval:
+            return await require_approval(uow, approval_id)
+
+        return await self.read(work)
+
+    async def approve(
+        self, caller: Caller, approval_id: int, body: m.ApprovalDecision
+    ) -> m.Approval:
+        """Approve; approving twice answers the same, approving a decided one is a conflict."""
+        return await self._decide(caller, approval_id, body, "approved")
+
+    async def reject(
+        self, caller: Caller, approval_id: int, body: m.ApprovalDecision
+    ) -> m.Approval:
+        """Reject; rejecting twice answers the same, rejecting a decided one is a conflict."""
+        return await self._decide(caller, approval_id, body, "rejected")
+
+    async def _decide(
+        self, caller: Caller, approval_id: int, body: m.ApprovalDecision, outcome: m.ApprovalStatus
+    ) -> m.Approval:
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Approval:
+            now = self.now()
+            approval = await require_approval(uow, approval_id)
+            if approval.kind == "enrollment" and approval.status == "pending":
+                enrollment = await uow.enrollments.get(int(approval.subject_id))
+                if enrollment is not None:
+                    await enroll.expire_if_due(
+                        uow, enrollment, now, self.ctx.config.enrollment_ttl_seconds
+                    )
+                    approval = await require_approval(uow, approval_id)
+            if approval.status == outcome:
+                return approval
+            if approval.status != "pending":
+                raise Conflict(f"approval {approval_id} is already {approval.status}")
+            decided = await uow.approvals.update(
+                approval_id,
+                {
+                    "status": outcome,
+                    "decided_at": now,
+                    "decided_by": body.decided_by or caller.name,
+                    "note": body.note,
+                },
+                expect={"status": "pending"},
+            )
+            if decided is None:
+                raise StaleWrite("approval decided concurrently")
+            if decided.kind == "enrollment":
+                await enroll.apply_decision(uow, decided, now)
+            else:
+                await interventions.apply_decision(uow, decided, now)
+            return decided
+
+        return await self.write(work)

@@ -1,0 +1,71 @@
+"""What every service shares: its dependencies and the transaction runner."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from relay_core.errors import Conflict, StaleWrite
+from relay_core.ports import Bridge, Storage, UnitOfWork
+
+T = TypeVar("T")
+
+# A guarded write that loses a race is retried from a fresh read; past this many, the race is
+# reported to the caller as a conflict rather than spinning.
+MAX_ATTEMPTS = 5
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    """The settings the domain needs (the server builds it from its own settings)."""
+
+    presence_ttl: float = 60.0
+    default_lease_seconds: int = 300
+    enrollment_ttl_seconds: int = 86_400
+    auth_enabled: bool = True
+    operator_token_hash: str = ""
+
+
+@dataclass
+class Context:
+    """Dependencies handed to every service."""
+
+    storage: Storage
+    bridge: Bridge
+    config: CoreConfig = field(default_factory=CoreConfig)
+    clock: Callable[[], datetime] = utcnow
+
+
+class Service:
+    """Base of the per-resource services."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def now(self) -> datetime:
+        """The context's clock."""
+        return self.ctx.clock()
+
+    async def write(self, work: Callable[[UnitOfWork], Awaitable[T]]) -> T:
+        """Run ``work`` in a write transaction and commit; retry it when a guarded write lost."""
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                async with self.ctx.storage.unit_of_work(write=True) as uow:
+                    result = await work(uow)
+                    await uow.commit()
+                    return result
+            except StaleWrite:
+                continue
+        raise Conflict("the resource changed concurrently too many times; try again")
+
+    async def read(self, work: Callable[[UnitOfWork], Awaitable[T]]) -> T:
+        """Run ``work`` in a read-only transaction."""
+        async with self.ctx.storage.unit_of_work(write=False) as uow:
+            return await work(uow)

@@ -1,0 +1,134 @@
+"""Enrollment: a new agent asks to join; the operator's approval registers it.
+
+The claim returned at request time is the only way to read the enrollment back (a wrong claim
+looks exactly like a missing enrollment). The agent's token is not minted at approval but on the
+first poll after it, so no token ever sits in the database in plaintext waiting to be picked up.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from relay_core import models as m
+from relay_core.auth import AGENT_TOKEN_PREFIX, CLAIM_PREFIX, hash_secret, new_token, same_secret
+from relay_core.errors import Conflict, NotFound, StaleWrite
+from relay_core.ports import UnitOfWork
+from relay_core.services.base import Service
+
+
+async def expire_if_due(
+    uow: UnitOfWork, enrollment: m.Enrollment, now: datetime, ttl: int
+) -> m.Enrollment:
+    """Mark a pending enrollment (and its approval) expired once its time is over."""
+    if enrollment.status != "pending" or now - enrollment.created_at <= timedelta(seconds=ttl):
+        return enrollment
+    expired = await uow.enrollments.update(
+        enrollment.enroll_id, {"status": "expired", "decided_at": now}, expect={"status": "pending"}
+    )
+    if expired is None:
+        raise StaleWrite("enrollment changed")
+    if enrollment.approval_id is not None:
+        await uow.approvals.update(
+            enrollment.approval_id,
+            {"status": "expired", "decided_at": now, "decided_by": "relay"},
+            expect={"status": "pending"},
+        )
+    return expired
+
+
+async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -> None:
+    """Carry an enrollment approval's decision to the enrollment (and register the agent)."""
+    enrollment = await uow.enrollments.get(int(approval.subject_id))
+    if enrollment is None:
+        raise NotFound(
+            f"enrollment {approval.subject_id} of approval {approval.approval_id} is gone"
+        )
+    if approval.status == "approved":
+        if await uow.agents.get(enrollment.agent_id) is not None:
+            raise Conflict(f"agent '{enrollment.agent_id}' is already registered")
+        agent = m.Agent(
+            agent_id=enrollment.agent_id,
+            name=enrollment.name,
+            capabilities=enrollment.capabilities,
+            metadata=enrollment.metadata,
+            created_at=now,
+            updated_at=now,
+        )
+        await uow.agents.insert(agent)
+    decided = await uow.enrollments.update(
+        enrollment.enroll_id,
+        {"status": approval.status, "decided_at": now},
+        expect={"status": "pending"},
+    )
+    if decided is None:
+        raise Conflict(f"enrollment {enrollment.enroll_id} was already decided")
+
+
+class EnrollService(Service):
+    """Public endpoints for agents that have no token yet."""
+
+    async def request(self, body: m.EnrollRequest) -> m.EnrollmentCreated:
+        """Ask to join; answers with the claim to poll with (shown once)."""
+        claim = new_token(CLAIM_PREFIX)
+
+        async def work(uow: UnitOfWork) -> m.EnrollmentCreated:
+            now = self.now()
+            if await uow.agents.get(body.agent_id) is not None:
+                raise Conflict(f"agent '{body.agent_id}' is already registered")
+            enrollment = await uow.enrollments.insert(
+                m.Enrollment(
+                    **body.model_dump(),
+                    claim_hash=hash_secret(claim),
+                    created_at=now,
+                )
+            )
+            approval = await uow.approvals.insert(
+                m.Approval(
+                    kind="enrollment",
+                    title=f"Enroll agent '{body.agent_id}'",
+                    detail=body.reason,
+                    requested_by=body.agent_id,
+                    subject_id=str(enrollment.enroll_id),
+                    created_at=now,
+                )
+            )
+            await uow.enrollments.update(
+                enrollment.enroll_id, {"approval_id": approval.approval_id}
+            )
+            return m.EnrollmentCreated(
+                enroll_id=enrollment.enroll_id,
+                agent_id=body.agent_id,
+                claim=claim,
+                status="pending",
+                approval_id=approval.approval_id,
+            )
+
+        return await self.write(work)
+
+    async def status(self, enroll_id: int, claim: str = "") -> m.EnrollmentState:
+        """The enrollment's state; the first poll after approval carries the agent's token."""
+
+        async def work(uow: UnitOfWork) -> m.EnrollmentState:
+            now = self.now()
+            enrollment = await uow.enrollments.get(enroll_id)
+            if enrollment is None or not same_secret(claim, enrollment.claim_hash):
+                raise NotFound(f"enrollment {enroll_id} does not exist")
+            enrollment = await expire_if_due(
+                uow, enrollment, now, self.ctx.config.enrollment_ttl_seconds
+            )
+            if enrollment.status != "approved" or enrollment.token_delivered:
+                return m.EnrollmentState(**enrollment.model_dump())
+            token = new_token(AGENT_TOKEN_PREFIX)
+            delivered = await uow.enrollments.update(
+                enroll_id, {"token_delivered": True}, expect={"token_delivered": False}
+            )
+            if delivered is None:
+                raise StaleWrite("token delivered concurrently")
+            agent = await uow.agents.update(
+                enrollment.agent_id, {"token_hash": hash_secret(token), "updated_at": now}
+            )
+            if agent is None:
+                raise NotFound(f"agent '{enrollment.agent_id}' was removed")
+            return m.EnrollmentState(**delivered.model_dump(), token=token)
+
+        return await self.write(work)

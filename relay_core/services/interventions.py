@@ -1,0 +1,216 @@
+"""Interventions: diagnostic → approval → remediation, each step kept with its evidence.
+
+The caller picks the id; the first operation that names one creates it. States:
+``open`` → ``awaiting_approval`` → ``approved`` | ``rejected`` → ``remediated`` |
+``remediation_failed``. A remediation may only be recorded while the approval stands approved.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.errors import Conflict, NotFound, StaleWrite
+from relay_core.ports import UnitOfWork, eq
+from relay_core.services.base import Service
+
+OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
+    "succeeded": "remediated",
+    "failed": "remediation_failed",
+    "partial": "remediation_failed",
+}
+
+
+async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -> None:
+    """Carry an intervention approval's decision to the intervention."""
+    intervention = await uow.interventions.get(approval.subject_id)
+    if intervention is None or intervention.approval_id != approval.approval_id:
+        return  # a superseded request: the decision stays on the approval alone
+    status: m.InterventionStatus = "approved" if approval.status == "approved" else "rejected"
+    await uow.interventions.update(
+        intervention.intervention_id,
+        {"status": status, "approval_status": approval.status, "updated_at": now},
+    )
+
+
+async def require_intervention(uow: UnitOfWork, intervention_id: str) -> m.Intervention:
+    """The intervention, or NotFound."""
+    intervention = await uow.interventions.get(intervention_id)
+    if intervention is None:
+        raise NotFound(f"intervention '{intervention_id}' does not exist")
+    return intervention
+
+
+async def latest(
+    uow: UnitOfWork, intervention_id: str
+) -> tuple[m.Diagnostic | None, m.InterventionAction | None]:
+    """The newest diagnostic and the newest remediation action of an intervention."""
+    where = eq("intervention_id", intervention_id)
+    diagnostics = await uow.diagnostics.find(
+        where, order_by="diagnostic_id", descending=True, limit=1
+    )
+    actions = await uow.intervention_actions.find(
+        where, order_by="action_id", descending=True, limit=1
+    )
+    return (diagnostics[0] if diagnostics else None, actions[0] if actions else None)
+
+
+class InterventionsService(Service):
+    """Interventions and their evidence."""
+
+    async def _open(self, uow: UnitOfWork, intervention_id: str, caller: Caller) -> m.Intervention:
+        intervention = await uow.interventions.get(intervention_id)
+        if intervention is not None:
+            return intervention
+        now = self.now()
+        created = m.Intervention(
+            intervention_id=intervention_id, created_by=caller.name, created_at=now, updated_at=now
+        )
+        return await uow.interventions.insert(created)
+
+    async def request_approval(
+        self, caller: Caller, intervention_id: str, body: m.InterventionApprovalRequest
+    ) -> m.InterventionApprovalResult:
+        """Ask the operator to approve a proposed remediation (one pending request at a time)."""
+        agent_id = caller.acting_as(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.InterventionApprovalResult:
+            now = self.now()
+            intervention = await self._open(uow, intervention_id, caller)
+            if intervention.approval_status == "pending":
+                raise Conflict(
+                    f"intervention '{intervention_id}' already awaits approval "
+                    f"{intervention.approval_id}"
+                )
+            approval = await uow.approvals.insert(
+                m.Approval(
+                    kind="intervention",
+                    title=body.title,
+                    detail=(
+                        f"{body.reason}\n\nProposed action: {body.proposed_action}\n"
+                        f"Risk: {body.risk}"
+                    ),
+                    requested_by=agent_id,
+                    subject_id=intervention_id,
+                    created_at=now,
+                )
+            )
+            updated = await uow.interventions.update(
+                intervention_id,
+                {
+                    "status": "awaiting_approval",
+                    "title": body.title,
+                    "risk": body.risk,
+                    "proposed_action": body.proposed_action,
+                    "approval_id": approval.approval_id,
+                    "approval_status": "pending",
+                    "updated_at": now,
+                },
+                expect={"approval_status": intervention.approval_status},
+            )
+            if updated is None:
+                raise StaleWrite("intervention changed")
+            return m.InterventionApprovalResult(
+                approval_id=approval.approval_id, approval=approval, intervention=updated
+            )
+
+        return await self.write(work)
+
+    async def approval(self, caller: Caller, intervention_id: str) -> m.Approval:
+        """The intervention's current approval request."""
+
+        async def work(uow: UnitOfWork) -> m.Approval:
+            intervention = await require_intervention(uow, intervention_id)
+            approval = (
+                await uow.approvals.get(intervention.approval_id)
+                if intervention.approval_id is not None
+                else None
+            )
+            if approval is None:
+                raise NotFound(f"intervention '{intervention_id}' has no approval request")
+            return approval
+
+        return await self.read(work)
+
+    async def diagnostic(
+        self, caller: Caller, intervention_id: str, body: m.DiagnosticUpload
+    ) -> m.Diagnostic:
+        """Keep a diagnostic; every upload is stored."""
+        agent_id = caller.acting_as(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.Diagnostic:
+            now = self.now()
+            await self._open(uow, intervention_id, caller)
+            await uow.interventions.update(intervention_id, {"updated_at": now})
+            diagnostic = m.Diagnostic(
+                **body.model_dump(exclude={"agent_id"}),
+                intervention_id=intervention_id,
+                agent_id=agent_id,
+                created_at=now,
+            )
+            return await uow.diagnostics.insert(diagnostic)
+
+        return await self.write(work)
+
+    async def show_diagnostic(self, caller: Caller, intervention_id: str) -> m.Diagnostic:
+        """The latest diagnostic."""
+
+        async def work(uow: UnitOfWork) -> m.Diagnostic:
+            await require_intervention(uow, intervention_id)
+            diagnostic, _ = await latest(uow, intervention_id)
+            if diagnostic is None:
+                raise NotFound(f"intervention '{intervention_id}' has no diagnostic yet")
+            return diagnostic
+
+        return await self.read(work)
+
+    async def list(self, caller: Caller, limit: int = 50) -> m.InterventionsResponse:
+        """The newest interventions, each with its latest diagnostic and last action."""
+
+        async def work(uow: UnitOfWork) -> m.InterventionsResponse:
+            newest = await uow.interventions.find(
+                order_by="created_at", descending=True, limit=limit
+            )
+            summaries = []
+            for intervention in newest:
+                diagnostic, action = await latest(uow, intervention.intervention_id)
+                summaries.append(
+                    m.InterventionSummary(
+                        **intervention.model_dump(),
+                        latest_diagnostic=diagnostic,
+                        last_action=action,
+                    )
+                )
+            return m.InterventionsResponse(interventions=summaries)
+
+        return await self.read(work)
+
+    async def action(
+        self, caller: Caller, intervention_id: str, body: m.InterventionActionCreate
+    ) -> m.InterventionAction:
+        """Record the real trace of a remediation; it needs an approved approval."""
+        agent_id = caller.acting_as(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.InterventionAction:
+            now = self.now()
+            intervention = await require_intervention(uow, intervention_id)
+            if intervention.approval_status != "approved":
+                raise Conflict(
+                    f"intervention '{intervention_id}' is not approved "
+                    f"(approval: {intervention.approval_status})"
+                )
+            recorded = await uow.intervention_actions.insert(
+                m.InterventionAction(
+                    **body.model_dump(exclude={"agent_id"}),
+                    intervention_id=intervention_id,
+                    agent_id=agent_id,
+                    created_at=now,
+                )
+            )
+            await uow.interventions.update(
+                intervention_id, {"status": OUTCOME[body.status], "updated_at": now}
+            )
+            return recorded
+
+        return await self.write(work)

@@ -1,0 +1,90 @@
+"""Messages: send (direct or to a room) and acknowledge."""
+
+from __future__ import annotations
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
+from relay_core.ports import UnitOfWork, eq
+from relay_core.services.agents import require_agent
+from relay_core.services.base import Service
+
+
+async def require_room(uow: UnitOfWork, room_id: str) -> m.Room:
+    """The room, or NotFound."""
+    room = await uow.rooms.get(room_id)
+    if room is None:
+        raise NotFound(f"room '{room_id}' does not exist")
+    return room
+
+
+async def require_member(uow: UnitOfWork, caller: Caller, room: m.Room, agent_id: str) -> None:
+    """Refuse a non-member (the operator is always let in)."""
+    if caller.is_operator:
+        return
+    if not await uow.room_members.count(eq("room_id", room.room_id), eq("agent_id", agent_id)):
+        raise PermissionDenied(f"agent '{agent_id}' is not a member of room '{room.room_id}'")
+
+
+async def require_writable(uow: UnitOfWork, room: m.Room) -> None:
+    """Refuse a post to a room whose space is archived."""
+    if room.space_id is None:
+        return
+    space = await uow.spaces.get(room.space_id)
+    if space is not None and space.status == "archived":
+        raise Conflict(f"room '{room.room_id}' is read-only: space '{space.space_id}' is archived")
+
+
+class MessagesService(Service):
+    """Direct messages and room posts."""
+
+    async def send(self, caller: Caller, body: m.MessageCreate) -> m.Message:
+        """Send a direct message or post to a room, as the caller."""
+        if body.from_agent is not None and not caller.is_operator:
+            caller.require_self(body.from_agent)
+        sender = body.from_agent or caller.name
+
+        async def work(uow: UnitOfWork) -> m.Message:
+            if body.reply_to is not None and await uow.messages.get(body.reply_to) is None:
+                raise NotFound(f"message {body.reply_to} (reply_to) does not exist")
+            if body.to is not None:
+                await require_agent(uow, body.to)
+                status: m.MessageStatus = "pending"
+            else:
+                assert body.room_id is not None  # MessageCreate guarantees one destination
+                room = await require_room(uow, body.room_id)
+                await require_member(uow, caller, room, sender)
+                await require_writable(uow, room)
+                status = "posted"
+            message = m.Message(
+                **body.model_dump(exclude={"from_agent"}),
+                from_agent=sender,
+                status=status,
+                created_at=self.now(),
+            )
+            return await uow.messages.insert(message)
+
+        return await self.write(work)
+
+    async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message:
+        """Acknowledge a direct message; acknowledging twice answers the same."""
+        caller.require_self(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.Message:
+            message = await uow.messages.get(message_id)
+            if message is None:
+                raise NotFound(f"message {message_id} does not exist")
+            if message.to != body.agent_id:
+                raise PermissionDenied(f"only the recipient may acknowledge message {message_id}")
+            if message.status == "acked":
+                return message
+            acked = await uow.messages.update(
+                message_id,
+                {"status": "acked", "acked_at": self.now()},
+                expect={"status": message.status},
+            )
+            if acked is None:
+                raise StaleWrite("message changed")
+            return acked
+
+        return await self.write(work)

@@ -1,0 +1,58 @@
+"""Rooms: list, join, read messages."""
+
+from __future__ import annotations
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.ports import UnitOfWork, eq
+from relay_core.services.agents import require_agent
+from relay_core.services.base import Service
+from relay_core.services.messages import require_member, require_room
+
+
+class RoomsService(Service):
+    """Rooms and their members."""
+
+    async def list(self, caller: Caller) -> m.RoomsResponse:
+        """Every room."""
+
+        async def work(uow: UnitOfWork) -> m.RoomsResponse:
+            return m.RoomsResponse(rooms=await uow.rooms.find())
+
+        return await self.read(work)
+
+    async def join(self, caller: Caller, room_id: str, body: m.MessageAck) -> m.RoomMember:
+        """Join a room, creating it (outside any space) when it does not exist yet."""
+        caller.require_self(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.RoomMember:
+            now = self.now()
+            await require_agent(uow, body.agent_id)
+            if await uow.rooms.get(room_id) is None:
+                room = m.Room(room_id=room_id, name=room_id, created_by=caller.name, created_at=now)
+                await uow.rooms.insert(room)
+            existing = await uow.room_members.find(
+                eq("room_id", room_id), eq("agent_id", body.agent_id)
+            )
+            if existing:
+                return existing[0]
+            member = m.RoomMember(room_id=room_id, agent_id=body.agent_id, joined_at=now)
+            return await uow.room_members.insert(member)
+
+        return await self.write(work)
+
+    async def messages(
+        self, caller: Caller, room_id: str, limit: int = 100
+    ) -> m.RoomMessagesResponse:
+        """The newest ``limit`` messages of a room, oldest of them first."""
+
+        async def work(uow: UnitOfWork) -> m.RoomMessagesResponse:
+            room = await require_room(uow, room_id)
+            await require_member(uow, caller, room, caller.name)
+            newest = await uow.messages.find(
+                eq("room_id", room_id), order_by="message_id", descending=True, limit=limit
+            )
+            newest.reverse()
+            return m.RoomMessagesResponse(room_id=room_id, messages=newest, count=len(newest))
+
+        return await self.read(work)

@@ -1,0 +1,144 @@
+"""Spaces: list, create, add a room, sync with the operator platform, archive."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.errors import BridgeError, Conflict, NotFound, StaleWrite
+from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.services.base import Service
+
+
+async def derive_id(name: str, fallback: str, exists: Callable[[str], Awaitable[Any]]) -> str:
+    """A readable id from a name (``Ops Team`` → ``ops-team``), suffixed until it is free."""
+    base = re.sub(r"[^a-z0-9._:@-]+", "-", name.lower()).strip("-._:@")[:100] or fallback
+    candidate, n = base, 1
+    while await exists(candidate) is not None:
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+async def require_space(uow: UnitOfWork, space_id: str) -> m.Space:
+    """The space, or NotFound."""
+    space = await uow.spaces.get(space_id)
+    if space is None:
+        raise NotFound(f"space '{space_id}' does not exist")
+    return space
+
+
+class SpacesService(Service):
+    """Spaces group rooms; the operator manages them."""
+
+    async def list(self, caller: Caller, include_archived: bool = False) -> m.SpacesResponse:
+        """Active spaces, and archived ones on request."""
+
+        async def work(uow: UnitOfWork) -> m.SpacesResponse:
+            conds = [] if include_archived else [eq("status", "active")]
+            return m.SpacesResponse(spaces=await uow.spaces.find(*conds))
+
+        return await self.read(work)
+
+    async def create(self, caller: Caller, body: m.SpaceCreate) -> m.Space:
+        """Create a space; its id is derived from the name when not given."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Space:
+            if body.space_id is not None:
+                if await uow.spaces.get(body.space_id) is not None:
+                    raise Conflict(f"space '{body.space_id}' already exists")
+                space_id = body.space_id
+            else:
+                space_id = await derive_id(body.name, "space", uow.spaces.get)
+            space = m.Space(
+                space_id=space_id,
+                name=body.name,
+                description=body.description,
+                created_at=self.now(),
+            )
+            return await uow.spaces.insert(space)
+
+        return await self.write(work)
+
+    async def add_room(self, caller: Caller, space_id: str, body: m.RoomInSpaceCreate) -> m.Room:
+        """Create a room inside a space that is not archived."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Room:
+            space = await require_space(uow, space_id)
+            if space.status == "archived":
+                raise Conflict(f"space '{space_id}' is archived; no rooms can be added")
+            if body.room_id is not None:
+                if await uow.rooms.get(body.room_id) is not None:
+                    raise Conflict(f"room '{body.room_id}' already exists")
+                room_id = body.room_id
+            else:
+                room_id = await derive_id(body.name, "room", uow.rooms.get)
+            room = m.Room(
+                room_id=room_id,
+                name=body.name,
+                topic=body.topic,
+                space_id=space_id,
+                created_by=caller.name,
+                created_at=self.now(),
+            )
+            return await uow.rooms.insert(room)
+
+        return await self.write(work)
+
+    async def archive(self, caller: Caller, space_id: str) -> m.Space:
+        """Archive a space (one-way); its rooms become read-only. Archiving twice is a no-op."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Space:
+            space = await require_space(uow, space_id)
+            if space.status == "archived":
+                return space
+            archived = await uow.spaces.update(
+                space_id,
+                {"status": "archived", "archived_at": self.now()},
+                expect={"status": "active"},
+            )
+            if archived is None:
+                raise StaleWrite("space changed")
+            return archived
+
+        return await self.write(work)
+
+    async def sync(self, caller: Caller) -> m.SpaceSyncReport:
+        """Give every room of an active space its thread on the operator platform."""
+        caller.require_operator()
+        bridge = self.ctx.bridge
+        report = m.SpaceSyncReport(bridge=bridge.name, supports_topics=bridge.capabilities.topics)
+
+        async def rooms_of_active_spaces(uow: UnitOfWork) -> list[m.Room]:
+            active = [s.space_id for s in await uow.spaces.find(eq("status", "active"))]
+            return await uow.rooms.find(in_("space_id", active)) if active else []
+
+        rooms = await self.read(rooms_of_active_spaces)
+        if not bridge.capabilities.topics:
+            report.found = [room.room_id for room in rooms]
+            report.detail = f"the '{bridge.name}' bridge has no topics; nothing to create"
+            return report
+        for room in rooms:
+            if room.platform_thread_id:
+                report.found.append(room.room_id)
+                continue
+            try:
+                thread_id = await bridge.ensure_topic(room)
+            except BridgeError as exc:
+                report.failed.append(m.SyncFailure(room_id=room.room_id, error=exc.detail))
+                continue
+            await self._record_thread(room.room_id, thread_id)
+            report.created.append(room.room_id)
+        return report
+
+    async def _record_thread(self, room_id: str, thread_id: str) -> None:
+        async def work(uow: UnitOfWork) -> None:
+            await uow.rooms.update(room_id, {"platform_thread_id": thread_id})
+
+        await self.write(work)

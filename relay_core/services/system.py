@@ -1,0 +1,47 @@
+"""Health and status of the service itself."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from relay_core import __version__
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.ports import UnitOfWork, eq, gt, in_, ne
+from relay_core.services.agents import UNACKED
+from relay_core.services.base import Context, Service
+
+
+class SystemService(Service):
+    """Liveness and counts."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.started_at: datetime = ctx.clock()
+
+    async def health(self) -> m.Health:
+        """Alive, and which version."""
+        return m.Health(status="ok", version=__version__)
+
+    async def status(self, caller: Caller) -> m.Status:
+        """Version, uptime, backends and the counts that say what is going on."""
+
+        async def work(uow: UnitOfWork) -> m.StatusCounts:
+            seen_since = now - timedelta(seconds=self.ctx.config.presence_ttl)
+            return m.StatusCounts(
+                agents=await uow.agents.count(),
+                online_agents=await uow.agents.count(gt("last_seen_at", seen_since)),
+                pending_messages=await uow.messages.count(ne("to", None), in_("status", UNACKED)),
+                open_tasks=await uow.tasks.count(eq("status", "open")),
+                pending_approvals=await uow.approvals.count(eq("status", "pending")),
+            )
+
+        now = self.now()
+        return m.Status(
+            version=__version__,
+            uptime_seconds=round((now - self.started_at).total_seconds(), 3),
+            storage=self.ctx.storage.name,
+            bridge=self.ctx.bridge.name,
+            auth="token" if self.ctx.config.auth_enabled else "none",
+            counts=await self.read(work),
+        )

@@ -1,0 +1,245 @@
+"""Tasks: create, list, claim, report progress, complete, fail.
+
+A claim holds a lease. Progress events extend it; when it lapses the task goes back to ``open``
+(work is at-least-once) with a ``lease_expired`` event on its trail. Lapsed leases are reaped at
+the start of every task operation, inside the same transaction, so no reader ever sees a task
+held by a claimer whose lease is over.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
+from relay_core.ports import Cond, UnitOfWork, eq, in_, lt
+from relay_core.services.agents import require_agent
+from relay_core.services.base import Service
+from relay_core.services.messages import require_room
+
+HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
+
+
+async def reap_lapsed_leases(uow: UnitOfWork, now: datetime) -> None:
+    """Return every task whose lease is over to ``open``, noting why on its trail."""
+    for task in await uow.tasks.find(in_("status", HELD), lt("lease_expires_at", now)):
+        reopened = await uow.tasks.update(
+            task.task_id,
+            {"status": "open", "claimed_by": None, "lease_expires_at": None, "updated_at": now},
+            expect={"status": task.status, "claimed_by": task.claimed_by},
+        )
+        if reopened is None:
+            raise StaleWrite("task changed while reaping")
+        await uow.task_events.insert(
+            m.TaskEvent(
+                task_id=task.task_id,
+                agent_id=task.claimed_by,
+                kind="lease_expired",
+                message=f"the lease of agent '{task.claimed_by}' lapsed; the task is open again",
+                created_at=now,
+            )
+        )
+
+
+async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
+    """The task, or NotFound."""
+    task = await uow.tasks.get(task_id)
+    if task is None:
+        raise NotFound(f"task {task_id} does not exist")
+    return task
+
+
+def require_holder(task: m.Task, agent_id: str) -> None:
+    """Refuse an agent that does not hold the task's claim."""
+    if task.status not in HELD:
+        raise Conflict(f"task {task.task_id} is {task.status}, not claimed")
+    if task.claimed_by != agent_id:
+        raise Conflict(f"task {task.task_id} is claimed by another agent")
+
+
+class TasksService(Service):
+    """Work queue with leases."""
+
+    async def _guarded_update(
+        self, uow: UnitOfWork, task: m.Task, values: dict[str, Any]
+    ) -> m.Task:
+        updated = await uow.tasks.update(
+            task.task_id,
+            {**values, "updated_at": self.now()},
+            expect={"status": task.status, "claimed_by": task.claimed_by},
+        )
+        if updated is None:
+            raise StaleWrite("task changed")
+        return updated
+
+    async def create(self, caller: Caller, body: m.TaskCreate) -> m.Task:
+        """Create an open task."""
+
+        async def work(uow: UnitOfWork) -> m.Task:
+            now = self.now()
+            if body.assignee is not None:
+                await require_agent(uow, body.assignee)
+            if body.room_id is not None:
+                await require_room(uow, body.room_id)
+            task = m.Task(
+                **body.model_dump(), created_by=caller.name, created_at=now, updated_at=now
+            )
+            return await uow.tasks.insert(task)
+
+        return await self.write(work)
+
+    async def list(
+        self,
+        caller: Caller,
+        status: m.TaskStatus | None = None,
+        assignee: str | None = None,
+        claimed_by: str | None = None,
+        limit: int | None = None,
+    ) -> m.TasksResponse:
+        """Tasks matching every given filter, by id."""
+        filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
+        conds: list[Cond] = [eq(field, value) for field, value in filters.items() if value]
+
+        async def work(uow: UnitOfWork) -> m.TasksResponse:
+            await reap_lapsed_leases(uow, self.now())
+            return m.TasksResponse(tasks=await uow.tasks.find(*conds, limit=limit))
+
+        return await self.write(work)
+
+    async def get(self, caller: Caller, task_id: int) -> m.Task:
+        """One task."""
+
+        async def work(uow: UnitOfWork) -> m.Task:
+            await reap_lapsed_leases(uow, self.now())
+            return await require_task(uow, task_id)
+
+        return await self.write(work)
+
+    async def events(self, caller: Caller, task_id: int) -> m.TaskEventsResponse:
+        """A task's trail, oldest first."""
+
+        async def work(uow: UnitOfWork) -> m.TaskEventsResponse:
+            await require_task(uow, task_id)
+            trail = await uow.task_events.find(eq("task_id", task_id))
+            return m.TaskEventsResponse(task_id=task_id, events=trail)
+
+        return await self.read(work)
+
+    async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task:
+        """Claim an open task; exactly one claimer wins, a repeat by the winner answers the same."""
+        caller.require_self(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.Task:
+            now = self.now()
+            await reap_lapsed_leases(uow, now)
+            task = await require_task(uow, task_id)
+            if task.assignee is not None and task.assignee != body.agent_id:
+                raise PermissionDenied(
+                    f"task {task_id} is assigned to agent '{task.assignee}' only"
+                )
+            if task.status in HELD and task.claimed_by == body.agent_id:
+                return task
+            if task.status != "open":
+                raise Conflict(f"task {task_id} is {task.status} and cannot be claimed")
+            await require_agent(uow, body.agent_id)
+            lease = body.lease_seconds or self.ctx.config.default_lease_seconds
+            claimed = await self._guarded_update(
+                uow,
+                task,
+                {
+                    "status": "claimed",
+                    "claimed_by": body.agent_id,
+                    "claimed_at": now,
+                    "lease_seconds": lease,
+                    "lease_expires_at": now + timedelta(seconds=lease),
+                    "attempts": task.attempts + 1,
+                },
+            )
+            await self._trail(uow, task_id, body.agent_id, "claimed", f"lease {lease}s")
+            return claimed
+
+        return await self.write(work)
+
+    async def event(self, caller: Caller, task_id: int, body: m.TaskEventCreate) -> m.TaskEvent:
+        """Record progress by the claimer; it moves the task to in_progress and renews the lease."""
+        caller.require_self(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.TaskEvent:
+            now = self.now()
+            await reap_lapsed_leases(uow, now)
+            task = await require_task(uow, task_id)
+            require_holder(task, body.agent_id)
+            lease = task.lease_seconds or self.ctx.config.default_lease_seconds
+            values: dict[str, Any] = {
+                "status": "in_progress",
+                "lease_expires_at": now + timedelta(seconds=lease),
+            }
+            if body.progress is not None:
+                values["progress"] = body.progress
+            await self._guarded_update(uow, task, values)
+            event = m.TaskEvent(task_id=task_id, **body.model_dump(), created_at=now)
+            return await uow.task_events.insert(event)
+
+        return await self.write(work)
+
+    async def complete(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
+        """Complete a task held by the agent; completing twice answers the same."""
+        caller.require_self(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.Task:
+            now = self.now()
+            await reap_lapsed_leases(uow, now)
+            task = await require_task(uow, task_id)
+            if task.status == "completed" and task.claimed_by == body.agent_id:
+                return task
+            require_holder(task, body.agent_id)
+            done = await self._guarded_update(
+                uow,
+                task,
+                {
+                    "status": "completed",
+                    "result": body.result,
+                    "error": body.error,
+                    "progress": 100,
+                    "lease_expires_at": None,
+                    "finished_at": now,
+                },
+            )
+            await self._trail(uow, task_id, body.agent_id, "completed", None)
+            return done
+
+        return await self.write(work)
+
+    async def fail(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
+        """Fail a task held by the agent; with ``retry`` and attempts left it is open again."""
+        caller.require_self(body.agent_id)
+
+        async def work(uow: UnitOfWork) -> m.Task:
+            now = self.now()
+            await reap_lapsed_leases(uow, now)
+            task = await require_task(uow, task_id)
+            if task.status == "failed" and task.claimed_by == body.agent_id:
+                return task
+            require_holder(task, body.agent_id)
+            values: dict[str, Any] = {"error": body.error, "result": body.result}
+            if body.retry and task.attempts < task.max_attempts:
+                values |= {"status": "open", "claimed_by": None, "lease_expires_at": None}
+                kind = "retry"
+            else:
+                values |= {"status": "failed", "lease_expires_at": None, "finished_at": now}
+                kind = "failed"
+            failed = await self._guarded_update(uow, task, values)
+            await self._trail(uow, task_id, body.agent_id, kind, body.error)
+            return failed
+
+        return await self.write(work)
+
+    async def _trail(
+        self, uow: UnitOfWork, task_id: int, agent_id: str, kind: str, message: str | None
+    ) -> None:
+        event = m.TaskEvent(
+            task_id=task_id, agent_id=agent_id, kind=kind, message=message, created_at=self.now()
+        )
+        await uow.task_events.insert(event)
