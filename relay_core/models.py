@@ -603,3 +603,29 @@ class Status(Resource):
     bridge: str
     auth: str
     counts: StatusCounts
+
+
+# ---------------------------------------------------------------- error bodies
+
+
+class ValidationError(BaseModel):
+    """One validation failure, shaped as FastAPI shapes it."""
+
+    loc: list[str | int] = Field(title="Location")
+    msg: str = Field(title="Message")
+    type: str = Field(title="Error Type")
+    input: Any = Field(default=None, title="Input")
+    ctx: dict[str, Any] | None = Field(default=None, title="Context")
+
+
+class HTTPValidationError(BaseModel):
+    """The body of a 422 answer."""
+
+    detail: list[ValidationError] = Field(default_factory=list, title="Detail")
+
+
+class ErrorResponse(BaseModel):
+    """The body of every error other than 422."""
+
+    detail: str
+    code: str

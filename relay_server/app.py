@@ -1,0 +1,87 @@
+"""The application factory and its lifecycle: storage, bridge and services open and close here."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+
+from aiohttp import web
+
+from relay_core.auth import hash_secret
+from relay_core.bridges.local import LocalBridge
+from relay_core.ports import Bridge, Storage
+from relay_core.services import Context, CoreConfig, Services
+from relay_core.services.base import utcnow
+from relay_core.storage.memory import MemoryStorage
+from relay_core.storage.sql import SqlStorage
+from relay_server.keys import SERVICES, SETTINGS
+from relay_server.middleware import error_middleware, request_id_middleware
+from relay_server.openapi import build_openapi
+from relay_server.routes import add_routes
+from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
+
+log = logging.getLogger("relay.server")
+
+OPENAPI = web.AppKey("openapi", bytes)
+
+
+async def open_storage(settings: Settings) -> Storage:
+    """The storage the settings name, migrated to the newest schema."""
+    url = settings.resolved_database_url
+    if url == MEMORY_URL:
+        return MemoryStorage()
+    storage = SqlStorage(url, sqlite_synchronous=settings.sqlite_synchronous)
+    await storage.migrate()
+    return storage
+
+
+def core_config(settings: Settings) -> CoreConfig:
+    """The domain's view of the settings (the operator token only as a hash)."""
+    auth = settings.auth == "token"
+    return CoreConfig(
+        presence_ttl=settings.presence_ttl,
+        default_lease_seconds=settings.task_lease_seconds,
+        enrollment_ttl_seconds=settings.enrollment_ttl_seconds,
+        auth_enabled=auth,
+        operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
+    )
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    storage: Storage | None = None,
+    bridge: Bridge | None = None,
+    clock: Callable[[], datetime] = utcnow,
+) -> web.Application:
+    """A ready-to-run Relay application; ``storage``/``bridge``/``clock`` override for tests."""
+    settings = settings or Settings()
+    app = web.Application(
+        client_max_size=settings.max_body_bytes,
+        middlewares=[request_id_middleware, error_middleware],
+    )
+    app[SETTINGS] = settings
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        store = storage or await open_storage(settings)
+        platform = bridge or LocalBridge()
+        services = Services(Context(store, platform, core_config(settings), clock))
+        app[SERVICES] = services
+        app[OPENAPI] = json.dumps(build_openapi(services)).encode()
+        log.info("storage %s, bridge %s, auth %s", store.name, platform.name, settings.auth)
+        try:
+            yield
+        finally:
+            await platform.close()
+            await store.close()
+
+    app.cleanup_ctx.append(lifecycle)
+    add_routes(app)
+
+    async def openapi(request: web.Request) -> web.Response:
+        return web.Response(body=request.app[OPENAPI], content_type="application/json")
+
+    app.router.add_get("/openapi.json", openapi, name="openapi")
+    return app

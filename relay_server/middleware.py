@@ -1,0 +1,115 @@
+"""Request ids, the access log, and the one place where errors become HTTP answers.
+
+A domain error's status is found by walking its class's MRO, so a new subclass inherits the
+status of its parent without touching this file.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+
+from relay_core import errors
+from relay_server.keys import REQUEST_ID
+from relay_server.validation import RequestInvalid
+
+log = logging.getLogger("relay.server")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+STATUS: dict[type[errors.RelayError], int] = {
+    errors.AuthenticationError: 401,
+    errors.PermissionDenied: 403,
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.PayloadTooLarge: 413,
+    errors.RateLimited: 429,
+    errors.BridgeError: 502,
+    errors.RelayError: 500,
+}
+
+# aiohttp's own HTTP errors (unknown path, wrong method) get the same body shape.
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+
+_INCOMING_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def status_for(exc: errors.RelayError) -> int:
+    """The HTTP status of a domain error: that of its nearest ancestor in ``STATUS``."""
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 500
+
+
+def error_response(status: int, code: str, detail: str) -> web.Response:
+    """The SPEC's error body: ``{"detail": ..., "code": ...}``."""
+    return web.json_response({"detail": detail, "code": code}, status=status)
+
+
+@web.middleware
+async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Adopt a sane incoming ``X-Request-ID`` or make one; echo it on every answer."""
+    incoming = request.headers.get("X-Request-ID", "")
+    request_id = incoming if _INCOMING_ID.match(incoming) else uuid.uuid4().hex
+    request[REQUEST_ID] = request_id
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers["X-Request-ID"] = request_id
+        raise
+    response.headers["X-Request-ID"] = request_id
+    return response
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Map every failure to its status and body; a bug is logged, never shown."""
+    try:
+        return await handler(request)
+    except RequestInvalid as exc:
+        return web.json_response({"detail": exc.errors}, status=422)
+    except errors.RelayError as exc:
+        response = error_response(status_for(exc), exc.code, exc.detail)
+        if isinstance(exc, errors.AuthenticationError):
+            response.headers["WWW-Authenticate"] = "Bearer"
+        if isinstance(exc, errors.RateLimited):
+            response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+        return response
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = HTTP_CODES.get(exc.status, "http_error")
+        response = error_response(exc.status, code, exc.reason)
+        for name in ("Allow",):
+            if name in exc.headers:
+                response.headers[name] = exc.headers[name]
+        return response
+    except Exception:
+        request_id = request.get(REQUEST_ID, "-")
+        log.exception(
+            "internal error in %s %s (request %s)", request.method, request.path, request_id
+        )
+        return error_response(
+            500, "internal", f"internal error; quote request id {request_id} when reporting it"
+        )
+
+
+class AccessLogger(AbstractAccessLogger):
+    """One line per request: method, path, status, duration and request id (never headers)."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info(
+            '%s "%s %s" %s %.1fms id=%s',
+            request.remote,
+            request.method,
+            request.rel_url.path,
+            response.status,
+            time * 1000,
+            request.get(REQUEST_ID, "-"),
+        )

@@ -1,0 +1,138 @@
+"""The OpenAPI 3.1.0 document, generated from the route table and the pydantic models."""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from relay_core import __version__
+from relay_core import models as m
+from relay_core.services import Services
+from relay_server.routes import ROUTES, Route
+
+REF = "#/components/schemas/{model}"
+
+ERRORS = {
+    "401": "Credentials are missing, malformed or unknown",
+    "403": "The caller may not do this",
+    "404": "Not found",
+    "409": "The resource's state forbids this",
+    "413": "The body is over the limit",
+}
+
+_HEADERS: list[dict[str, Any]] = [
+    {
+        "name": "X-Agent-ID",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "string", "pattern": m.ID_PATTERN},
+        "description": "The calling agent; must match an agent token's agent",
+    },
+    {
+        "name": "Authorization",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "string"},
+        "description": "Bearer <token>: the operator token or an agent token",
+    },
+]
+
+
+def _schemas(routes: tuple[Route, ...]) -> tuple[dict[Any, Any], dict[str, Any]]:
+    wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
+    for route in routes:
+        if route.body is not None:
+            wanted.append((route.body, "validation"))
+        wanted.append((route.response, "serialization"))
+    wanted += [(m.HTTPValidationError, "validation"), (m.ErrorResponse, "serialization")]
+    refs, top = models_json_schema(list(dict.fromkeys(wanted)), ref_template=REF)
+    return refs, top.get("$defs", {})
+
+
+def _parameters(model: type[BaseModel] | None, where: str) -> list[dict[str, Any]]:
+    if model is None:
+        return []
+    schema = model.model_json_schema(ref_template=REF)
+    required = set(schema.get("required", []))
+    return [
+        {"name": name, "in": where, "required": where == "path" or name in required, "schema": prop}
+        for name, prop in schema["properties"].items()
+    ]
+
+
+def _summary(route: Route, services: Services) -> str:
+    method = operator.attrgetter(route.operation)(services)
+    return (inspect.getdoc(method) or route.operation).split("\n")[0]
+
+
+def _operation(route: Route, refs: dict[Any, Any], services: Services) -> dict[str, Any]:
+    def content(ref: dict[str, Any]) -> dict[str, Any]:
+        return {"application/json": {"schema": ref}}
+
+    responses: dict[str, Any] = {
+        str(route.status): {
+            "description": "Success",
+            "content": content(refs[(route.response, "serialization")]),
+        }
+    }
+    error_ref = refs[(m.ErrorResponse, "serialization")]
+    if route.access == "token":
+        for status in ("401", "403"):
+            responses[status] = {"description": ERRORS[status], "content": content(error_ref)}
+    if route.path_params is not None:
+        responses["404"] = {"description": ERRORS["404"], "content": content(error_ref)}
+    if route.method == "POST" and route.access == "token":
+        responses["409"] = {"description": ERRORS["409"], "content": content(error_ref)}
+    if route.body is not None:
+        responses["413"] = {"description": ERRORS["413"], "content": content(error_ref)}
+    parameters = _parameters(route.path_params, "path") + _parameters(route.query, "query")
+    if route.access == "token":
+        parameters += _HEADERS
+    if parameters or route.body is not None:
+        responses["422"] = {
+            "description": "Validation Error",
+            "content": content(refs[(m.HTTPValidationError, "validation")]),
+        }
+    operation: dict[str, Any] = {
+        "operationId": route.operation,
+        "summary": _summary(route, services),
+        "tags": [route.tag],
+        "responses": responses,
+    }
+    if parameters:
+        operation["parameters"] = parameters
+    if route.body is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": content(refs[(route.body, "validation")]),
+        }
+    if route.access == "token":
+        operation["security"] = [{"bearer": []}]
+    else:
+        operation["security"] = []
+    return operation
+
+
+def build_openapi(services: Services, routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
+    """The whole document; summaries are the first lines of the service methods' docstrings."""
+    refs, schemas = _schemas(routes)
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, refs, services)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Relay",
+            "version": __version__,
+            "description": "Coordination service for software agents and one human operator.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }

@@ -1,0 +1,85 @@
+"""Path and query parameters of the operations, as pydantic models (validated like bodies)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from relay_core.models import ApprovalStatus, ResourceId, TaskStatus
+
+
+class Params(BaseModel):
+    """Base of parameter models; unknown query parameters are ignored, as FastAPI does."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class AgentPath(Params):
+    agent_id: ResourceId
+
+
+class MessagePath(Params):
+    message_id: int
+
+
+class RoomPath(Params):
+    room_id: ResourceId
+
+
+class SpacePath(Params):
+    space_id: ResourceId
+
+
+class TaskPath(Params):
+    task_id: int
+
+
+class EnrollPath(Params):
+    enroll_id: int
+
+
+class ApprovalPath(Params):
+    approval_id: int
+
+
+class InterventionPath(Params):
+    intervention_id: ResourceId
+
+
+class InboxQuery(Params):
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class RoomMessagesQuery(Params):
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class SpacesQuery(Params):
+    include_archived: bool = False
+
+
+class TasksQuery(Params):
+    status: TaskStatus | None = None
+    assignee: ResourceId | None = None
+    claimed_by: ResourceId | None = None
+    limit: int | None = Field(default=None, ge=1, le=10000)
+
+
+class EnrollQuery(Params):
+    claim: str = Field(default="", max_length=200)
+
+
+class ApprovalsQuery(Params):
+    status: ApprovalStatus | None = None
+
+
+class InterventionsQuery(Params):
+    limit: int = Field(default=50, ge=1, le=1000)
+
+
+class ActionsQuery(Params):
+    agent_id: ResourceId | None = None
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class NotificationsQuery(Params):
+    limit: int = Field(default=100, ge=1, le=1000)

@@ -1,0 +1,66 @@
+"""Server settings, from flags and ``RELAY_*`` environment variables (pydantic-settings)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from relay_core.auth import OPERATOR_TOKEN_PREFIX, new_token
+from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path
+
+MEMORY_URL = "memory://"
+
+
+class Settings(BaseSettings):
+    """Everything the server can be told; every field is also ``RELAY_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="RELAY_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    data_dir: Path = Field(default_factory=default_data_dir)
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; default: SQLite file in the data dir; 'memory://' keeps "
+        "nothing on disk",
+    )
+    operator_token: SecretStr | None = None
+    auth: Literal["token", "none"] = "token"
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    presence_ttl: float = Field(default=60.0, gt=0)
+    task_lease_seconds: int = Field(default=300, ge=1, le=86400)
+    enrollment_ttl_seconds: int = Field(default=86400, ge=60)
+    sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
+        default="FULL",
+        description="FULL survives power loss; NORMAL (with WAL) survives a process crash only",
+    )
+    shutdown_timeout: float = Field(default=10.0, ge=0)
+    log_level: str = "INFO"
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL, defaulting to a SQLite file in the data directory."""
+        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / DATABASE_FILE}"
+
+
+def ensure_operator_token(settings: Settings) -> str:
+    """The operator token: configured, or generated once and kept 0600 in the data dir."""
+    if settings.operator_token is not None:
+        return settings.operator_token.get_secret_value()
+    path = operator_token_path(settings.data_dir)
+    if path.exists():
+        return path.read_text().strip()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    token = new_token(OPERATOR_TOKEN_PREFIX)
+    # O_EXCL: when two processes start at once, one writes and the other reads what it wrote.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token + "\n")
+    return token

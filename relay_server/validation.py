@@ -1,0 +1,120 @@
+"""Turn request parts into models, and failures into FastAPI-shaped 422 details.
+
+``loc`` starts with where the value came from (``path``, ``query``, ``header``, ``body``) and
+continues with pydantic's own location, exactly as FastAPI reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import pydantic
+from aiohttp import web
+
+from relay_core.auth import Caller
+from relay_core.errors import AuthenticationError, PayloadTooLarge
+from relay_core.models import ID_PATTERN
+from relay_core.services import Services
+from relay_server.keys import SETTINGS
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+_AGENT_HEADER = re.compile(ID_PATTERN)
+_BEARER = re.compile(r"^Bearer ([!-~]+)$", re.IGNORECASE)
+
+
+class RequestInvalid(Exception):
+    """A request failed validation; ``errors`` is the 422 ``detail`` list."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__("request validation failed")
+        self.errors = errors
+
+
+def _details(
+    exc: pydantic.ValidationError, source: str, *, echo_input: bool
+) -> list[dict[str, Any]]:
+    errors: list[dict[str, Any]] = json.loads(exc.json(include_url=False))
+    for error in errors:
+        error["loc"] = [source, *error["loc"]]
+        if not echo_input:
+            error.pop("input", None)
+    return errors
+
+
+def parse_params(model: type[M], values: Mapping[str, str], source: str) -> M:
+    """Validate path or query values into ``model``."""
+    try:
+        return model.model_validate(dict(values))
+    except pydantic.ValidationError as exc:
+        raise RequestInvalid(_details(exc, source, echo_input=True)) from None
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The raw body, refused past the configured size (declared or streamed)."""
+    limit = request.app[SETTINGS].max_body_bytes  # aiohttp enforces it too while streaming
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes")
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes") from None
+
+
+async def parse_body(request: web.Request, model: type[M]) -> M:
+    """Validate the JSON body into ``model``; invalid JSON is a 422 like any other."""
+    raw = await read_body(request)
+    if not raw.strip():
+        raise RequestInvalid([{"type": "missing", "loc": ["body"], "msg": "Field required"}])
+    try:
+        return model.model_validate_json(raw)
+    except pydantic.ValidationError as exc:
+        if any(error["type"] == "json_invalid" for error in exc.errors()):
+            raise RequestInvalid([_json_error(raw)]) from None
+        raise RequestInvalid(_details(exc, "body", echo_input=True)) from None
+
+
+def _json_error(raw: bytes) -> dict[str, Any]:
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {
+            "type": "json_invalid",
+            "loc": ["body", exc.pos],
+            "msg": "JSON decode error",
+            "input": {},
+            "ctx": {"error": exc.msg},
+        }
+    except UnicodeDecodeError as exc:
+        return {
+            "type": "json_invalid",
+            "loc": ["body", exc.start],
+            "msg": "JSON decode error",
+            "input": {},
+            "ctx": {"error": "the body is not UTF-8"},
+        }
+    return {"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error", "input": {}}
+
+
+def _header_error(name: str, msg: str) -> RequestInvalid:
+    # The header's value is never echoed: it may be a credential.
+    return RequestInvalid([{"type": "value_error", "loc": ["header", name], "msg": msg}])
+
+
+async def authenticate(request: web.Request, services: Services) -> Caller:
+    """The caller named by ``Authorization: Bearer`` and ``X-Agent-ID``."""
+    agent_header = request.headers.get("X-Agent-ID")
+    if agent_header is not None and not _AGENT_HEADER.match(agent_header):
+        raise _header_error("x-agent-id", f"X-Agent-ID must match {ID_PATTERN}")
+    authorization = request.headers.get("Authorization")
+    token = None
+    if authorization is not None:
+        match = _BEARER.match(authorization.strip())
+        if match is not None:
+            token = match.group(1)
+        elif services.ctx.config.auth_enabled:
+            raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
+    return await services.access.authenticate(token, agent_header)
