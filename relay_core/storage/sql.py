@@ -428,13 +428,15 @@ class SqlStorage:
         *,
         sqlite_synchronous: str = "FULL",
         busy_timeout_ms: int = 30_000,
-        echo: bool = False,
+        connect_args: dict[str, Any] | None = None,
     ) -> None:
         parsed = make_url(url)
         self.name = parsed.get_backend_name()
         if self.name == "sqlite" and parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        self.engine = create_async_engine(url, echo=echo, pool_pre_ping=self.name != "sqlite")
+        self.engine = create_async_engine(
+            url, pool_pre_ping=self.name != "sqlite", connect_args=connect_args or {}
+        )
         if self.name == "sqlite":
             _configure_sqlite(
                 self.engine, synchronous=sqlite_synchronous, busy_timeout_ms=busy_timeout_ms

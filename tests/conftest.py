@@ -1,0 +1,100 @@
+"""Shared fixtures: storage backends, a controllable clock, and the app under test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from relay_core.ports import Storage
+from relay_core.storage.memory import MemoryStorage
+from relay_core.storage.sql import SqlStorage
+
+PG_URL = os.environ.get("RELAY_TEST_DATABASE_URL", "")
+PG_SKIP = "RELAY_TEST_DATABASE_URL is not set: no PostgreSQL server to test against"
+
+BACKENDS = [
+    "memory",
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+]
+
+
+def asyncpg_url(url: str) -> str:
+    """The test URL with the asyncpg driver, whatever driver it was given with."""
+    scheme, rest = url.split("://", 1)
+    return f"postgresql+asyncpg://{rest}" if scheme.startswith("postgres") else url
+
+
+class Clock:
+    """A clock the tests move by hand."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'relay.db'}"
+
+
+async def _postgres_schema() -> tuple[str, str]:
+    """A fresh schema for one test, so runs never see each other's rows."""
+    url = asyncpg_url(PG_URL)
+    schema = f"relay_test_{uuid.uuid4().hex[:12]}"
+    engine = create_async_engine(url)
+    async with engine.begin() as conn:
+        await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    await engine.dispose()
+    return url, schema
+
+
+async def _drop_schema(url: str, schema: str) -> None:
+    engine = create_async_engine(url)
+    async with engine.begin() as conn:
+        await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    await engine.dispose()
+
+
+async def make_storage(backend: str, sqlite_url: str) -> tuple[Storage, Any]:
+    """A migrated storage of the named backend, and what is needed to clean it up."""
+    if backend == "memory":
+        return MemoryStorage(), None
+    if backend == "sqlite":
+        storage = SqlStorage(sqlite_url)
+        await storage.migrate()
+        return storage, None
+    if not PG_URL:
+        pytest.skip(PG_SKIP)
+    url, schema = await _postgres_schema()
+    storage = SqlStorage(url, connect_args={"server_settings": {"search_path": schema}})
+    await storage.migrate()
+    return storage, (url, schema)
+
+
+@pytest.fixture(params=BACKENDS)
+async def storage(request: pytest.FixtureRequest, sqlite_url: str) -> AsyncIterator[Storage]:
+    """Every storage adapter in turn, freshly migrated."""
+    store, cleanup = await make_storage(request.param, sqlite_url)
+    yield store
+    await store.close()
+    if cleanup is not None:
+        await _drop_schema(*cleanup)

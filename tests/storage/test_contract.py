@@ -1,0 +1,203 @@
+"""The storage contract: the same cases on every adapter (memory, SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from relay_core import models as m
+from relay_core.errors import StaleWrite
+from relay_core.ports import Storage, eq, ge, gt, in_, lt, ne
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+
+
+def agent(agent_id: str, **fields: object) -> m.Agent:
+    return m.Agent(agent_id=agent_id, created_at=NOW, updated_at=NOW, **fields)  # type: ignore[arg-type]
+
+
+def message(to: str, text: str = "hi", status: m.MessageStatus = "pending") -> m.Message:
+    return m.Message(from_agent="x", to=to, text=text, status=status, created_at=NOW)
+
+
+async def seed_agents(storage: Storage, *ids: str) -> None:
+    async with storage.unit_of_work(write=True) as uow:
+        for agent_id in ids:
+            await uow.agents.insert(agent(agent_id))
+        await uow.commit()
+
+
+async def test_insert_then_get_round_trips_every_field(storage: Storage) -> None:
+    stored = agent(
+        "a1",
+        name="Alpha",
+        capabilities=["x", "y"],
+        metadata={"nested": {"k": [1, 2]}},
+        last_seen_at=NOW,
+        token_hash="h" * 64,
+    )
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.agents.insert(stored)
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        got = await uow.agents.get("a1")
+    assert got == stored
+    assert got is not None and got.created_at.tzinfo is not None
+    assert got.token_hash == "h" * 64
+
+
+async def test_generated_keys_increase(storage: Storage) -> None:
+    await seed_agents(storage, "b")
+    async with storage.unit_of_work(write=True) as uow:
+        first = await uow.messages.insert(message("b"))
+        second = await uow.messages.insert(message("b"))
+        await uow.commit()
+    assert first.message_id > 0
+    assert second.message_id > first.message_id
+
+
+async def test_leaving_without_commit_rolls_back(storage: Storage) -> None:
+    await seed_agents(storage, "keep")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.agents.insert(agent("gone"))
+        await uow.agents.update("keep", {"name": "changed"})
+    async with storage.unit_of_work(write=False) as uow:
+        assert await uow.agents.get("gone") is None
+        kept = await uow.agents.get("keep")
+    assert kept is not None and kept.name is None
+
+
+async def test_an_error_inside_rolls_back(storage: Storage) -> None:
+    with pytest.raises(RuntimeError):
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.agents.insert(agent("ghost"))
+            raise RuntimeError("boom")
+    async with storage.unit_of_work(write=False) as uow:
+        assert await uow.agents.get("ghost") is None
+
+
+async def test_duplicate_key_is_a_stale_write(storage: Storage) -> None:
+    await seed_agents(storage, "dup")
+    with pytest.raises(StaleWrite):
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.agents.insert(agent("dup"))
+
+
+async def test_update_with_expect_is_compare_and_set(storage: Storage) -> None:
+    await seed_agents(storage, "c")
+    async with storage.unit_of_work(write=True) as uow:
+        msg = await uow.messages.insert(message("c"))
+        missed = await uow.messages.update(
+            msg.message_id, {"status": "acked"}, expect={"status": "delivered"}
+        )
+        hit = await uow.messages.update(
+            msg.message_id, {"status": "acked", "acked_at": NOW}, expect={"status": "pending"}
+        )
+        absent = await uow.messages.update(999_999, {"status": "acked"})
+        await uow.commit()
+    assert missed is None
+    assert absent is None
+    assert hit is not None and hit.status == "acked" and hit.acked_at == NOW
+
+
+async def test_expect_none_matches_null(storage: Storage) -> None:
+    await seed_agents(storage, "n")
+    async with storage.unit_of_work(write=True) as uow:
+        assert await uow.agents.update("n", {"name": "x"}, expect={"token_hash": None})
+        assert await uow.agents.update("n", {"name": "y"}, expect={"token_hash": "t"}) is None
+        await uow.commit()
+
+
+async def test_find_filters_orders_and_limits(storage: Storage) -> None:
+    await seed_agents(storage, "d", "e")
+    async with storage.unit_of_work(write=True) as uow:
+        ids = [(await uow.messages.insert(message(to, text))).message_id for to, text in
+               [("d", "1"), ("e", "2"), ("d", "3"), ("d", "4")]]
+        await uow.messages.update(ids[2], {"status": "acked"})
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        inbox = await uow.messages.find(eq("to", "d"), in_("status", ("pending", "delivered")))
+        newest = await uow.messages.find(order_by="message_id", descending=True, limit=2)
+        not_d = await uow.messages.find(ne("to", "d"))
+        after = await uow.messages.find(gt("message_id", ids[1]), lt("message_id", ids[3]))
+        from_second = await uow.messages.find(ge("message_id", ids[1]))
+        nobody = await uow.messages.find(eq("room_id", None), eq("to", "zzz"))
+    assert [x.text for x in inbox] == ["1", "4"]
+    assert [x.text for x in newest] == ["4", "3"]
+    assert [x.text for x in not_d] == ["2"]
+    assert [x.text for x in after] == ["3"]
+    assert len(from_second) == 3
+    assert nobody == []
+
+
+async def test_ordering_conditions_never_match_null(storage: Storage) -> None:
+    await seed_agents(storage, "seen", "never")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.agents.update("seen", {"last_seen_at": NOW})
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        recent = await uow.agents.find(gt("last_seen_at", NOW - timedelta(seconds=1)))
+        old = await uow.agents.count(lt("last_seen_at", NOW + timedelta(seconds=1)))
+    assert [a.agent_id for a in recent] == ["seen"]
+    assert old == 1
+
+
+async def test_count_and_update_where(storage: Storage) -> None:
+    await seed_agents(storage, "f")
+    async with storage.unit_of_work(write=True) as uow:
+        for _ in range(3):
+            await uow.messages.insert(message("f"))
+        changed = await uow.messages.update_where(
+            [eq("to", "f"), eq("status", "pending")], {"status": "delivered"}
+        )
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        assert await uow.messages.count(eq("status", "delivered")) == 3
+        assert await uow.messages.count(eq("status", "pending")) == 0
+    assert changed == 3
+
+
+async def test_json_columns_keep_strings_and_objects(storage: Storage) -> None:
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.interventions.insert(
+            m.Intervention(intervention_id="i", created_by="x", created_at=NOW, updated_at=NOW)
+        )
+        for content in ("plain text", {"disk": {"free": 3}}):
+            await uow.diagnostics.insert(
+                m.Diagnostic(
+                    intervention_id="i", agent_id="x", summary="s", content=content, created_at=NOW
+                )
+            )
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        stored = await uow.diagnostics.find(eq("intervention_id", "i"))
+    assert [d.content for d in stored] == ["plain text", {"disk": {"free": 3}}]
+
+
+async def test_racing_compare_and_set_has_one_winner(storage: Storage) -> None:
+    await seed_agents(storage, "g")
+    async with storage.unit_of_work(write=True) as uow:
+        task = await uow.tasks.insert(
+            m.Task(title="t", created_by="g", created_at=NOW, updated_at=NOW)
+        )
+        await uow.commit()
+
+    async def claim(name: str) -> bool:
+        try:
+            async with storage.unit_of_work(write=True) as uow:
+                current = await uow.tasks.get(task.task_id)
+                assert current is not None
+                if current.status != "open":
+                    return False
+                won = await uow.tasks.update(
+                    task.task_id, {"status": "claimed", "claimed_by": name}, expect={"status": "open"}
+                )
+                await uow.commit()
+                return won is not None
+        except StaleWrite:
+            return False
+
+    results = await asyncio.gather(*(claim(f"w{i}") for i in range(10)))
+    assert results.count(True) == 1
