@@ -9,4 +9,4 @@ from relay_server.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
 SERVICES = web.AppKey("services", Services)
-REQUEST_ID = "relay.request_id"
+REQUEST_ID = web.RequestKey("request_id", str)
