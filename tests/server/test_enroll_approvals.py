@@ -1,0 +1,113 @@
+"""Enrollment and approvals over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tests.server.conftest import Api
+
+
+async def enroll(api: Api, agent_id: str = "newbie") -> dict[str, Any]:
+    created: dict[str, Any] = await api.post(
+        "/v1/enroll",
+        {"agent_id": agent_id, "name": "New", "capabilities": ["lint"], "reason": "hello"},
+        token="",
+        expect=201,
+    )
+    return created
+
+
+async def test_enroll_approve_then_first_poll_delivers_the_token_once(api: Api) -> None:
+    created = await enroll(api)
+    assert created["status"] == "pending" and created["claim"].startswith("rly_claim_")
+    path = f"/v1/enroll/{created['enroll_id']}"
+    polled = await api.get(path, token="", claim=created["claim"])
+    assert polled["status"] == "pending" and polled["token"] is None
+    assert "claim_hash" not in polled
+
+    approval = await api.get(f"/v1/approvals/{created['approval_id']}")
+    assert approval["kind"] == "enrollment" and approval["status"] == "pending"
+    assert approval["requested_by"] == "newbie" and approval["detail"] == "hello"
+    pending = await api.get("/v1/approvals", status="pending")
+    assert [a["approval_id"] for a in pending["approvals"]] == [created["approval_id"]]
+
+    decided = await api.post(
+        f"/v1/approvals/{created['approval_id']}/approve", {"note": "welcome"}
+    )
+    assert decided["status"] == "approved" and decided["decided_by"] == "operator"
+    assert decided["note"] == "welcome" and decided["decided_at"]
+    assert await api.post(f"/v1/approvals/{created['approval_id']}/approve", {}) == decided
+
+    first = await api.get(path, token="", claim=created["claim"])
+    assert first["status"] == "approved" and first["token"].startswith("rly_agent_")
+    assert first["token_delivered"] is True
+    second = await api.get(path, token="", claim=created["claim"])
+    assert second["token"] is None and second["token_delivered"] is True
+
+    beat = await api.post("/v1/agents/newbie/heartbeat", {}, token=first["token"])
+    assert beat["name"] == "New" and beat["capabilities"] == ["lint"]
+    await api.post(
+        f"/v1/approvals/{created['approval_id']}/reject", {}, expect=409
+    )
+
+
+async def test_wrong_claim_looks_like_a_missing_enrollment(api: Api) -> None:
+    created = await enroll(api)
+    wrong = await api.get(f"/v1/enroll/{created['enroll_id']}", token="", claim="guess", expect=404)
+    missing = await api.get("/v1/enroll/999999", token="", claim="guess", expect=404)
+    assert wrong["code"] == missing["code"] == "not_found"
+    assert wrong["detail"].replace(str(created["enroll_id"]), "N") == missing["detail"].replace(
+        "999999", "N"
+    )
+    await api.get(f"/v1/enroll/{created['enroll_id']}", token="", expect=404)
+    await api.get("/v1/enroll/abc", token="", claim="x", expect=422)
+
+
+async def test_reject_and_conflicts(api: Api) -> None:
+    await api.agent("taken")
+    await api.post("/v1/enroll", {"agent_id": "taken"}, token="", expect=409)
+    created = await enroll(api)
+    approval_path = f"/v1/approvals/{created['approval_id']}"
+    await api.agent("alice")
+    await api.post(f"{approval_path}/approve", {}, as_="alice", expect=403)
+    rejected = await api.post(f"{approval_path}/reject", {"note": "no", "decided_by": "Sam"})
+    assert rejected["status"] == "rejected" and rejected["decided_by"] == "Sam"
+    await api.post(f"{approval_path}/approve", {}, expect=409)
+    polled = await api.get(f"/v1/enroll/{created['enroll_id']}", token="", claim=created["claim"])
+    assert polled["status"] == "rejected" and polled["token"] is None
+    await api.post("/v1/agents/newbie/heartbeat", {}, expect=404)
+    await api.post("/v1/approvals/999999/approve", {}, expect=404)
+    await api.get("/v1/approvals", status="maybe", expect=422)
+    listed = await api.get("/v1/approvals", status="rejected")
+    assert [a["approval_id"] for a in listed["approvals"]] == [created["approval_id"]]
+
+
+async def test_approve_and_reject_at_once_decide_exactly_once(api: Api) -> None:
+    created = await enroll(api)
+    approval_path = f"/v1/approvals/{created['approval_id']}"
+    headers = {"Authorization": "Bearer rly_op_test-operator-token-0123456789"}
+
+    async def decide(verb: str) -> int:
+        response = await api.client.post(f"{approval_path}/{verb}", json={}, headers=headers)
+        await response.read()
+        return response.status
+
+    statuses = await asyncio.gather(*(decide(v) for v in ["approve", "reject"] * 5))
+    final = await api.get(approval_path)
+    winner = "approve" if final["status"] == "approved" else "reject"
+    for verb, status in zip(["approve", "reject"] * 5, statuses, strict=True):
+        assert status == (200 if verb == winner else 409)
+    agents = await api.get("/v1/agents")
+    assert [a["agent_id"] for a in agents["agents"]] == (["newbie"] if winner == "approve" else [])
+
+
+async def test_pending_enrollment_expires(make_api: Any) -> None:
+    api: Api = await make_api(enrollment_ttl_seconds=60)
+    created = await enroll(api)
+    api.clock.advance(61)
+    polled = await api.get(f"/v1/enroll/{created['enroll_id']}", token="", claim=created["claim"])
+    assert polled["status"] == "expired"
+    approval = await api.get(f"/v1/approvals/{created['approval_id']}")
+    assert approval["status"] == "expired"
+    await api.post(f"/v1/approvals/{created['approval_id']}/approve", {}, expect=409)
