@@ -86,7 +86,9 @@ async def make_api(
         settings = Settings(
             data_dir=tmp_path, operator_token=SecretStr(OPERATOR_TOKEN), **overrides
         )
-        client = await aiohttp_client(create_app(settings, storage=store, bridge=bridge, clock=clock))
+        client = await aiohttp_client(
+            create_app(settings, storage=store, bridge=bridge, clock=clock)
+        )
         clients.append(client)
         return Api(client, clock, tmp_path / "relay.db")
 

@@ -7,7 +7,8 @@ from tests.server.conftest import Api
 
 async def test_register_issues_a_token_once_and_updates_in_place(api: Api) -> None:
     first = await api.post(
-        "/v1/agents/register", {"agent_id": "alice", "name": "Alice", "capabilities": ["ops"]},
+        "/v1/agents/register",
+        {"agent_id": "alice", "name": "Alice", "capabilities": ["ops"]},
         expect=201,
     )
     assert first["token"].startswith("rly_agent_")
@@ -72,7 +73,9 @@ async def test_missing_bad_and_mismatched_credentials(api: Api) -> None:
     mismatch = await api.get("/v1/agents", as_="alice", headers={"X-Agent-ID": "bob"}, expect=403)
     assert mismatch["code"] == "forbidden"
     await api.get("/v1/agents", as_="alice", headers={"X-Agent-ID": "alice"})
-    invalid = await api.get("/v1/agents", as_="alice", headers={"X-Agent-ID": "no spaces"}, expect=422)
+    invalid = await api.get(
+        "/v1/agents", as_="alice", headers={"X-Agent-ID": "no spaces"}, expect=422
+    )
     assert invalid["detail"][0]["loc"] == ["header", "x-agent-id"]
 
 

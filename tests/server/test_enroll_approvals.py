@@ -32,9 +32,7 @@ async def test_enroll_approve_then_first_poll_delivers_the_token_once(api: Api) 
     pending = await api.get("/v1/approvals", status="pending")
     assert [a["approval_id"] for a in pending["approvals"]] == [created["approval_id"]]
 
-    decided = await api.post(
-        f"/v1/approvals/{created['approval_id']}/approve", {"note": "welcome"}
-    )
+    decided = await api.post(f"/v1/approvals/{created['approval_id']}/approve", {"note": "welcome"})
     assert decided["status"] == "approved" and decided["decided_by"] == "operator"
     assert decided["note"] == "welcome" and decided["decided_at"]
     assert await api.post(f"/v1/approvals/{created['approval_id']}/approve", {}) == decided
@@ -47,9 +45,7 @@ async def test_enroll_approve_then_first_poll_delivers_the_token_once(api: Api) 
 
     beat = await api.post("/v1/agents/newbie/heartbeat", {}, token=first["token"])
     assert beat["name"] == "New" and beat["capabilities"] == ["lint"]
-    await api.post(
-        f"/v1/approvals/{created['approval_id']}/reject", {}, expect=409
-    )
+    await api.post(f"/v1/approvals/{created['approval_id']}/reject", {}, expect=409)
 
 
 async def test_wrong_claim_looks_like_a_missing_enrollment(api: Api) -> None:

@@ -29,7 +29,9 @@ async def test_intervention_diagnostic_approval_remediation(api: Api) -> None:
     )
     assert diag["agent_id"] == "medic" and diag["content"] == {"active": 100}
     newer = await api.post(
-        f"{path}/diagnostic", {"summary": "still full", "content": "log text"}, as_="medic",
+        f"{path}/diagnostic",
+        {"summary": "still full", "content": "log text"},
+        as_="medic",
         expect=201,
     )
     assert (await api.get(f"{path}/diagnostic", as_="medic")) == newer
@@ -92,7 +94,9 @@ async def test_intervention_validation_and_listing(api: Api) -> None:
     await api.agent("medic")
     await api.agent("other")
     await api.post(
-        "/v1/interventions/inc-1/request-approval", {**REQUEST, "risk": "extreme"}, as_="medic",
+        "/v1/interventions/inc-1/request-approval",
+        {**REQUEST, "risk": "extreme"},
+        as_="medic",
         expect=422,
     )
     await api.post(
@@ -106,8 +110,10 @@ async def test_intervention_validation_and_listing(api: Api) -> None:
     await api.post("/v1/interventions/nope/action", body, as_="medic", expect=404)
     for n in range(3):
         await api.post(
-            f"/v1/interventions/inc-{n}/diagnostic", {"summary": "s", "content": "c"},
-            as_="medic", expect=201,
+            f"/v1/interventions/inc-{n}/diagnostic",
+            {"summary": "s", "content": "c"},
+            as_="medic",
+            expect=201,
         )
         api.clock.advance(1)
     newest = await api.get("/v1/interventions", as_="medic", limit=2)
@@ -150,9 +156,7 @@ async def test_notify_and_reply_loop_on_the_local_bridge(api: Api) -> None:
     inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
     assert [m["text"] for m in inbox["messages"]] == ["on my way"]
 
-    await api.post(
-        "/v1/notify/replies", {"platform_message_id": "nope", "text": "x"}, expect=404
-    )
+    await api.post("/v1/notify/replies", {"platform_message_id": "nope", "text": "x"}, expect=404)
     await api.post(
         "/v1/notify/replies",
         {"platform_message_id": sent["platform_message_id"], "text": "x"},

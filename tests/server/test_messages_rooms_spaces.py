@@ -28,7 +28,9 @@ async def test_message_lifecycle_pending_delivered_acked(api: Api) -> None:
     assert (await api.get("/v1/agents/bob/inbox", as_="bob"))["count"] == 0
 
     reply = await api.post(
-        "/v1/messages", {"to": "alice", "text": "thanks", "reply_to": message_id}, as_="bob",
+        "/v1/messages",
+        {"to": "alice", "text": "thanks", "reply_to": message_id},
+        as_="bob",
         expect=201,
     )
     assert reply["reply_to"] == message_id
@@ -130,7 +132,9 @@ async def test_spaces_create_list_add_room_archive(api: Api) -> None:
     await api.post("/v1/spaces/lab/rooms", {"name": "x"}, as_="alice", expect=403)
 
     await api.post("/v1/rooms/bench-1/join", {"agent_id": "alice"}, as_="alice", expect=201)
-    await api.post("/v1/messages", {"room_id": "bench-1", "text": "before"}, as_="alice", expect=201)
+    await api.post(
+        "/v1/messages", {"room_id": "bench-1", "text": "before"}, as_="alice", expect=201
+    )
 
     archived = await api.post("/v1/spaces/lab/archive")
     assert archived["status"] == "archived" and archived["archived_at"]

@@ -62,20 +62,16 @@ async def test_claim_progress_complete(api: Api) -> None:
     assert event["kind"] == "progress" and event["progress"] == 50
     progressed = await api.get(f"/v1/tasks/{task_id}")
     assert progressed["status"] == "in_progress" and progressed["progress"] == 50
+    await api.post(f"/v1/tasks/{task_id}/events", {"agent_id": "bob"}, as_="bob", expect=409)
     await api.post(
-        f"/v1/tasks/{task_id}/events", {"agent_id": "bob"}, as_="bob", expect=409
-    )
-    await api.post(
-        f"/v1/tasks/{task_id}/events", {"agent_id": "alice", "progress": 101}, as_="alice",
+        f"/v1/tasks/{task_id}/events",
+        {"agent_id": "alice", "progress": 101},
+        as_="alice",
         expect=422,
     )
 
-    await api.post(
-        f"/v1/tasks/{task_id}/complete", {"agent_id": "bob"}, as_="bob", expect=409
-    )
-    await api.post(
-        f"/v1/tasks/{task_id}/complete", {"agent_id": "alice"}, as_="bob", expect=403
-    )
+    await api.post(f"/v1/tasks/{task_id}/complete", {"agent_id": "bob"}, as_="bob", expect=409)
+    await api.post(f"/v1/tasks/{task_id}/complete", {"agent_id": "alice"}, as_="bob", expect=403)
     done = await api.post(
         f"/v1/tasks/{task_id}/complete", {"agent_id": "alice", "result": {"rows": 3}}, as_="alice"
     )

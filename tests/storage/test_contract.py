@@ -113,8 +113,10 @@ async def test_expect_none_matches_null(storage: Storage) -> None:
 async def test_find_filters_orders_and_limits(storage: Storage) -> None:
     await seed_agents(storage, "d", "e")
     async with storage.unit_of_work(write=True) as uow:
-        ids = [(await uow.messages.insert(message(to, text))).message_id for to, text in
-               [("d", "1"), ("e", "2"), ("d", "3"), ("d", "4")]]
+        ids = [
+            (await uow.messages.insert(message(to, text))).message_id
+            for to, text in [("d", "1"), ("e", "2"), ("d", "3"), ("d", "4")]
+        ]
         await uow.messages.update(ids[2], {"status": "acked"})
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
@@ -192,7 +194,9 @@ async def test_racing_compare_and_set_has_one_winner(storage: Storage) -> None:
                 if current.status != "open":
                     return False
                 won = await uow.tasks.update(
-                    task.task_id, {"status": "claimed", "claimed_by": name}, expect={"status": "open"}
+                    task.task_id,
+                    {"status": "claimed", "claimed_by": name},
+                    expect={"status": "open"},
                 )
                 await uow.commit()
                 return won is not None

@@ -1,0 +1,312 @@
+"""HTTP-level promises: the OpenAPI document, error shapes, body limits, request ids, secrets."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+from openapi_spec_validator import validate
+from pydantic import SecretStr
+
+from relay_core.ports import UnitOfWork
+from relay_core.storage.memory import MemoryStorage
+from relay_server import Settings, create_app
+from tests.server.conftest import OPERATOR_TOKEN, Api
+
+Client = Callable[..., Awaitable[TestClient[Any, Any]]]
+
+# Every operation of INTERFACE.md with its success status: the promise, written out once here.
+INTERFACE = {
+    ("GET", "/health"): 200,
+    ("GET", "/v1/status"): 200,
+    ("POST", "/v1/agents/register"): 201,
+    ("POST", "/v1/agents/{agent_id}/heartbeat"): 200,
+    ("GET", "/v1/agents"): 200,
+    ("GET", "/v1/agents/{agent_id}/inbox"): 200,
+    ("POST", "/v1/messages"): 201,
+    ("POST", "/v1/messages/{message_id}/ack"): 200,
+    ("POST", "/v1/notify"): 201,
+    ("GET", "/v1/rooms"): 200,
+    ("POST", "/v1/rooms/{room_id}/join"): 201,
+    ("GET", "/v1/rooms/{room_id}/messages"): 200,
+    ("GET", "/v1/spaces"): 200,
+    ("POST", "/v1/spaces"): 201,
+    ("POST", "/v1/spaces/{space_id}/rooms"): 201,
+    ("POST", "/v1/spaces/sync"): 200,
+    ("POST", "/v1/spaces/{space_id}/archive"): 200,
+    ("POST", "/v1/tasks"): 201,
+    ("GET", "/v1/tasks"): 200,
+    ("POST", "/v1/tasks/{task_id}/claim"): 200,
+    ("POST", "/v1/tasks/{task_id}/events"): 201,
+    ("POST", "/v1/tasks/{task_id}/complete"): 200,
+    ("POST", "/v1/tasks/{task_id}/fail"): 200,
+    ("POST", "/v1/actions"): 201,
+    ("POST", "/v1/enroll"): 201,
+    ("GET", "/v1/enroll/{enroll_id}"): 200,
+    ("GET", "/v1/approvals"): 200,
+    ("GET", "/v1/approvals/{approval_id}"): 200,
+    ("POST", "/v1/approvals/{approval_id}/approve"): 200,
+    ("POST", "/v1/approvals/{approval_id}/reject"): 200,
+    ("POST", "/v1/interventions/{intervention_id}/request-approval"): 201,
+    ("GET", "/v1/interventions/{intervention_id}/approval"): 200,
+    ("POST", "/v1/interventions/{intervention_id}/diagnostic"): 201,
+    ("GET", "/v1/interventions/{intervention_id}/diagnostic"): 200,
+    ("GET", "/v1/interventions"): 200,
+    ("POST", "/v1/interventions/{intervention_id}/action"): 201,
+}
+QUERY = {
+    ("GET", "/v1/rooms/{room_id}/messages"): {"limit": 100},
+    ("GET", "/v1/interventions"): {"limit": 50},
+    ("GET", "/v1/spaces"): {"include_archived": False},
+    ("GET", "/v1/enroll/{enroll_id}"): {"claim": ""},
+    ("GET", "/v1/approvals"): {"status": None},
+}
+SCHEMAS = {
+    "AgentRegister": ("POST", "/v1/agents/register"),
+    "AgentHeartbeat": ("POST", "/v1/agents/{agent_id}/heartbeat"),
+    "MessageCreate": ("POST", "/v1/messages"),
+    "NotifyText": ("POST", "/v1/notify"),
+    "MessageAck": ("POST", "/v1/rooms/{room_id}/join"),
+    "SpaceCreate": ("POST", "/v1/spaces"),
+    "RoomInSpaceCreate": ("POST", "/v1/spaces/{space_id}/rooms"),
+    "TaskCreate": ("POST", "/v1/tasks"),
+    "TaskClaim": ("POST", "/v1/tasks/{task_id}/claim"),
+    "TaskEventCreate": ("POST", "/v1/tasks/{task_id}/events"),
+    "TaskFinish": ("POST", "/v1/tasks/{task_id}/fail"),
+    "ActionCreate": ("POST", "/v1/actions"),
+    "EnrollRequest": ("POST", "/v1/enroll"),
+    "ApprovalDecision": ("POST", "/v1/approvals/{approval_id}/reject"),
+    "InterventionApprovalRequest": ("POST", "/v1/interventions/{intervention_id}/request-approval"),
+    "DiagnosticUpload": ("POST", "/v1/interventions/{intervention_id}/diagnostic"),
+}
+RESPONSES = {
+    "AgentsResponse": ("GET", "/v1/agents"),
+    "InboxResponse": ("GET", "/v1/agents/{agent_id}/inbox"),
+    "TasksResponse": ("GET", "/v1/tasks"),
+}
+
+
+async def test_openapi_document_keeps_every_promise(api: Api) -> None:
+    response = await api.client.get("/openapi.json")
+    assert response.status == 200
+    doc = await response.json()
+    validate(doc)
+    assert doc["openapi"] == "3.1.0" and doc["info"]["version"] == "0.1.0"
+    operations = {
+        (method.upper(), path): op
+        for path, item in doc["paths"].items()
+        for method, op in item.items()
+    }
+    for key, status in INTERFACE.items():
+        assert key in operations, key
+        assert str(status) in operations[key]["responses"], key
+    for key, defaults in QUERY.items():
+        declared = {p["name"]: p for p in operations[key]["parameters"] if p["in"] == "query"}
+        for name, default in defaults.items():
+            assert declared[name]["schema"].get("default") == default, (key, name)
+    schemas = doc["components"]["schemas"]
+    for name, key in SCHEMAS.items():
+        ref = operations[key]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        assert ref == f"#/components/schemas/{name}"
+    for name, key in RESPONSES.items():
+        ref = operations[key]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        assert ref == f"#/components/schemas/{name}"
+    assert set(SCHEMAS) | set(RESPONSES) | {"HTTPValidationError", "ValidationError"} <= set(
+        schemas
+    )
+    assert schemas["ValidationError"]["required"] == ["loc", "msg", "type"]
+    assert schemas["HTTPValidationError"]["properties"]["detail"]["items"] == {
+        "$ref": "#/components/schemas/ValidationError"
+    }
+    register = operations[("POST", "/v1/agents/register")]
+    assert register["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/HTTPValidationError"
+    )
+    headers = {p["name"] for p in register["parameters"] if p["in"] == "header"}
+    assert headers == {"X-Agent-ID", "Authorization"}
+    assert "parameters" not in operations[("POST", "/v1/enroll")]
+    assert "parameters" not in operations[("GET", "/health")]
+
+
+async def test_health_is_public_and_all_strings(api: Api) -> None:
+    response = await api.client.get("/health")
+    body = await response.json()
+    assert response.status == 200
+    assert body == {"status": "ok", "version": "0.1.0"}
+    assert all(isinstance(v, str) for v in body.values())
+
+
+async def test_status_counts(api: Api) -> None:
+    await api.agent("alice")
+    await api.post("/v1/agents/alice/heartbeat", {}, as_="alice")
+    await api.post("/v1/messages", {"to": "alice", "text": "x"}, expect=201)
+    await api.post("/v1/tasks", {"title": "t"}, expect=201)
+    await api.post("/v1/enroll", {"agent_id": "n"}, token="", expect=201)
+    status = await api.get("/v1/status", as_="alice")
+    assert status["version"] == "0.1.0" and status["auth"] == "token"
+    assert status["counts"] == {
+        "agents": 1,
+        "online_agents": 1,
+        "pending_messages": 1,
+        "open_tasks": 1,
+        "pending_approvals": 1,
+    }
+    assert status["storage"] in {"memory", "sqlite", "postgresql"} and status["bridge"] == "local"
+
+
+async def test_invalid_and_missing_bodies_are_422(api: Api) -> None:
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}", "Content-Type": "application/json"}
+    for raw, loc in [(b'{"agent_id": ', ["body", 13]), (b"\xff\xfe", ["body", 0])]:
+        response = await api.client.post("/v1/agents/register", data=raw, headers=headers)
+        body = await response.json()
+        assert response.status == 422
+        assert body["detail"][0]["type"] == "json_invalid"
+        assert body["detail"][0]["loc"] == loc
+    empty = await api.client.post("/v1/agents/register", data=b"", headers=headers)
+    assert empty.status == 422
+    assert (await empty.json())["detail"] == [
+        {"type": "missing", "loc": ["body"], "msg": "Field required"}
+    ]
+    not_object = await api.post("/v1/agents/register", [1, 2], expect=422)
+    assert not_object["detail"][0]["loc"] == ["body"]
+    assert not_object["detail"][0]["type"] == "model_type"
+
+
+async def test_body_over_the_limit_is_413(make_api: Any) -> None:
+    api: Api = await make_api(max_body_bytes=2048)
+    await api.agent("alice")
+    big = {"to": "alice", "text": "x" * 5000}
+    declared = await api.post("/v1/messages", big, as_="alice", expect=413)
+    assert declared["code"] == "payload_too_large"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"to": "alice", "text": "'
+        for _ in range(10):
+            yield b"x" * 500
+        yield b'"}'
+
+    streamed = await api.client.post(
+        "/v1/messages",
+        data=chunks(),
+        headers={"Authorization": f"Bearer {api.tokens['alice']}"},
+    )
+    assert streamed.status == 413
+    assert (await streamed.json())["code"] == "payload_too_large"
+    assert (await api.get("/v1/agents/alice/inbox", as_="alice"))["count"] == 0
+
+
+async def test_request_id_is_echoed_or_made(api: Api) -> None:
+    made = await api.client.get("/health")
+    assert len(made.headers["X-Request-ID"]) == 32
+    kept = await api.client.get("/health", headers={"X-Request-ID": "trace-123"})
+    assert kept.headers["X-Request-ID"] == "trace-123"
+    replaced = await api.client.get("/health", headers={"X-Request-ID": "bad id!"})
+    assert replaced.headers["X-Request-ID"] != "bad id!"
+
+
+async def test_unknown_route_and_method_answer_json(api: Api) -> None:
+    missing = await api.client.get("/v1/nothing")
+    assert missing.status == 404 and (await missing.json())["code"] == "not_found"
+    wrong = await api.client.delete("/v1/agents")
+    assert wrong.status == 405 and (await wrong.json())["code"] == "method_not_allowed"
+
+
+class ExplodingStorage(MemoryStorage):
+    """Storage with a bug in it."""
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
+        raise RuntimeError("secret internals: /etc/shadow")
+        yield  # pragma: no cover
+
+
+async def test_a_bug_is_500_without_internals(
+    aiohttp_client: Client, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(data_dir=tmp_path, operator_token=SecretStr(OPERATOR_TOKEN))
+    client = await aiohttp_client(create_app(settings, storage=ExplodingStorage()))
+    response = await client.get("/v1/agents", headers={"Authorization": f"Bearer {OPERATOR_TOKEN}"})
+    body = await response.json()
+    assert response.status == 500 and body["code"] == "internal"
+    assert "shadow" not in body["detail"] and "Traceback" not in body["detail"]
+    assert response.headers["X-Request-ID"] in body["detail"]
+    assert "secret internals" in caplog.text  # logged for the operator, not shown to the caller
+
+
+async def test_no_issued_secret_is_stored_in_plaintext(
+    aiohttp_client: Client, tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'relay.db'}"
+    settings = Settings(data_dir=tmp_path, database_url=url)
+    client = await aiohttp_client(create_app(settings))
+    operator = (tmp_path / "operator_token").read_text().strip()
+    op = {"Authorization": f"Bearer {operator}"}
+    secrets = [operator]
+    for agent_id in ("alice", "bob"):
+        response = await client.post("/v1/agents/register", json={"agent_id": agent_id}, headers=op)
+        secrets.append((await response.json())["token"])
+    enrolled = await (await client.post("/v1/enroll", json={"agent_id": "carol"})).json()
+    secrets.append(enrolled["claim"])
+    await client.post(f"/v1/approvals/{enrolled['approval_id']}/approve", json={}, headers=op)
+    polled = await client.get(
+        f"/v1/enroll/{enrolled['enroll_id']}", params={"claim": enrolled["claim"]}
+    )
+    secrets.append((await polled.json())["token"])
+    assert all(secrets)
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("relay.db*"))
+    assert b"alice" in stored  # the check reads the real files
+    for secret in secrets:
+        assert secret.encode() not in stored
+
+
+async def test_operator_token_is_generated_once_with_mode_0600(
+    aiohttp_client: Client, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path, database_url="memory://")
+    client = await aiohttp_client(create_app(settings))
+    token_file = tmp_path / "operator_token"
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    token = token_file.read_text().strip()
+    assert token.startswith("rly_op_")
+    ok = await client.get("/v1/agents", headers={"Authorization": f"Bearer {token}"})
+    assert ok.status == 200
+    again = await aiohttp_client(create_app(settings))
+    assert token_file.read_text().strip() == token
+    assert (
+        await again.get("/v1/agents", headers={"Authorization": f"Bearer {token}"})
+    ).status == 200
+
+
+async def test_auth_none_trusts_the_agent_header(aiohttp_client: Client, tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, database_url="memory://", auth="none")
+    client = await aiohttp_client(create_app(settings))
+    registered = await client.post("/v1/agents/register", json={"agent_id": "alice"})
+    assert registered.status == 201
+    beat = await client.post("/v1/agents/alice/heartbeat", json={}, headers={"X-Agent-ID": "alice"})
+    assert beat.status == 200
+    other = await client.post("/v1/agents/alice/heartbeat", json={}, headers={"X-Agent-ID": "bob"})
+    assert other.status == 403
+    assert not (tmp_path / "operator_token").exists()
+    status = await (await client.get("/v1/status")).json()
+    assert status["auth"] == "none"
+
+
+async def test_sqlite_file_storage_survives_a_restart(
+    aiohttp_client: Client, tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'relay.db'}"
+    settings = Settings(
+        data_dir=tmp_path, database_url=url, operator_token=SecretStr(OPERATOR_TOKEN)
+    )
+    op = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    first = await aiohttp_client(create_app(settings))
+    await first.post("/v1/agents/register", json={"agent_id": "alice"}, headers=op)
+    await first.post("/v1/messages", json={"to": "alice", "text": "kept"}, headers=op)
+    await first.close()
+    second = await aiohttp_client(create_app(settings))
+    inbox = await (await second.get("/v1/agents/alice/inbox", headers=op)).json()
+    assert [m["text"] for m in inbox["messages"]] == ["kept"]
