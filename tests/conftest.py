@@ -98,3 +98,11 @@ async def storage(request: pytest.FixtureRequest, sqlite_url: str) -> AsyncItera
     await store.close()
     if cleanup is not None:
         await _drop_schema(*cleanup)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how many tests ran on PostgreSQL, so a CI log shows they ran rather than skipped."""
+    passed = terminalreporter.stats.get("passed", [])
+    on_postgres = sum(1 for report in passed if "[postgres" in report.nodeid)
+    where = PG_URL or "not configured (set RELAY_TEST_DATABASE_URL)"
+    terminalreporter.write_line(f"PostgreSQL: {on_postgres} tests passed against {where}")

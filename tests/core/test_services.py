@@ -1,0 +1,96 @@
+"""Services straight over the in-memory adapter: no HTTP, fakes instead of mocks."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+
+from relay_core import models as m
+from relay_core.auth import OPERATOR_CALLER, Caller
+from relay_core.bridges.local import LocalBridge
+from relay_core.errors import Conflict, PermissionDenied, StaleWrite
+from relay_core.ports import UnitOfWork
+from relay_core.services import Context, CoreConfig, Services
+from relay_core.services.spaces import derive_id
+from relay_core.storage.memory import MemoryStorage
+
+
+def services(storage: MemoryStorage | None = None) -> Services:
+    return Services(Context(storage or MemoryStorage(), LocalBridge(), CoreConfig()))
+
+
+def test_caller_rules() -> None:
+    alice = Caller("agent", "alice")
+    alice.require_self("alice")
+    with pytest.raises(PermissionDenied):
+        alice.require_self("bob")
+    with pytest.raises(PermissionDenied):
+        alice.require_operator()
+    OPERATOR_CALLER.require_self("bob")
+    assert alice.acting_as(None) == "alice"
+    assert OPERATOR_CALLER.acting_as(None) == "operator"
+    assert Caller("operator", "bob").acting_as(None) == "bob"
+
+
+async def test_derive_id_slugs_and_suffixes() -> None:
+    taken = {"ops-team", "ops-team-2"}
+
+    async def exists(candidate: str) -> object:
+        return candidate if candidate in taken else None
+
+    assert await derive_id("Ops Team", "space", exists) == "ops-team-3"
+    assert await derive_id("Ünïcode!!", "space", exists) == "n-code"
+    assert await derive_id("!!!", "space", exists) == "space"
+
+
+async def test_twenty_concurrent_claims_on_the_memory_adapter() -> None:
+    relay = services()
+    for i in range(20):
+        await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id=f"w{i}"))
+    task = await relay.tasks.create(OPERATOR_CALLER, m.TaskCreate(title="t"))
+
+    async def claim(i: int) -> str:
+        try:
+            await relay.tasks.claim(
+                Caller("agent", f"w{i}"), task.task_id, m.TaskClaim(agent_id=f"w{i}")
+            )
+            return "won"
+        except Conflict:
+            return "lost"
+
+    outcomes = await asyncio.gather(*(claim(i) for i in range(20)))
+    assert outcomes.count("won") == 1
+
+
+class FlakyStorage(MemoryStorage):
+    """Memory storage whose first ``failures`` units of work lose a race."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+        self.attempts = 0
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
+        async with super().unit_of_work(write=write) as uow:
+            self.attempts += 1
+            if write and self.failures:
+                self.failures -= 1
+                raise StaleWrite("lost a race")
+            yield uow
+
+
+async def test_a_lost_race_is_retried_from_a_fresh_read() -> None:
+    storage = FlakyStorage(failures=2)
+    relay = services(storage)
+    agent = await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id="a"))
+    assert agent.agent_id == "a" and storage.attempts == 3
+
+
+async def test_a_race_lost_every_time_ends_as_a_conflict() -> None:
+    relay = services(FlakyStorage(failures=100))
+    with pytest.raises(Conflict):
+        await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id="a"))

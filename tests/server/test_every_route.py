@@ -1,0 +1,72 @@
+"""Table-driven over the route table, so a new route cannot skip the common rules."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from relay_server.routes import ROUTES, Route
+from tests.server.conftest import Api
+
+SAMPLE = {
+    "agent_id": "alice",
+    "message_id": "1",
+    "room_id": "r",
+    "space_id": "s",
+    "task_id": "1",
+    "enroll_id": "1",
+    "approval_id": "1",
+    "intervention_id": "i",
+}
+
+
+def concrete(route: Route) -> str:
+    return re.sub(r"\{(\w+)\}", lambda match: SAMPLE[match.group(1)], route.path)
+
+
+def ids(routes: list[Route]) -> list[str]:
+    return [r.operation for r in routes]
+
+
+PROTECTED = [r for r in ROUTES if r.access == "token"]
+WITH_BODY = [r for r in ROUTES if r.body is not None]
+
+
+@pytest.mark.parametrize("route", PROTECTED, ids=ids(PROTECTED))
+async def test_every_protected_route_refuses_missing_and_unknown_tokens(
+    api: Api, route: Route
+) -> None:
+    for headers in ({}, {"Authorization": "Bearer rly_agent_unknown"}):
+        response = await api.client.request(route.method, concrete(route), json={}, headers=headers)
+        body = await response.json()
+        assert response.status == 401, (route.operation, body)
+        assert body["code"] == "unauthenticated"
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize("route", WITH_BODY, ids=ids(WITH_BODY))
+async def test_every_body_rejects_bad_json_unknown_fields_and_oversize(
+    make_api: object, route: Route
+) -> None:
+    api: Api = await make_api(max_body_bytes=4096)  # type: ignore[operator]
+    headers = {"Authorization": "Bearer rly_op_test-operator-token-0123456789"}
+    path = concrete(route)
+    broken = await api.client.request(route.method, path, data=b"{", headers=headers)
+    assert broken.status == 422
+    assert (await broken.json())["detail"][0]["type"] == "json_invalid"
+
+    smuggled = await api.client.request(
+        route.method, path, json={"claimed_by": "x", "status": "done"}, headers=headers
+    )
+    detail = (await smuggled.json())["detail"]
+    assert smuggled.status == 422
+    assert {"type": "extra_forbidden", "loc": ["body", "claimed_by"]}.items() <= next(
+        d for d in detail if d["loc"] == ["body", "claimed_by"]
+    ).items()
+
+    huge = await api.client.request(
+        route.method, path, data=b'{"x": "' + b"y" * 5000 + b'"}', headers=headers
+    )
+    assert huge.status == 413
+    assert (await huge.json())["code"] == "payload_too_large"
