@@ -1,0 +1,142 @@
+"""What the sync and async clients share: configuration, retry policy, response decoding."""
+
+from __future__ import annotations
+
+import os
+import random
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+from platformdirs import user_config_dir
+from pydantic import BaseModel
+
+from relay_client import errors
+from relay_core import __version__
+from relay_core.paths import default_data_dir, operator_token_path
+
+M = TypeVar("M", bound=BaseModel)
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RETRIES = 2
+MAX_BACKOFF = 8.0
+MAX_RETRY_AFTER = 60.0
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+# Safe to repeat: the request never reached the server.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def config_file_path() -> Path:
+    """The client's config file: ``url``, ``token`` and ``agent_id`` keys (TOML)."""
+    return Path(user_config_dir("relay", appauthor=False)) / "config.toml"
+
+
+def _config_file() -> dict[str, Any]:
+    path = config_file_path()
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def local_operator_token(url: str) -> str | None:
+    """The operator token a server on this machine wrote in its data directory, if readable."""
+    if urlsplit(url).hostname not in LOCAL_HOSTS:
+        return None
+    data_dir = Path(os.environ["RELAY_DATA_DIR"]) if os.environ.get("RELAY_DATA_DIR") else None
+    path = operator_token_path(data_dir or default_data_dir())
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Where the server is and who the client is."""
+
+    url: str
+    token: str | None
+    agent_id: str | None
+    timeout: float
+    max_retries: int
+
+    @classmethod
+    def resolve(
+        cls,
+        url: str | None = None,
+        token: str | None = None,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+    ) -> ClientConfig:
+        """Arguments first, then ``RELAY_URL``/``RELAY_TOKEN``/``RELAY_AGENT_ID``, then the config
+        file, then (for a server on this machine) the operator token file."""
+        file = _config_file()
+        url = url or os.environ.get("RELAY_URL") or file.get("url") or DEFAULT_URL
+        token = token or os.environ.get("RELAY_TOKEN") or file.get("token")
+        token = token or local_operator_token(url)
+        agent_id = agent_id or os.environ.get("RELAY_AGENT_ID") or file.get("agent_id")
+        return cls(
+            url=url.rstrip("/"),
+            token=token,
+            agent_id=agent_id,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+        )
+
+    def headers(self) -> dict[str, str]:
+        """Headers sent with every request."""
+        headers = {"User-Agent": f"relay-client/{__version__}", "Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        if self.agent_id:
+            headers["X-Agent-ID"] = self.agent_id
+        return headers
+
+
+def retryable_response(response: httpx.Response) -> bool:
+    """429 and 5xx are worth another try; a 409 never is."""
+    return response.status_code == 429 or response.status_code >= 500
+
+
+def retryable_error(exc: httpx.TransportError, method: str) -> bool:
+    """A request that never left is always safe to repeat; a lost answer only for a GET."""
+    return isinstance(exc, _NOT_SENT) or method == "GET"
+
+
+def backoff(attempt: int, retry_after: float | None) -> float:
+    """Seconds to wait before retry number ``attempt`` (0-based): the server's ``Retry-After``
+    when it gave one, else exponential with jitter so that clients do not retry in step."""
+    if retry_after is not None:
+        return min(retry_after, MAX_RETRY_AFTER)
+    return min(MAX_BACKOFF, 0.5 * 2**attempt) * random.uniform(0.5, 1.0)
+
+
+def retry_after_of(response: httpx.Response) -> float | None:
+    """The response's ``Retry-After`` in seconds, if any."""
+    return errors.parse_retry_after(response.headers.get("Retry-After"))
+
+
+def transport_error(exc: httpx.TransportError, url: str) -> errors.ConnectionError:
+    """The client's error for a failed transport."""
+    if isinstance(exc, httpx.TimeoutException):
+        return errors.TimeoutError(f"no answer from {url} in time ({exc.__class__.__name__})")
+    return errors.ConnectionError(f"cannot reach {url}: {exc}")
+
+
+def decode(response: httpx.Response, cast: type[M]) -> M:
+    """The response as ``cast``, or the error it stands for."""
+    if response.is_error:
+        raise errors.error_for(response)
+    return cast.model_validate_json(response.content)
+
+
+def compact(**fields: Any) -> dict[str, Any]:
+    """Request fields without the ones left unset."""
+    return {name: value for name, value in fields.items() if value is not None}

@@ -1,0 +1,192 @@
+"""``RelayClient`` and ``AsyncRelayClient``: twins written side by side, resource by resource."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from relay_client._base import (
+    ClientConfig,
+    backoff,
+    decode,
+    retry_after_of,
+    retryable_error,
+    retryable_response,
+    transport_error,
+)
+from relay_client.resources.actions import Actions, AsyncActions
+from relay_client.resources.agents import Agents, AsyncAgents
+from relay_client.resources.approvals import Approvals, AsyncApprovals
+from relay_client.resources.enroll import AsyncEnroll, Enroll
+from relay_client.resources.interventions import AsyncInterventions, Interventions
+from relay_client.resources.messages import AsyncMessages, Messages
+from relay_client.resources.notify import AsyncNotify, Notify
+from relay_client.resources.rooms import AsyncRooms, Rooms
+from relay_client.resources.spaces import AsyncSpaces, Spaces
+from relay_client.resources.tasks import AsyncTasks, Tasks
+from relay_core.models import Health, Status
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class RelayClient:
+    """Synchronous client: ``with RelayClient() as relay: relay.approvals.approve(12)``."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries)
+        self._http = httpx.Client(
+            base_url=self.config.url,
+            headers=self.config.headers(),
+            timeout=self.config.timeout,
+            transport=transport,
+        )
+        self.agents = Agents(self)
+        self.messages = Messages(self)
+        self.notify = Notify(self)
+        self.rooms = Rooms(self)
+        self.spaces = Spaces(self)
+        self.tasks = Tasks(self)
+        self.actions = Actions(self)
+        self.enroll = Enroll(self)
+        self.approvals = Approvals(self)
+        self.interventions = Interventions(self)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        cast: type[M],
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+    ) -> M:
+        """Send one request, retrying what is safe to retry, and decode the answer."""
+        for attempt in range(self.config.max_retries + 1):
+            last = attempt == self.config.max_retries
+            try:
+                response = self._http.request(method, path, json=json, params=params)
+            except httpx.TransportError as exc:
+                if last or not retryable_error(exc, method):
+                    raise transport_error(exc, self.config.url) from exc
+                time.sleep(backoff(attempt, None))
+                continue
+            if last or not retryable_response(response):
+                return decode(response, cast)
+            time.sleep(backoff(attempt, retry_after_of(response)))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def health(self) -> Health:
+        """Alive, and which version."""
+        return self.request("GET", "/health", Health)
+
+    def status(self) -> Status:
+        """Version, uptime, backends and counts."""
+        return self.request("GET", "/v1/status", Status)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> RelayClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncRelayClient:
+    """Asynchronous client: ``async with AsyncRelayClient() as relay: await relay.tasks.list()``."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries)
+        self._http = httpx.AsyncClient(
+            base_url=self.config.url,
+            headers=self.config.headers(),
+            timeout=self.config.timeout,
+            transport=transport,
+        )
+        self.agents = AsyncAgents(self)
+        self.messages = AsyncMessages(self)
+        self.notify = AsyncNotify(self)
+        self.rooms = AsyncRooms(self)
+        self.spaces = AsyncSpaces(self)
+        self.tasks = AsyncTasks(self)
+        self.actions = AsyncActions(self)
+        self.enroll = AsyncEnroll(self)
+        self.approvals = AsyncApprovals(self)
+        self.interventions = AsyncInterventions(self)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        cast: type[M],
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+    ) -> M:
+        """Send one request, retrying what is safe to retry, and decode the answer."""
+        for attempt in range(self.config.max_retries + 1):
+            last = attempt == self.config.max_retries
+            try:
+                response = await self._http.request(method, path, json=json, params=params)
+            except httpx.TransportError as exc:
+                if last or not retryable_error(exc, method):
+                    raise transport_error(exc, self.config.url) from exc
+                await asyncio.sleep(backoff(attempt, None))
+                continue
+            if last or not retryable_response(response):
+                return decode(response, cast)
+            await asyncio.sleep(backoff(attempt, retry_after_of(response)))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def health(self) -> Health:
+        """Alive, and which version."""
+        return await self.request("GET", "/health", Health)
+
+    async def status(self) -> Status:
+        """Version, uptime, backends and counts."""
+        return await self.request("GET", "/v1/status", Status)
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncRelayClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

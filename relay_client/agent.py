@@ -1,0 +1,379 @@
+"""What agent authors would otherwise write by hand: heartbeats, an inbox loop, a task loop, and
+waiting out an enrollment. Sync and async twins side by side.
+
+    with Agent(client) as agent:             # heartbeats in the background until the block ends
+        for message in agent.messages():     # acked only after the loop body handled it
+            ...
+        agent.work(handler)                  # claim, report progress, complete or fail
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Any
+
+from relay_client import errors
+from relay_client._client import AsyncRelayClient, RelayClient
+from relay_core.models import Message, Task
+
+log = logging.getLogger("relay_client.agent")
+
+# A claim race lost to another agent, or a task assigned elsewhere: try the next one.
+_NOT_MINE = (errors.ConflictError, errors.PermissionDeniedError)
+
+
+def _failure_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:65536]
+
+
+def _as_result(value: Any) -> dict[str, Any] | None:
+    if value is None or isinstance(value, dict):
+        return value
+    return {"value": value}
+
+
+class _Idle:
+    """Tracks how long a loop has found nothing to do."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.since = time.monotonic()
+
+    def busy(self) -> None:
+        self.since = time.monotonic()
+
+    def expired(self) -> bool:
+        return self.timeout is not None and time.monotonic() - self.since >= self.timeout
+
+
+class Progress:
+    """Handed to a task handler: ``progress(50, "halfway")`` records a task event."""
+
+    def __init__(self, client: RelayClient, task: Task, agent_id: str) -> None:
+        self._client, self._task, self._agent_id = client, task, agent_id
+
+    def __call__(
+        self, progress: int | None = None, message: str | None = None, **data: Any
+    ) -> None:
+        self._client.tasks.event(
+            self._task.task_id,
+            agent_id=self._agent_id,
+            progress=progress,
+            message=message,
+            data=data or None,
+        )
+
+
+class AsyncProgress:
+    """Handed to an async task handler: ``await progress(50, "halfway")``."""
+
+    def __init__(self, client: AsyncRelayClient, task: Task, agent_id: str) -> None:
+        self._client, self._task, self._agent_id = client, task, agent_id
+
+    async def __call__(
+        self, progress: int | None = None, message: str | None = None, **data: Any
+    ) -> None:
+        await self._client.tasks.event(
+            self._task.task_id,
+            agent_id=self._agent_id,
+            progress=progress,
+            message=message,
+            data=data or None,
+        )
+
+
+class Agent:
+    """One agent's loops over a ``RelayClient``."""
+
+    def __init__(
+        self,
+        client: RelayClient,
+        agent_id: str | None = None,
+        *,
+        heartbeat_interval: float = 15.0,
+        poll_interval: float = 1.0,
+    ) -> None:
+        chosen = agent_id or client.config.agent_id
+        if not chosen:
+            raise ValueError("Agent needs an agent_id (or a client with one)")
+        self.client = client
+        self.agent_id: str = chosen
+        self.heartbeat_interval = heartbeat_interval
+        self.poll_interval = poll_interval
+        self._stopping = threading.Event()
+        self._beating: threading.Thread | None = None
+
+    def start(self) -> Agent:
+        """Send a first heartbeat now (so bad credentials fail here) and keep beating."""
+        self.client.agents.heartbeat(self.agent_id)
+        self._stopping.clear()
+        self._beating = threading.Thread(target=self._beat, name="relay-heartbeat", daemon=True)
+        self._beating.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop heartbeating."""
+        self._stopping.set()
+        if self._beating is not None:
+            self._beating.join()
+            self._beating = None
+
+    def _beat(self) -> None:
+        while not self._stopping.wait(self.heartbeat_interval):
+            try:
+                self.client.agents.heartbeat(self.agent_id)
+            except errors.RelayError as exc:
+                log.warning("heartbeat of %s failed: %s", self.agent_id, exc)
+
+    def messages(self, *, idle_timeout: float | None = None) -> Iterator[Message]:
+        """Yield inbox messages as they come; each is acked once the loop body has handled it.
+
+        Leaving the loop (``break``, an exception) leaves the current message unacked, so it is
+        delivered again. ``idle_timeout`` ends the loop after that long without a message.
+        """
+        idle = _Idle(idle_timeout)
+        while not idle.expired():
+            inbox = self.client.agents.inbox(self.agent_id)
+            for message in inbox.messages:
+                idle.busy()
+                yield message
+                self.client.messages.ack(message.message_id, agent_id=self.agent_id)
+            if not inbox.messages:
+                self._stopping.wait(self.poll_interval)
+
+    def claim_next(self) -> Task | None:
+        """Claim the first open task this agent may take, or None."""
+        for task in self.client.tasks.list(status="open").tasks:
+            if task.assignee not in (None, self.agent_id):
+                continue
+            try:
+                return self.client.tasks.claim(task.task_id, agent_id=self.agent_id)
+            except _NOT_MINE:
+                continue
+        return None
+
+    def work(
+        self,
+        handler: Callable[[Task, Progress], Any],
+        *,
+        max_tasks: int | None = None,
+        idle_timeout: float | None = None,
+    ) -> int:
+        """Claim tasks and run ``handler(task, progress)`` on each: its return value (a dict)
+        completes the task, an exception fails it with the exception's text (reopened while
+        attempts are left). Returns how many tasks were worked."""
+        worked, idle = 0, _Idle(idle_timeout)
+        while (max_tasks is None or worked < max_tasks) and not idle.expired():
+            task = self.claim_next()
+            if task is None:
+                self._stopping.wait(self.poll_interval)
+                continue
+            idle.busy()
+            try:
+                result = handler(task, Progress(self.client, task, self.agent_id))
+            except Exception as exc:
+                log.exception("task %s failed", task.task_id)
+                self.client.tasks.fail(
+                    task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
+                )
+            else:
+                self.client.tasks.complete(
+                    task.task_id, agent_id=self.agent_id, result=_as_result(result)
+                )
+            worked += 1
+        return worked
+
+    def __enter__(self) -> Agent:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class AsyncAgent:
+    """One agent's loops over an ``AsyncRelayClient``."""
+
+    def __init__(
+        self,
+        client: AsyncRelayClient,
+        agent_id: str | None = None,
+        *,
+        heartbeat_interval: float = 15.0,
+        poll_interval: float = 1.0,
+    ) -> None:
+        chosen = agent_id or client.config.agent_id
+        if not chosen:
+            raise ValueError("AsyncAgent needs an agent_id (or a client with one)")
+        self.client = client
+        self.agent_id: str = chosen
+        self.heartbeat_interval = heartbeat_interval
+        self.poll_interval = poll_interval
+        self._beating: asyncio.Task[None] | None = None
+
+    async def start(self) -> AsyncAgent:
+        """Send a first heartbeat now (so bad credentials fail here) and keep beating."""
+        await self.client.agents.heartbeat(self.agent_id)
+        self._beating = asyncio.create_task(self._beat(), name="relay-heartbeat")
+        return self
+
+    async def stop(self) -> None:
+        """Stop heartbeating."""
+        if self._beating is not None:
+            self._beating.cancel()
+            await asyncio.gather(self._beating, return_exceptions=True)
+            self._beating = None
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_interval)
+            try:
+                await self.client.agents.heartbeat(self.agent_id)
+            except errors.RelayError as exc:
+                log.warning("heartbeat of %s failed: %s", self.agent_id, exc)
+
+    async def messages(self, *, idle_timeout: float | None = None) -> AsyncIterator[Message]:
+        """Yield inbox messages as they come; each is acked once the loop body has handled it."""
+        idle = _Idle(idle_timeout)
+        while not idle.expired():
+            inbox = await self.client.agents.inbox(self.agent_id)
+            for message in inbox.messages:
+                idle.busy()
+                yield message
+                await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
+            if not inbox.messages:
+                await asyncio.sleep(self.poll_interval)
+
+    async def claim_next(self) -> Task | None:
+        """Claim the first open task this agent may take, or None."""
+        for task in (await self.client.tasks.list(status="open")).tasks:
+            if task.assignee not in (None, self.agent_id):
+                continue
+            try:
+                return await self.client.tasks.claim(task.task_id, agent_id=self.agent_id)
+            except _NOT_MINE:
+                continue
+        return None
+
+    async def work(
+        self,
+        handler: Callable[[Task, AsyncProgress], Any],
+        *,
+        max_tasks: int | None = None,
+        idle_timeout: float | None = None,
+    ) -> int:
+        """Claim tasks and run ``handler(task, progress)`` (sync or async) on each; see
+        ``Agent.work``."""
+        worked, idle = 0, _Idle(idle_timeout)
+        while (max_tasks is None or worked < max_tasks) and not idle.expired():
+            task = await self.claim_next()
+            if task is None:
+                await asyncio.sleep(self.poll_interval)
+                continue
+            idle.busy()
+            try:
+                result = handler(task, AsyncProgress(self.client, task, self.agent_id))
+                if inspect.isawaitable(result):
+                    result = await result
+            except Exception as exc:
+                log.exception("task %s failed", task.task_id)
+                await self.client.tasks.fail(
+                    task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
+                )
+            else:
+                await self.client.tasks.complete(
+                    task.task_id, agent_id=self.agent_id, result=_as_result(result)
+                )
+            worked += 1
+        return worked
+
+    async def __aenter__(self) -> AsyncAgent:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+
+def enroll_and_wait(
+    agent_id: str,
+    *,
+    url: str | None = None,
+    name: str | None = None,
+    capabilities: Sequence[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    reason: str | None = None,
+    timeout: float = 3600.0,
+    poll_interval: float = 0.5,
+    max_poll_interval: float = 10.0,
+) -> RelayClient:
+    """Ask to join, wait (polling with backoff) for the operator's decision, and return a client
+    holding the new agent's token. ``EnrollmentError`` if rejected or expired."""
+    with RelayClient(url, max_retries=5) as anonymous:
+        created = anonymous.enroll.request(
+            agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
+        )
+        deadline, interval = time.monotonic() + timeout, poll_interval
+        while True:
+            state = anonymous.enroll.status(created.enroll_id, created.claim)
+            token = _settled(state.status, state.token, created.enroll_id)
+            if token:
+                return RelayClient(anonymous.config.url, token=token, agent_id=agent_id)
+            if time.monotonic() + interval > deadline:
+                raise errors.TimeoutError(f"enrollment {created.enroll_id} still pending")
+            time.sleep(interval)
+            interval = min(max_poll_interval, interval * 1.5)
+
+
+async def async_enroll_and_wait(
+    agent_id: str,
+    *,
+    url: str | None = None,
+    name: str | None = None,
+    capabilities: Sequence[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    reason: str | None = None,
+    timeout: float = 3600.0,
+    poll_interval: float = 0.5,
+    max_poll_interval: float = 10.0,
+) -> AsyncRelayClient:
+    """Async twin of ``enroll_and_wait``."""
+    async with AsyncRelayClient(url, max_retries=5) as anonymous:
+        created = await anonymous.enroll.request(
+            agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
+        )
+        deadline, interval = time.monotonic() + timeout, poll_interval
+        while True:
+            state = await anonymous.enroll.status(created.enroll_id, created.claim)
+            token = _settled(state.status, state.token, created.enroll_id)
+            if token:
+                return AsyncRelayClient(anonymous.config.url, token=token, agent_id=agent_id)
+            if time.monotonic() + interval > deadline:
+                raise errors.TimeoutError(f"enrollment {created.enroll_id} still pending")
+            await asyncio.sleep(interval)
+            interval = min(max_poll_interval, interval * 1.5)
+
+
+def _settled(status: str, token: str | None, enroll_id: int) -> str | None:
+    """The token once approved; None while pending; EnrollmentError when it ended otherwise."""
+    if status == "pending":
+        return None
+    if status == "approved" and token:
+        return token
+    if status == "approved":
+        raise errors.EnrollmentError("approved, but its token was already delivered", enroll_id)
+    raise errors.EnrollmentError(status, enroll_id)

@@ -1,0 +1,171 @@
+"""Errors raised by the client.
+
+RelayError
+├── APIStatusError              the server answered with an error status
+│   ├── BadRequestError             400
+│   ├── AuthenticationError         401
+│   ├── PermissionDeniedError       403
+│   ├── NotFoundError               404
+│   ├── ConflictError               409
+│   ├── PayloadTooLargeError        413
+│   ├── UnprocessableEntityError    422 (alias ValidationError), with the parsed ``errors``
+│   ├── RateLimitError              429, with ``retry_after``
+│   └── ServerError                 5xx
+│       └── BridgeError                 502: the operator's platform failed
+├── ConnectionError             the server could not be reached (also a builtin ConnectionError)
+│   └── TimeoutError                no answer in time (also a builtin TimeoutError)
+└── EnrollmentError             an enrollment was rejected or expired while waiting
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import httpx
+
+
+class RelayError(Exception):
+    """Base of every error the client raises."""
+
+
+class APIStatusError(RelayError):
+    """The server answered with an error status."""
+
+    status_code: int = 0
+
+    def __init__(self, response: httpx.Response, body: Any) -> None:
+        self.response = response
+        self.status_code = response.status_code
+        self.body = body
+        self.request_id: str | None = response.headers.get("X-Request-ID")
+        detail = body.get("detail") if isinstance(body, dict) else None
+        self.code: str = (body.get("code") if isinstance(body, dict) else None) or "http_error"
+        self.detail: Any = (
+            detail if detail is not None else (response.text or response.reason_phrase)
+        )
+        super().__init__(f"{self.status_code} {self.code}: {self.message}")
+
+    @property
+    def message(self) -> str:
+        """The server's detail as one readable line."""
+        return str(self.detail)
+
+
+class BadRequestError(APIStatusError):
+    """400."""
+
+
+class AuthenticationError(APIStatusError):
+    """401: credentials missing, malformed or unknown."""
+
+
+class PermissionDeniedError(APIStatusError):
+    """403: the caller may not do this."""
+
+
+class NotFoundError(APIStatusError):
+    """404: no such resource."""
+
+
+class ConflictError(APIStatusError):
+    """409: the resource's state forbids this."""
+
+
+class PayloadTooLargeError(APIStatusError):
+    """413: the body is over the server's limit."""
+
+
+class UnprocessableEntityError(APIStatusError):
+    """422: validation failed; ``errors`` is the FastAPI-shaped ``detail`` list."""
+
+    def __init__(self, response: httpx.Response, body: Any) -> None:
+        super().__init__(response, body)
+        self.code = "validation_error"
+        self.errors: list[dict[str, Any]] = self.detail if isinstance(self.detail, list) else []
+
+    @property
+    def message(self) -> str:
+        parts = [
+            f"{'.'.join(str(p) for p in e.get('loc', []))}: {e.get('msg', '')}" for e in self.errors
+        ]
+        return "; ".join(parts) or str(self.detail)
+
+
+ValidationError = UnprocessableEntityError
+
+
+class RateLimitError(APIStatusError):
+    """429: over the rate limit; ``retry_after`` seconds, when the server said."""
+
+    def __init__(self, response: httpx.Response, body: Any) -> None:
+        super().__init__(response, body)
+        self.retry_after = parse_retry_after(response.headers.get("Retry-After"))
+
+
+class ServerError(APIStatusError):
+    """5xx: the server failed."""
+
+
+class BridgeError(ServerError):
+    """502: the operator's messaging platform failed; the notification was kept as failed."""
+
+
+class ConnectionError(RelayError, builtins.ConnectionError):  # noqa: A001
+    """The server could not be reached."""
+
+
+class TimeoutError(ConnectionError, builtins.TimeoutError):  # noqa: A001
+    """The server did not answer in time."""
+
+
+class EnrollmentError(RelayError):
+    """An enrollment ended without approval (rejected or expired)."""
+
+    def __init__(self, status: str, enroll_id: int) -> None:
+        super().__init__(f"enrollment {enroll_id} was {status}")
+        self.status = status
+        self.enroll_id = enroll_id
+
+
+_BY_STATUS: dict[int, type[APIStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    413: PayloadTooLargeError,
+    422: UnprocessableEntityError,
+    429: RateLimitError,
+    502: BridgeError,
+}
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from datetime import UTC, datetime
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def error_for(response: httpx.Response) -> APIStatusError:
+    """The exception for an error response."""
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    cls = _BY_STATUS.get(response.status_code)
+    if cls is None:
+        cls = ServerError if response.status_code >= 500 else APIStatusError
+    return cls(response, body)

@@ -1,0 +1,41 @@
+"""Base classes of the resources: a handle on the client and the calling agent's id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from relay_client._client import AsyncRelayClient, RelayClient
+
+
+def segment(value: str | int) -> str:
+    """A path segment, escaped."""
+    return quote(str(value), safe=":@")
+
+
+class _Bound:
+    _config_agent: str | None
+
+    def _agent(self, agent_id: str | None) -> str:
+        """The agent an operation acts for: the argument, else the client's own agent id."""
+        chosen = agent_id or self._config_agent
+        if not chosen:
+            raise ValueError("agent_id is required: pass it, or give the client an agent_id")
+        return chosen
+
+
+class SyncResource(_Bound):
+    """A resource of ``RelayClient``."""
+
+    def __init__(self, client: RelayClient) -> None:
+        self._client = client
+        self._config_agent = client.config.agent_id
+
+
+class AsyncResource(_Bound):
+    """A resource of ``AsyncRelayClient``."""
+
+    def __init__(self, client: AsyncRelayClient) -> None:
+        self._client = client
+        self._config_agent = client.config.agent_id

@@ -1,0 +1,106 @@
+"""``client.agents``: register, heartbeat, list, inbox."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from relay_client._base import compact
+from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_core.models import AgentHeartbeatResult, AgentRegistered, AgentsResponse, InboxResponse
+
+
+class Agents(SyncResource):
+    """Agents (sync)."""
+
+    def register(
+        self,
+        agent_id: str,
+        *,
+        name: str | None = None,
+        kind: str | None = None,
+        capabilities: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        rotate_token: bool = False,
+    ) -> AgentRegistered:
+        """Register (or update) an agent; ``token`` is set when one was issued. Operator only."""
+        body = compact(
+            agent_id=agent_id,
+            name=name,
+            kind=kind,
+            capabilities=list(capabilities) if capabilities is not None else None,
+            metadata=metadata,
+            rotate_token=rotate_token or None,
+        )
+        return self._client.request("POST", "/v1/agents/register", AgentRegistered, json=body)
+
+    def heartbeat(
+        self,
+        agent_id: str | None = None,
+        *,
+        status: str | None = None,
+        note: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> AgentHeartbeatResult:
+        """Record a sign of life; the answer counts unacknowledged messages."""
+        path = f"/v1/agents/{segment(self._agent(agent_id))}/heartbeat"
+        body = compact(status=status, note=note, metadata=metadata)
+        return self._client.request("POST", path, AgentHeartbeatResult, json=body)
+
+    def inbox(self, agent_id: str | None = None, *, limit: int | None = None) -> InboxResponse:
+        """Unacknowledged direct messages, oldest first."""
+        path = f"/v1/agents/{segment(self._agent(agent_id))}/inbox"
+        return self._client.request("GET", path, InboxResponse, params=compact(limit=limit))
+
+    def list(self) -> AgentsResponse:
+        """Every registered agent, with presence."""
+        return self._client.request("GET", "/v1/agents", AgentsResponse)
+
+
+class AsyncAgents(AsyncResource):
+    """Agents (async)."""
+
+    async def register(
+        self,
+        agent_id: str,
+        *,
+        name: str | None = None,
+        kind: str | None = None,
+        capabilities: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        rotate_token: bool = False,
+    ) -> AgentRegistered:
+        """Register (or update) an agent; ``token`` is set when one was issued. Operator only."""
+        body = compact(
+            agent_id=agent_id,
+            name=name,
+            kind=kind,
+            capabilities=list(capabilities) if capabilities is not None else None,
+            metadata=metadata,
+            rotate_token=rotate_token or None,
+        )
+        return await self._client.request("POST", "/v1/agents/register", AgentRegistered, json=body)
+
+    async def heartbeat(
+        self,
+        agent_id: str | None = None,
+        *,
+        status: str | None = None,
+        note: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> AgentHeartbeatResult:
+        """Record a sign of life; the answer counts unacknowledged messages."""
+        path = f"/v1/agents/{segment(self._agent(agent_id))}/heartbeat"
+        body = compact(status=status, note=note, metadata=metadata)
+        return await self._client.request("POST", path, AgentHeartbeatResult, json=body)
+
+    async def inbox(
+        self, agent_id: str | None = None, *, limit: int | None = None
+    ) -> InboxResponse:
+        """Unacknowledged direct messages, oldest first."""
+        path = f"/v1/agents/{segment(self._agent(agent_id))}/inbox"
+        return await self._client.request("GET", path, InboxResponse, params=compact(limit=limit))
+
+    async def list(self) -> AgentsResponse:
+        """Every registered agent, with presence."""
+        return await self._client.request("GET", "/v1/agents", AgentsResponse)

@@ -1,0 +1,65 @@
+"""``client.approvals``: the operator's queue."""
+
+from __future__ import annotations
+
+from relay_client._base import compact
+from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_core.models import Approval, ApprovalsResponse
+
+
+class Approvals(SyncResource):
+    """Approvals (sync)."""
+
+    def show(self, approval_id: int) -> Approval:
+        """One approval."""
+        return self._client.request("GET", f"/v1/approvals/{segment(approval_id)}", Approval)
+
+    def approve(
+        self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
+    ) -> Approval:
+        """Approve (operator only); approving twice is fine, a decided one is ``ConflictError``."""
+        path = f"/v1/approvals/{segment(approval_id)}/approve"
+        body = compact(note=note, decided_by=decided_by)
+        return self._client.request("POST", path, Approval, json=body)
+
+    def reject(
+        self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
+    ) -> Approval:
+        """Reject (operator only); rejecting twice is fine, a decided one is ``ConflictError``."""
+        path = f"/v1/approvals/{segment(approval_id)}/reject"
+        body = compact(note=note, decided_by=decided_by)
+        return self._client.request("POST", path, Approval, json=body)
+
+    def list(self, *, status: str | None = None) -> ApprovalsResponse:
+        """Approvals, newest first, optionally of one status."""
+        params = compact(status=status)
+        return self._client.request("GET", "/v1/approvals", ApprovalsResponse, params=params)
+
+
+class AsyncApprovals(AsyncResource):
+    """Approvals (async)."""
+
+    async def show(self, approval_id: int) -> Approval:
+        """One approval."""
+        return await self._client.request("GET", f"/v1/approvals/{segment(approval_id)}", Approval)
+
+    async def approve(
+        self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
+    ) -> Approval:
+        """Approve (operator only); approving twice is fine, a decided one is ``ConflictError``."""
+        path = f"/v1/approvals/{segment(approval_id)}/approve"
+        body = compact(note=note, decided_by=decided_by)
+        return await self._client.request("POST", path, Approval, json=body)
+
+    async def reject(
+        self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
+    ) -> Approval:
+        """Reject (operator only); rejecting twice is fine, a decided one is ``ConflictError``."""
+        path = f"/v1/approvals/{segment(approval_id)}/reject"
+        body = compact(note=note, decided_by=decided_by)
+        return await self._client.request("POST", path, Approval, json=body)
+
+    async def list(self, *, status: str | None = None) -> ApprovalsResponse:
+        """Approvals, newest first, optionally of one status."""
+        params = compact(status=status)
+        return await self._client.request("GET", "/v1/approvals", ApprovalsResponse, params=params)

@@ -1,0 +1,49 @@
+"""``client.notify``: text to the operator, the operator's replies, and the list of both."""
+
+from __future__ import annotations
+
+from relay_client._base import compact
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core.models import Message, Notification, NotificationsResponse
+
+
+class Notify(SyncResource):
+    """Operator notifications (sync)."""
+
+    def send(self, text: str, *, agent_id: str | None = None) -> Notification:
+        """Push text to the operator's platform; raises ``BridgeError`` if the platform fails."""
+        body = compact(text=text, agent_id=agent_id)
+        return self._client.request("POST", "/v1/notify", Notification, json=body)
+
+    def reply(self, platform_message_id: str, text: str) -> Message:
+        """Answer a notification as the operator; the reply lands in the agent's inbox."""
+        body = {"platform_message_id": platform_message_id, "text": text}
+        return self._client.request("POST", "/v1/notify/replies", Message, json=body)
+
+    def list(self, *, limit: int | None = None) -> NotificationsResponse:
+        """Notifications, newest first."""
+        params = compact(limit=limit)
+        return self._client.request(
+            "GET", "/v1/notifications", NotificationsResponse, params=params
+        )
+
+
+class AsyncNotify(AsyncResource):
+    """Operator notifications (async)."""
+
+    async def send(self, text: str, *, agent_id: str | None = None) -> Notification:
+        """Push text to the operator's platform; raises ``BridgeError`` if the platform fails."""
+        body = compact(text=text, agent_id=agent_id)
+        return await self._client.request("POST", "/v1/notify", Notification, json=body)
+
+    async def reply(self, platform_message_id: str, text: str) -> Message:
+        """Answer a notification as the operator; the reply lands in the agent's inbox."""
+        body = {"platform_message_id": platform_message_id, "text": text}
+        return await self._client.request("POST", "/v1/notify/replies", Message, json=body)
+
+    async def list(self, *, limit: int | None = None) -> NotificationsResponse:
+        """Notifications, newest first."""
+        params = compact(limit=limit)
+        return await self._client.request(
+            "GET", "/v1/notifications", NotificationsResponse, params=params
+        )

@@ -1,0 +1,71 @@
+"""``client.spaces``: list, create, add a room, sync, archive (all but list: operator only)."""
+
+from __future__ import annotations
+
+from relay_client._base import compact
+from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_core.models import Room, Space, SpacesResponse, SpaceSyncReport
+
+
+class Spaces(SyncResource):
+    """Spaces (sync)."""
+
+    def create(
+        self, name: str, *, space_id: str | None = None, description: str | None = None
+    ) -> Space:
+        """Create a space (its id is derived from the name when not given)."""
+        body = compact(name=name, space_id=space_id, description=description)
+        return self._client.request("POST", "/v1/spaces", Space, json=body)
+
+    def add_room(
+        self, space_id: str, name: str, *, room_id: str | None = None, topic: str | None = None
+    ) -> Room:
+        """Create a room inside a space."""
+        path = f"/v1/spaces/{segment(space_id)}/rooms"
+        body = compact(name=name, room_id=room_id, topic=topic)
+        return self._client.request("POST", path, Room, json=body)
+
+    def sync(self) -> SpaceSyncReport:
+        """Reconcile spaces and rooms with the operator platform."""
+        return self._client.request("POST", "/v1/spaces/sync", SpaceSyncReport)
+
+    def archive(self, space_id: str) -> Space:
+        """Archive a space (one-way; its rooms become read-only)."""
+        return self._client.request("POST", f"/v1/spaces/{segment(space_id)}/archive", Space)
+
+    def list(self, *, include_archived: bool = False) -> SpacesResponse:
+        """Spaces, archived ones on request."""
+        params = {"include_archived": "true" if include_archived else "false"}
+        return self._client.request("GET", "/v1/spaces", SpacesResponse, params=params)
+
+
+class AsyncSpaces(AsyncResource):
+    """Spaces (async)."""
+
+    async def create(
+        self, name: str, *, space_id: str | None = None, description: str | None = None
+    ) -> Space:
+        """Create a space (its id is derived from the name when not given)."""
+        body = compact(name=name, space_id=space_id, description=description)
+        return await self._client.request("POST", "/v1/spaces", Space, json=body)
+
+    async def add_room(
+        self, space_id: str, name: str, *, room_id: str | None = None, topic: str | None = None
+    ) -> Room:
+        """Create a room inside a space."""
+        path = f"/v1/spaces/{segment(space_id)}/rooms"
+        body = compact(name=name, room_id=room_id, topic=topic)
+        return await self._client.request("POST", path, Room, json=body)
+
+    async def sync(self) -> SpaceSyncReport:
+        """Reconcile spaces and rooms with the operator platform."""
+        return await self._client.request("POST", "/v1/spaces/sync", SpaceSyncReport)
+
+    async def archive(self, space_id: str) -> Space:
+        """Archive a space (one-way; its rooms become read-only)."""
+        return await self._client.request("POST", f"/v1/spaces/{segment(space_id)}/archive", Space)
+
+    async def list(self, *, include_archived: bool = False) -> SpacesResponse:
+        """Spaces, archived ones on request."""
+        params = {"include_archived": "true" if include_archived else "false"}
+        return await self._client.request("GET", "/v1/spaces", SpacesResponse, params=params)

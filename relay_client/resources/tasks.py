@@ -1,0 +1,201 @@
+"""``client.tasks``: create, list, get, events, claim, event, complete, fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from relay_client._base import compact
+from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_core.models import Task, TaskEvent, TaskEventsResponse, TasksResponse
+
+
+class Tasks(SyncResource):
+    """Tasks (sync)."""
+
+    def create(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        payload: dict[str, Any] | None = None,
+        priority: int | None = None,
+        assignee: str | None = None,
+        room_id: str | None = None,
+        max_attempts: int | None = None,
+    ) -> Task:
+        """Create an open task."""
+        body = compact(
+            title=title,
+            description=description,
+            payload=payload,
+            priority=priority,
+            assignee=assignee,
+            room_id=room_id,
+            max_attempts=max_attempts,
+        )
+        return self._client.request("POST", "/v1/tasks", Task, json=body)
+
+    def get(self, task_id: int) -> Task:
+        """One task."""
+        return self._client.request("GET", f"/v1/tasks/{segment(task_id)}", Task)
+
+    def events(self, task_id: int) -> TaskEventsResponse:
+        """A task's trail, oldest first."""
+        path = f"/v1/tasks/{segment(task_id)}/events"
+        return self._client.request("GET", path, TaskEventsResponse)
+
+    def claim(
+        self, task_id: int, *, agent_id: str | None = None, lease_seconds: int | None = None
+    ) -> Task:
+        """Claim an open task; ``ConflictError`` if another agent holds it."""
+        body = compact(agent_id=self._agent(agent_id), lease_seconds=lease_seconds)
+        return self._client.request("POST", f"/v1/tasks/{segment(task_id)}/claim", Task, json=body)
+
+    def event(
+        self,
+        task_id: int,
+        *,
+        agent_id: str | None = None,
+        kind: str | None = None,
+        message: str | None = None,
+        progress: int | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> TaskEvent:
+        """Report progress on a claimed task (renews the lease)."""
+        body = compact(
+            agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
+        )
+        path = f"/v1/tasks/{segment(task_id)}/events"
+        return self._client.request("POST", path, TaskEvent, json=body)
+
+    def complete(
+        self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None
+    ) -> Task:
+        """Complete a claimed task."""
+        body = compact(agent_id=self._agent(agent_id), result=result)
+        path = f"/v1/tasks/{segment(task_id)}/complete"
+        return self._client.request("POST", path, Task, json=body)
+
+    def fail(
+        self,
+        task_id: int,
+        *,
+        agent_id: str | None = None,
+        error: str | None = None,
+        result: dict[str, Any] | None = None,
+        retry: bool = False,
+    ) -> Task:
+        """Fail a claimed task; ``retry`` reopens it while attempts are left."""
+        body = compact(
+            agent_id=self._agent(agent_id), error=error, result=result, retry=retry or None
+        )
+        return self._client.request("POST", f"/v1/tasks/{segment(task_id)}/fail", Task, json=body)
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        assignee: str | None = None,
+        claimed_by: str | None = None,
+        limit: int | None = None,
+    ) -> TasksResponse:
+        """Tasks matching every given filter, by id."""
+        params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
+        return self._client.request("GET", "/v1/tasks", TasksResponse, params=params)
+
+
+class AsyncTasks(AsyncResource):
+    """Tasks (async)."""
+
+    async def create(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        payload: dict[str, Any] | None = None,
+        priority: int | None = None,
+        assignee: str | None = None,
+        room_id: str | None = None,
+        max_attempts: int | None = None,
+    ) -> Task:
+        """Create an open task."""
+        body = compact(
+            title=title,
+            description=description,
+            payload=payload,
+            priority=priority,
+            assignee=assignee,
+            room_id=room_id,
+            max_attempts=max_attempts,
+        )
+        return await self._client.request("POST", "/v1/tasks", Task, json=body)
+
+    async def get(self, task_id: int) -> Task:
+        """One task."""
+        return await self._client.request("GET", f"/v1/tasks/{segment(task_id)}", Task)
+
+    async def events(self, task_id: int) -> TaskEventsResponse:
+        """A task's trail, oldest first."""
+        path = f"/v1/tasks/{segment(task_id)}/events"
+        return await self._client.request("GET", path, TaskEventsResponse)
+
+    async def claim(
+        self, task_id: int, *, agent_id: str | None = None, lease_seconds: int | None = None
+    ) -> Task:
+        """Claim an open task; ``ConflictError`` if another agent holds it."""
+        body = compact(agent_id=self._agent(agent_id), lease_seconds=lease_seconds)
+        path = f"/v1/tasks/{segment(task_id)}/claim"
+        return await self._client.request("POST", path, Task, json=body)
+
+    async def event(
+        self,
+        task_id: int,
+        *,
+        agent_id: str | None = None,
+        kind: str | None = None,
+        message: str | None = None,
+        progress: int | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> TaskEvent:
+        """Report progress on a claimed task (renews the lease)."""
+        body = compact(
+            agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
+        )
+        path = f"/v1/tasks/{segment(task_id)}/events"
+        return await self._client.request("POST", path, TaskEvent, json=body)
+
+    async def complete(
+        self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None
+    ) -> Task:
+        """Complete a claimed task."""
+        body = compact(agent_id=self._agent(agent_id), result=result)
+        path = f"/v1/tasks/{segment(task_id)}/complete"
+        return await self._client.request("POST", path, Task, json=body)
+
+    async def fail(
+        self,
+        task_id: int,
+        *,
+        agent_id: str | None = None,
+        error: str | None = None,
+        result: dict[str, Any] | None = None,
+        retry: bool = False,
+    ) -> Task:
+        """Fail a claimed task; ``retry`` reopens it while attempts are left."""
+        body = compact(
+            agent_id=self._agent(agent_id), error=error, result=result, retry=retry or None
+        )
+        path = f"/v1/tasks/{segment(task_id)}/fail"
+        return await self._client.request("POST", path, Task, json=body)
+
+    async def list(
+        self,
+        *,
+        status: str | None = None,
+        assignee: str | None = None,
+        claimed_by: str | None = None,
+        limit: int | None = None,
+    ) -> TasksResponse:
+        """Tasks matching every given filter, by id."""
+        params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
+        return await self._client.request("GET", "/v1/tasks", TasksResponse, params=params)
