@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -48,6 +49,7 @@ class RelayClient:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries)
+        self._sleep: Callable[[float], None] = time.sleep
         self._http = httpx.Client(
             base_url=self.config.url,
             headers=self.config.headers(),
@@ -82,11 +84,11 @@ class RelayClient:
             except httpx.TransportError as exc:
                 if last or not retryable_error(exc, method):
                     raise transport_error(exc, self.config.url) from exc
-                time.sleep(backoff(attempt, None))
+                self._sleep(backoff(attempt, None))
                 continue
             if last or not retryable_response(response):
                 return decode(response, cast)
-            time.sleep(backoff(attempt, retry_after_of(response)))
+            self._sleep(backoff(attempt, retry_after_of(response)))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def health(self) -> Health:
@@ -127,6 +129,7 @@ class AsyncRelayClient:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries)
+        self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self._http = httpx.AsyncClient(
             base_url=self.config.url,
             headers=self.config.headers(),
@@ -161,11 +164,11 @@ class AsyncRelayClient:
             except httpx.TransportError as exc:
                 if last or not retryable_error(exc, method):
                     raise transport_error(exc, self.config.url) from exc
-                await asyncio.sleep(backoff(attempt, None))
+                await self._sleep(backoff(attempt, None))
                 continue
             if last or not retryable_response(response):
                 return decode(response, cast)
-            await asyncio.sleep(backoff(attempt, retry_after_of(response)))
+            await self._sleep(backoff(attempt, retry_after_of(response)))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def health(self) -> Health:

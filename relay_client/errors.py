@@ -33,6 +33,7 @@ class APIStatusError(RelayError):
     """The server answered with an error status."""
 
     status_code: int = 0
+    default_code = "http_error"
 
     def __init__(self, response: httpx.Response, body: Any) -> None:
         self.response = response
@@ -40,7 +41,7 @@ class APIStatusError(RelayError):
         self.body = body
         self.request_id: str | None = response.headers.get("X-Request-ID")
         detail = body.get("detail") if isinstance(body, dict) else None
-        self.code: str = (body.get("code") if isinstance(body, dict) else None) or "http_error"
+        self.code: str = (body.get("code") if isinstance(body, dict) else None) or self.default_code
         self.detail: Any = (
             detail if detail is not None else (response.text or response.reason_phrase)
         )
@@ -79,10 +80,12 @@ class PayloadTooLargeError(APIStatusError):
 class UnprocessableEntityError(APIStatusError):
     """422: validation failed; ``errors`` is the FastAPI-shaped ``detail`` list."""
 
-    def __init__(self, response: httpx.Response, body: Any) -> None:
-        super().__init__(response, body)
-        self.code = "validation_error"
-        self.errors: list[dict[str, Any]] = self.detail if isinstance(self.detail, list) else []
+    default_code = "validation_error"
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """The ``detail`` list: ``loc``, ``msg`` and ``type`` of each failure."""
+        return self.detail if isinstance(self.detail, list) else []
 
     @property
     def message(self) -> str:

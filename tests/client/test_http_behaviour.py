@@ -1,0 +1,282 @@
+"""The client's HTTP behaviour with a mocked transport (respx): errors, retries, timeouts,
+configuration. No server here: these are the cases a real server cannot be made to produce."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from relay_client import (
+    AsyncRelayClient,
+    AuthenticationError,
+    BridgeError,
+    ConflictError,
+    ConnectionError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+    RateLimitError,
+    RelayClient,
+    ServerError,
+    TimeoutError,
+    UnprocessableEntityError,
+    errors,
+)
+from relay_client._base import ClientConfig, backoff
+
+URL = "http://relay.test"
+AGENTS = f"{URL}/v1/agents"
+EMPTY = {"agents": []}
+
+
+def sync_client(**kwargs: Any) -> tuple[RelayClient, list[float]]:
+    client = RelayClient(URL, token="rly_agent_x", **kwargs)
+    slept: list[float] = []
+    client._sleep = slept.append
+    return client, slept
+
+
+def async_client(**kwargs: Any) -> tuple[AsyncRelayClient, list[float]]:
+    client = AsyncRelayClient(URL, token="rly_agent_x", **kwargs)
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    client._sleep = sleep
+    return client, slept
+
+
+@pytest.mark.parametrize(
+    ("status", "cls", "code"),
+    [
+        (401, AuthenticationError, "unauthenticated"),
+        (403, PermissionDeniedError, "forbidden"),
+        (404, NotFoundError, "not_found"),
+        (409, ConflictError, "conflict"),
+        (413, PayloadTooLargeError, "payload_too_large"),
+        (429, RateLimitError, "rate_limited"),
+        (500, ServerError, "internal"),
+        (502, BridgeError, "bridge_error"),
+    ],
+)
+@respx.mock
+def test_each_status_maps_to_its_error(status: int, cls: type[Exception], code: str) -> None:
+    respx.get(AGENTS).mock(
+        return_value=httpx.Response(
+            status, json={"detail": "it went wrong", "code": code}, headers={"X-Request-ID": "r1"}
+        )
+    )
+    client, _ = sync_client(max_retries=0)
+    with pytest.raises(cls) as caught:
+        client.agents.list()
+    error = caught.value
+    assert isinstance(error, errors.APIStatusError)
+    assert (error.status_code, error.code, error.detail, error.request_id) == (
+        status,
+        code,
+        "it went wrong",
+        "r1",
+    )
+
+
+@respx.mock
+def test_422_carries_the_parsed_detail_list() -> None:
+    detail = [{"type": "missing", "loc": ["body", "agent_id"], "msg": "Field required"}]
+    respx.post(f"{URL}/v1/agents/register").mock(
+        return_value=httpx.Response(422, json={"detail": detail})
+    )
+    client, _ = sync_client()
+    with pytest.raises(UnprocessableEntityError) as caught:
+        client.agents.register("a")
+    assert caught.value.errors == detail
+    assert caught.value.code == "validation_error"
+    assert "body.agent_id: Field required" in str(caught.value)
+    assert errors.ValidationError is UnprocessableEntityError
+
+
+@respx.mock
+def test_5xx_and_429_are_retried_with_backoff_honouring_retry_after() -> None:
+    route = respx.get(AGENTS).mock(
+        side_effect=[
+            httpx.Response(503, json={"detail": "busy", "code": "internal"}),
+            httpx.Response(
+                429,
+                json={"detail": "slow down", "code": "rate_limited"},
+                headers={"Retry-After": "7"},
+            ),
+            httpx.Response(200, json=EMPTY),
+        ]
+    )
+    client, slept = sync_client(max_retries=2)
+    assert client.agents.list().agents == []
+    assert route.call_count == 3
+    assert 0.25 <= slept[0] <= 0.5  # jittered first backoff
+    assert slept[1] == 7.0  # the server's Retry-After wins
+
+
+@respx.mock
+def test_retry_after_is_capped() -> None:
+    respx.get(AGENTS).mock(
+        side_effect=[
+            httpx.Response(429, headers={"Retry-After": "86400"}, json={"detail": "x"}),
+            httpx.Response(200, json=EMPTY),
+        ]
+    )
+    client, slept = sync_client()
+    client.agents.list()
+    assert slept == [60.0]
+
+
+@respx.mock
+def test_409_is_never_retried() -> None:
+    route = respx.post(f"{URL}/v1/tasks/1/claim").mock(
+        return_value=httpx.Response(409, json={"detail": "taken", "code": "conflict"})
+    )
+    client, slept = sync_client(max_retries=5)
+    with pytest.raises(ConflictError):
+        client.tasks.claim(1, agent_id="a")
+    assert route.call_count == 1 and slept == []
+
+
+@respx.mock
+def test_retries_give_up_with_the_last_error() -> None:
+    route = respx.get(AGENTS).mock(
+        return_value=httpx.Response(503, json={"detail": "down", "code": "internal"})
+    )
+    client, slept = sync_client(max_retries=3)
+    with pytest.raises(ServerError):
+        client.agents.list()
+    assert route.call_count == 4 and len(slept) == 3
+    assert all(later >= 0 for later in slept)
+
+
+@respx.mock
+def test_connection_errors_are_retried_then_raised() -> None:
+    route = respx.get(AGENTS).mock(side_effect=httpx.ConnectError("refused"))
+    client, slept = sync_client(max_retries=2)
+    with pytest.raises(ConnectionError) as caught:
+        client.agents.list()
+    assert route.call_count == 3 and len(slept) == 2
+    assert isinstance(caught.value, OSError)  # also the builtin ConnectionError
+
+
+@respx.mock
+def test_a_lost_answer_to_a_post_is_not_repeated() -> None:
+    route = respx.post(f"{URL}/v1/messages").mock(side_effect=httpx.ReadTimeout("slow"))
+    client, _ = sync_client(max_retries=3)
+    with pytest.raises(TimeoutError):
+        client.messages.send("hi", to="b")
+    assert route.call_count == 1
+
+
+@respx.mock
+def test_a_read_timeout_on_get_is_retried() -> None:
+    route = respx.get(AGENTS).mock(
+        side_effect=[httpx.ReadTimeout("slow"), httpx.Response(200, json=EMPTY)]
+    )
+    client, _ = sync_client()
+    client.agents.list()
+    assert route.call_count == 2
+
+
+def test_timeouts_are_configurable() -> None:
+    client = RelayClient(URL, timeout=2.5)
+    assert client._http.timeout == httpx.Timeout(2.5)
+    client.close()
+
+
+@respx.mock
+async def test_the_async_twin_maps_errors_and_retries_alike() -> None:
+    route = respx.get(AGENTS).mock(
+        side_effect=[
+            httpx.Response(502, json={"detail": "telegram down", "code": "bridge_error"}),
+            httpx.Response(200, json=EMPTY),
+        ]
+    )
+    client, slept = async_client()
+    assert (await client.agents.list()).agents == []
+    assert route.call_count == 2 and len(slept) == 1
+    respx.get(f"{URL}/v1/tasks/9").mock(
+        return_value=httpx.Response(
+            404, json={"detail": "task 9 does not exist", "code": "not_found"}
+        )
+    )
+    with pytest.raises(NotFoundError):
+        await client.tasks.get(9)
+    respx.get(f"{URL}/v1/rooms").mock(side_effect=httpx.ConnectTimeout("no route"))
+    with pytest.raises(TimeoutError):
+        await client.rooms.list()
+    await client.close()
+
+
+@respx.mock
+def test_headers_carry_token_and_agent() -> None:
+    route = respx.get(AGENTS).mock(return_value=httpx.Response(200, json=EMPTY))
+    with RelayClient(URL, token="rly_agent_abc", agent_id="alice") as client:
+        client.agents.list()
+    request = route.calls.last.request
+    assert request.headers["Authorization"] == "Bearer rly_agent_abc"
+    assert request.headers["X-Agent-ID"] == "alice"
+
+
+def test_backoff_grows_and_is_bounded() -> None:
+    assert all(0.25 <= backoff(0, None) <= 0.5 for _ in range(50))
+    assert all(2.0 <= backoff(3, None) <= 4.0 for _ in range(50))
+    assert all(backoff(20, None) <= 8.0 for _ in range(50))
+    assert backoff(0, 3.0) == 3.0
+
+
+def test_configuration_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("RELAY_URL", "RELAY_TOKEN", "RELAY_AGENT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    config_dir = tmp_path / "config"
+    monkeypatch.setattr("relay_client._base.user_config_dir", lambda *a, **k: str(config_dir))
+    monkeypatch.setenv("RELAY_DATA_DIR", str(tmp_path / "data"))
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "operator_token").write_text("rly_op_local\n")
+    local = ClientConfig.resolve()
+    assert (local.url, local.token, local.agent_id) == (
+        "http://127.0.0.1:8765",
+        "rly_op_local",
+        None,
+    )
+    remote = ClientConfig.resolve("https://relay.example.com")
+    assert remote.token is None  # a local token file never goes to another host
+
+    config_dir.mkdir()
+    (config_dir / "config.toml").write_text(
+        'url = "http://file:1"\ntoken = "rly_agent_file"\nagent_id = "from-file"\n'
+    )
+    from_file = ClientConfig.resolve()
+    assert (from_file.url, from_file.token, from_file.agent_id) == (
+        "http://file:1",
+        "rly_agent_file",
+        "from-file",
+    )
+
+    monkeypatch.setenv("RELAY_URL", "http://env:2")
+    monkeypatch.setenv("RELAY_TOKEN", "rly_agent_env")
+    monkeypatch.setenv("RELAY_AGENT_ID", "from-env")
+    from_env = ClientConfig.resolve()
+    assert (from_env.url, from_env.token, from_env.agent_id) == (
+        "http://env:2",
+        "rly_agent_env",
+        "from-env",
+    )
+    explicit = ClientConfig.resolve("http://arg:3/", token="rly_agent_arg", agent_id="from-arg")
+    assert (explicit.url, explicit.token, explicit.agent_id) == (
+        "http://arg:3",
+        "rly_agent_arg",
+        "from-arg",
+    )
+
+
+def test_agent_id_is_required_where_an_agent_acts() -> None:
+    with RelayClient(URL) as client, pytest.raises(ValueError, match="agent_id is required"):
+        client.agents.heartbeat()

@@ -1,0 +1,44 @@
+"""Every route has a client method, and the sync and async twins agree on every signature."""
+
+from __future__ import annotations
+
+import inspect
+import operator
+
+from relay_client import AsyncRelayClient, RelayClient
+from relay_server.routes import ROUTES
+
+
+def test_every_route_has_a_method_on_both_twins() -> None:
+    sync, async_ = RelayClient("http://relay.invalid"), AsyncRelayClient("http://relay.invalid")
+    for route in ROUTES:
+        sync_method = operator.attrgetter(route.operation)(sync)
+        async_method = operator.attrgetter(route.operation)(async_)
+        assert not inspect.iscoroutinefunction(sync_method), route.operation
+        assert inspect.iscoroutinefunction(async_method), route.operation
+        assert inspect.signature(sync_method) == inspect.signature(async_method), route.operation
+    sync.close()
+
+
+def test_twin_resources_have_the_same_public_methods() -> None:
+    sync, async_ = RelayClient("http://relay.invalid"), AsyncRelayClient("http://relay.invalid")
+    for name in (
+        "agents",
+        "messages",
+        "notify",
+        "rooms",
+        "spaces",
+        "tasks",
+        "actions",
+        "enroll",
+        "approvals",
+        "interventions",
+    ):
+        left, right = getattr(sync, name), getattr(async_, name)
+        public = {n for n in dir(left) if not n.startswith("_")}
+        assert public == {n for n in dir(right) if not n.startswith("_")}, name
+        for method in public:
+            assert inspect.signature(getattr(left, method)) == inspect.signature(
+                getattr(right, method)
+            ), f"{name}.{method}"
+    sync.close()

@@ -1,0 +1,175 @@
+"""Every operation through the SDK against a real server, once with each twin.
+
+The scenario is written once, async; the sync client runs it through a proxy that calls each
+method in a worker thread, so both twins make every real request. The proxy records which
+operations ran, and the test checks that the scenario covered the whole route table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+
+from relay_client import (
+    AsyncRelayClient,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+    RelayClient,
+    UnprocessableEntityError,
+)
+from relay_server.routes import ROUTES
+from tests.live import LiveServer
+
+
+class Recorded:
+    """Awaitable access to a client (sync or async) that notes each operation it calls."""
+
+    def __init__(self, target: Any, calls: set[str], prefix: str = "") -> None:
+        self._target, self._calls, self._prefix = target, calls, prefix
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return Recorded(value, self._calls, f"{self._prefix}{name}.")
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self._calls.add(f"{self._prefix}{name}")
+            if asyncio.iscoroutinefunction(value):
+                return await value(*args, **kwargs)
+            return await asyncio.to_thread(value, *args, **kwargs)
+
+        return call
+
+
+@pytest.fixture(params=["sync", "async"])
+async def twin(request: pytest.FixtureRequest, server: LiveServer) -> Any:
+    """A factory of recorded clients of one flavour, and the set of operations they ran."""
+    calls: set[str] = set()
+    opened: list[Any] = []
+
+    def make(**kwargs: Any) -> Any:
+        cls = RelayClient if request.param == "sync" else AsyncRelayClient
+        client = cls(server.url, **kwargs)
+        opened.append(client)
+        return Recorded(client, calls)
+
+    yield make, calls
+    for client in opened:
+        if isinstance(client, RelayClient):
+            client.close()
+        else:
+            await client.close()
+
+
+async def test_every_operation(twin: Any, server: LiveServer) -> None:
+    make, calls = twin
+    run = uuid.uuid4().hex[:8]
+    op = make(token=server.operator_token)
+    assert (await op.health()).status == "ok"
+
+    alice_id, bob_id = f"alice-{run}", f"bob-{run}"
+    alice_token = (await op.agents.register(alice_id, name="Alice", capabilities=["ops"])).token
+    bob_token = (await op.agents.register(bob_id)).token
+    alice = make(token=alice_token, agent_id=alice_id)
+    bob = make(token=bob_token, agent_id=bob_id)
+
+    beat = await alice.agents.heartbeat(status="busy")
+    assert beat.presence == "online" and beat.status == "busy"
+    assert alice_id in {a.agent_id for a in (await bob.agents.list()).agents}
+    assert (await bob.status()).counts.agents >= 2
+
+    sent = await alice.messages.send("hello", to=bob_id, payload={"n": 1})
+    inbox = await bob.agents.inbox()
+    assert [m.message_id for m in inbox.messages] == [sent.message_id]
+    assert (await bob.messages.ack(sent.message_id)).status == "acked"
+    with pytest.raises(PermissionDeniedError):
+        await alice.messages.ack(sent.message_id)
+
+    note = await alice.notify.send("need a hand")
+    assert note.status == "sent" and note.platform_message_id
+    reply = await op.notify.reply(note.platform_message_id, "coming")
+    assert reply.reply_to_notification == note.notification_id
+    assert [n.notification_id for n in (await alice.notify.list()).notifications] == [
+        note.notification_id
+    ]
+
+    room = f"room-{run}"
+    await alice.rooms.join(room)
+    await alice.messages.send("in the room", room_id=room)
+    assert [m.text for m in (await alice.rooms.messages(room, limit=10)).messages] == [
+        "in the room"
+    ]
+    assert room in {r.room_id for r in (await bob.rooms.list()).rooms}
+
+    space = await op.spaces.create(f"Space {run}")
+    added = await op.spaces.add_room(space.space_id, "Bench", topic="t")
+    assert added.space_id == space.space_id
+    assert (await op.spaces.sync()).bridge == "local"
+    assert (await op.spaces.archive(space.space_id)).status == "archived"
+    listed = await op.spaces.list(include_archived=True)
+    assert space.space_id in {s.space_id for s in listed.spaces}
+    assert space.space_id not in {s.space_id for s in (await op.spaces.list()).spaces}
+
+    task = await op.tasks.create(f"task {run}", payload={"k": 1}, max_attempts=2)
+    assert (await bob.tasks.claim(task.task_id)).claimed_by == bob_id
+    with pytest.raises(ConflictError):
+        await alice.tasks.claim(task.task_id)
+    assert (await bob.tasks.event(task.task_id, progress=40, message="going")).progress == 40
+    assert (await bob.tasks.fail(task.task_id, error="flaky", retry=True)).status == "open"
+    await alice.tasks.claim(task.task_id)
+    done = await alice.tasks.complete(task.task_id, result={"ok": True})
+    assert done.status == "completed" and (await op.tasks.get(task.task_id)) == done
+    kinds = [e.kind for e in (await op.tasks.events(task.task_id)).events]
+    assert kinds == ["claimed", "progress", "retry", "claimed", "completed"]
+    mine = await op.tasks.list(claimed_by=alice_id, status="completed")
+    assert [t.task_id for t in mine.tasks] == [task.task_id]
+
+    recorded = await alice.actions.record("deploy", target="web-1", task_id=task.task_id)
+    assert recorded.agent_id == alice_id
+    assert (await op.actions.list(agent_id=alice_id)).actions[0] == recorded
+
+    newcomer = make()
+    created = await newcomer.enroll.request(f"carol-{run}", reason="new")
+    assert (await newcomer.enroll.status(created.enroll_id, created.claim)).status == "pending"
+    pending = await op.approvals.list(status="pending")
+    assert created.approval_id in {a.approval_id for a in pending.approvals}
+    assert (await op.approvals.show(created.approval_id)).kind == "enrollment"
+    assert (await op.approvals.approve(created.approval_id, note="ok")).status == "approved"
+    state = await newcomer.enroll.status(created.enroll_id, created.claim)
+    assert state.token and state.token.startswith("rly_agent_")
+    with pytest.raises(NotFoundError):
+        await newcomer.enroll.status(created.enroll_id, "wrong")
+
+    incident = f"inc-{run}"
+    diagnostic = await alice.interventions.diagnostic(incident, summary="slow", content={"p99": 9})
+    assert await alice.interventions.show_diagnostic(incident) == diagnostic
+    asked = await alice.interventions.request_approval(
+        incident, title="restart", reason="slow", proposed_action="restart", risk="low"
+    )
+    assert (await alice.interventions.approval(incident)).approval_id == asked.approval_id
+    await op.approvals.reject(asked.approval_id, note="not now")
+    again = await alice.interventions.request_approval(
+        incident, title="restart", reason="slower", proposed_action="restart"
+    )
+    await op.approvals.approve(again.approval_id)
+    trace = await alice.interventions.action(
+        incident,
+        action="restart",
+        status="succeeded",
+        evidence_before={"p99": 9},
+        evidence_after={"p99": 1},
+    )
+    newest = await op.interventions.list(limit=100)
+    entry = next(i for i in newest.interventions if i.intervention_id == incident)
+    assert entry.status == "remediated" and entry.last_action == trace
+    assert entry.latest_diagnostic == diagnostic
+
+    with pytest.raises(UnprocessableEntityError) as invalid:
+        await op.rooms.messages(room, limit=0)
+    assert invalid.value.errors[0]["loc"] == ["query", "limit"]
+
+    assert calls == {route.operation for route in ROUTES}

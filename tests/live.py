@@ -1,0 +1,72 @@
+"""A real Relay server in its own process on a free port, for the SDK, CLI and e2e tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def relay_command() -> list[str]:
+    """The installed ``relay`` console script beside this interpreter."""
+    script = Path(sys.executable).with_name("relay")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "relay_cli"]
+
+
+@dataclass
+class LiveServer:
+    url: str
+    data_dir: Path
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def operator_token(self) -> str:
+        return (self.data_dir / "operator_token").read_text().strip()
+
+
+@contextmanager
+def live_server(root: Path, **env_overrides: str) -> Iterator[LiveServer]:
+    """``relay serve`` with no configuration but its data directory under ``root``."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_DATA_DIR": str(root / "data"), **env_overrides}
+    log = root / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*relay_command(), "serve", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise AssertionError(f"server did not start:\n{log.read_text()}")
+            time.sleep(0.1)
+        yield LiveServer(url, root / "data", log, process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
