@@ -1,0 +1,151 @@
+"""The agent helpers against a live server: inbox loop, task loop, heartbeats, enrollment."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from relay_client import (
+    Agent,
+    AsyncAgent,
+    AsyncRelayClient,
+    EnrollmentError,
+    Progress,
+    RelayClient,
+    async_enroll_and_wait,
+    enroll_and_wait,
+)
+from relay_core.models import Task
+from tests.live import LiveServer
+
+
+def operator(server: LiveServer) -> RelayClient:
+    return RelayClient(server.url, token=server.operator_token)
+
+
+def new_agent(server: LiveServer) -> tuple[str, str]:
+    agent_id = f"agent-{uuid.uuid4().hex[:8]}"
+    with operator(server) as op:
+        token = op.agents.register(agent_id).token
+    assert token
+    return agent_id, token
+
+
+def test_messages_are_acked_only_after_the_loop_body(server: LiveServer) -> None:
+    agent_id, token = new_agent(server)
+    with operator(server) as op:
+        for text in ("one", "two", "three"):
+            op.messages.send(text, to=agent_id)
+    with RelayClient(server.url, token=token, agent_id=agent_id) as client:
+        agent = Agent(client, poll_interval=0.05)
+        seen = []
+        for message in agent.messages(idle_timeout=0.3):
+            seen.append(message.text)
+            if message.text == "two":
+                break  # "two" was not handled to the end: it stays unacked
+        assert seen == ["one", "two"]
+        remaining = [m.text for m in client.agents.inbox().messages]
+        assert remaining == ["two", "three"]
+        assert [m.text for m in agent.messages(idle_timeout=0.3)] == ["two", "three"]
+        assert client.agents.inbox().count == 0
+
+
+def test_work_completes_and_fails_with_the_exception_text(server: LiveServer) -> None:
+    agent_id, token = new_agent(server)
+    with operator(server) as op:
+        good = op.tasks.create("good", assignee=agent_id)
+        bad = op.tasks.create("bad", assignee=agent_id)
+
+    def handler(task: Task, progress: Progress) -> dict[str, Any]:
+        progress(50, "halfway", step="fetch")
+        if task.title == "bad":
+            raise RuntimeError("disk full")
+        return {"title": task.title}
+
+    with RelayClient(server.url, token=token, agent_id=agent_id) as client:
+        assert Agent(client, poll_interval=0.05).work(handler, idle_timeout=0.3) == 2
+        done, failed = client.tasks.get(good.task_id), client.tasks.get(bad.task_id)
+    assert done.status == "completed" and done.result == {"title": "good"}
+    assert failed.status == "failed" and failed.error == "RuntimeError: disk full"
+    with operator(server) as op:
+        events = op.tasks.events(good.task_id).events
+    assert [(e.kind, e.progress, e.data) for e in events if e.kind == "progress"] == [
+        ("progress", 50, {"step": "fetch"})
+    ]
+
+
+def test_heartbeats_run_in_the_background(server: LiveServer) -> None:
+    agent_id, token = new_agent(server)
+    with RelayClient(server.url, token=token, agent_id=agent_id) as client:
+        with Agent(client, heartbeat_interval=0.1):
+            first = client.agents.list()
+            seen = {a.agent_id: a.last_seen_at for a in first.agents}[agent_id]
+            time.sleep(0.35)
+            later = {a.agent_id: a for a in client.agents.list().agents}[agent_id]
+        assert later.presence == "online"
+        assert seen is not None and later.last_seen_at is not None and later.last_seen_at > seen
+
+
+async def test_async_agent_loops(server: LiveServer) -> None:
+    agent_id, token = new_agent(server)
+    with operator(server) as op:
+        op.messages.send("ping", to=agent_id)
+        task = op.tasks.create("async work", assignee=agent_id)
+    async with AsyncRelayClient(server.url, token=token, agent_id=agent_id) as client:
+        async with AsyncAgent(client, heartbeat_interval=0.1, poll_interval=0.05) as agent:
+            texts = [m.text async for m in agent.messages(idle_timeout=0.3)]
+
+            async def handler(task: Task, progress: Any) -> dict[str, int]:
+                await progress(10)
+                return {"n": 1}
+
+            assert await agent.work(handler, max_tasks=1) == 1
+        assert texts == ["ping"]
+        assert (await client.agents.inbox()).count == 0
+        assert (await client.tasks.get(task.task_id)).result == {"n": 1}
+
+
+def approve_when_asked(server: LiveServer, agent_id: str, verb: str = "approve") -> threading.Thread:
+    def run() -> None:
+        with operator(server) as op:
+            for _ in range(100):
+                for approval in op.approvals.list(status="pending").approvals:
+                    if approval.requested_by == agent_id:
+                        getattr(op.approvals, verb)(approval.approval_id)
+                        return
+                time.sleep(0.05)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_enroll_and_wait_returns_a_ready_client(server: LiveServer) -> None:
+    agent_id = f"enrollee-{uuid.uuid4().hex[:8]}"
+    approver = approve_when_asked(server, agent_id)
+    with enroll_and_wait(agent_id, url=server.url, reason="test", poll_interval=0.05) as client:
+        approver.join()
+        assert client.config.agent_id == agent_id
+        assert client.agents.heartbeat().presence == "online"
+
+
+def test_enroll_and_wait_raises_when_rejected(server: LiveServer) -> None:
+    agent_id = f"refused-{uuid.uuid4().hex[:8]}"
+    rejecter = approve_when_asked(server, agent_id, verb="reject")
+    with pytest.raises(EnrollmentError) as caught:
+        enroll_and_wait(agent_id, url=server.url, poll_interval=0.05)
+    rejecter.join()
+    assert caught.value.status == "rejected"
+
+
+async def test_async_enroll_and_wait(server: LiveServer) -> None:
+    agent_id = f"async-enrollee-{uuid.uuid4().hex[:8]}"
+    approver = approve_when_asked(server, agent_id)
+    client = await async_enroll_and_wait(agent_id, url=server.url, poll_interval=0.05)
+    approver.join()
+    async with client:
+        assert (await client.agents.heartbeat()).agent_id == agent_id
