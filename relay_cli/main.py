@@ -1,4 +1,8 @@
-"""``relay``: the root Typer app."""
+"""``relay``: the root Typer app; one sub-app per resource.
+
+Importing this module never loads aiohttp or SQLAlchemy: ``relay serve`` imports the server only
+when it runs.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,76 @@ from typing import Annotated
 
 import typer
 
+from relay_cli._common import Connection, JsonOutput, call, render
+from relay_cli.commands import (
+    actions,
+    agents,
+    approvals,
+    enroll,
+    interventions,
+    messages,
+    notify,
+    rooms,
+    spaces,
+    tasks,
+)
+
 app = typer.Typer(
     name="relay",
-    help="Relay: coordination for software agents and their human operator.",
+    help="Relay: coordination for software agents and their human operator.\n\n"
+    "On the server's machine no flags are needed: the operator token is found in the server's "
+    "data directory. Example: relay approvals list --status pending",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
+app.add_typer(agents.app, name="agents")
+app.add_typer(messages.app, name="messages")
+app.add_typer(rooms.app, name="rooms")
+app.add_typer(spaces.app, name="spaces")
+app.add_typer(tasks.app, name="tasks")
+app.add_typer(actions.app, name="actions")
+app.add_typer(notify.app, name="notifications")
+app.add_typer(enroll.app, name="enroll")
+app.add_typer(approvals.app, name="approvals")
+app.add_typer(interventions.app, name="interventions")
+app.command("inbox")(agents.inbox)
+app.command("notify")(notify.notify)
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None, typer.Option(help="Server URL [RELAY_URL; default http://127.0.0.1:8765].")
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option(help="Bearer token [RELAY_TOKEN; default: the local operator's].")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="Act as this agent (X-Agent-ID) [RELAY_AGENT_ID].")
+    ] = None,
+) -> None:
+    """Relay: coordination for software agents and their human operator."""
+    ctx.obj = Connection(url=url, token=token, agent=agent)
+
+
+@app.command()
+def status(ctx: typer.Context, as_json: JsonOutput = False) -> None:
+    """Show the server's version, backends and counts.
+
+    Example: relay status
+    """
+    current = call(ctx, lambda c: c.status())
+    render(current, as_json)
+
+
+@app.command()
+def health(ctx: typer.Context, as_json: JsonOutput = False) -> None:
+    """Check that the server is up.
+
+    Example: relay health
+    """
+    render(call(ctx, lambda c: c.health()), as_json)
 
 
 @app.command()
@@ -23,15 +92,12 @@ def serve(
     ] = None,
     data_dir: Annotated[Path | None, typer.Option(help="Data directory [RELAY_DATA_DIR].")] = None,
 ) -> None:
-    """Run the Relay server (SQLite in the data directory unless told otherwise)."""
-    # Imported here so that the rest of the CLI never loads aiohttp or SQLAlchemy.
+    """Run the Relay server (SQLite in the data directory unless told otherwise).
+
+    Example: relay serve --port 8765
+    """
     from relay_server.__main__ import serve as run
     from relay_server.settings import Settings
 
     given = {"host": host, "port": port, "database_url": database_url, "data_dir": data_dir}
     run(Settings(**{k: v for k, v in given.items() if v is not None}))
-
-
-@app.callback()
-def main() -> None:
-    """Relay: coordination for software agents and their human operator."""

@@ -109,7 +109,9 @@ async def test_async_agent_loops(server: LiveServer) -> None:
         assert (await client.tasks.get(task.task_id)).result == {"n": 1}
 
 
-def approve_when_asked(server: LiveServer, agent_id: str, verb: str = "approve") -> threading.Thread:
+def approve_when_asked(
+    server: LiveServer, agent_id: str, verb: str = "approve"
+) -> threading.Thread:
     def run() -> None:
         with operator(server) as op:
             for _ in range(100):

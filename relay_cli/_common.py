@@ -1,0 +1,109 @@
+"""What every command shares: connection options, the client, error handling, one ``render()``.
+
+Exit codes: 0 success, 1 the server refused (API error), 2 usage, 3 cannot connect.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from relay_client import RelayClient
+from relay_client.errors import APIStatusError, RelayError
+from relay_client.errors import ConnectionError as RelayConnectionError
+
+T = TypeVar("T")
+
+API_ERROR, USAGE_ERROR, CONNECTION_ERROR = 1, 2, 3
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonOutput = Annotated[bool, typer.Option("--json", help="Print bare JSON (for scripts).")]
+Limit = Annotated[int | None, typer.Option("--limit", "-n", help="How many at most.", min=1)]
+
+
+@dataclass
+class Connection:
+    """Global options of the ``relay`` command."""
+
+    url: str | None = None
+    token: str | None = None
+    agent: str | None = None
+
+
+def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:
+    """Run ``operation`` with a client; turn failures into one stderr line and an exit code."""
+    conn: Connection = ctx.obj or Connection()
+    try:
+        with RelayClient(conn.url, token=conn.token, agent_id=conn.agent) as client:
+            return operation(client)
+    except APIStatusError as exc:
+        err.print(f"error: {exc.message} [{exc.code}, HTTP {exc.status_code}]", markup=False)
+        raise typer.Exit(API_ERROR) from None
+    except RelayConnectionError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(CONNECTION_ERROR) from None
+    except (RelayError, ValueError) as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(USAGE_ERROR) from None
+
+
+def parse_json(value: str | None, option: str) -> Any:
+    """A JSON option's value, or a usage error naming the option."""
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint=option) from None
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def render(
+    value: BaseModel,
+    as_json: bool,
+    *,
+    rows: Sequence[BaseModel] | None = None,
+    columns: Sequence[str] = (),
+    headline: str | None = None,
+) -> None:
+    """JSON for scripts; for people, a one-line ``headline`` (a confirmation), else ``rows`` as a
+    table of ``columns``, else the object's fields."""
+    if as_json:
+        out.print(value.model_dump_json(), markup=False)
+        return
+    if headline:
+        out.print(headline, markup=False)
+        return
+    if rows is not None:
+        if not rows:
+            out.print("(none)")
+            return
+        table = Table(*columns, show_edge=False, header_style="bold")
+        for row in rows:
+            table.add_row(*(_cell(getattr(row, c, None)) for c in columns))
+        out.print(table)
+        return
+    table = Table(show_header=False, show_edge=False, box=None)
+    for name, field_value in value.model_dump().items():
+        if field_value not in (None, [], {}):
+            table.add_row(f"[bold]{name}[/bold]", _cell(field_value))
+    out.print(table)

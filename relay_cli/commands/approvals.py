@@ -1,0 +1,62 @@
+"""``relay approvals list|show|approve|reject``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from relay_cli._common import JsonOutput, call, render
+
+app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
+
+ApprovalId = Annotated[int, typer.Argument(help="The approval.")]
+Note = Annotated[str | None, typer.Option(help="A note kept with the decision.")]
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    status: Annotated[str | None, typer.Option(help="pending, approved, rejected, expired")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List approvals, newest first.
+
+    Example: relay approvals list --status pending
+    """
+    approvals = call(ctx, lambda c: c.approvals.list(status=status))
+    columns = ("approval_id", "kind", "status", "title", "requested_by", "created_at")
+    render(approvals, as_json, rows=approvals.approvals, columns=columns)
+
+
+@app.command()
+def show(ctx: typer.Context, approval_id: ApprovalId, as_json: JsonOutput = False) -> None:
+    """Show one approval.
+
+    Example: relay approvals show 12
+    """
+    render(call(ctx, lambda c: c.approvals.show(approval_id)), as_json)
+
+
+@app.command()
+def approve(
+    ctx: typer.Context, approval_id: ApprovalId, note: Note = None, as_json: JsonOutput = False
+) -> None:
+    """Approve a pending approval.
+
+    Example: relay approvals approve 12 --note "go ahead"
+    """
+    decided = call(ctx, lambda c: c.approvals.approve(approval_id, note=note))
+    render(decided, as_json, headline=f"Approved {decided.approval_id}: {decided.title}")
+
+
+@app.command()
+def reject(
+    ctx: typer.Context, approval_id: ApprovalId, note: Note = None, as_json: JsonOutput = False
+) -> None:
+    """Reject a pending approval.
+
+    Example: relay approvals reject 12 --note "not during the freeze"
+    """
+    decided = call(ctx, lambda c: c.approvals.reject(approval_id, note=note))
+    render(decided, as_json, headline=f"Rejected {decided.approval_id}: {decided.title}")

@@ -1,0 +1,54 @@
+"""``relay messages send|ack``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from relay_cli._common import JsonOutput, call, parse_json, render
+
+app = typer.Typer(help="Messages: send and acknowledge.", no_args_is_help=True)
+
+
+@app.command()
+def send(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The message.")],
+    to: Annotated[str | None, typer.Option(help="Recipient agent.")] = None,
+    room: Annotated[str | None, typer.Option(help="Room to post to instead.")] = None,
+    subject: Annotated[str | None, typer.Option(help="Subject line.")] = None,
+    payload: Annotated[str | None, typer.Option(help="Payload as a JSON object.")] = None,
+    reply_to: Annotated[int | None, typer.Option(help="Id of the message answered.")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Send a direct message (--to) or post to a room (--room).
+
+    Example: relay --agent builder messages send "build 7 is green" --to deployer
+    """
+    data = parse_json(payload, "--payload")
+    message = call(
+        ctx,
+        lambda c: c.messages.send(
+            text, to=to, room_id=room, subject=subject, payload=data, reply_to=reply_to
+        ),
+    )
+    where = f"to {message.to}" if message.to else f"in room {message.room_id}"
+    render(message, as_json, headline=f"Sent message {message.message_id} {where}")
+
+
+@app.command()
+def ack(
+    ctx: typer.Context,
+    message_id: Annotated[int, typer.Argument(help="The message to acknowledge.")],
+    agent_id: Annotated[
+        str | None, typer.Option("--as", help="Recipient; default --agent.")
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Acknowledge a message you received.
+
+    Example: relay --agent deployer messages ack 42
+    """
+    message = call(ctx, lambda c: c.messages.ack(message_id, agent_id=agent_id))
+    render(message, as_json, headline=f"Acknowledged message {message.message_id}")

@@ -1,0 +1,162 @@
+"""``relay tasks create|list|show|events|claim|event|complete|fail``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from relay_cli._common import JsonOutput, Limit, call, parse_json, render
+
+app = typer.Typer(help="Tasks: create, claim, report progress, finish.", no_args_is_help=True)
+
+TASK_COLUMNS = ("task_id", "title", "status", "assignee", "claimed_by", "progress", "priority")
+TaskId = Annotated[int, typer.Argument(help="The task.")]
+ActingAgent = Annotated[str | None, typer.Option("--as", help="The agent; default --agent.")]
+
+
+@app.command()
+def create(
+    ctx: typer.Context,
+    title: Annotated[str, typer.Argument(help="What needs doing.")],
+    description: Annotated[str | None, typer.Option(help="More detail.")] = None,
+    payload: Annotated[str | None, typer.Option(help="Payload as a JSON object.")] = None,
+    priority: Annotated[int | None, typer.Option(help="Higher first.")] = None,
+    assignee: Annotated[str | None, typer.Option(help="Only this agent may claim it.")] = None,
+    room: Annotated[str | None, typer.Option(help="Room it belongs to.")] = None,
+    max_attempts: Annotated[int | None, typer.Option(help="Attempts before it fails.")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Create a task.
+
+    Example: relay tasks create "reindex search" --priority 5
+    """
+    data = parse_json(payload, "--payload")
+    task = call(
+        ctx,
+        lambda c: c.tasks.create(
+            title,
+            description=description,
+            payload=data,
+            priority=priority,
+            assignee=assignee,
+            room_id=room,
+            max_attempts=max_attempts,
+        ),
+    )
+    render(task, as_json, headline=f"Created task {task.task_id}")
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    status: Annotated[str | None, typer.Option(help="open, claimed, in_progress, …")] = None,
+    assignee: Annotated[str | None, typer.Option(help="Assigned to this agent.")] = None,
+    claimed_by: Annotated[str | None, typer.Option(help="Claimed by this agent.")] = None,
+    limit: Limit = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List tasks.
+
+    Example: relay tasks list --status open
+    """
+    tasks = call(
+        ctx,
+        lambda c: c.tasks.list(
+            status=status, assignee=assignee, claimed_by=claimed_by, limit=limit
+        ),
+    )
+    render(tasks, as_json, rows=tasks.tasks, columns=TASK_COLUMNS)
+
+
+@app.command()
+def show(ctx: typer.Context, task_id: TaskId, as_json: JsonOutput = False) -> None:
+    """Show one task.
+
+    Example: relay tasks show 7
+    """
+    render(call(ctx, lambda c: c.tasks.get(task_id)), as_json)
+
+
+@app.command()
+def events(ctx: typer.Context, task_id: TaskId, as_json: JsonOutput = False) -> None:
+    """Show a task's trail of events.
+
+    Example: relay tasks events 7
+    """
+    trail = call(ctx, lambda c: c.tasks.events(task_id))
+    columns = ("event_id", "kind", "agent_id", "progress", "message", "created_at")
+    render(trail, as_json, rows=trail.events, columns=columns)
+
+
+@app.command()
+def claim(
+    ctx: typer.Context,
+    task_id: TaskId,
+    agent_id: ActingAgent = None,
+    lease: Annotated[int | None, typer.Option(help="Lease in seconds.")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Claim an open task.
+
+    Example: relay --agent builder tasks claim 7
+    """
+    task = call(ctx, lambda c: c.tasks.claim(task_id, agent_id=agent_id, lease_seconds=lease))
+    render(task, as_json, headline=f"Task {task.task_id} claimed by {task.claimed_by}")
+
+
+@app.command()
+def event(
+    ctx: typer.Context,
+    task_id: TaskId,
+    agent_id: ActingAgent = None,
+    progress: Annotated[int | None, typer.Option(help="0–100.")] = None,
+    message: Annotated[str | None, typer.Option(help="What happened.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Event kind (default progress).")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Report progress on a claimed task.
+
+    Example: relay --agent builder tasks event 7 --progress 50 --message halfway
+    """
+    recorded = call(
+        ctx,
+        lambda c: c.tasks.event(
+            task_id, agent_id=agent_id, progress=progress, message=message, kind=kind
+        ),
+    )
+    render(recorded, as_json, headline=f"Recorded event {recorded.event_id} on task {task_id}")
+
+
+@app.command()
+def complete(
+    ctx: typer.Context,
+    task_id: TaskId,
+    agent_id: ActingAgent = None,
+    result: Annotated[str | None, typer.Option(help="Result as a JSON object.")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Complete a claimed task.
+
+    Example: relay --agent builder tasks complete 7 --result '{"docs": 1200}'
+    """
+    data = parse_json(result, "--result")
+    task = call(ctx, lambda c: c.tasks.complete(task_id, agent_id=agent_id, result=data))
+    render(task, as_json, headline=f"Task {task.task_id} completed")
+
+
+@app.command()
+def fail(
+    ctx: typer.Context,
+    task_id: TaskId,
+    agent_id: ActingAgent = None,
+    error: Annotated[str | None, typer.Option(help="What went wrong.")] = None,
+    retry: Annotated[bool, typer.Option(help="Reopen it while attempts are left.")] = False,
+    as_json: JsonOutput = False,
+) -> None:
+    """Fail a claimed task.
+
+    Example: relay --agent builder tasks fail 7 --error "disk full" --retry
+    """
+    task = call(ctx, lambda c: c.tasks.fail(task_id, agent_id=agent_id, error=error, retry=retry))
+    render(task, as_json, headline=f"Task {task.task_id} is {task.status}")
