@@ -1,0 +1,190 @@
+"""The ``relay`` CLI through Typer's CliRunner against a real server.
+
+The environment names the server and its data directory only: the operator token is found the
+way it is on the server's machine, with no flags.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from relay_cli.main import app
+from relay_server.routes import ROUTES
+from tests.live import LiveServer, live_server
+
+# Operation id → the CLI words that run it.
+COMMANDS = {
+    "health": ["health"],
+    "status": ["status"],
+    "agents.inbox": ["inbox"],
+    "notify.send": ["notify"],
+    "notify.reply": ["notifications", "reply"],
+    "notify.list": ["notifications", "list"],
+    "tasks.get": ["tasks", "show"],
+}
+
+
+def words(operation: str) -> list[str]:
+    return COMMANDS.get(operation) or [part.replace("_", "-") for part in operation.split(".")]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay-cli")) as running:
+        yield running
+
+
+@pytest.fixture
+def relay(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Any:
+    for name in ("RELAY_TOKEN", "RELAY_AGENT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RELAY_URL", server.url)
+    monkeypatch.setenv("RELAY_DATA_DIR", str(server.data_dir))
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0) -> Result:
+        result = runner.invoke(app, list(args))
+        assert result.exit_code == code, (args, result.stdout, result.stderr, result.exception)
+        return result
+
+    def data(*args: str) -> Any:
+        return json.loads(run(*args, "--json").stdout)
+
+    run.json = data  # type: ignore[attr-defined]
+    return run
+
+
+def test_every_operation_has_a_command_with_an_example() -> None:
+    runner = CliRunner()
+    for route in ROUTES:
+        result = runner.invoke(app, [*words(route.operation), "--help"])
+        assert result.exit_code == 0, (route.operation, result.stdout)
+        assert "Example: relay" in result.stdout, route.operation
+    assert "Example:" in runner.invoke(app, ["--help"]).stdout
+
+
+def test_the_operator_flow_with_no_flags(relay: Any) -> None:
+    run = relay.json
+    n = uuid.uuid4().hex[:6]
+    builder = f"builder-{n}"
+    registered = run("agents", "register", builder, "--name", "Build bot", "-c", "ci")
+    assert registered["token"].startswith("rly_agent_")
+    token = registered["token"]
+    assert builder in {a["agent_id"] for a in run("agents", "list")["agents"]}
+    assert run("health") == {"status": "ok", "version": "0.1.0"}
+    assert run("status")["storage"] == "sqlite"
+
+    as_builder = ["--token", token, "--agent", builder]
+    beat = run(*as_builder, "agents", "heartbeat", "--status", "idle")
+    assert beat["presence"] == "online"
+    sent = run("messages", "send", "hello", "--to", builder, "--payload", '{"n": 1}')
+    assert sent["payload"] == {"n": 1}
+    assert [m["text"] for m in run(*as_builder, "inbox")["messages"]] == ["hello"]
+    assert run(*as_builder, "messages", "ack", str(sent["message_id"]))["status"] == "acked"
+
+    room = f"room-{n}"
+    run(*as_builder, "rooms", "join", room)
+    run(*as_builder, "messages", "send", "in room", "--room", room)
+    assert [m["text"] for m in run("rooms", "messages", room, "-n", "5")["messages"]] == ["in room"]
+    assert room in {r["room_id"] for r in run("rooms", "list")["rooms"]}
+
+    space = run("spaces", "create", f"Space {n}")["space_id"]
+    assert run("spaces", "add-room", space, "Bench", "--topic", "t")["space_id"] == space
+    assert run("spaces", "sync")["bridge"] == "local"
+    assert run("spaces", "archive", space)["status"] == "archived"
+    assert space in {s["space_id"] for s in run("spaces", "list", "--all")["spaces"]}
+
+    task = run("tasks", "create", f"reindex {n}", "--priority", "3", "--max-attempts", "2")
+    tid = str(task["task_id"])
+    assert run(*as_builder, "tasks", "claim", tid)["claimed_by"] == builder
+    assert run(*as_builder, "tasks", "event", tid, "--progress", "30")["progress"] == 30
+    assert run(*as_builder, "tasks", "fail", tid, "--error", "flaky", "--retry")["status"] == "open"
+    run(*as_builder, "tasks", "claim", tid)
+    done = run(*as_builder, "tasks", "complete", tid, "--result", '{"docs": 12}')
+    assert done["result"] == {"docs": 12} and run("tasks", "show", tid) == done
+    assert [t["task_id"] for t in run("tasks", "list", "--claimed-by", builder)["tasks"]] == [
+        task["task_id"]
+    ]
+    assert run("tasks", "events", tid)["events"][-1]["kind"] == "completed"
+
+    action = run(*as_builder, "actions", "record", "deploy", "--target", "web", "--task", tid)
+    assert run("actions", "list", "--of", builder)["actions"][0] == action
+
+    note = run(*as_builder, "notify", "need a hand")
+    reply = run("notifications", "reply", note["platform_message_id"], "coming")
+    assert reply["to"] == builder
+    assert note["notification_id"] in {
+        x["notification_id"] for x in run("notifications", "list")["notifications"]
+    }
+
+    created = run("enroll", "request", f"linter-{n}", "--reason", "new bot")
+    assert run("enroll", "status", str(created["enroll_id"]), "--claim", created["claim"])[
+        "status"
+    ] == "pending"
+    pending = {a["approval_id"] for a in run("approvals", "list", "--status", "pending")["approvals"]}
+    assert created["approval_id"] in pending
+    assert run("approvals", "show", str(created["approval_id"]))["kind"] == "enrollment"
+    assert run("approvals", "approve", str(created["approval_id"]))["status"] == "approved"
+    polled = run("enroll", "status", str(created["enroll_id"]), "--claim", created["claim"])
+    assert polled["token"].startswith("rly_agent_")
+
+    inc = f"inc-{n}"
+    diag = run(*as_builder, "interventions", "diagnostic", inc, "--summary", "slow",
+               "--content", '{"p99": 9}')
+    assert diag["content"] == {"p99": 9}
+    assert run("interventions", "show-diagnostic", inc) == diag
+    asked = run(*as_builder, "interventions", "request-approval", inc, "--title", "restart",
+                "--reason", "slow", "--proposed-action", "restart it", "--risk", "low")
+    assert run("interventions", "approval", inc)["approval_id"] == asked["approval_id"]
+    run("approvals", "reject", str(asked["approval_id"]), "--note", "later")
+    again = run(*as_builder, "interventions", "request-approval", inc, "--title", "restart",
+                "--reason", "slower", "--proposed-action", "restart it")
+    run("approvals", "approve", str(again["approval_id"]))
+    trace = run(*as_builder, "interventions", "action", inc, "--action", "restart", "--status",
+                "succeeded", "--before", '{"p99": 9}', "--after", "all good now")
+    assert trace["evidence_after"] == "all good now"
+    listed = run("interventions", "list", "-n", "50")["interventions"]
+    assert next(i for i in listed if i["intervention_id"] == inc)["status"] == "remediated"
+
+
+def test_human_output_is_tables_and_confirmations(relay: Any) -> None:
+    agent = f"human-{uuid.uuid4().hex[:6]}"
+    registered = relay("agents", "register", agent)
+    assert registered.stdout.startswith(f"Registered agent {agent}; token: rly_agent_")
+    listed = relay("agents", "list").stdout
+    assert "agent_id" in listed and agent in listed
+    created = relay("enroll", "request", f"{agent}-2").stdout
+    approval_id = created.split("pending approval ")[1].split(";")[0]
+    assert relay("approvals", "approve", approval_id).stdout.startswith(f"Approved {approval_id}:")
+
+
+def test_errors_go_to_stderr_with_exit_codes(relay: Any, server: LiveServer) -> None:
+    created = relay.json("enroll", "request", f"err-{uuid.uuid4().hex[:6]}")
+    relay("approvals", "reject", str(created["approval_id"]))
+    refused = relay("approvals", "approve", str(created["approval_id"]), code=1)
+    assert refused.stdout == ""
+    assert refused.stderr.strip() == (
+        f"error: approval {created['approval_id']} is already rejected [conflict, HTTP 409]"
+    )
+    missing = relay("approvals", "show", "999999", code=1)
+    assert "[not_found, HTTP 404]" in missing.stderr
+    invalid = relay("rooms", "messages", "anything", "-n", "5000", code=1)
+    assert "query.limit" in invalid.stderr and "HTTP 422" in invalid.stderr
+    denied = relay("--token", "rly_agent_nope", "agents", "list", code=1)
+    assert "[unauthenticated, HTTP 401]" in denied.stderr
+
+    offline = relay("--url", "http://127.0.0.1:9", "health", code=3)
+    assert offline.stderr.startswith("error: cannot reach http://127.0.0.1:9")
+
+    assert relay("approvals", "approve", code=2).exit_code == 2  # missing argument
+    assert relay("approvals", "approve", "twelve", code=2).exit_code == 2
+    bad_json = relay("tasks", "create", "x", "--payload", "{nope", code=2)
+    assert "--payload" in bad_json.stderr
+    no_agent = relay("agents", "heartbeat", code=2)
+    assert "agent_id is required" in no_agent.stderr
