@@ -22,6 +22,7 @@ def loaded_after(imports: str) -> set[str]:
     [
         "import relay_core.models, relay_core.errors",
         "import relay_cli.main",
+        "import relay_client",
     ],
 )
 def test_client_side_imports_load_neither_aiohttp_nor_sqlalchemy(imports: str) -> None:

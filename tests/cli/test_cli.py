@@ -124,10 +124,13 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     }
 
     created = run("enroll", "request", f"linter-{n}", "--reason", "new bot")
-    assert run("enroll", "status", str(created["enroll_id"]), "--claim", created["claim"])[
-        "status"
-    ] == "pending"
-    pending = {a["approval_id"] for a in run("approvals", "list", "--status", "pending")["approvals"]}
+    assert (
+        run("enroll", "status", str(created["enroll_id"]), "--claim", created["claim"])["status"]
+        == "pending"
+    )
+    pending = {
+        a["approval_id"] for a in run("approvals", "list", "--status", "pending")["approvals"]
+    }
     assert created["approval_id"] in pending
     assert run("approvals", "show", str(created["approval_id"]))["kind"] == "enrollment"
     assert run("approvals", "approve", str(created["approval_id"]))["status"] == "approved"
@@ -135,19 +138,61 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     assert polled["token"].startswith("rly_agent_")
 
     inc = f"inc-{n}"
-    diag = run(*as_builder, "interventions", "diagnostic", inc, "--summary", "slow",
-               "--content", '{"p99": 9}')
+    diag = run(
+        *as_builder,
+        "interventions",
+        "diagnostic",
+        inc,
+        "--summary",
+        "slow",
+        "--content",
+        '{"p99": 9}',
+    )
     assert diag["content"] == {"p99": 9}
     assert run("interventions", "show-diagnostic", inc) == diag
-    asked = run(*as_builder, "interventions", "request-approval", inc, "--title", "restart",
-                "--reason", "slow", "--proposed-action", "restart it", "--risk", "low")
+    asked = run(
+        *as_builder,
+        "interventions",
+        "request-approval",
+        inc,
+        "--title",
+        "restart",
+        "--reason",
+        "slow",
+        "--proposed-action",
+        "restart it",
+        "--risk",
+        "low",
+    )
     assert run("interventions", "approval", inc)["approval_id"] == asked["approval_id"]
     run("approvals", "reject", str(asked["approval_id"]), "--note", "later")
-    again = run(*as_builder, "interventions", "request-approval", inc, "--title", "restart",
-                "--reason", "slower", "--proposed-action", "restart it")
+    again = run(
+        *as_builder,
+        "interventions",
+        "request-approval",
+        inc,
+        "--title",
+        "restart",
+        "--reason",
+        "slower",
+        "--proposed-action",
+        "restart it",
+    )
     run("approvals", "approve", str(again["approval_id"]))
-    trace = run(*as_builder, "interventions", "action", inc, "--action", "restart", "--status",
-                "succeeded", "--before", '{"p99": 9}', "--after", "all good now")
+    trace = run(
+        *as_builder,
+        "interventions",
+        "action",
+        inc,
+        "--action",
+        "restart",
+        "--status",
+        "succeeded",
+        "--before",
+        '{"p99": 9}',
+        "--after",
+        "all good now",
+    )
     assert trace["evidence_after"] == "all good now"
     listed = run("interventions", "list", "-n", "50")["interventions"]
     assert next(i for i in listed if i["intervention_id"] == inc)["status"] == "remediated"
