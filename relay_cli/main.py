@@ -7,7 +7,7 @@ when it runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -99,5 +99,11 @@ def serve(
     from relay_server.__main__ import serve as run
     from relay_server.settings import Settings
 
-    given = {"host": host, "port": port, "database_url": database_url, "data_dir": data_dir}
+    given: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "database_url": database_url,
+        "data_dir": data_dir,
+    }
+    # Settings(...) and not model_validate: only the constructor reads RELAY_* from the environment.
     run(Settings(**{k: v for k, v in given.items() if v is not None}))

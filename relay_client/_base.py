@@ -115,7 +115,7 @@ def backoff(attempt: int, retry_after: float | None) -> float:
     when it gave one, else exponential with jitter so that clients do not retry in step."""
     if retry_after is not None:
         return min(retry_after, MAX_RETRY_AFTER)
-    return min(MAX_BACKOFF, 0.5 * 2**attempt) * random.uniform(0.5, 1.0)
+    return min(MAX_BACKOFF, 0.5 * 2.0**attempt) * random.uniform(0.5, 1.0)
 
 
 def retry_after_of(response: httpx.Response) -> float | None:
