@@ -577,6 +577,27 @@ class InterventionsResponse(Resource):
     interventions: list[InterventionSummary]
 
 
+EVERYONE = "*"
+
+
+class Event(Resource):
+    """Something that happened, in commit order; ``event_id`` is the feed's cursor."""
+
+    event_id: int = 0
+    kind: str
+    audience: str = EVERYONE
+    subject_id: str
+    data: JsonObject = Field(default_factory=dict)
+    created_at: datetime
+
+
+class EventsResponse(Resource):
+    """Events after a cursor, oldest first, and the cursor to continue from."""
+
+    events: list[Event]
+    cursor: int
+
+
 class Health(Resource):
     """Liveness: every value is a string."""
 

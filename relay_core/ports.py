@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel
 
 from relay_core import models as m
+from relay_core.hub import Hub
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -99,12 +100,14 @@ class Table(Protocol[R]):
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A stored resource: its table name, model, key field, and whether the key is generated."""
+    """A stored resource: its table name, model, key field, whether the key is generated, and
+    whether rows must become visible in key order (a feed read by cursor)."""
 
     name: str
     model: type[BaseModel]
     key: str
     generated_key: bool
+    ordered_commits: bool = False
 
 
 TABLES: tuple[TableSpec, ...] = (
@@ -122,6 +125,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("interventions", m.Intervention, "intervention_id", False),
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
+    TableSpec("events", m.Event, "event_id", True, ordered_commits=True),
 )
 
 
@@ -142,9 +146,14 @@ class UnitOfWork(Protocol):
     interventions: Table[m.Intervention]
     diagnostics: Table[m.Diagnostic]
     intervention_actions: Table[m.InterventionAction]
+    events: Table[m.Event]
+
+    def publish(self, topic: str) -> None:
+        """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
+        ...
 
     async def commit(self) -> None:
-        """Make every change of this unit of work durable."""
+        """Make every change of this unit of work durable, then publish its topics."""
         ...
 
 
@@ -152,6 +161,7 @@ class Storage(Protocol):
     """Opens units of work. ``write=True`` takes the write lock up front where one exists."""
 
     name: str
+    hub: Hub
 
     def unit_of_work(self, *, write: bool) -> AbstractAsyncContextManager[UnitOfWork]:
         """A new transaction; leaving it without ``commit`` rolls it back."""

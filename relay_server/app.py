@@ -34,6 +34,7 @@ async def open_storage(settings: Settings) -> Storage:
         return MemoryStorage()
     storage = SqlStorage(url, sqlite_synchronous=settings.sqlite_synchronous)
     await storage.migrate()
+    await storage.listen()
     return storage
 
 
@@ -77,7 +78,12 @@ def create_app(
             await platform.close()
             await store.close()
 
+    async def wake_waiters(app: web.Application) -> None:
+        # Runs before aiohttp waits for in-flight handlers: long-polls answer now.
+        app[SERVICES].ctx.storage.hub.close()
+
     app.cleanup_ctx.append(lifecycle)
+    app.on_shutdown.append(wake_waiters)
     add_routes(app)
 
     async def openapi(request: web.Request) -> web.Response:

@@ -73,12 +73,12 @@ def _operation(route: Route, refs: dict[Any, Any], services: Services) -> dict[s
     def content(ref: dict[str, Any]) -> dict[str, Any]:
         return {"application/json": {"schema": ref}}
 
-    responses: dict[str, Any] = {
-        str(route.status): {
-            "description": "Success",
-            "content": content(refs[(route.response, "serialization")]),
-        }
-    }
+    success = content(refs[(route.response, "serialization")])
+    if route.stream:
+        name = route.response.__name__
+        described = f"Server-Sent Events: each frame's id is the cursor, its data a {name}"
+        success = {"text/event-stream": {"schema": {"type": "string", "description": described}}}
+    responses: dict[str, Any] = {str(route.status): {"description": "Success", "content": success}}
     error_ref = refs[(m.ErrorResponse, "serialization")]
     if route.access == "token":
         for status in ("401", "403"):

@@ -47,6 +47,17 @@ class InterventionPath(Params):
 
 class InboxQuery(Params):
     limit: int = Field(default=100, ge=1, le=1000)
+    wait: float = Field(default=0, ge=0, le=60, description="Long-poll: seconds to wait")
+
+
+class EventsQuery(Params):
+    after: int | None = Field(default=None, ge=0, description="Cursor; omitted: from now")
+    wait: float = Field(default=0, ge=0, le=60, description="Long-poll: seconds to wait")
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class EventStreamQuery(Params):
+    after: int | None = Field(default=None, ge=0, description="Cursor (Last-Event-ID wins)")
 
 
 class RoomMessagesQuery(Params):

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from relay_core import models as m
 from relay_server import params as p
 from relay_server.keys import SERVICES
+from relay_server.sse import parse_last_event_id, stream_events
 from relay_server.validation import authenticate, parse_body, parse_params
 
 Access = Literal["public", "token"]
@@ -36,6 +37,7 @@ class Route:
     path_params: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
     access: Access = "token"
+    stream: bool = False  # Server-Sent Events of ``response`` instead of one JSON body
 
     @property
     def tag(self) -> str:
@@ -247,6 +249,16 @@ ROUTES: tuple[Route, ...] = (
         m.InterventionsResponse,
         query=p.InterventionsQuery,
     ),
+    R("GET", "/v1/events", "events.list", 200, m.EventsResponse, query=p.EventsQuery),
+    R(
+        "GET",
+        "/v1/events/stream",
+        "events.stream",
+        200,
+        m.Event,
+        query=p.EventStreamQuery,
+        stream=True,
+    ),
     R(
         "POST",
         "/v1/interventions/{intervention_id}/action",
@@ -263,11 +275,11 @@ def _fields(model: BaseModel) -> dict[str, Any]:
     return {name: getattr(model, name) for name in type(model).model_fields}
 
 
-def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.Response]]:
+def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """The aiohttp handler of one route."""
     service_method = operator.attrgetter(route.operation)
 
-    async def handler(request: web.Request) -> web.Response:
+    async def handler(request: web.Request) -> web.StreamResponse:
         services = request.app[SERVICES]
         args: list[Any] = []
         if route.access == "token":
@@ -277,8 +289,12 @@ def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.Response
             kwargs |= _fields(parse_params(route.path_params, request.match_info, "path"))
         if route.query is not None:
             kwargs |= _fields(parse_params(route.query, request.query, "query"))
+        if route.stream and "Last-Event-ID" in request.headers:
+            kwargs["after"] = parse_last_event_id(request.headers["Last-Event-ID"])
         if route.body is not None:
             kwargs["body"] = await parse_body(request, route.body)
+        if route.stream:
+            return await stream_events(request, service_method(services)(*args, **kwargs))
         result: BaseModel = await service_method(services)(*args, **kwargs)
         return web.Response(
             body=result.model_dump_json().encode(),

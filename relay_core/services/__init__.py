@@ -13,6 +13,7 @@ from relay_core.services.agents import AgentsService
 from relay_core.services.approvals import ApprovalsService
 from relay_core.services.base import Context, CoreConfig
 from relay_core.services.enroll import EnrollService
+from relay_core.services.events import EventsService
 from relay_core.services.interventions import InterventionsService
 from relay_core.services.messages import MessagesService
 from relay_core.services.notify import NotifyService
@@ -40,6 +41,7 @@ class Services:
         self.enroll = EnrollService(ctx)
         self.approvals = ApprovalsService(ctx)
         self.interventions = InterventionsService(ctx)
+        self.events = EventsService(ctx)
         self.system = SystemService(ctx)
 
     async def health(self) -> m.Health:

@@ -9,6 +9,7 @@ from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
 from relay_core.errors import NotFound, StaleWrite
 from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Service
+from relay_core.services.events import inbox_topic
 
 UNACKED: tuple[m.MessageStatus, ...] = ("pending", "delivered")
 
@@ -87,9 +88,12 @@ class AgentsService(Service):
 
         return await self.read(work)
 
-    async def inbox(self, caller: Caller, agent_id: str, limit: int = 100) -> m.InboxResponse:
+    async def inbox(
+        self, caller: Caller, agent_id: str, limit: int = 100, wait: float = 0
+    ) -> m.InboxResponse:
         """The agent's unacknowledged direct messages, oldest first; pending ones become
-        delivered."""
+        delivered. With ``wait``, an empty inbox is answered when a message arrives, or empty
+        after that many seconds."""
         caller.require_self(agent_id)
 
         async def work(uow: UnitOfWork) -> m.InboxResponse:
@@ -112,4 +116,7 @@ class AgentsService(Service):
                 ]
             return m.InboxResponse(agent_id=agent_id, messages=messages, count=len(messages))
 
-        return await self.write(work)
+        async def fetch() -> m.InboxResponse:
+            return await self.write(work)
+
+        return await self.long_poll((inbox_topic(agent_id),), wait, fetch, lambda r: r.count > 0)

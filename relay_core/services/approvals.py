@@ -8,6 +8,7 @@ from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services import enroll, interventions
 from relay_core.services.base import Service
+from relay_core.services.events import announce_approval
 
 
 async def require_approval(uow: UnitOfWork, approval_id: int) -> m.Approval:
@@ -88,6 +89,7 @@ class ApprovalsService(Service):
                 await enroll.apply_decision(uow, decided, now)
             else:
                 await interventions.apply_decision(uow, decided, now)
+            await announce_approval(uow, decided, "approval.decided", now)
             return decided
 
         return await self.write(work)

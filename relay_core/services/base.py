@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ T = TypeVar("T")
 # A guarded write that loses a race is retried from a fresh read; past this many, the race is
 # reported to the caller as a conflict rather than spinning.
 MAX_ATTEMPTS = 5
+REPOLL_SECONDS = 5.0
 
 
 def utcnow() -> datetime:
@@ -69,3 +71,23 @@ class Service:
         """Run ``work`` in a read-only transaction."""
         async with self.ctx.storage.unit_of_work(write=False) as uow:
             return await work(uow)
+
+    async def long_poll(
+        self,
+        topics: tuple[str, ...],
+        wait: float,
+        fetch: Callable[[], Awaitable[T]],
+        found: Callable[[T], bool],
+    ) -> T:
+        """``fetch()`` until ``found`` its result, a hint on ``topics`` prompting each retry, for
+        at most ``wait`` seconds. Hints can be missed (another instance's, a dropped listener),
+        so it also fetches again every ``REPOLL_SECONDS``; shutdown ends the wait at once."""
+        hub = self.ctx.storage.hub
+        deadline = time.monotonic() + wait
+        while True:
+            with hub.subscribe(*topics) as subscription:
+                result = await fetch()
+                remaining = deadline - time.monotonic()
+                if found(result) or remaining <= 0 or hub.closed:
+                    return result
+                await subscription.wait(min(remaining, REPOLL_SECONDS))

@@ -14,6 +14,7 @@ from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.base import Service
+from relay_core.services.events import announce_approval, emit, intervention_data
 
 OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
     "succeeded": "remediated",
@@ -28,10 +29,14 @@ async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -
     if intervention is None or intervention.approval_id != approval.approval_id:
         return  # a superseded request: the decision stays on the approval alone
     status: m.InterventionStatus = "approved" if approval.status == "approved" else "rejected"
-    await uow.interventions.update(
+    updated = await uow.interventions.update(
         intervention.intervention_id,
         {"status": status, "approval_status": approval.status, "updated_at": now},
     )
+    if updated is not None:
+        await emit(
+            uow, "intervention.updated", updated.intervention_id, intervention_data(updated), now
+        )
 
 
 async def require_intervention(uow: UnitOfWork, intervention_id: str) -> m.Intervention:
@@ -111,6 +116,10 @@ class InterventionsService(Service):
             )
             if updated is None:
                 raise StaleWrite("intervention changed")
+            await announce_approval(uow, approval, "approval.requested", now)
+            await emit(
+                uow, "intervention.updated", intervention_id, intervention_data(updated), now
+            )
             return m.InterventionApprovalResult(
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
@@ -149,7 +158,10 @@ class InterventionsService(Service):
                 agent_id=agent_id,
                 created_at=now,
             )
-            return await uow.diagnostics.insert(diagnostic)
+            diagnostic = await uow.diagnostics.insert(diagnostic)
+            data = {"intervention_id": intervention_id, "diagnostic_id": diagnostic.diagnostic_id}
+            await emit(uow, "intervention.diagnostic", intervention_id, data, now)
+            return diagnostic
 
         return await self.write(work)
 
@@ -208,9 +220,12 @@ class InterventionsService(Service):
                     created_at=now,
                 )
             )
-            await uow.interventions.update(
+            updated = await uow.interventions.update(
                 intervention_id, {"status": OUTCOME[body.status], "updated_at": now}
             )
+            if updated is not None:
+                data = intervention_data(updated)
+                await emit(uow, "intervention.updated", intervention_id, data, now)
             return recorded
 
         return await self.write(work)

@@ -8,6 +8,7 @@ from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
+from relay_core.services.events import emit, inbox_topic
 
 
 async def require_room(uow: UnitOfWork, room_id: str) -> m.Room:
@@ -33,6 +34,14 @@ async def require_writable(uow: UnitOfWork, room: m.Room) -> None:
     space = await uow.spaces.get(room.space_id)
     if space is not None and space.status == "archived":
         raise Conflict(f"room '{room.room_id}' is read-only: space '{space.space_id}' is archived")
+
+
+async def announce_direct_message(uow: UnitOfWork, message: m.Message) -> None:
+    """Tell the recipient's feed, and wake its long-polled inbox, once this commits."""
+    assert message.to is not None
+    data = {"message_id": message.message_id, "from_agent": message.from_agent, "to": message.to}
+    await emit(uow, "message.created", message.message_id, data, message.created_at, message.to)
+    uow.publish(inbox_topic(message.to))
 
 
 class MessagesService(Service):
@@ -62,7 +71,10 @@ class MessagesService(Service):
                 status=status,
                 created_at=self.now(),
             )
-            return await uow.messages.insert(message)
+            message = await uow.messages.insert(message)
+            if message.to is not None:
+                await announce_direct_message(uow, message)
+            return message
 
         return await self.write(work)
 

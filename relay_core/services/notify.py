@@ -11,6 +11,7 @@ from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound
 from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services.base import Service
+from relay_core.services.messages import announce_direct_message
 
 
 class NotifyService(Service):
@@ -80,7 +81,9 @@ class NotifyService(Service):
                 status="pending",
                 created_at=self.now(),
             )
-            return await uow.messages.insert(message)
+            message = await uow.messages.insert(message)
+            await announce_direct_message(uow, message)
+            return message
 
         return await self.write(work)
 

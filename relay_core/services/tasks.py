@@ -17,6 +17,7 @@ from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq, in_, lt
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
+from relay_core.services.events import emit, task_data
 from relay_core.services.messages import require_room
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
@@ -32,6 +33,7 @@ async def reap_lapsed_leases(uow: UnitOfWork, now: datetime) -> None:
         )
         if reopened is None:
             raise StaleWrite("task changed while reaping")
+        await emit(uow, "task.lease_expired", task.task_id, task_data(reopened), now)
         await uow.task_events.insert(
             m.TaskEvent(
                 task_id=task.task_id,
@@ -86,7 +88,9 @@ class TasksService(Service):
             task = m.Task(
                 **body.model_dump(), created_by=caller.name, created_at=now, updated_at=now
             )
-            return await uow.tasks.insert(task)
+            task = await uow.tasks.insert(task)
+            await emit(uow, "task.created", task.task_id, task_data(task), now)
+            return task
 
         return await self.write(work)
 
@@ -157,7 +161,7 @@ class TasksService(Service):
                     "attempts": task.attempts + 1,
                 },
             )
-            await self._trail(uow, task_id, body.agent_id, "claimed", f"lease {lease}s")
+            await self._trail(uow, claimed, body.agent_id, "claimed", f"lease {lease}s")
             return claimed
 
         return await self.write(work)
@@ -207,7 +211,7 @@ class TasksService(Service):
                     "finished_at": now,
                 },
             )
-            await self._trail(uow, task_id, body.agent_id, "completed", None)
+            await self._trail(uow, done, body.agent_id, "completed", None)
             return done
 
         return await self.write(work)
@@ -231,15 +235,18 @@ class TasksService(Service):
                 values |= {"status": "failed", "lease_expires_at": None, "finished_at": now}
                 kind = "failed"
             failed = await self._guarded_update(uow, task, values)
-            await self._trail(uow, task_id, body.agent_id, kind, body.error)
+            await self._trail(uow, failed, body.agent_id, kind, body.error)
             return failed
 
         return await self.write(work)
 
     async def _trail(
-        self, uow: UnitOfWork, task_id: int, agent_id: str, kind: str, message: str | None
+        self, uow: UnitOfWork, task: m.Task, agent_id: str, kind: str, message: str | None
     ) -> None:
+        """Note a state change on the task's trail and in the event feed."""
+        now = self.now()
         event = m.TaskEvent(
-            task_id=task_id, agent_id=agent_id, kind=kind, message=message, created_at=self.now()
+            task_id=task.task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
         )
         await uow.task_events.insert(event)
+        await emit(uow, f"task.{kind}", task.task_id, task_data(task), now)

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
+from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, R, TableSpec, UnitOfWork
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
@@ -130,11 +131,18 @@ class MemoryUnitOfWork:
 
     def __init__(self, storage: MemoryStorage) -> None:
         self._undo = _Undo()
+        self._hub = storage.hub
+        self._topics: set[str] = set()
         for spec in TABLES:
             setattr(self, spec.name, storage.tables[spec.name].bind(self._undo))
 
+    def publish(self, topic: str) -> None:
+        self._topics.add(topic)
+
     async def commit(self) -> None:
         self._undo.steps.clear()
+        self._hub.publish(self._topics)
+        self._topics.clear()
 
     def rollback(self) -> None:
         self._undo.apply()
@@ -145,7 +153,8 @@ class MemoryStorage:
 
     name = "memory"
 
-    def __init__(self) -> None:
+    def __init__(self, hub: Hub | None = None) -> None:
+        self.hub = hub or Hub()
         self._lock = asyncio.Lock()
         self.tables: dict[str, MemoryTable[Any]] = {
             spec.name: MemoryTable(spec, {}, itertools.count(1)) for spec in TABLES
@@ -161,4 +170,4 @@ class MemoryStorage:
                 uow.rollback()
 
     async def close(self) -> None:
-        return None
+        self.hub.close()

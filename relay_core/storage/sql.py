@@ -11,6 +11,8 @@ the write lock up front makes writers queue instead.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import operator
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -38,6 +40,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -47,7 +50,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.sql.elements import ColumnElement
 
 from relay_core.errors import StaleWrite
+from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, R, TableSpec, UnitOfWork
+
+log = logging.getLogger("relay.storage")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -305,6 +311,24 @@ intervention_actions = Table(
 _ORDERING = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
 
 
+events = Table(
+    "events",
+    metadata,
+    _id("event_id"),
+    Column("kind", Name, nullable=False),
+    Column("audience", Ref, nullable=False),
+    Column("subject_id", Ref, nullable=False),
+    Column("data", Json, nullable=False),
+    _at("created_at", nullable=False),
+    Index("ix_events_audience", "audience", "event_id"),
+)
+
+# PostgreSQL: the channel hints travel on, and the advisory locks that order commits.
+CHANNEL = "relay"
+ORDERED_COMMITS_LOCK = 0x72656C6179  # "relay": rows of ordered tables become visible in id order
+MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
+
+
 def _condition(table: Table, cond: Cond) -> ColumnElement[bool]:
     column: Column[Any] = table.c[cond.field]
     if cond.op == "eq":
@@ -317,14 +341,35 @@ def _condition(table: Table, cond: Cond) -> ColumnElement[bool]:
     return compared
 
 
+class _Transaction:
+    """What the tables of one unit of work share: the connection and what to publish."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+        self.postgres = conn.dialect.name == "postgresql"
+        self.topics: set[str] = set()
+        self.ordered = False
+
+    async def order_commits(self) -> None:
+        """On PostgreSQL, serialise transactions that insert into an ordered table until they
+        commit, so ids are handed out in commit order and a cursor never skips a late row.
+        (SQLite already serialises every writer.)"""
+        if self.postgres and not self.ordered:
+            await self.conn.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": ORDERED_COMMITS_LOCK}
+            )
+            self.ordered = True
+
+
 class SqlTable(Generic[R]):
     """One resource's rows, read and written inside a unit of work's connection."""
 
-    def __init__(self, spec: TableSpec, table: Table, conn: AsyncConnection) -> None:
+    def __init__(self, spec: TableSpec, table: Table, tx: _Transaction) -> None:
         self._spec = spec
         self._table = table
         self._key = table.c[spec.key]
-        self._conn = conn
+        self._tx = tx
+        self._conn = tx.conn
 
     def _record(self, row: Any) -> R:
         return self._spec.model.model_validate(dict(row._mapping))  # type: ignore[return-value]
@@ -338,6 +383,8 @@ class SqlTable(Generic[R]):
         generated = self._spec.generated_key and not values[self._spec.key]
         if generated:
             del values[self._spec.key]
+        if self._spec.ordered_commits:
+            await self._tx.order_commits()
         try:
             result = await self._conn.execute(
                 insert(self._table).values(**values).returning(self._key)
@@ -392,13 +439,26 @@ class SqlTable(Generic[R]):
 class SqlUnitOfWork:
     """Every table over one connection and its transaction."""
 
-    def __init__(self, conn: AsyncConnection) -> None:
-        self._conn = conn
+    def __init__(self, conn: AsyncConnection, hub: Hub) -> None:
+        self._tx = _Transaction(conn)
+        self._hub = hub
         for spec in TABLES:
-            setattr(self, spec.name, SqlTable(spec, metadata.tables[spec.name], conn))
+            setattr(self, spec.name, SqlTable(spec, metadata.tables[spec.name], self._tx))
+
+    def publish(self, topic: str) -> None:
+        self._tx.topics.add(topic)
 
     async def commit(self) -> None:
-        await self._conn.commit()
+        topics = sorted(self._tx.topics)
+        if self._tx.postgres:
+            # Sent by PostgreSQL at commit, to the listeners of every instance.
+            for topic in topics:
+                await self._tx.conn.execute(
+                    text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic}
+                )
+        await self._tx.conn.commit()
+        self._hub.publish(topics)
+        self._tx.topics.clear()
 
 
 def _configure_sqlite(engine: AsyncEngine, *, synchronous: str, busy_timeout_ms: int) -> None:
@@ -429,7 +489,11 @@ class SqlStorage:
         sqlite_synchronous: str = "FULL",
         busy_timeout_ms: int = 30_000,
         connect_args: dict[str, Any] | None = None,
+        hub: Hub | None = None,
     ) -> None:
+        self.hub = hub or Hub()
+        self._listener: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()
         parsed = make_url(url)
         self.name = parsed.get_backend_name()
         if self.name == "sqlite" and parsed.database and parsed.database != ":memory:":
@@ -448,8 +512,47 @@ class SqlStorage:
 
         async with self.engine.connect() as conn:
             await conn.execution_options(relay_begin="IMMEDIATE")
+            if self.name == "postgresql":
+                await conn.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK}
+                )
             await conn.run_sync(upgrade)
             await conn.commit()
+
+    async def listen(self) -> None:
+        """On PostgreSQL, relay other instances' hints into this process's hub, on a dedicated
+        connection outside the pool, reconnecting when it drops."""
+        if self.name == "postgresql" and self._listener is None:
+            self._listener = asyncio.create_task(self._listen_forever(), name="relay-listen")
+
+    async def _listen_forever(self) -> None:
+        import asyncpg
+
+        dsn = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        while True:
+            try:
+                conn = await asyncpg.connect(dsn)
+            except (OSError, asyncpg.PostgresError) as exc:
+                log.warning("cannot LISTEN for hints (%s); retrying in 1 s", exc)
+                await asyncio.sleep(1)
+                continue
+            try:
+                await self._listen_until_lost(conn)
+                log.warning("the LISTEN connection dropped; reconnecting")
+            finally:
+                self.listening.clear()
+                if not conn.is_closed():
+                    await conn.close()
+
+    async def _listen_until_lost(self, conn: Any) -> None:
+        lost = asyncio.Event()
+        conn.add_termination_listener(lambda _conn: lost.set())
+        await conn.add_listener(CHANNEL, self._on_hint)
+        self.listening.set()
+        await lost.wait()
+
+    def _on_hint(self, _conn: Any, _pid: int, _channel: str, topic: str) -> None:
+        self.hub.publish([topic])
 
     @asynccontextmanager
     async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
@@ -458,10 +561,15 @@ class SqlStorage:
                 await conn.execution_options(relay_begin="IMMEDIATE")
             await conn.begin()
             try:
-                yield SqlUnitOfWork(conn)  # type: ignore[misc]
+                yield SqlUnitOfWork(conn, self.hub)  # type: ignore[misc]
             finally:
                 if conn.in_transaction():
                     await conn.rollback()
 
     async def close(self) -> None:
+        self.hub.close()
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+            self._listener = None
         await self.engine.dispose()

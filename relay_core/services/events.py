@@ -1,0 +1,126 @@
+"""The event feed: what happened, in commit order, read by cursor (long-poll or SSE).
+
+Events are written in the same transaction as the change they describe (an outbox), so the feed
+never tells of a change that was rolled back and never misses one that committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+
+from relay_core import models as m
+from relay_core.auth import Caller
+from relay_core.ports import Cond, UnitOfWork, gt, in_
+from relay_core.services.base import Service
+
+FEED = "events"
+
+
+def inbox_topic(agent_id: str) -> str:
+    """The hub topic that wakes an agent's long-polled inbox."""
+    return f"inbox:{agent_id}"
+
+
+async def emit(
+    uow: UnitOfWork,
+    kind: str,
+    subject_id: str | int,
+    data: dict[str, Any],
+    now: datetime,
+    audience: str = m.EVERYONE,
+) -> None:
+    """Record an event in the caller's transaction and wake the feed's waiters on commit."""
+    event = m.Event(
+        kind=kind, audience=audience, subject_id=str(subject_id), data=data, created_at=now
+    )
+    await uow.events.insert(event)
+    uow.publish(FEED)
+
+
+def task_data(task: m.Task) -> dict[str, Any]:
+    """What a task event says about its task."""
+    return {
+        "task_id": task.task_id,
+        "status": task.status,
+        "assignee": task.assignee,
+        "claimed_by": task.claimed_by,
+    }
+
+
+def approval_data(approval: m.Approval) -> dict[str, Any]:
+    """What an approval event says about its approval."""
+    return {
+        "approval_id": approval.approval_id,
+        "kind": approval.kind,
+        "status": approval.status,
+        "subject_id": approval.subject_id,
+    }
+
+
+async def announce_approval(
+    uow: UnitOfWork, approval: m.Approval, kind: str, now: datetime
+) -> None:
+    """An approval event, for the operator and the agent that asked."""
+    data = approval_data(approval)
+    await emit(uow, kind, approval.approval_id, data, now, approval.requested_by)
+
+
+def intervention_data(intervention: m.Intervention) -> dict[str, Any]:
+    """What an intervention event says about its intervention."""
+    return {
+        "intervention_id": intervention.intervention_id,
+        "status": intervention.status,
+        "approval_status": intervention.approval_status,
+        "approval_id": intervention.approval_id,
+    }
+
+
+class EventsService(Service):
+    """Read the feed."""
+
+    async def _page(
+        self, uow: UnitOfWork, caller: Caller, after: int | None, limit: int
+    ) -> m.EventsResponse:
+        if after is None:
+            newest = await uow.events.find(order_by="event_id", descending=True, limit=1)
+            return m.EventsResponse(events=[], cursor=newest[0].event_id if newest else 0)
+        conds: list[Cond] = [gt("event_id", after)]
+        if not caller.is_operator:
+            conds.append(in_("audience", (m.EVERYONE, caller.name)))
+        events = await uow.events.find(*conds, order_by="event_id", limit=limit)
+        return m.EventsResponse(events=events, cursor=events[-1].event_id if events else after)
+
+    async def list(
+        self, caller: Caller, after: int | None = None, wait: float = 0, limit: int = 100
+    ) -> m.EventsResponse:
+        """Events the caller may see after the cursor (none given: from now), waiting up to
+        ``wait`` seconds for the first one."""
+        cursor = after
+
+        async def fetch() -> m.EventsResponse:
+            nonlocal cursor
+
+            async def work(uow: UnitOfWork) -> m.EventsResponse:
+                return await self._page(uow, caller, cursor, limit)
+
+            page = await self.read(work)
+            cursor = page.cursor
+            return page
+
+        return await self.long_poll((FEED,), wait, fetch, lambda page: bool(page.events))
+
+    async def stream(
+        self, caller: Caller, after: int | None, keepalive: float = 15.0
+    ) -> AsyncIterator[m.Event | None]:
+        """Events as they commit, forever; None now and then when there was nothing (a
+        keep-alive). Ends when the service shuts down."""
+        cursor = after
+        while not self.ctx.storage.hub.closed:
+            page = await self.list(caller, after=cursor, wait=keepalive)
+            cursor = page.cursor
+            if not page.events:
+                yield None
+            for event in page.events:
+                yield event

@@ -1,0 +1,48 @@
+"""Server-Sent Events: the event feed as a stream that a reconnecting client resumes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from relay_core.models import Event
+from relay_server.validation import RequestInvalid
+
+KEEPALIVE = b": keep-alive\n\n"
+
+
+def parse_last_event_id(value: str) -> int:
+    """The cursor a reconnecting client sends back."""
+    if not value.isdigit():
+        raise RequestInvalid(
+            [{"type": "int_parsing", "loc": ["header", "last-event-id"], "msg": "not an event id"}]
+        )
+    return int(value)
+
+
+def frame(event: Event) -> bytes:
+    """One event as an SSE frame; its id is the cursor to resume from."""
+    return (
+        f"id: {event.event_id}\nevent: {event.kind}\ndata: {event.model_dump_json()}\n\n".encode()
+    )
+
+
+async def stream_events(
+    request: web.Request, events: AsyncIterator[Event | None]
+) -> web.StreamResponse:
+    """Send ``events`` until the client leaves or the server shuts down."""
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",  # nginx: pass frames through as they come
+        }
+    )
+    await response.prepare(request)
+    try:
+        async for event in events:
+            await response.write(KEEPALIVE if event is None else frame(event))
+    except ConnectionResetError:
+        pass  # the client went away; it resumes with Last-Event-ID
+    return response
