@@ -1,0 +1,159 @@
+"""Long-poll inbox, the event feed and its SSE stream, over the real app on every backend."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from tests.server.conftest import OPERATOR_TOKEN, Api
+
+
+async def test_long_poll_inbox_answers_when_a_message_commits(api: Api) -> None:
+    await api.agent("alice")
+    await api.agent("bob")
+
+    async def send_later() -> None:
+        await asyncio.sleep(0.3)
+        await api.post("/v1/messages", {"to": "bob", "text": "wake up"}, as_="alice", expect=201)
+
+    sender = asyncio.create_task(send_later())
+    started = time.monotonic()
+    inbox = await api.get("/v1/agents/bob/inbox", as_="bob", wait=10)
+    elapsed = time.monotonic() - started
+    await sender
+    assert [m["text"] for m in inbox["messages"]] == ["wake up"]
+    assert 0.25 < elapsed < 5
+
+
+async def test_long_poll_inbox_times_out_empty_and_is_bounded(api: Api) -> None:
+    await api.agent("bob")
+    started = time.monotonic()
+    inbox = await api.get("/v1/agents/bob/inbox", as_="bob", wait=0.4)
+    assert inbox["count"] == 0 and time.monotonic() - started >= 0.35
+    await api.get("/v1/agents/bob/inbox", as_="bob", wait=61, expect=422)
+    await api.get("/v1/agents/bob/inbox", as_="bob", wait=-1, expect=422)
+    immediate = await api.get("/v1/agents/bob/inbox", as_="bob")
+    assert immediate["count"] == 0
+
+
+async def test_event_feed_cursor_and_audience(api: Api) -> None:
+    await api.agent("alice")
+    await api.agent("bob")
+    start = await api.get("/v1/events", as_="alice")
+    assert start["events"] == []
+    cursor = start["cursor"]
+
+    await api.post("/v1/messages", {"to": "bob", "text": "private"}, as_="alice", expect=201)
+    task = await api.post("/v1/tasks", {"title": "t"}, expect=201)
+    await api.post(f"/v1/tasks/{task['task_id']}/claim", {"agent_id": "bob"}, as_="bob")
+
+    for_alice = await api.get("/v1/events", as_="alice", after=cursor)
+    assert [e["kind"] for e in for_alice["events"]] == ["task.created", "task.claimed"]
+    for_bob = await api.get("/v1/events", as_="bob", after=cursor)
+    assert [e["kind"] for e in for_bob["events"]] == [
+        "message.created",
+        "task.created",
+        "task.claimed",
+    ]
+    assert for_bob["events"][0]["data"]["to"] == "bob"
+    everything = await api.get("/v1/events", after=cursor)  # the operator sees all
+    assert len(everything["events"]) == 3
+    ids = [e["event_id"] for e in everything["events"]]
+    assert ids == sorted(ids) and everything["cursor"] == ids[-1]
+
+    page = await api.get("/v1/events", as_="bob", after=cursor, limit=2)
+    rest = await api.get("/v1/events", as_="bob", after=page["cursor"])
+    assert [e["event_id"] for e in page["events"] + rest["events"]] == [
+        e["event_id"] for e in for_bob["events"]
+    ]
+    assert (await api.get("/v1/events", as_="bob", after=rest["cursor"]))["events"] == []
+    await api.get("/v1/events", as_="bob", after=-1, expect=422)
+
+
+async def test_event_feed_long_polls_from_now(api: Api) -> None:
+    await api.agent("bob")
+
+    async def create_later() -> None:
+        await asyncio.sleep(0.3)
+        await api.post("/v1/tasks", {"title": "fresh"}, expect=201)
+
+    creator = asyncio.create_task(create_later())
+    waited = await api.get("/v1/events", as_="bob", wait=10)
+    await creator
+    assert [e["kind"] for e in waited["events"]] == ["task.created"]
+
+
+async def test_approvals_and_interventions_reach_the_feed(api: Api) -> None:
+    await api.agent("medic")
+    cursor = (await api.get("/v1/events"))["cursor"]
+    asked = await api.post(
+        "/v1/interventions/i1/request-approval",
+        {"title": "t", "reason": "r", "proposed_action": "p"},
+        as_="medic",
+        expect=201,
+    )
+    await api.post(f"/v1/approvals/{asked['approval_id']}/approve", {})
+    kinds = [e["kind"] for e in (await api.get("/v1/events", as_="medic", after=cursor))["events"]]
+    assert kinds == [
+        "approval.requested",
+        "intervention.updated",
+        "intervention.updated",
+        "approval.decided",
+    ]
+
+
+async def read_frames(response: Any, count: int) -> list[dict[str, str]]:
+    frames: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    while len(frames) < count:
+        line = (await asyncio.wait_for(response.content.readline(), 10)).decode().rstrip("\n")
+        if not line:
+            if current:
+                frames.append(current)
+            current = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(": ")
+            current[name] = value
+    return frames
+
+
+async def test_sse_stream_resumes_from_last_event_id(api: Api) -> None:
+    await api.agent("bob")
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    first = await api.post("/v1/tasks", {"title": "one"}, expect=201)
+    await api.post("/v1/tasks", {"title": "two"}, expect=201)
+
+    response = await api.client.get("/v1/events/stream", params={"after": 0}, headers=headers)
+    assert response.status == 200
+    assert response.headers["Content-Type"] == "text/event-stream"
+    frames = await read_frames(response, 2)
+    assert [f["event"] for f in frames] == ["task.created", "task.created"]
+    assert json.loads(frames[0]["data"])["data"]["task_id"] == first["task_id"]
+    response.close()
+
+    await api.post("/v1/tasks", {"title": "three"}, expect=201)
+    resumed = await api.client.get(
+        "/v1/events/stream", headers={**headers, "Last-Event-ID": frames[1]["id"]}
+    )
+    [third] = await read_frames(resumed, 1)
+    assert int(third["id"]) > int(frames[1]["id"])
+    assert json.loads(third["data"])["kind"] == "task.created"
+    resumed.close()
+
+    bad = await api.client.get(
+        "/v1/events/stream", headers={**headers, "Last-Event-ID": "yesterday"}
+    )
+    assert bad.status == 422
+
+
+async def test_shutdown_wakes_long_polls(make_api: Any) -> None:
+    api: Api = await make_api()
+    await api.agent("bob")
+    poll = asyncio.create_task(api.get("/v1/agents/bob/inbox", as_="bob", wait=60))
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    await api.client.server.app.shutdown()  # what aiohttp runs first on SIGTERM
+    inbox = await asyncio.wait_for(poll, 5)
+    assert inbox["count"] == 0 and time.monotonic() - started < 2
