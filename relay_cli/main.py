@@ -17,6 +17,7 @@ from relay_cli.commands import (
     agents,
     approvals,
     enroll,
+    events,
     interventions,
     messages,
     notify,
@@ -43,6 +44,7 @@ app.add_typer(notify.app, name="notifications")
 app.add_typer(enroll.app, name="enroll")
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(interventions.app, name="interventions")
+app.add_typer(events.app, name="events")
 app.command("inbox")(agents.inbox)
 app.command("notify")(notify.notify)
 

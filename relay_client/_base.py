@@ -137,6 +137,11 @@ def decode(response: httpx.Response, cast: type[M]) -> M:
     return cast.model_validate_json(response.content)
 
 
+def long_poll_timeout(wait: float | None, timeout: float) -> float | None:
+    """A request timeout that outlasts the server's long-poll ``wait``."""
+    return None if not wait else max(timeout, wait + 10.0)
+
+
 def compact(**fields: Any) -> dict[str, Any]:
     """Request fields without the ones left unset."""
     return {name: value for name, value in fields.items() if value is not None}

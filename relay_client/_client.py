@@ -24,6 +24,7 @@ from relay_client.resources.actions import Actions, AsyncActions
 from relay_client.resources.agents import Agents, AsyncAgents
 from relay_client.resources.approvals import Approvals, AsyncApprovals
 from relay_client.resources.enroll import AsyncEnroll, Enroll
+from relay_client.resources.events import AsyncEvents, Events
 from relay_client.resources.interventions import AsyncInterventions, Interventions
 from relay_client.resources.messages import AsyncMessages, Messages
 from relay_client.resources.notify import AsyncNotify, Notify
@@ -66,6 +67,7 @@ class RelayClient:
         self.enroll = Enroll(self)
         self.approvals = Approvals(self)
         self.interventions = Interventions(self)
+        self.events = Events(self)
 
     def request(
         self,
@@ -75,12 +77,14 @@ class RelayClient:
         *,
         json: Any = None,
         params: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> M:
         """Send one request, retrying what is safe to retry, and decode the answer."""
+        limit = timeout if timeout is not None else self.config.timeout
         for attempt in range(self.config.max_retries + 1):
             last = attempt == self.config.max_retries
             try:
-                response = self._http.request(method, path, json=json, params=params)
+                response = self._http.request(method, path, json=json, params=params, timeout=limit)
             except httpx.TransportError as exc:
                 if last or not retryable_error(exc, method):
                     raise transport_error(exc, self.config.url) from exc
@@ -146,6 +150,7 @@ class AsyncRelayClient:
         self.enroll = AsyncEnroll(self)
         self.approvals = AsyncApprovals(self)
         self.interventions = AsyncInterventions(self)
+        self.events = AsyncEvents(self)
 
     async def request(
         self,
@@ -155,12 +160,16 @@ class AsyncRelayClient:
         *,
         json: Any = None,
         params: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> M:
         """Send one request, retrying what is safe to retry, and decode the answer."""
+        limit = timeout if timeout is not None else self.config.timeout
         for attempt in range(self.config.max_retries + 1):
             last = attempt == self.config.max_retries
             try:
-                response = await self._http.request(method, path, json=json, params=params)
+                response = await self._http.request(
+                    method, path, json=json, params=params, timeout=limit
+                )
             except httpx.TransportError as exc:
                 if last or not retryable_error(exc, method):
                     raise transport_error(exc, self.config.url) from exc

@@ -24,6 +24,8 @@ from relay_core.models import Message, Task
 
 log = logging.getLogger("relay_client.agent")
 
+LONG_POLL = 30.0
+
 # A claim race lost to another agent, or a task assigned elsewhere: try the next one.
 _NOT_MINE = (errors.ConflictError, errors.PermissionDeniedError)
 
@@ -50,6 +52,12 @@ class _Idle:
 
     def expired(self) -> bool:
         return self.timeout is not None and time.monotonic() - self.since >= self.timeout
+
+    def budget(self) -> float:
+        """How long the next long-poll may wait: until idleness ends the loop, 30 s at most."""
+        if self.timeout is None:
+            return LONG_POLL
+        return max(0.0, min(LONG_POLL, self.timeout - (time.monotonic() - self.since)))
 
 
 class Progress:
@@ -97,7 +105,6 @@ class Agent:
         agent_id: str | None = None,
         *,
         heartbeat_interval: float = 15.0,
-        poll_interval: float = 1.0,
     ) -> None:
         chosen = agent_id or client.config.agent_id
         if not chosen:
@@ -105,7 +112,6 @@ class Agent:
         self.client = client
         self.agent_id: str = chosen
         self.heartbeat_interval = heartbeat_interval
-        self.poll_interval = poll_interval
         self._stopping = threading.Event()
         self._beating: threading.Thread | None = None
 
@@ -139,13 +145,12 @@ class Agent:
         """
         idle = _Idle(idle_timeout)
         while not idle.expired():
-            inbox = self.client.agents.inbox(self.agent_id)
+            # Long-polled: the server answers the moment a message commits.
+            inbox = self.client.agents.inbox(self.agent_id, wait=idle.budget())
             for message in inbox.messages:
                 idle.busy()
                 yield message
                 self.client.messages.ack(message.message_id, agent_id=self.agent_id)
-            if not inbox.messages:
-                self._stopping.wait(self.poll_interval)
 
     def claim_next(self) -> Task | None:
         """Claim the first open task this agent may take, or None."""
@@ -169,10 +174,12 @@ class Agent:
         completes the task, an exception fails it with the exception's text (reopened while
         attempts are left). Returns how many tasks were worked."""
         worked, idle = 0, _Idle(idle_timeout)
+        cursor = self.client.events.list().cursor  # taken before looking, so nothing slips by
         while (max_tasks is None or worked < max_tasks) and not idle.expired():
             task = self.claim_next()
             if task is None:
-                self._stopping.wait(self.poll_interval)
+                # Sleep until something happens in the feed (a task created, reopened…).
+                cursor = self.client.events.list(after=cursor, wait=idle.budget()).cursor
                 continue
             idle.busy()
             try:
@@ -210,7 +217,6 @@ class AsyncAgent:
         agent_id: str | None = None,
         *,
         heartbeat_interval: float = 15.0,
-        poll_interval: float = 1.0,
     ) -> None:
         chosen = agent_id or client.config.agent_id
         if not chosen:
@@ -218,7 +224,6 @@ class AsyncAgent:
         self.client = client
         self.agent_id: str = chosen
         self.heartbeat_interval = heartbeat_interval
-        self.poll_interval = poll_interval
         self._beating: asyncio.Task[None] | None = None
 
     async def start(self) -> AsyncAgent:
@@ -246,13 +251,11 @@ class AsyncAgent:
         """Yield inbox messages as they come; each is acked once the loop body has handled it."""
         idle = _Idle(idle_timeout)
         while not idle.expired():
-            inbox = await self.client.agents.inbox(self.agent_id)
+            inbox = await self.client.agents.inbox(self.agent_id, wait=idle.budget())
             for message in inbox.messages:
                 idle.busy()
                 yield message
                 await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
-            if not inbox.messages:
-                await asyncio.sleep(self.poll_interval)
 
     async def claim_next(self) -> Task | None:
         """Claim the first open task this agent may take, or None."""
@@ -275,10 +278,11 @@ class AsyncAgent:
         """Claim tasks and run ``handler(task, progress)`` (sync or async) on each; see
         ``Agent.work``."""
         worked, idle = 0, _Idle(idle_timeout)
+        cursor = (await self.client.events.list()).cursor
         while (max_tasks is None or worked < max_tasks) and not idle.expired():
             task = await self.claim_next()
             if task is None:
-                await asyncio.sleep(self.poll_interval)
+                cursor = (await self.client.events.list(after=cursor, wait=idle.budget())).cursor
                 continue
             idle.busy()
             try:

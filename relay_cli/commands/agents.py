@@ -83,11 +83,12 @@ def inbox(
     ctx: typer.Context,
     agent_id: Annotated[str | None, typer.Argument(help="Default: --agent.")] = None,
     limit: Limit = None,
+    wait: Annotated[float | None, typer.Option(help="Seconds to wait for one (≤ 60).")] = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Show an agent's unacknowledged messages, oldest first.
 
-    Example: relay inbox builder
+    Example: relay inbox builder --wait 30
     """
-    box = call(ctx, lambda c: c.agents.inbox(agent_id, limit=limit))
+    box = call(ctx, lambda c: c.agents.inbox(agent_id, limit=limit, wait=wait))
     render(box, as_json, rows=box.messages, columns=MESSAGE_COLUMNS)

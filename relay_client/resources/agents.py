@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from relay_client._base import compact
+from relay_client._base import compact, long_poll_timeout
 from relay_client.resources._resource import AsyncResource, SyncResource, segment
 from relay_core.models import AgentHeartbeatResult, AgentRegistered, AgentsResponse, InboxResponse
 
@@ -47,10 +47,15 @@ class Agents(SyncResource):
         body = compact(status=status, note=note, metadata=metadata)
         return self._client.request("POST", path, AgentHeartbeatResult, json=body)
 
-    def inbox(self, agent_id: str | None = None, *, limit: int | None = None) -> InboxResponse:
-        """Unacknowledged direct messages, oldest first."""
+    def inbox(
+        self, agent_id: str | None = None, *, limit: int | None = None, wait: float | None = None
+    ) -> InboxResponse:
+        """Unacknowledged direct messages, oldest first; ``wait`` long-polls up to that many
+        seconds (at most 60) for the first one."""
         path = f"/v1/agents/{segment(self._agent(agent_id))}/inbox"
-        return self._client.request("GET", path, InboxResponse, params=compact(limit=limit))
+        params = compact(limit=limit, wait=wait)
+        timeout = long_poll_timeout(wait, self._client.config.timeout)
+        return self._client.request("GET", path, InboxResponse, params=params, timeout=timeout)
 
     def list(self) -> AgentsResponse:
         """Every registered agent, with presence."""
@@ -95,11 +100,16 @@ class AsyncAgents(AsyncResource):
         return await self._client.request("POST", path, AgentHeartbeatResult, json=body)
 
     async def inbox(
-        self, agent_id: str | None = None, *, limit: int | None = None
+        self, agent_id: str | None = None, *, limit: int | None = None, wait: float | None = None
     ) -> InboxResponse:
-        """Unacknowledged direct messages, oldest first."""
+        """Unacknowledged direct messages, oldest first; ``wait`` long-polls up to that many
+        seconds (at most 60) for the first one."""
         path = f"/v1/agents/{segment(self._agent(agent_id))}/inbox"
-        return await self._client.request("GET", path, InboxResponse, params=compact(limit=limit))
+        params = compact(limit=limit, wait=wait)
+        timeout = long_poll_timeout(wait, self._client.config.timeout)
+        return await self._client.request(
+            "GET", path, InboxResponse, params=params, timeout=timeout
+        )
 
     async def list(self) -> AgentsResponse:
         """Every registered agent, with presence."""

@@ -197,6 +197,15 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     listed = run("interventions", "list", "-n", "50")["interventions"]
     assert next(i for i in listed if i["intervention_id"] == inc)["status"] == "remediated"
 
+    cursor = run("events", "list")["cursor"]
+    run("tasks", "create", f"announced {n}")
+    feed = run("events", "list", "--after", str(cursor), "--wait", "5")
+    assert [e["kind"] for e in feed["events"]] == ["task.created"]
+    streamed = relay("events", "stream", "--after", str(cursor), "--count", "1").stdout
+    assert json.loads(streamed)["event_id"] == feed["events"][0]["event_id"]
+    waited = run(*as_builder, "inbox", "--wait", "0.2")
+    assert [m["text"] for m in waited["messages"]] == ["coming"]  # the operator's reply
+
 
 def test_human_output_is_tables_and_confirmations(relay: Any) -> None:
     agent = f"human-{uuid.uuid4().hex[:6]}"

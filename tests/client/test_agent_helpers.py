@@ -41,7 +41,7 @@ def test_messages_are_acked_only_after_the_loop_body(server: LiveServer) -> None
         for text in ("one", "two", "three"):
             op.messages.send(text, to=agent_id)
     with RelayClient(server.url, token=token, agent_id=agent_id) as client:
-        agent = Agent(client, poll_interval=0.05)
+        agent = Agent(client)
         seen = []
         for message in agent.messages(idle_timeout=0.3):
             seen.append(message.text)
@@ -67,7 +67,7 @@ def test_work_completes_and_fails_with_the_exception_text(server: LiveServer) ->
         return {"title": task.title}
 
     with RelayClient(server.url, token=token, agent_id=agent_id) as client:
-        assert Agent(client, poll_interval=0.05).work(handler, idle_timeout=0.3) == 2
+        assert Agent(client).work(handler, idle_timeout=0.3) == 2
         done, failed = client.tasks.get(good.task_id), client.tasks.get(bad.task_id)
     assert done.status == "completed" and done.result == {"title": "good"}
     assert failed.status == "failed" and failed.error == "RuntimeError: disk full"
@@ -96,7 +96,7 @@ async def test_async_agent_loops(server: LiveServer) -> None:
         op.messages.send("ping", to=agent_id)
         task = op.tasks.create("async work", assignee=agent_id)
     async with AsyncRelayClient(server.url, token=token, agent_id=agent_id) as client:
-        async with AsyncAgent(client, heartbeat_interval=0.1, poll_interval=0.05) as agent:
+        async with AsyncAgent(client, heartbeat_interval=0.1) as agent:
             texts = [m.text async for m in agent.messages(idle_timeout=0.3)]
 
             async def handler(task: Task, progress: Any) -> dict[str, int]:

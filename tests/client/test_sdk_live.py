@@ -8,7 +8,9 @@ operations ran, and the test checks that the scenario covered the whole route ta
 from __future__ import annotations
 
 import asyncio
+import inspect
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -35,6 +37,8 @@ class Recorded:
         value = getattr(self._target, name)
         if not callable(value):
             return Recorded(value, self._calls, f"{self._prefix}{name}.")
+        if inspect.isasyncgenfunction(value) or inspect.isgeneratorfunction(value):
+            return self._iterating(name, value)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
             self._calls.add(f"{self._prefix}{name}")
@@ -43,6 +47,22 @@ class Recorded:
             return await asyncio.to_thread(value, *args, **kwargs)
 
         return call
+
+    def _iterating(self, name: str, value: Any) -> Any:
+        async def iterate(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            self._calls.add(f"{self._prefix}{name}")
+            if inspect.isasyncgenfunction(value):
+                async for item in value(*args, **kwargs):
+                    yield item
+                return
+            items = value(*args, **kwargs)
+            while True:
+                item = await asyncio.to_thread(next, items, None)
+                if item is None:
+                    return
+                yield item
+
+        return iterate
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -167,6 +187,16 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     entry = next(i for i in newest.interventions if i.intervention_id == incident)
     assert entry.status == "remediated" and entry.last_action == trace
     assert entry.latest_diagnostic == diagnostic
+
+    cursor = (await alice.events.list()).cursor
+    await op.tasks.create(f"announced {run}")
+    feed = await alice.events.list(after=cursor, wait=5)
+    assert [e.kind for e in feed.events] == ["task.created"]
+    async for event in alice.events.stream(after=cursor):
+        assert event.event_id == feed.events[0].event_id
+        break
+    waited = await bob.agents.inbox(wait=0.2)
+    assert waited.count == 0
 
     with pytest.raises(UnprocessableEntityError) as invalid:
         await op.rooms.messages(room, limit=0)

@@ -1,0 +1,52 @@
+"""``relay events list|stream``: the feed of what happened."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Annotated
+
+import typer
+
+from relay_cli._common import JsonOutput, Limit, call, out, render
+
+app = typer.Typer(help="Events: what happened, in order, by cursor.", no_args_is_help=True)
+
+After = Annotated[int | None, typer.Option(help="Cursor to start after (default: from now).")]
+COLUMNS = ("event_id", "kind", "subject_id", "audience", "created_at")
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    after: After = None,
+    wait: Annotated[float | None, typer.Option(help="Seconds to wait for one (≤ 60).")] = None,
+    limit: Limit = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List events after a cursor; the JSON output carries the next cursor.
+
+    Example: relay events list --after 0
+    """
+    page = call(ctx, lambda c: c.events.list(after=after, wait=wait, limit=limit))
+    render(page, as_json, rows=page.events, columns=COLUMNS)
+
+
+@app.command()
+def stream(
+    ctx: typer.Context,
+    after: After = None,
+    count: Annotated[int | None, typer.Option(help="Stop after this many.", min=1)] = None,
+) -> None:
+    """Print events as they happen, one JSON object per line (Ctrl-C to stop).
+
+    Example: relay events stream --after 120
+    """
+
+    def follow(client: object) -> None:
+        from relay_client import RelayClient
+
+        assert isinstance(client, RelayClient)
+        for event in islice(client.events.stream(after=after), count):
+            out.print(event.model_dump_json(), markup=False)
+
+    call(ctx, follow)

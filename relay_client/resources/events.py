@@ -1,0 +1,56 @@
+"""``client.events``: the feed of what happened, read by cursor (long-poll) or streamed (SSE)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+from relay_client._base import compact, long_poll_timeout
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core.models import Event, EventsResponse
+
+
+class Events(SyncResource):
+    """Event feed (sync)."""
+
+    def list(
+        self, *, after: int | None = None, wait: float | None = None, limit: int | None = None
+    ) -> EventsResponse:
+        """Events after the cursor (none given: from now), oldest first, with the next cursor;
+        ``wait`` long-polls up to that many seconds (at most 60) for the first one."""
+        params = compact(after=after, wait=wait, limit=limit)
+        timeout = long_poll_timeout(wait, self._client.config.timeout)
+        return self._client.request(
+            "GET", "/v1/events", EventsResponse, params=params, timeout=timeout
+        )
+
+    def stream(self, *, after: int | None = None) -> Iterator[Event]:
+        """Events as they commit, forever: a long-poll loop that resumes at its cursor."""
+        cursor = after
+        while True:
+            page = self.list(after=cursor, wait=30)
+            cursor = page.cursor
+            yield from page.events
+
+
+class AsyncEvents(AsyncResource):
+    """Event feed (async)."""
+
+    async def list(
+        self, *, after: int | None = None, wait: float | None = None, limit: int | None = None
+    ) -> EventsResponse:
+        """Events after the cursor (none given: from now), oldest first, with the next cursor;
+        ``wait`` long-polls up to that many seconds (at most 60) for the first one."""
+        params = compact(after=after, wait=wait, limit=limit)
+        timeout = long_poll_timeout(wait, self._client.config.timeout)
+        return await self._client.request(
+            "GET", "/v1/events", EventsResponse, params=params, timeout=timeout
+        )
+
+    async def stream(self, *, after: int | None = None) -> AsyncIterator[Event]:
+        """Events as they commit, forever: a long-poll loop that resumes at its cursor."""
+        cursor = after
+        while True:
+            page = await self.list(after=cursor, wait=30)
+            cursor = page.cursor
+            for event in page.events:
+                yield event
