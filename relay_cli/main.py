@@ -93,6 +93,9 @@ def serve(
         str | None, typer.Option(help="SQLAlchemy URL [RELAY_DATABASE_URL].")
     ] = None,
     data_dir: Annotated[Path | None, typer.Option(help="Data directory [RELAY_DATA_DIR].")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Processes sharing the port; above 1 needs PostgreSQL.")
+    ] = None,
 ) -> None:
     """Run the Relay server (SQLite in the data directory unless told otherwise).
 
@@ -106,6 +109,7 @@ def serve(
         "port": port,
         "database_url": database_url,
         "data_dir": data_dir,
+        "workers": workers,
     }
     # Settings(...) and not model_validate: only the constructor reads RELAY_* from the environment.
     run(Settings(**{k: v for k, v in given.items() if v is not None}))

@@ -1,48 +1,119 @@
-"""``python -m relay_server [--host H] [--port P]``: run the server."""
+"""``python -m relay_server [--host H] [--port P] [--workers N]``: run the server."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+import multiprocessing
+import signal
 import sys
+from types import FrameType
+from typing import Any
 
 from aiohttp import web
+from sqlalchemy.engine import make_url
 
 from relay_core import __version__
 from relay_core.paths import operator_token_path
-from relay_server.app import create_app
+from relay_server.app import create_app, open_storage
 from relay_server.middleware import AccessLogger
-from relay_server.settings import Settings
+from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
 
-def serve(settings: Settings) -> None:
-    """Run until SIGINT/SIGTERM, then finish in-flight requests and close cleanly."""
+def _configure_logging(settings: Settings) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format="%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s",
         stream=sys.stderr,
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+def _announce(settings: Settings, workers: int) -> None:
+    url = settings.resolved_database_url
+    shown = url if url == MEMORY_URL else make_url(url).render_as_string(hide_password=True)
     where = (
         "from RELAY_OPERATOR_TOKEN"
         if settings.operator_token is not None
         else f"in {operator_token_path(settings.data_dir)}"
     )
+    processes = f"; {workers} worker processes" if workers > 1 else ""
     print(
         f"Relay {__version__} on http://{settings.host}:{settings.port} "
-        f"(database {settings.resolved_database_url}; operator token {where})",
+        f"(database {shown}; operator token {where}{processes})",
         file=sys.stderr,
         flush=True,
     )
+
+
+def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
+    """One server process, until SIGINT/SIGTERM; then it answers long-polls, finishes in-flight
+    requests (up to the shutdown timeout) and closes cleanly."""
+    _configure_logging(settings)
     web.run_app(
         create_app(settings),
         host=settings.host,
         port=settings.port,
+        reuse_port=reuse_port or None,
         access_log_class=AccessLogger,
         access_log=logging.getLogger("relay.access"),
         shutdown_timeout=settings.shutdown_timeout,
         print=None,
     )
+
+
+def _worker(settings: Settings) -> None:
+    run_one(settings, reuse_port=True)
+
+
+async def _prepare(settings: Settings) -> None:
+    storage = await open_storage(settings)
+    await storage.close()
+
+
+def run_workers(settings: Settings, workers: int) -> int:
+    """N processes sharing the port (SO_REUSEPORT) over one PostgreSQL; the exit status."""
+    _configure_logging(settings)
+    # Done once here rather than raced by every worker: the token file and the schema.
+    if settings.auth == "token":
+        ensure_operator_token(settings)
+    asyncio.run(_prepare(settings))
+    context = multiprocessing.get_context("spawn")
+    processes = [
+        context.Process(target=_worker, args=(settings,), name=f"relay-worker-{n}")
+        for n in range(workers)
+    ]
+    for process in processes:
+        process.start()
+
+    def forward(_signum: int, _frame: FrameType | None) -> None:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()  # SIGTERM: each worker shuts down gracefully
+
+    signal.signal(signal.SIGTERM, forward)
+    # Ctrl-C reaches every process of the terminal's group already; the parent just waits.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for process in processes:
+        process.join()
+    return max((process.exitcode or 0) for process in processes)
+
+
+def serve(settings: Settings, workers: int | None = None) -> None:
+    """Run the server with the settings' number of workers (or ``workers``)."""
+    count = workers or settings.workers
+    if count > 1 and not settings.resolved_database_url.startswith("postgresql"):
+        print(
+            "relay: --workers above 1 needs PostgreSQL (RELAY_DATABASE_URL=postgresql+asyncpg://…):"
+            " SQLite and memory:// serve one process, so run one worker",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    _announce(settings, count)
+    if count > 1:
+        raise SystemExit(run_workers(settings, count))
+    run_one(settings)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -52,8 +123,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, help="port to listen on (RELAY_PORT, default 8765)")
     parser.add_argument("--database-url", help="SQLAlchemy URL (RELAY_DATABASE_URL)")
     parser.add_argument("--data-dir", help="data directory (RELAY_DATA_DIR)")
+    parser.add_argument("--workers", type=int, help="processes (RELAY_WORKERS; PostgreSQL only)")
     args = parser.parse_args(argv)
-    overrides = {k: v for k, v in vars(args).items() if v is not None}
+    overrides: dict[str, Any] = {k: v for k, v in vars(args).items() if v is not None}
     serve(Settings(**overrides))
 
 

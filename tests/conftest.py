@@ -103,6 +103,6 @@ async def storage(request: pytest.FixtureRequest, sqlite_url: str) -> AsyncItera
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say how many tests ran on PostgreSQL, so a CI log shows they ran rather than skipped."""
     passed = terminalreporter.stats.get("passed", [])
-    on_postgres = sum(1 for report in passed if "[postgres" in report.nodeid)
+    on_postgres = sum(1 for report in passed if "postgres" in report.keywords)
     where = PG_URL or "not configured (set RELAY_TEST_DATABASE_URL)"
     terminalreporter.write_line(f"PostgreSQL: {on_postgres} tests passed against {where}")

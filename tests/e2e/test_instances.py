@@ -1,0 +1,215 @@
+"""Several server processes over one PostgreSQL, as a deployment runs them; and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from tests.conftest import PG_SKIP, PG_URL, asyncpg_url
+from tests.live import LiveServer, free_port, live_server, relay_command
+
+OPERATOR = "rly_op_shared-by-every-instance-0123456789"
+pytestmark = pytest.mark.postgres
+
+
+async def _admin(statement: str) -> None:
+    engine = create_async_engine(asyncpg_url(PG_URL), isolation_level="AUTOCOMMIT")
+    async with engine.connect() as conn:
+        await conn.execute(text(statement))
+    await engine.dispose()
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    """A database of its own for this test, dropped afterwards."""
+    if not PG_URL:
+        pytest.skip(PG_SKIP)
+    name = f"relay_e2e_{uuid.uuid4().hex[:10]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    base = asyncpg_url(PG_URL).rsplit("/", 1)[0]
+    yield f"{base}/{name}"
+    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def instance(root: Path, database: str) -> Any:
+    root.mkdir(exist_ok=True)
+    return live_server(root, RELAY_DATABASE_URL=database, RELAY_OPERATOR_TOKEN=OPERATOR)
+
+
+def http(server: LiveServer, token: str = OPERATOR) -> httpx.Client:
+    return httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+
+
+def register(server: LiveServer, agent_id: str) -> str:
+    with http(server) as op:
+        response = op.post("/v1/agents/register", json={"agent_id": agent_id})
+        response.raise_for_status()
+        return str(response.json()["token"])
+
+
+def test_a_message_through_a_wakes_a_long_poll_on_b(tmp_path: Path, database: str) -> None:
+    with instance(tmp_path / "a", database) as a, instance(tmp_path / "b", database) as b:
+        bob = register(a, "bob")
+        answer: dict[str, Any] = {}
+
+        def poll() -> None:
+            with http(b, bob) as client:
+                response = client.get("/v1/agents/bob/inbox", params={"wait": 20})
+                answer["body"], answer["at"] = response.json(), time.monotonic()
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        time.sleep(1.0)  # the long-poll is waiting on B
+        sent_at = time.monotonic()
+        with http(a) as op:
+            op.post("/v1/messages", json={"to": "bob", "text": "across"}).raise_for_status()
+        poller.join(timeout=25)
+        assert [m["text"] for m in answer["body"]["messages"]] == ["across"]
+        assert answer["at"] - sent_at < 1.0
+
+
+def test_two_processes_of_sixteen_claimers_claim_each_task_once(
+    tmp_path: Path, database: str
+) -> None:
+    with instance(tmp_path / "a", database) as a, instance(tmp_path / "b", database) as b:
+        agents = [f"w{i}" for i in range(32)]
+        tokens = {agent: register(a, agent) for agent in agents}
+        with http(a) as op:
+            task_ids = [
+                op.post("/v1/tasks", json={"title": f"t{i}"}).json()["task_id"] for i in range(200)
+            ]
+
+        async def claimer(agent: str, server: LiveServer) -> list[int]:
+            won: list[int] = []
+            headers = {"Authorization": f"Bearer {tokens[agent]}"}
+            async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=60) as c:
+                while True:
+                    listing = await c.get("/v1/tasks", params={"status": "open", "limit": 40})
+                    open_ids = [t["task_id"] for t in listing.json()["tasks"]]
+                    if not open_ids:
+                        return won
+                    task_id = random.choice(open_ids)
+                    claim = await c.post(f"/v1/tasks/{task_id}/claim", json={"agent_id": agent})
+                    assert claim.status_code in (200, 409), claim.text
+                    if claim.status_code == 200:
+                        won.append(task_id)
+
+        async def everyone() -> list[list[int]]:
+            return await asyncio.gather(
+                *(claimer(agent, a if n < 16 else b) for n, agent in enumerate(agents))
+            )
+
+        claims = [task for won in asyncio.run(everyone()) for task in won]
+        assert sorted(claims) == sorted(task_ids)  # every task once, none twice
+        with http(b) as op:
+            tasks = op.get("/v1/tasks").json()["tasks"]
+        assert {t["status"] for t in tasks} == {"claimed"}
+        assert {t["attempts"] for t in tasks} == {1}
+
+
+def test_the_event_cursor_survives_a_restart_and_concurrent_writers(
+    tmp_path: Path, database: str
+) -> None:
+    with instance(tmp_path / "b", database) as b:
+        with instance(tmp_path / "a", database) as a, http(a) as op:
+            for i in range(5):
+                op.post("/v1/tasks", json={"title": f"before {i}"}).raise_for_status()
+        with http(b) as reader:
+            first = reader.get("/v1/events", params={"after": 0}).json()
+        assert len(first["events"]) == 5
+
+        # A restarts; meanwhile writers on both instances race while B's reader follows.
+        with instance(tmp_path / "a", database) as a:
+            stop = threading.Event()
+            seen: list[int] = []
+
+            def follow() -> None:
+                cursor = first["cursor"]
+                with http(b) as reader:
+                    while True:
+                        page = reader.get("/v1/events", params={"after": cursor, "wait": 1}).json()
+                        seen.extend(e["event_id"] for e in page["events"])
+                        cursor = page["cursor"]
+                        if stop.is_set() and not page["events"]:
+                            return
+
+            follower = threading.Thread(target=follow)
+            follower.start()
+
+            async def write(server: LiveServer, n: int) -> None:
+                async with httpx.AsyncClient(
+                    base_url=server.url, headers={"Authorization": f"Bearer {OPERATOR}"}
+                ) as c:
+                    for i in range(n):
+                        (await c.post("/v1/tasks", json={"title": f"t{i}"})).raise_for_status()
+
+            async def writers() -> None:
+                await asyncio.gather(*(write(s, 15) for s in (a, b, a, b)))
+
+            asyncio.run(writers())
+            stop.set()
+            follower.join(timeout=30)
+
+        with http(b) as reader:
+            everything = reader.get("/v1/events", params={"after": first["cursor"], "limit": 1000})
+        expected = [e["event_id"] for e in everything.json()["events"]]
+        assert len(expected) == 60
+        assert seen == expected  # no gap, no repeat, in order
+
+
+def test_workers_share_one_port_and_stop_together(tmp_path: Path, database: str) -> None:
+    import os
+    import subprocess
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_DATABASE_URL": database, "RELAY_DATA_DIR": str(tmp_path / "data")}
+    log = tmp_path / "workers.log"
+    with log.open("wb") as out:
+        parent = subprocess.Popen(
+            [*relay_command(), "serve", "--port", str(port), "--workers", "2"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        pids: set[str] = set()
+        while len(pids) < 2 and time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+            except httpx.TransportError:
+                time.sleep(0.2)
+                continue
+            pids = {
+                line.split()[3]
+                for line in log.read_text().splitlines()
+                if "relay.server: storage postgresql" in line
+            }
+        assert len(pids) == 2, log.read_text()
+        token = (tmp_path / "data" / "operator_token").read_text().strip()
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}
+        ) as op:
+            for _ in range(10):  # whichever worker answers knows the same token and database
+                assert op.get("/v1/agents").status_code == 200
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == 0
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
