@@ -76,3 +76,32 @@ async def test_sqlite_foreign_keys_are_enforced(sqlite_url: str) -> None:
                 m.Message(from_agent="a", to="nobody", text="x", status="pending", created_at=now)
             )
     await storage.close()
+
+
+@pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
+async def test_an_older_schema_is_upgraded_with_its_rows(storage: Storage) -> None:
+    assert isinstance(storage, SqlStorage)
+
+    def to_first_revision(connection: Any) -> None:
+        from alembic import command
+
+        command.downgrade(alembic_config(connection), "0001")
+
+    async with storage.engine.connect() as conn:
+        await conn.run_sync(to_first_revision)
+        await conn.commit()
+        assert await conn.run_sync(current_revision) == "0001"
+    now = datetime.now(UTC)
+    async with storage.engine.connect() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO agents (agent_id, capabilities, metadata, created_at, updated_at) "
+                "VALUES ('old', '[]', '{}', :now, :now)"
+            ),
+            {"now": now.replace(tzinfo=None)},
+        )
+        await conn.commit()
+    await storage.migrate()
+    async with storage.unit_of_work(write=False) as uow:
+        assert await uow.agents.get("old") is not None
+        assert await uow.events.count() == 0  # the table 0002 adds is there
