@@ -288,6 +288,7 @@ class Message(Resource):
     created_at: datetime
     delivered_at: datetime | None = None
     acked_at: datetime | None = None
+    delivery_count: int = 0
 
 
 class InboxResponse(Resource):
@@ -596,6 +597,18 @@ class EventsResponse(Resource):
 
     events: list[Event]
     cursor: int
+
+
+class IdempotencyRecord(Resource):
+    """The first answer to a request that carried an ``Idempotency-Key`` (internal)."""
+
+    record_id: int = 0
+    scope: str
+    key: str
+    fingerprint: str
+    status: int
+    body: str
+    created_at: datetime
 
 
 class Health(Resource):

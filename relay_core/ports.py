@@ -62,6 +62,13 @@ def ge(field: str, value: Any) -> Cond:
     return Cond(field, "ge", value)
 
 
+@dataclass(frozen=True)
+class Increment:
+    """An update value: add ``by`` to the field's current value (in the database, atomically)."""
+
+    by: int = 1
+
+
 class Table(Protocol[R]):
     """The verbs every stored resource has."""
 
@@ -81,6 +88,10 @@ class Table(Protocol[R]):
 
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
         """Set ``values`` on every record matching all ``conds``; the number changed."""
+        ...
+
+    async def delete_where(self, conds: Sequence[Cond]) -> int:
+        """Remove every record matching all ``conds``; the number removed."""
         ...
 
     async def find(
@@ -126,6 +137,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
     TableSpec("events", m.Event, "event_id", True, ordered_commits=True),
+    TableSpec("idempotency_keys", m.IdempotencyRecord, "record_id", True),
 )
 
 
@@ -147,6 +159,7 @@ class UnitOfWork(Protocol):
     diagnostics: Table[m.Diagnostic]
     intervention_actions: Table[m.InterventionAction]
     events: Table[m.Event]
+    idempotency_keys: Table[m.IdempotencyRecord]
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""

@@ -45,6 +45,7 @@ def core_config(settings: Settings) -> CoreConfig:
         presence_ttl=settings.presence_ttl,
         default_lease_seconds=settings.task_lease_seconds,
         enrollment_ttl_seconds=settings.enrollment_ttl_seconds,
+        idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
         auth_enabled=auth,
         operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
     )

@@ -42,6 +42,15 @@ _HEADERS: list[dict[str, Any]] = [
 ]
 
 
+_IDEMPOTENCY_HEADER: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+    "description": "Retry-safe creation: the same key and body answer the first answer again",
+}
+
+
 def _schemas(routes: tuple[Route, ...]) -> tuple[dict[Any, Any], dict[str, Any]]:
     wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
     for route in routes:
@@ -92,6 +101,8 @@ def _operation(route: Route, refs: dict[Any, Any], services: Services) -> dict[s
     parameters = _parameters(route.path_params, "path") + _parameters(route.query, "query")
     if route.access == "token":
         parameters += _HEADERS
+    if route.idempotent:
+        parameters.append(_IDEMPOTENCY_HEADER)
     if parameters or route.body is not None:
         responses["422"] = {
             "description": "Validation Error",

@@ -7,6 +7,7 @@ and body into their models, call the service with them as keyword arguments, dum
 
 from __future__ import annotations
 
+import hashlib
 import operator
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -15,11 +16,12 @@ from typing import Any, Literal
 from aiohttp import web
 from pydantic import BaseModel
 
+from relay_core import idempotency
 from relay_core import models as m
 from relay_server import params as p
 from relay_server.keys import SERVICES
 from relay_server.sse import parse_last_event_id, stream_events
-from relay_server.validation import authenticate, parse_body, parse_params
+from relay_server.validation import authenticate, idempotency_key, parse_body, parse_params
 
 Access = Literal["public", "token"]
 
@@ -38,6 +40,11 @@ class Route:
     query: type[BaseModel] | None = None
     access: Access = "token"
     stream: bool = False  # Server-Sent Events of ``response`` instead of one JSON body
+
+    @property
+    def idempotent(self) -> bool:
+        """Creating operations honour ``Idempotency-Key``."""
+        return self.method == "POST" and self.status == 201
 
     @property
     def tag(self) -> str:
@@ -271,6 +278,13 @@ ROUTES: tuple[Route, ...] = (
 )
 
 
+def fingerprint(request: web.Request, kwargs: dict[str, Any]) -> str:
+    """What makes two requests the same request: method, path and the parsed body."""
+    body = kwargs.get("body")
+    canonical = body.model_dump_json() if isinstance(body, BaseModel) else ""
+    return hashlib.sha256(f"{request.method} {request.path} {canonical}".encode()).hexdigest()
+
+
 def _fields(model: BaseModel) -> dict[str, Any]:
     return {name: getattr(model, name) for name in type(model).model_fields}
 
@@ -282,8 +296,10 @@ def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.StreamRe
     async def handler(request: web.Request) -> web.StreamResponse:
         services = request.app[SERVICES]
         args: list[Any] = []
+        caller = None
         if route.access == "token":
-            args.append(await authenticate(request, services))
+            caller = await authenticate(request, services)
+            args.append(caller)
         kwargs: dict[str, Any] = {}
         if route.path_params is not None:
             kwargs |= _fields(parse_params(route.path_params, request.match_info, "path"))
@@ -295,7 +311,29 @@ def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.StreamRe
             kwargs["body"] = await parse_body(request, route.body)
         if route.stream:
             return await stream_events(request, service_method(services)(*args, **kwargs))
-        result: BaseModel = await service_method(services)(*args, **kwargs)
+        key = idempotency_key(request) if route.idempotent else None
+        token = None
+        if key is not None:
+            token = idempotency.current.set(
+                idempotency.IdempotentRequest(
+                    scope=f"{caller.kind}:{caller.name}" if caller else "public",
+                    key=key,
+                    fingerprint=fingerprint(request, kwargs),
+                    status=route.status,
+                )
+            )
+        try:
+            result: BaseModel = await service_method(services)(*args, **kwargs)
+        except idempotency.Replay as replay:
+            return web.Response(
+                body=replay.record.body.encode(),
+                status=replay.record.status,
+                content_type="application/json",
+                headers={"Idempotent-Replayed": "true"},
+            )
+        finally:
+            if token is not None:
+                idempotency.current.reset(token)
         return web.Response(
             body=result.model_dump_json().encode(),
             status=route.status,

@@ -39,6 +39,7 @@ class Settings(BaseSettings):
         description="FULL survives power loss; NORMAL (with WAL) survives a process crash only",
     )
     shutdown_timeout: float = Field(default=10.0, ge=0)
+    idempotency_ttl_seconds: float = Field(default=86400.0, ge=1)
     workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
     log_level: str = "INFO"
 

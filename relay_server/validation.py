@@ -99,6 +99,21 @@ def _json_error(raw: bytes) -> dict[str, Any]:
     return {"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error", "input": {}}
 
 
+_IDEMPOTENCY_KEY = re.compile(r"^[!-~]{1,200}$")
+
+
+def idempotency_key(request: web.Request) -> str | None:
+    """The request's ``Idempotency-Key``, if it sent a valid one."""
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not _IDEMPOTENCY_KEY.match(key):
+        raise _header_error(
+            "idempotency-key", "Idempotency-Key must be 1-200 visible ASCII characters"
+        )
+    return key
+
+
 def _header_error(name: str, msg: str) -> RequestInvalid:
     # The header's value is never echoed: it may be a credential.
     return RequestInvalid([{"type": "value_error", "loc": ["header", name], "msg": msg}])

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from relay_core import models as m
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
 from relay_core.errors import NotFound, StaleWrite
-from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.ports import Increment, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.events import inbox_topic
 
@@ -102,16 +102,25 @@ class AgentsService(Service):
             messages = await uow.messages.find(
                 eq("to", agent_id), in_("status", UNACKED), order_by="message_id", limit=limit
             )
-            fresh = [msg.message_id for msg in messages if msg.status == "pending"]
-            if fresh:
+            if messages:
+                # Every read is a delivery: the count tells the agent it saw one before.
+                ids = [msg.message_id for msg in messages]
                 await uow.messages.update_where(
-                    [in_("message_id", fresh), eq("status", "pending")],
+                    [in_("message_id", ids)], {"delivery_count": Increment()}
+                )
+                await uow.messages.update_where(
+                    [in_("message_id", ids), eq("status", "pending")],
                     {"status": "delivered", "delivered_at": now},
                 )
                 messages = [
-                    msg.model_copy(update={"status": "delivered", "delivered_at": now})
-                    if msg.status == "pending"
-                    else msg
+                    msg.model_copy(
+                        update={"delivery_count": msg.delivery_count + 1}
+                        | (
+                            {"status": "delivered", "delivered_at": now}
+                            if msg.status == "pending"
+                            else {}
+                        )
+                    )
                     for msg in messages
                 ]
             return m.InboxResponse(agent_id=agent_id, messages=messages, count=len(messages))

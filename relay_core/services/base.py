@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from pydantic import BaseModel
+
+from relay_core import idempotency
 from relay_core.errors import Conflict, StaleWrite
 from relay_core.ports import Bridge, Storage, UnitOfWork
 
@@ -31,6 +34,7 @@ class CoreConfig:
     presence_ttl: float = 60.0
     default_lease_seconds: int = 300
     enrollment_ttl_seconds: int = 86_400
+    idempotency_ttl_seconds: float = 86_400.0
     auth_enabled: bool = True
     operator_token_hash: str = ""
 
@@ -55,13 +59,29 @@ class Service:
         """The context's clock."""
         return self.ctx.clock()
 
-    async def write(self, work: Callable[[UnitOfWork], Awaitable[T]]) -> T:
-        """Run ``work`` in a write transaction and commit; retry it when a guarded write lost."""
+    async def write(self, work: Callable[[UnitOfWork], Awaitable[T]], *, final: bool = True) -> T:
+        """Run ``work`` in a write transaction and commit; retry it when a guarded write lost.
+
+        Under an ``Idempotency-Key`` the first write checks for an earlier answer (``Replay``),
+        and a ``final`` write stores its result as the answer, in the same transaction.
+        """
+        request = idempotency.current.get()
+        ttl = self.ctx.config.idempotency_ttl_seconds
         for _ in range(MAX_ATTEMPTS):
             try:
                 async with self.ctx.storage.unit_of_work(write=True) as uow:
+                    if request is not None and not request.checked:
+                        await idempotency.check(uow, request, self.now(), ttl)
                     result = await work(uow)
+                    keep = request is not None and final and not request.recorded
+                    if keep and isinstance(result, BaseModel):
+                        assert request is not None
+                        body = result.model_dump_json()
+                        await idempotency.record(uow, request, body, self.now(), ttl)
                     await uow.commit()
+                    if request is not None:
+                        request.checked = True
+                        request.recorded = request.recorded or keep
                     return result
             except StaleWrite:
                 continue

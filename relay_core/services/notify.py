@@ -31,7 +31,7 @@ class NotifyService(Service):
             )
             return await uow.notifications.insert(notification)
 
-        notification = await self.write(store)
+        notification = await self.write(store, final=False)
         try:
             platform_id = await bridge.send(body.text, reference=str(notification.notification_id))
         except BridgeError as exc:

@@ -15,7 +15,7 @@ from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, R, TableSpec, UnitOfWork
+from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
@@ -35,6 +35,14 @@ def _matches(record: Any, cond: Cond) -> bool:
         return value in cond.value
     # SQL semantics: NULL compares as unknown, so it never matches an ordering condition.
     return value is not None and _COMPARE[cond.op](value, cond.value)
+
+
+def _resolve(row: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Update values with every ``Increment`` turned into the new number."""
+    return {
+        field: getattr(row, field) + value.by if isinstance(value, Increment) else value
+        for field, value in values.items()
+    }
 
 
 class _Undo:
@@ -96,7 +104,7 @@ class MemoryTable(Generic[R]):
         if expect and any(getattr(row, f) != v for f, v in expect.items()):
             return None
         self._remember(key)
-        updated = row.model_copy(update=dict(values), deep=True)
+        updated = row.model_copy(update=_resolve(row, values), deep=True)
         self._rows[key] = updated
         return updated.model_copy(deep=True)  # type: ignore[no-any-return]
 
@@ -104,7 +112,15 @@ class MemoryTable(Generic[R]):
         keys = [k for k, row in self._rows.items() if all(_matches(row, c) for c in conds)]
         for key in keys:
             self._remember(key)
-            self._rows[key] = self._rows[key].model_copy(update=dict(values), deep=True)
+            row = self._rows[key]
+            self._rows[key] = row.model_copy(update=_resolve(row, values), deep=True)
+        return len(keys)
+
+    async def delete_where(self, conds: Sequence[Cond]) -> int:
+        keys = [k for k, row in self._rows.items() if all(_matches(row, c) for c in conds)]
+        for key in keys:
+            self._remember(key)
+            del self._rows[key]
         return len(keys)
 
     async def find(

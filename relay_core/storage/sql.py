@@ -36,6 +36,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    delete,
     event,
     func,
     insert,
@@ -51,7 +52,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, R, TableSpec, UnitOfWork
+from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
 
 log = logging.getLogger("relay.storage")
 
@@ -157,6 +158,7 @@ messages = Table(
     _at("created_at", nullable=False),
     _at("delivered_at"),
     _at("acked_at"),
+    Column("delivery_count", Integer, nullable=False, server_default="0"),
     Index("ix_messages_inbox", "to", "status", "message_id"),
     Index("ix_messages_room", "room_id", "message_id"),
 )
@@ -323,6 +325,23 @@ events = Table(
     Index("ix_events_audience", "audience", "event_id"),
 )
 
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    _id("record_id"),
+    Column("scope", Ref, nullable=False),
+    Column("key", Name, nullable=False),
+    Column("fingerprint", String(64), nullable=False),
+    Column("status", Integer, nullable=False),
+    Column("body", Text, nullable=False),
+    _at(
+        "created_at",
+        nullable=False,
+    ),
+    UniqueConstraint("scope", "key", name="uq_idempotency_keys_scope_key"),
+    Index("ix_idempotency_keys_created", "created_at"),
+)
+
 # PostgreSQL: the channel hints travel on, and the advisory locks that order commits.
 CHANNEL = "relay"
 ORDERED_COMMITS_LOCK = 0x72656C6179  # "relay": rows of ordered tables become visible in id order
@@ -402,7 +421,7 @@ class SqlTable(Generic[R]):
         statement = (
             update(self._table)
             .where(self._key == key, *guards)
-            .values(**values)
+            .values(**self._resolve(values))
             .returning(*self._table.columns)
         )
         row = (await self._conn.execute(statement)).first()
@@ -410,10 +429,24 @@ class SqlTable(Generic[R]):
 
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
         statement = (
-            update(self._table).where(*(_condition(self._table, c) for c in conds)).values(**values)
+            update(self._table)
+            .where(*(_condition(self._table, c) for c in conds))
+            .values(**self._resolve(values))
         )
         result = await self._conn.execute(statement)
         return int(result.rowcount)
+
+    async def delete_where(self, conds: Sequence[Cond]) -> int:
+        statement = delete(self._table).where(*(_condition(self._table, c) for c in conds))
+        result = await self._conn.execute(statement)
+        return int(result.rowcount)
+
+    def _resolve(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Update values with every ``Increment`` as ``column + n``, computed by the database."""
+        return {
+            field: self._table.c[field] + value.by if isinstance(value, Increment) else value
+            for field, value in values.items()
+        }
 
     async def find(
         self,

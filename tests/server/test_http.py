@@ -127,8 +127,9 @@ async def test_openapi_document_keeps_every_promise(api: Api) -> None:
         "/HTTPValidationError"
     )
     headers = {p["name"] for p in register["parameters"] if p["in"] == "header"}
-    assert headers == {"X-Agent-ID", "Authorization"}
-    assert "parameters" not in operations[("POST", "/v1/enroll")]
+    assert headers == {"X-Agent-ID", "Authorization", "Idempotency-Key"}
+    enroll = {p["name"] for p in operations[("POST", "/v1/enroll")]["parameters"]}
+    assert enroll == {"Idempotency-Key"}
     assert "parameters" not in operations[("GET", "/health")]
 
 
