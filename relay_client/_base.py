@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import tomllib
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -105,9 +106,15 @@ def retryable_response(response: httpx.Response) -> bool:
     return response.status_code == 429 or response.status_code >= 500
 
 
-def retryable_error(exc: httpx.TransportError, method: str) -> bool:
-    """A request that never left is always safe to repeat; a lost answer only for a GET."""
-    return isinstance(exc, _NOT_SENT) or method == "GET"
+def retryable_error(exc: httpx.TransportError, method: str, idempotent: bool = False) -> bool:
+    """A request that never left is always safe to repeat; a lost answer only for a GET or a
+    create carrying an idempotency key."""
+    return isinstance(exc, _NOT_SENT) or method == "GET" or idempotent
+
+
+def idempotency_headers(idempotent: bool) -> dict[str, str]:
+    """A fresh ``Idempotency-Key`` for one logical create (kept across its retries)."""
+    return {"Idempotency-Key": f"rly-{uuid.uuid4().hex}"} if idempotent else {}
 
 
 def backoff(attempt: int, retry_after: float | None) -> float:

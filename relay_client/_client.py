@@ -15,6 +15,7 @@ from relay_client._base import (
     ClientConfig,
     backoff,
     decode,
+    idempotency_headers,
     retry_after_of,
     retryable_error,
     retryable_response,
@@ -78,15 +79,21 @@ class RelayClient:
         json: Any = None,
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
+        idempotent: bool = False,
     ) -> M:
-        """Send one request, retrying what is safe to retry, and decode the answer."""
+        """Send one request, retrying what is safe to retry, and decode the answer. A creating
+        request (``idempotent``) carries one ``Idempotency-Key`` through all its attempts, so
+        even a lost answer can be retried without creating twice."""
         limit = timeout if timeout is not None else self.config.timeout
+        headers = idempotency_headers(idempotent)
         for attempt in range(self.config.max_retries + 1):
             last = attempt == self.config.max_retries
             try:
-                response = self._http.request(method, path, json=json, params=params, timeout=limit)
+                response = self._http.request(
+                    method, path, json=json, params=params, timeout=limit, headers=headers
+                )
             except httpx.TransportError as exc:
-                if last or not retryable_error(exc, method):
+                if last or not retryable_error(exc, method, idempotent):
                     raise transport_error(exc, self.config.url) from exc
                 self._sleep(backoff(attempt, None))
                 continue
@@ -161,17 +168,21 @@ class AsyncRelayClient:
         json: Any = None,
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
+        idempotent: bool = False,
     ) -> M:
-        """Send one request, retrying what is safe to retry, and decode the answer."""
+        """Send one request, retrying what is safe to retry, and decode the answer. A creating
+        request (``idempotent``) carries one ``Idempotency-Key`` through all its attempts, so
+        even a lost answer can be retried without creating twice."""
         limit = timeout if timeout is not None else self.config.timeout
+        headers = idempotency_headers(idempotent)
         for attempt in range(self.config.max_retries + 1):
             last = attempt == self.config.max_retries
             try:
                 response = await self._http.request(
-                    method, path, json=json, params=params, timeout=limit
+                    method, path, json=json, params=params, timeout=limit, headers=headers
                 )
             except httpx.TransportError as exc:
-                if last or not retryable_error(exc, method):
+                if last or not retryable_error(exc, method, idempotent):
                     raise transport_error(exc, self.config.url) from exc
                 await self._sleep(backoff(attempt, None))
                 continue

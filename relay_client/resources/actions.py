@@ -31,7 +31,7 @@ class Actions(SyncResource):
             outcome=outcome,
             task_id=task_id,
         )
-        return self._client.request("POST", "/v1/actions", Action, json=body)
+        return self._client.request("POST", "/v1/actions", Action, json=body, idempotent=True)
 
     def list(self, *, agent_id: str | None = None, limit: int | None = None) -> ActionsResponse:
         """The newest actions, optionally of one agent."""
@@ -61,7 +61,7 @@ class AsyncActions(AsyncResource):
             outcome=outcome,
             task_id=task_id,
         )
-        return await self._client.request("POST", "/v1/actions", Action, json=body)
+        return await self._client.request("POST", "/v1/actions", Action, json=body, idempotent=True)
 
     async def list(
         self, *, agent_id: str | None = None, limit: int | None = None

@@ -32,7 +32,9 @@ class Agents(SyncResource):
             metadata=metadata,
             rotate_token=rotate_token or None,
         )
-        return self._client.request("POST", "/v1/agents/register", AgentRegistered, json=body)
+        return self._client.request(
+            "POST", "/v1/agents/register", AgentRegistered, json=body, idempotent=True
+        )
 
     def heartbeat(
         self,
@@ -84,7 +86,9 @@ class AsyncAgents(AsyncResource):
             metadata=metadata,
             rotate_token=rotate_token or None,
         )
-        return await self._client.request("POST", "/v1/agents/register", AgentRegistered, json=body)
+        return await self._client.request(
+            "POST", "/v1/agents/register", AgentRegistered, json=body, idempotent=True
+        )
 
     async def heartbeat(
         self,

@@ -30,7 +30,9 @@ class Enroll(SyncResource):
             metadata=metadata,
             reason=reason,
         )
-        return self._client.request("POST", "/v1/enroll", EnrollmentCreated, json=body)
+        return self._client.request(
+            "POST", "/v1/enroll", EnrollmentCreated, json=body, idempotent=True
+        )
 
     def status(self, enroll_id: int, claim: str) -> EnrollmentState:
         """The enrollment's state; the first poll after approval carries the token."""
@@ -58,7 +60,9 @@ class AsyncEnroll(AsyncResource):
             metadata=metadata,
             reason=reason,
         )
-        return await self._client.request("POST", "/v1/enroll", EnrollmentCreated, json=body)
+        return await self._client.request(
+            "POST", "/v1/enroll", EnrollmentCreated, json=body, idempotent=True
+        )
 
     async def status(self, enroll_id: int, claim: str) -> EnrollmentState:
         """The enrollment's state; the first poll after approval carries the token."""

@@ -39,7 +39,9 @@ class Interventions(SyncResource):
             risk=risk,
             agent_id=agent_id,
         )
-        return self._client.request("POST", path, InterventionApprovalResult, json=body)
+        return self._client.request(
+            "POST", path, InterventionApprovalResult, json=body, idempotent=True
+        )
 
     def approval(self, intervention_id: str) -> Approval:
         """The intervention's current approval request."""
@@ -65,7 +67,7 @@ class Interventions(SyncResource):
             severity=severity,
             agent_id=agent_id,
         )
-        return self._client.request("POST", path, Diagnostic, json=body)
+        return self._client.request("POST", path, Diagnostic, json=body, idempotent=True)
 
     def show_diagnostic(self, intervention_id: str) -> Diagnostic:
         """The latest diagnostic."""
@@ -93,7 +95,7 @@ class Interventions(SyncResource):
             link=link,
             agent_id=agent_id,
         )
-        return self._client.request("POST", path, InterventionAction, json=body)
+        return self._client.request("POST", path, InterventionAction, json=body, idempotent=True)
 
     def list(self, *, limit: int | None = None) -> InterventionsResponse:
         """The newest interventions with their latest diagnostic and last action."""
@@ -125,7 +127,9 @@ class AsyncInterventions(AsyncResource):
             risk=risk,
             agent_id=agent_id,
         )
-        return await self._client.request("POST", path, InterventionApprovalResult, json=body)
+        return await self._client.request(
+            "POST", path, InterventionApprovalResult, json=body, idempotent=True
+        )
 
     async def approval(self, intervention_id: str) -> Approval:
         """The intervention's current approval request."""
@@ -151,7 +155,7 @@ class AsyncInterventions(AsyncResource):
             severity=severity,
             agent_id=agent_id,
         )
-        return await self._client.request("POST", path, Diagnostic, json=body)
+        return await self._client.request("POST", path, Diagnostic, json=body, idempotent=True)
 
     async def show_diagnostic(self, intervention_id: str) -> Diagnostic:
         """The latest diagnostic."""
@@ -179,7 +183,9 @@ class AsyncInterventions(AsyncResource):
             link=link,
             agent_id=agent_id,
         )
-        return await self._client.request("POST", path, InterventionAction, json=body)
+        return await self._client.request(
+            "POST", path, InterventionAction, json=body, idempotent=True
+        )
 
     async def list(self, *, limit: int | None = None) -> InterventionsResponse:
         """The newest interventions with their latest diagnostic and last action."""

@@ -33,7 +33,7 @@ class Messages(SyncResource):
             reply_to=reply_to,
             from_agent=from_agent,
         )
-        return self._client.request("POST", "/v1/messages", Message, json=body)
+        return self._client.request("POST", "/v1/messages", Message, json=body, idempotent=True)
 
     def ack(self, message_id: int, *, agent_id: str | None = None) -> Message:
         """Acknowledge a direct message (twice is fine)."""
@@ -65,7 +65,9 @@ class AsyncMessages(AsyncResource):
             reply_to=reply_to,
             from_agent=from_agent,
         )
-        return await self._client.request("POST", "/v1/messages", Message, json=body)
+        return await self._client.request(
+            "POST", "/v1/messages", Message, json=body, idempotent=True
+        )
 
     async def ack(self, message_id: int, *, agent_id: str | None = None) -> Message:
         """Acknowledge a direct message (twice is fine)."""

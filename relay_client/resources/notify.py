@@ -13,12 +13,14 @@ class Notify(SyncResource):
     def send(self, text: str, *, agent_id: str | None = None) -> Notification:
         """Push text to the operator's platform; raises ``BridgeError`` if the platform fails."""
         body = compact(text=text, agent_id=agent_id)
-        return self._client.request("POST", "/v1/notify", Notification, json=body)
+        return self._client.request("POST", "/v1/notify", Notification, json=body, idempotent=True)
 
     def reply(self, platform_message_id: str, text: str) -> Message:
         """Answer a notification as the operator; the reply lands in the agent's inbox."""
         body = {"platform_message_id": platform_message_id, "text": text}
-        return self._client.request("POST", "/v1/notify/replies", Message, json=body)
+        return self._client.request(
+            "POST", "/v1/notify/replies", Message, json=body, idempotent=True
+        )
 
     def list(self, *, limit: int | None = None) -> NotificationsResponse:
         """Notifications, newest first."""
@@ -34,12 +36,16 @@ class AsyncNotify(AsyncResource):
     async def send(self, text: str, *, agent_id: str | None = None) -> Notification:
         """Push text to the operator's platform; raises ``BridgeError`` if the platform fails."""
         body = compact(text=text, agent_id=agent_id)
-        return await self._client.request("POST", "/v1/notify", Notification, json=body)
+        return await self._client.request(
+            "POST", "/v1/notify", Notification, json=body, idempotent=True
+        )
 
     async def reply(self, platform_message_id: str, text: str) -> Message:
         """Answer a notification as the operator; the reply lands in the agent's inbox."""
         body = {"platform_message_id": platform_message_id, "text": text}
-        return await self._client.request("POST", "/v1/notify/replies", Message, json=body)
+        return await self._client.request(
+            "POST", "/v1/notify/replies", Message, json=body, idempotent=True
+        )
 
     async def list(self, *, limit: int | None = None) -> NotificationsResponse:
         """Notifications, newest first."""

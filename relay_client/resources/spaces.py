@@ -15,7 +15,7 @@ class Spaces(SyncResource):
     ) -> Space:
         """Create a space (its id is derived from the name when not given)."""
         body = compact(name=name, space_id=space_id, description=description)
-        return self._client.request("POST", "/v1/spaces", Space, json=body)
+        return self._client.request("POST", "/v1/spaces", Space, json=body, idempotent=True)
 
     def add_room(
         self, space_id: str, name: str, *, room_id: str | None = None, topic: str | None = None
@@ -23,7 +23,7 @@ class Spaces(SyncResource):
         """Create a room inside a space."""
         path = f"/v1/spaces/{segment(space_id)}/rooms"
         body = compact(name=name, room_id=room_id, topic=topic)
-        return self._client.request("POST", path, Room, json=body)
+        return self._client.request("POST", path, Room, json=body, idempotent=True)
 
     def sync(self) -> SpaceSyncReport:
         """Reconcile spaces and rooms with the operator platform."""
@@ -47,7 +47,7 @@ class AsyncSpaces(AsyncResource):
     ) -> Space:
         """Create a space (its id is derived from the name when not given)."""
         body = compact(name=name, space_id=space_id, description=description)
-        return await self._client.request("POST", "/v1/spaces", Space, json=body)
+        return await self._client.request("POST", "/v1/spaces", Space, json=body, idempotent=True)
 
     async def add_room(
         self, space_id: str, name: str, *, room_id: str | None = None, topic: str | None = None
@@ -55,7 +55,7 @@ class AsyncSpaces(AsyncResource):
         """Create a room inside a space."""
         path = f"/v1/spaces/{segment(space_id)}/rooms"
         body = compact(name=name, room_id=room_id, topic=topic)
-        return await self._client.request("POST", path, Room, json=body)
+        return await self._client.request("POST", path, Room, json=body, idempotent=True)
 
     async def sync(self) -> SpaceSyncReport:
         """Reconcile spaces and rooms with the operator platform."""

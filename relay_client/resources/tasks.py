@@ -33,7 +33,7 @@ class Tasks(SyncResource):
             room_id=room_id,
             max_attempts=max_attempts,
         )
-        return self._client.request("POST", "/v1/tasks", Task, json=body)
+        return self._client.request("POST", "/v1/tasks", Task, json=body, idempotent=True)
 
     def get(self, task_id: int) -> Task:
         """One task."""
@@ -66,7 +66,7 @@ class Tasks(SyncResource):
             agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
         )
         path = f"/v1/tasks/{segment(task_id)}/events"
-        return self._client.request("POST", path, TaskEvent, json=body)
+        return self._client.request("POST", path, TaskEvent, json=body, idempotent=True)
 
     def complete(
         self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None
@@ -128,7 +128,7 @@ class AsyncTasks(AsyncResource):
             room_id=room_id,
             max_attempts=max_attempts,
         )
-        return await self._client.request("POST", "/v1/tasks", Task, json=body)
+        return await self._client.request("POST", "/v1/tasks", Task, json=body, idempotent=True)
 
     async def get(self, task_id: int) -> Task:
         """One task."""
@@ -162,7 +162,7 @@ class AsyncTasks(AsyncResource):
             agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
         )
         path = f"/v1/tasks/{segment(task_id)}/events"
-        return await self._client.request("POST", path, TaskEvent, json=body)
+        return await self._client.request("POST", path, TaskEvent, json=body, idempotent=True)
 
     async def complete(
         self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None

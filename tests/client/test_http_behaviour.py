@@ -166,12 +166,41 @@ def test_connection_errors_are_retried_then_raised() -> None:
 
 
 @respx.mock
-def test_a_lost_answer_to_a_post_is_not_repeated() -> None:
-    route = respx.post(f"{URL}/v1/messages").mock(side_effect=httpx.ReadTimeout("slow"))
+def test_a_lost_answer_to_a_plain_post_is_not_repeated() -> None:
+    route = respx.post(f"{URL}/v1/tasks/1/complete").mock(side_effect=httpx.ReadTimeout("slow"))
     client, _ = sync_client(max_retries=3)
     with pytest.raises(TimeoutError):
-        client.messages.send("hi", to="b")
+        client.tasks.complete(1, agent_id="a")
     assert route.call_count == 1
+    assert "Idempotency-Key" not in route.calls.last.request.headers
+
+
+@respx.mock
+def test_a_create_is_retried_with_one_idempotency_key() -> None:
+    created = {
+        "message_id": 1,
+        "from_agent": "a",
+        "to": "b",
+        "text": "hi",
+        "status": "pending",
+        "created_at": "2026-11-22T00:00:00Z",
+    }
+    route = respx.post(f"{URL}/v1/messages").mock(
+        side_effect=[
+            httpx.ReadTimeout("answer lost"),
+            httpx.Response(503, json={"detail": "restarting", "code": "internal"}),
+            httpx.Response(201, json=created),
+            httpx.Response(201, json=created),
+        ]
+    )
+    client, _ = sync_client(max_retries=3)
+    assert client.messages.send("hi", to="b").message_id == 1
+    keys = {call.request.headers["Idempotency-Key"] for call in route.calls}
+    assert route.call_count == 3 and len(keys) == 1
+    [key] = keys
+    assert key.startswith("rly-")
+    client.messages.send("again", to="b")
+    assert route.calls.last.request.headers["Idempotency-Key"] != key
 
 
 @respx.mock
