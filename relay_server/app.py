@@ -46,6 +46,7 @@ def core_config(settings: Settings) -> CoreConfig:
         default_lease_seconds=settings.task_lease_seconds,
         enrollment_ttl_seconds=settings.enrollment_ttl_seconds,
         idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
+        max_wait_seconds=settings.max_wait_seconds,
         auth_enabled=auth,
         operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
     )

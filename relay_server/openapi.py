@@ -84,9 +84,21 @@ def _operation(route: Route, refs: dict[Any, Any], services: Services) -> dict[s
 
     success = content(refs[(route.response, "serialization")])
     if route.stream:
-        name = route.response.__name__
-        described = f"Server-Sent Events: each frame's id is the cursor, its data a {name}"
-        success = {"text/event-stream": {"schema": {"type": "string", "description": described}}}
+        frame = {
+            "type": "object",
+            "description": "One Server-Sent Event: its id is the cursor to resume from",
+            "properties": {
+                "id": {"type": "string"},
+                "event": {"type": "string"},
+                "data": {
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": refs[(route.response, "serialization")],
+                },
+            },
+            "required": ["data"],
+        }
+        success = {"text/event-stream": {"schema": frame}}
     responses: dict[str, Any] = {str(route.status): {"description": "Success", "content": success}}
     error_ref = refs[(m.ErrorResponse, "serialization")]
     if route.access == "token":

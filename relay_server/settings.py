@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     )
     shutdown_timeout: float = Field(default=10.0, ge=0)
     idempotency_ttl_seconds: float = Field(default=86400.0, ge=1)
+    max_wait_seconds: float = Field(
+        default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"
+    )
     workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
     log_level: str = "INFO"
 

@@ -65,7 +65,8 @@ class AgentsService(Service):
     ) -> m.AgentHeartbeatResult:
         """Record a sign of life; answer with the count of unacknowledged messages."""
         caller.require_self(agent_id)
-        reported = body.model_dump(include=body.model_fields_set)
+        # An explicit null leaves the field as it was (metadata, at least, cannot be null).
+        reported = body.model_dump(include=body.model_fields_set, exclude_none=True)
 
         async def work(uow: UnitOfWork) -> m.AgentHeartbeatResult:
             now = self.now()

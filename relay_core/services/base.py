@@ -35,6 +35,7 @@ class CoreConfig:
     default_lease_seconds: int = 300
     enrollment_ttl_seconds: int = 86_400
     idempotency_ttl_seconds: float = 86_400.0
+    max_wait_seconds: float = 60.0
     auth_enabled: bool = True
     operator_token_hash: str = ""
 
@@ -103,7 +104,7 @@ class Service:
         at most ``wait`` seconds. Hints can be missed (another instance's, a dropped listener),
         so it also fetches again every ``REPOLL_SECONDS``; shutdown ends the wait at once."""
         hub = self.ctx.storage.hub
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + min(wait, self.ctx.config.max_wait_seconds)
         while True:
             with hub.subscribe(*topics) as subscription:
                 result = await fetch()
