@@ -16,9 +16,10 @@ from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.sql import SqlStorage
-from relay_server.keys import SERVICES, SETTINGS
+from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES, SETTINGS
 from relay_server.middleware import error_middleware, request_id_middleware
 from relay_server.openapi import build_openapi
+from relay_server.ratelimit import TokenBucket
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
@@ -66,6 +67,8 @@ def create_app(
         middlewares=[request_id_middleware, error_middleware],
     )
     app[SETTINGS] = settings
+    app[CALLER_LIMIT] = TokenBucket(settings.rate_limit, settings.rate_limit_burst)
+    app[ENROLL_LIMIT] = TokenBucket(settings.enroll_rate_limit, settings.enroll_rate_limit_burst)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)

@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     )
     shutdown_timeout: float = Field(default=10.0, ge=0)
     idempotency_ttl_seconds: float = Field(default=86400.0, ge=1)
+    rate_limit: float = Field(default=100.0, ge=0, description="requests/s per caller; 0: off")
+    rate_limit_burst: float = Field(default=400.0, ge=1)
+    enroll_rate_limit: float = Field(default=1.0, ge=0, description="enrollments/s per address")
+    enroll_rate_limit_burst: float = Field(default=20.0, ge=1)
     max_wait_seconds: float = Field(
         default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"
     )

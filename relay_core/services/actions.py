@@ -26,6 +26,30 @@ class ActionsService(Service):
 
         return await self.write(work)
 
+    async def audit(
+        self,
+        *,
+        agent_id: str,
+        action: str,
+        target: str,
+        outcome: str,
+        params: dict[str, object],
+    ) -> m.Action:
+        """Record something Relay itself observed (a refused request), not an agent's report."""
+
+        async def work(uow: UnitOfWork) -> m.Action:
+            record = m.Action(
+                agent_id=agent_id,
+                action=action,
+                target=target,
+                params=params,
+                outcome=outcome,
+                created_at=self.now(),
+            )
+            return await uow.actions.insert(record)
+
+        return await self.write(work)
+
     async def list(
         self, caller: Caller, agent_id: str | None = None, limit: int = 100
     ) -> m.ActionsResponse:

@@ -1,0 +1,59 @@
+"""Rate limits, the audit of refused requests, and tokens that are never taken from a URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.server.conftest import OPERATOR_TOKEN, Api
+
+
+async def test_per_caller_rate_limit_is_429_with_retry_after(make_api: Any) -> None:
+    api: Api = await make_api(rate_limit=1, rate_limit_burst=3)
+    await api.agent("alice")  # the operator spends one
+    statuses = []
+    for _ in range(4):
+        response = await api.client.get(
+            "/v1/agents", headers={"Authorization": f"Bearer {api.tokens['alice']}"}
+        )
+        statuses.append(response.status)
+    assert statuses == [200, 200, 200, 429]
+    body = await response.json()
+    assert body["code"] == "rate_limited"
+    assert int(response.headers["Retry-After"]) >= 1
+    # Another caller has its own bucket.
+    other = await api.client.get(
+        "/v1/agents", headers={"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    )
+    assert other.status == 200
+
+
+async def test_enrollment_is_limited_per_address(make_api: Any) -> None:
+    api: Api = await make_api(enroll_rate_limit=0.01, enroll_rate_limit_burst=2)
+    codes = [
+        (await api.client.post("/v1/enroll", json={"agent_id": f"n{i}"})).status for i in range(3)
+    ]
+    assert codes == [201, 201, 429]
+    polled = await api.client.get("/v1/enroll/1", params={"claim": "x"})
+    assert polled.status == 429
+
+
+async def test_refusals_are_audited_without_the_token(api: Api) -> None:
+    await api.agent("alice")
+    await api.agent("bob")
+    await api.get("/v1/agents", token="rly_agent_stolen-or-guessed", expect=401)
+    await api.post("/v1/agents/register", {"agent_id": "x"}, as_="alice", expect=403)
+    await api.post("/v1/agents/bob/heartbeat", {}, as_="alice", expect=403)
+    audit = await api.get("/v1/actions")
+    refused = [a for a in audit["actions"] if a["action"] == "auth.refused"]
+    assert [(a["agent_id"], a["target"], a["params"]["status"]) for a in refused] == [
+        ("alice", "POST /v1/agents/bob/heartbeat", 403),
+        ("alice", "POST /v1/agents/register", 403),
+        ("anonymous", "GET /v1/agents", 401),
+    ]
+    assert "stolen-or-guessed" not in str(audit)
+
+
+async def test_a_token_in_the_url_is_never_accepted(api: Api) -> None:
+    for name in ("token", "access_token", "authorization"):
+        response = await api.client.get("/v1/agents", params={name: OPERATOR_TOKEN})
+        assert response.status == 401
