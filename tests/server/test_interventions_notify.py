@@ -135,7 +135,8 @@ async def test_actions_are_recorded_for_the_caller(api: Api) -> None:
     await api.post("/v1/actions", {"action": "x", "task_id": 999999}, as_="alice", expect=404)
     await api.post("/v1/actions", {"action": "x", "when": "now"}, as_="alice", expect=422)
     listed = await api.get("/v1/actions", agent_id="alice")
-    assert [a["action"] for a in listed["actions"]] == ["deploy"]
+    # Newest first: the refused attempt to act as bob is audited too.
+    assert [a["action"] for a in listed["actions"]] == ["auth.refused", "deploy"]
 
 
 async def test_notify_and_reply_loop_on_the_local_bridge(api: Api) -> None:
