@@ -1,0 +1,177 @@
+"""Who may call what: every operation of the route table × six identities, against objects
+owned by agent A, and every create body with server-owned fields smuggled in.
+
+Driven by the route table, so a new route without an entry below fails here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from relay_server.routes import ROUTES, Route
+from tests.server.conftest import OPERATOR_TOKEN, Api
+
+# SPEC.md: "Operator only: register, spaces create/archive/sync, rooms in spaces, approve/reject"
+# (and answering notifications, which this service adds).
+OPERATOR_ONLY = {
+    "agents.register",
+    "spaces.create",
+    "spaces.add_room",
+    "spaces.sync",
+    "spaces.archive",
+    "approvals.approve",
+    "approvals.reject",
+    "notify.reply",
+}
+# Operations that act as, or read what belongs to, agent A: refused to agent B.
+A_ONLY = {
+    "agents.heartbeat",
+    "agents.inbox",
+    "messages.ack",
+    "rooms.join",
+    "rooms.messages",
+    "tasks.claim",
+    "tasks.event",
+    "tasks.complete",
+    "tasks.fail",
+}
+BODIES: dict[str, dict[str, Any]] = {
+    "agents.register": {"agent_id": "carol"},
+    "agents.heartbeat": {},
+    "messages.send": {"to": "alice", "text": "x"},
+    "messages.ack": {"agent_id": "alice"},
+    "notify.send": {"text": "x"},
+    "notify.reply": {"platform_message_id": "local-1", "text": "x"},
+    "rooms.join": {"agent_id": "alice"},
+    "spaces.create": {"name": "S"},
+    "spaces.add_room": {"name": "R"},
+    "tasks.create": {"title": "t"},
+    "tasks.claim": {"agent_id": "alice"},
+    "tasks.event": {"agent_id": "alice"},
+    "tasks.complete": {"agent_id": "alice"},
+    "tasks.fail": {"agent_id": "alice"},
+    "actions.record": {"action": "x"},
+    "enroll.request": {"agent_id": "dave"},
+    "approvals.approve": {},
+    "approvals.reject": {},
+    "interventions.request_approval": {"title": "t", "reason": "r", "proposed_action": "p"},
+    "interventions.diagnostic": {"summary": "s", "content": "c"},
+    "interventions.action": {
+        "action": "a",
+        "status": "succeeded",
+        "evidence_before": "b",
+        "evidence_after": "c",
+    },
+}
+SMUGGLED = ("status", "claimed_by", "decided_by", "from_agent", "created_at")
+# Fields of those names that a body legitimately declares (and the service checks).
+DECLARED = {
+    ("AgentHeartbeat", "status"),  # the agent's self-reported status
+    ("InterventionActionCreate", "status"),  # the remediation's outcome
+    ("MessageCreate", "from_agent"),  # the operator's only (403 for an agent)
+    ("ApprovalDecision", "decided_by"),  # a label, operator only
+}
+IDENTITIES = ("none", "bad", "A", "B", "A as B", "operator")
+
+
+async def world(api: Api) -> dict[str, str]:
+    """Objects owned by agent A (alice); B is bob."""
+    await api.agent("alice")
+    await api.agent("bob")
+    message = await api.post("/v1/messages", {"to": "alice", "text": "m"}, as_="bob", expect=201)
+    await api.post("/v1/rooms/room-a/join", {"agent_id": "alice"}, as_="alice", expect=201)
+    await api.post("/v1/spaces", {"space_id": "space-a", "name": "S"}, expect=201)
+    task = await api.post("/v1/tasks", {"title": "t"}, expect=201)
+    await api.post(f"/v1/tasks/{task['task_id']}/claim", {"agent_id": "alice"}, as_="alice")
+    enrolled = await api.post("/v1/enroll", {"agent_id": "erin"}, token="", expect=201)
+    await api.post(
+        "/v1/interventions/inc-a/diagnostic",
+        {"summary": "s", "content": "c"},
+        as_="alice",
+        expect=201,
+    )
+    return {
+        "agent_id": "alice",
+        "message_id": str(message["message_id"]),
+        "room_id": "room-a",
+        "space_id": "space-a",
+        "task_id": str(task["task_id"]),
+        "enroll_id": str(enrolled["enroll_id"]),
+        "approval_id": str(enrolled["approval_id"]),
+        "intervention_id": "inc-a",
+        "claim": enrolled["claim"],
+    }
+
+
+def headers(api: Api, who: str) -> dict[str, str]:
+    return {
+        "none": {},
+        "bad": {"Authorization": "Bearer rly_agent_forged"},
+        "A": {"Authorization": f"Bearer {api.tokens['alice']}"},
+        "B": {"Authorization": f"Bearer {api.tokens['bob']}"},
+        "A as B": {"Authorization": f"Bearer {api.tokens['alice']}", "X-Agent-ID": "bob"},
+        "operator": {"Authorization": f"Bearer {OPERATOR_TOKEN}"},
+    }[who]
+
+
+def expected(route: Route, who: str) -> str:
+    """'401', '403' or 'allowed' (any answer that is not a refusal nor a server error)."""
+    if route.access == "public":
+        return "allowed"
+    if who in ("none", "bad"):
+        return "401"
+    if who == "A as B":
+        return "403"
+    if who == "operator":
+        return "allowed"
+    if route.operation in OPERATOR_ONLY:
+        return "403"
+    if who == "B" and route.operation in A_ONLY:
+        return "403"
+    return "allowed"
+
+
+async def test_authorization_matrix(api: Api) -> None:
+    ids = await world(api)
+    outcomes: dict[tuple[str, str], tuple[str, int]] = {}
+    for route in ROUTES:
+        if route.stream:
+            continue  # same rules as events.list; a stream that is allowed never ends
+        path = re.sub(r"\{(\w+)\}", lambda match: ids[match.group(1)], route.path)
+        for who in IDENTITIES:
+            body = BODIES[route.operation] if route.body is not None else None
+            if route.operation == "enroll.request":
+                body = {"agent_id": f"dave-{IDENTITIES.index(who)}"}
+            params = {"claim": ids["claim"]} if route.operation == "enroll.status" else None
+            response = await api.client.request(
+                route.method, path, json=body, params=params, headers=headers(api, who)
+            )
+            want = expected(route, who)
+            got = str(response.status) if response.status in (401, 403) else "allowed"
+            assert response.status < 500, (route.operation, who, await response.text())
+            outcomes[(route.operation, who)] = (want, response.status)
+            assert got == want, (route.operation, who, response.status, await response.text())
+    assert len(outcomes) == (len(ROUTES) - 1) * len(IDENTITIES)
+
+
+@pytest.mark.parametrize(
+    "route", [r for r in ROUTES if r.body is not None], ids=lambda r: r.operation
+)
+async def test_server_owned_fields_are_never_accepted(api: Api, route: Route) -> None:
+    assert route.body is not None
+    declared = set(route.body.model_fields)
+    for field in SMUGGLED:
+        if field in declared:
+            assert (route.body.__name__, field) in DECLARED, (route.operation, field)
+            continue
+        body = {**BODIES[route.operation], field: "smuggled"}
+        path = re.sub(r"\{\w+\}", "1", route.path)  # "1" is a valid id of either kind
+        response = await api.client.request(
+            route.method, path, json=body, headers={"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+        )
+        detail = (await response.json())["detail"]
+        assert response.status == 422, (route.operation, field, detail)
+        assert any(d["loc"] == ["body", field] and d["type"] == "extra_forbidden" for d in detail)

@@ -1,0 +1,79 @@
+"""The races of the reliability promises, each run for many rounds."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tests.server.conftest import OPERATOR_TOKEN, Api
+
+ROUNDS = 50
+OP = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+
+
+@pytest.fixture
+async def api(make_api: Any) -> Api:
+    """The app with the per-address enrollment limit off: these tests enroll in bulk."""
+    built: Api = await make_api(enroll_rate_limit=0)
+    return built
+
+
+async def status_of(api: Api, method: str, path: str, **kw: Any) -> tuple[int, Any]:
+    response = await api.client.request(method, path, **kw)
+    return response.status, await response.json()
+
+
+async def test_approve_against_reject_decides_once_every_round(api: Api) -> None:
+    for n in range(ROUNDS):
+        created = await api.post("/v1/enroll", {"agent_id": f"racer-{n}"}, token="", expect=201)
+        path = f"/v1/approvals/{created['approval_id']}"
+        (approve, _), (reject, _) = await asyncio.gather(
+            status_of(api, "POST", f"{path}/approve", json={}, headers=OP),
+            status_of(api, "POST", f"{path}/reject", json={}, headers=OP),
+        )
+        assert sorted([approve, reject]) == [200, 409], n
+        final = await api.get(path)
+        assert final["status"] == ("approved" if approve == 200 else "rejected")
+
+
+async def test_concurrent_first_polls_deliver_the_token_once_every_round(api: Api) -> None:
+    for n in range(ROUNDS):
+        created = await api.post("/v1/enroll", {"agent_id": f"poller-{n}"}, token="", expect=201)
+        await api.post(f"/v1/approvals/{created['approval_id']}/approve", {})
+        polls = await asyncio.gather(
+            *(
+                status_of(
+                    api,
+                    "GET",
+                    f"/v1/enroll/{created['enroll_id']}",
+                    params={"claim": created["claim"]},
+                )
+                for _ in range(4)
+            )
+        )
+        tokens = [body["token"] for status, body in polls if status == 200 and body["token"]]
+        assert all(status == 200 for status, _ in polls)
+        assert len(tokens) == 1, n
+
+
+async def test_claim_race_has_one_winner_every_round(api: Api) -> None:
+    agents = [f"c{i}" for i in range(4)]
+    for agent in agents:
+        await api.agent(agent)
+    for n in range(ROUNDS):
+        task = await api.post("/v1/tasks", {"title": f"r{n}"}, expect=201)
+        results = await asyncio.gather(
+            *(
+                status_of(
+                    api,
+                    "POST",
+                    f"/v1/tasks/{task['task_id']}/claim",
+                    json={"agent_id": agent},
+                    headers={"Authorization": f"Bearer {api.tokens[agent]}"},
+                )
+                for agent in agents
+            )
+        )
+        assert sorted(status for status, _ in results) == [200, 409, 409, 409], n
