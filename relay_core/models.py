@@ -6,10 +6,18 @@ the storage records; fields marked ``exclude=True`` (secrets' hashes) are stored
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 OPERATOR = "operator"
@@ -18,6 +26,17 @@ ResourceId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 LongText = Annotated[str, StringConstraints(max_length=65536)]
 JsonObject = dict[str, Any]
+MAX_JSON_BYTES = 65_536
+
+
+def _bounded_json(value: dict[str, Any]) -> dict[str, Any]:
+    if len(json.dumps(value, separators=(",", ":"), default=str)) > MAX_JSON_BYTES:
+        raise ValueError(f"at most {MAX_JSON_BYTES} bytes of JSON")
+    return value
+
+
+# Metadata, payloads and parameters: small structured values, bounded on their own.
+SmallJson = Annotated[dict[str, Any], AfterValidator(_bounded_json)]
 Evidence = Annotated[str, StringConstraints(max_length=1_000_000)] | JsonObject
 
 MessageStatus = Literal["pending", "delivered", "acked", "posted"]
@@ -59,7 +78,7 @@ class AgentRegister(RequestBody):
     name: ShortText | None = None
     kind: ShortText | None = None
     capabilities: list[ShortText] = Field(default_factory=list, max_length=100)
-    metadata: JsonObject = Field(default_factory=dict)
+    metadata: SmallJson = Field(default_factory=dict)
     rotate_token: bool = False
 
     @model_validator(mode="after")
@@ -74,7 +93,7 @@ class AgentHeartbeat(RequestBody):
 
     status: ShortText | None = None
     note: LongText | None = None
-    metadata: JsonObject | None = None
+    metadata: SmallJson | None = None
 
 
 class MessageCreate(RequestBody):
@@ -84,7 +103,7 @@ class MessageCreate(RequestBody):
     room_id: ResourceId | None = None
     text: Annotated[str, StringConstraints(min_length=1, max_length=65536)]
     subject: ShortText | None = None
-    payload: JsonObject = Field(default_factory=dict)
+    payload: SmallJson = Field(default_factory=dict)
     reply_to: int | None = None
     from_agent: ResourceId | None = None
 
@@ -136,7 +155,7 @@ class TaskCreate(RequestBody):
 
     title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
     description: LongText | None = None
-    payload: JsonObject = Field(default_factory=dict)
+    payload: SmallJson = Field(default_factory=dict)
     priority: int = Field(default=0, ge=-1_000_000, le=1_000_000)
     assignee: ResourceId | None = None
     room_id: ResourceId | None = None
@@ -157,14 +176,14 @@ class TaskEventCreate(RequestBody):
     kind: ShortText = "progress"
     message: LongText | None = None
     progress: int | None = Field(default=None, ge=0, le=100)
-    data: JsonObject = Field(default_factory=dict)
+    data: SmallJson = Field(default_factory=dict)
 
 
 class TaskFinish(RequestBody):
     """Complete or fail a task; ``retry`` puts a failed task with attempts left back to open."""
 
     agent_id: ResourceId
-    result: JsonObject | None = None
+    result: SmallJson | None = None
     error: LongText | None = None
     retry: bool = False
 
@@ -175,7 +194,7 @@ class ActionCreate(RequestBody):
     agent_id: ResourceId | None = None
     action: ShortText
     target: Annotated[str, StringConstraints(max_length=1000)] | None = None
-    params: JsonObject = Field(default_factory=dict)
+    params: SmallJson = Field(default_factory=dict)
     outcome: LongText | None = None
     task_id: int | None = None
 
@@ -186,7 +205,7 @@ class EnrollRequest(RequestBody):
     agent_id: ResourceId
     name: ShortText | None = None
     capabilities: list[ShortText] = Field(default_factory=list, max_length=100)
-    metadata: JsonObject = Field(default_factory=dict)
+    metadata: SmallJson = Field(default_factory=dict)
     reason: LongText | None = None
 
     @model_validator(mode="after")

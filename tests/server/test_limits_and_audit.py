@@ -57,3 +57,14 @@ async def test_a_token_in_the_url_is_never_accepted(api: Api) -> None:
     for name in ("token", "access_token", "authorization"):
         response = await api.client.get("/v1/agents", params={name: OPERATOR_TOKEN})
         assert response.status == 401
+
+
+async def test_metadata_and_payloads_are_bounded(api: Api) -> None:
+    await api.agent("alice")
+    big = {"blob": "x" * 70_000}
+    refused = await api.post("/v1/tasks", {"title": "t", "payload": big}, expect=422)
+    assert refused["detail"][0]["loc"] == ["body", "payload"]
+    await api.post("/v1/agents/alice/heartbeat", {"metadata": big}, as_="alice", expect=422)
+    await api.post("/v1/tasks", {"title": "t", "payload": {"blob": "x" * 60_000}}, expect=201)
+    await api.post("/v1/tasks", {"title": "t" * 501}, expect=422)
+    await api.get("/v1/interventions", limit=1001, expect=422)
