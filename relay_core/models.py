@@ -23,6 +23,8 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 OPERATOR = "operator"
 
 ResourceId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+# Integer ids are 64-bit in every database; a larger number cannot name anything.
+IntegerId = Annotated[int, Field(ge=0, le=2**63 - 1)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 LongText = Annotated[str, StringConstraints(max_length=65536)]
 JsonObject = dict[str, Any]
@@ -56,10 +58,28 @@ Severity = Literal["info", "low", "medium", "high", "critical"]
 RemediationStatus = Literal["succeeded", "failed", "partial"]
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
+
+
 class RequestBody(BaseModel):
-    """Base of request bodies: unknown fields are an error."""
+    """Base of request bodies: unknown fields are an error, and so is a NUL character anywhere
+    (PostgreSQL cannot store one in text or JSON, so no backend accepts it)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        if _has_nul(data):
+            raise ValueError("text may not contain NUL (\\u0000) characters")
+        return data
 
 
 class Resource(BaseModel):
@@ -104,7 +124,7 @@ class MessageCreate(RequestBody):
     text: Annotated[str, StringConstraints(min_length=1, max_length=65536)]
     subject: ShortText | None = None
     payload: SmallJson = Field(default_factory=dict)
-    reply_to: int | None = None
+    reply_to: IntegerId | None = None
     from_agent: ResourceId | None = None
 
     @model_validator(mode="after")
@@ -196,7 +216,7 @@ class ActionCreate(RequestBody):
     target: Annotated[str, StringConstraints(max_length=1000)] | None = None
     params: SmallJson = Field(default_factory=dict)
     outcome: LongText | None = None
-    task_id: int | None = None
+    task_id: IntegerId | None = None
 
 
 class EnrollRequest(RequestBody):
@@ -270,6 +290,7 @@ class Agent(Resource):
     last_seen_at: datetime | None = None
     created_at: datetime
     updated_at: datetime
+    pending_messages: int | None = None
     token_hash: str | None = Field(default=None, exclude=True)
 
 
@@ -282,7 +303,7 @@ class AgentRegistered(Agent):
 class AgentHeartbeatResult(Agent):
     """The agent after a heartbeat, with its count of unacknowledged messages."""
 
-    pending_messages: int
+    pending_messages: int | None = None
 
 
 class AgentsResponse(Resource):

@@ -16,6 +16,7 @@ from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.sql import SqlStorage
+from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES, SETTINGS
 from relay_server.middleware import error_middleware, request_id_middleware
 from relay_server.openapi import build_openapi
@@ -95,4 +96,5 @@ def create_app(
         return web.Response(body=request.app[OPENAPI], content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi, name="openapi")
+    add_console(app)
     return app

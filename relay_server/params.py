@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from relay_core.models import ApprovalStatus, ResourceId, TaskStatus
+from relay_core.models import ApprovalStatus, IntegerId, ResourceId, TaskStatus
 
 
 class Params(BaseModel):
@@ -18,7 +18,7 @@ class AgentPath(Params):
 
 
 class MessagePath(Params):
-    message_id: int
+    message_id: IntegerId
 
 
 class RoomPath(Params):
@@ -30,15 +30,15 @@ class SpacePath(Params):
 
 
 class TaskPath(Params):
-    task_id: int
+    task_id: IntegerId
 
 
 class EnrollPath(Params):
-    enroll_id: int
+    enroll_id: IntegerId
 
 
 class ApprovalPath(Params):
-    approval_id: int
+    approval_id: IntegerId
 
 
 class InterventionPath(Params):
@@ -51,13 +51,13 @@ class InboxQuery(Params):
 
 
 class EventsQuery(Params):
-    after: int | None = Field(default=None, ge=0, description="Cursor; omitted: from now")
+    after: IntegerId | None = Field(default=None, description="Cursor; omitted: from now")
     wait: float = Field(default=0, ge=0, le=60, description="Long-poll: seconds to wait")
     limit: int = Field(default=100, ge=1, le=1000)
 
 
 class EventStreamQuery(Params):
-    after: int | None = Field(default=None, ge=0, description="Cursor (Last-Event-ID wins)")
+    after: IntegerId | None = Field(default=None, description="Cursor (Last-Event-ID wins)")
 
 
 class RoomMessagesQuery(Params):

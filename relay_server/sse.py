@@ -14,7 +14,7 @@ KEEPALIVE = b": keep-alive\n\n"
 
 def parse_last_event_id(value: str) -> int:
     """The cursor a reconnecting client sends back."""
-    if not value.isdigit():
+    if not value.isdigit() or int(value) > 2**63 - 1:
         raise RequestInvalid(
             [{"type": "int_parsing", "loc": ["header", "last-event-id"], "msg": "not an event id"}]
         )

@@ -75,17 +75,20 @@ class AgentsService(Service):
             if agent is None:
                 raise StaleWrite("agent vanished")
             pending = await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
-            return m.AgentHeartbeatResult(
-                **self._present(agent).model_dump(), pending_messages=pending
-            )
+            present = self._present(agent).model_dump()
+            return m.AgentHeartbeatResult(**present | {"pending_messages": pending})
 
         return await self.write(work)
 
     async def list(self, caller: Caller) -> m.AgentsResponse:
-        """Every registered agent with its presence."""
+        """Every registered agent with its presence and its count of unacknowledged messages."""
 
         async def work(uow: UnitOfWork) -> m.AgentsResponse:
-            return m.AgentsResponse(agents=[self._present(a) for a in await uow.agents.find()])
+            agents = []
+            for agent in await uow.agents.find():
+                pending = await uow.messages.count(eq("to", agent.agent_id), in_("status", UNACKED))
+                agents.append(self._present(agent).model_copy(update={"pending_messages": pending}))
+            return m.AgentsResponse(agents=agents)
 
         return await self.read(work)
 

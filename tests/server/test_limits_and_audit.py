@@ -68,3 +68,21 @@ async def test_metadata_and_payloads_are_bounded(api: Api) -> None:
     await api.post("/v1/tasks", {"title": "t", "payload": {"blob": "x" * 60_000}}, expect=201)
     await api.post("/v1/tasks", {"title": "t" * 501}, expect=422)
     await api.get("/v1/interventions", limit=1001, expect=422)
+
+
+async def test_ids_past_64_bits_are_422_not_500(api: Api) -> None:
+    await api.agent("alice")
+    huge = str(2**80)
+    bad = await api.post(f"/v1/messages/{huge}/ack", {"agent_id": "alice"}, as_="alice", expect=422)
+    assert bad["detail"][0]["loc"] == ["path", "message_id"]
+    await api.get(f"/v1/tasks/{huge}/events", expect=422)
+    await api.get("/v1/events", after=huge, expect=422)
+    await api.post("/v1/messages", {"to": "alice", "text": "x", "reply_to": 2**70}, expect=422)
+    await api.get(f"/v1/tasks/{2**63 - 1}", expect=404)
+
+
+async def test_nul_characters_are_refused_on_every_backend(api: Api) -> None:
+    await api.agent("alice")
+    await api.post("/v1/messages", {"to": "alice", "text": "a\u0000b"}, expect=422)
+    await api.post("/v1/tasks", {"title": "t", "payload": {"k": "\u0000"}}, expect=422)
+    await api.post("/v1/tasks", {"title": "t", "payload": {"\u0000": 1}}, expect=422)

@@ -1,0 +1,284 @@
+// Relay console: plain JavaScript over the same /v1 API the SDK uses. Every text is set with
+// textContent (never innerHTML), so nothing an agent writes can run in the operator's browser.
+"use strict";
+
+const TOKEN_KEY = "relay.operator-token";
+const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications"];
+let token = sessionStorage.getItem(TOKEN_KEY);
+let cursor = null;
+let watching = false;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (name === "on") for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
+    else if (value !== null && value !== undefined && value !== false) node.setAttribute(name, value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+async function api(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { "Authorization": `Bearer ${token}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const detail = Array.isArray(data.detail)
+      ? data.detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; ")
+      : data.detail || response.statusText;
+    const error = new Error(detail);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function when(iso) {
+  if (!iso) return "";
+  const seconds = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+  if (seconds < 60) return `${Math.round(seconds)} s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
+  return new Date(iso).toLocaleString();
+}
+
+function pretty(value) {
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+function table(columns, rows) {
+  return el("table", {},
+    el("thead", {}, el("tr", {}, columns.map(([label]) => el("th", { scope: "col" }, label)))),
+    el("tbody", {}, rows.map((row) => el("tr", {}, columns.map(([, cell]) => el("td", {}, cell(row)))))));
+}
+
+// ---------------------------------------------------------------- views
+
+async function approvalsView() {
+  const { approvals } = await api("GET", "/v1/approvals");
+  const pending = approvals.filter((a) => a.status === "pending");
+  const decided = approvals.filter((a) => a.status !== "pending");
+  const card = (approval) => {
+    const note = el("input", { type: "text", id: `note-${approval.approval_id}`, "aria-label": "Note" });
+    const decide = (verb) => async () => {
+      try {
+        await api("POST", `/v1/approvals/${approval.approval_id}/${verb}`, note.value ? { note: note.value } : {});
+        await render();
+      } catch (error) { alert(error.message); }
+    };
+    return el("article", { "data-approval": approval.approval_id },
+      el("h3", {}, approval.title),
+      el("p", { class: "muted" },
+        `#${approval.approval_id} · ${approval.kind} · requested by ${approval.requested_by} · ${when(approval.created_at)}`),
+      approval.detail ? el("pre", {}, approval.detail) : null,
+      el("label", { for: `note-${approval.approval_id}` }, "Note "), note, " ",
+      el("button", { type: "button", class: "approve", on: { click: decide("approve") } }, "Approve"), " ",
+      el("button", { type: "button", class: "reject", on: { click: decide("reject") } }, "Reject"));
+  };
+  return [
+    el("h2", {}, `Pending approvals (${pending.length})`),
+    pending.length ? pending.map(card) : el("p", { class: "muted" }, "Nothing waits for you."),
+    el("h2", {}, "Decided"),
+    table([
+      ["#", (a) => a.approval_id], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
+      ["Outcome", (a) => el("span", { class: "status" }, a.status)],
+      ["By", (a) => a.decided_by || ""], ["When", (a) => when(a.decided_at)], ["Note", (a) => a.note || ""],
+    ], decided),
+  ];
+}
+
+async function interventionsView() {
+  const { interventions } = await api("GET", "/v1/interventions?limit=100");
+  if (!interventions.length) return [el("h2", {}, "Interventions"), el("p", { class: "muted" }, "None yet.")];
+  return [el("h2", {}, "Interventions"), interventions.map((item) => {
+    const diagnostic = item.latest_diagnostic;
+    const action = item.last_action;
+    return el("article", { "data-intervention": item.intervention_id },
+      el("h3", {}, `${item.intervention_id}${item.title ? ` — ${item.title}` : ""}`),
+      el("p", {}, "Status: ", el("span", { class: "status" }, item.status),
+        ` · approval: ${item.approval_status}${item.approval_id ? ` (#${item.approval_id})` : ""}`),
+      diagnostic ? el("section", { class: "diagnostic" },
+        el("h4", {}, `Latest diagnostic: ${diagnostic.summary} (${diagnostic.severity}, by ${diagnostic.agent_id})`),
+        el("pre", {}, pretty(diagnostic.content))) : el("p", { class: "muted" }, "No diagnostic yet."),
+      action ? el("section", { class: "remediation" },
+        el("h4", {}, `Remediation: ${action.action} — ${action.status}`),
+        el("div", { class: "evidence" },
+          el("div", {}, el("strong", {}, "Before"), el("pre", { class: "before" }, pretty(action.evidence_before))),
+          el("div", {}, el("strong", {}, "After"), el("pre", { class: "after" }, pretty(action.evidence_after)))),
+        action.link ? el("p", {}, el("a", { href: action.link, rel: "noopener noreferrer" }, action.link)) : null)
+        : el("p", { class: "muted" }, "No remediation recorded."));
+  })];
+}
+
+async function agentsView() {
+  const { agents } = await api("GET", "/v1/agents");
+  return [el("h2", {}, `Agents (${agents.length})`), table([
+    ["Agent", (a) => a.name ? `${a.agent_id} (${a.name})` : a.agent_id],
+    ["Presence", (a) => el("span", { class: a.presence }, a.presence)],
+    ["Status", (a) => a.status || ""], ["Last seen", (a) => when(a.last_seen_at) || "never"],
+    ["Inbox", (a) => a.pending_messages ?? ""],
+  ], agents)];
+}
+
+async function tasksView() {
+  const { tasks } = await api("GET", "/v1/tasks");
+  const columns = ["open", "claimed", "in_progress", "completed", "failed"];
+  const trail = el("section", { id: "trail" });
+  const show = (task) => async () => {
+    const { events } = await api("GET", `/v1/tasks/${task.task_id}/events`);
+    trail.replaceChildren(el("h3", {}, `Trail of task ${task.task_id}: ${task.title}`),
+      table([["When", (e) => when(e.created_at)], ["Kind", (e) => e.kind], ["Agent", (e) => e.agent_id || ""],
+             ["Progress", (e) => e.progress ?? ""], ["Message", (e) => e.message || ""]], events));
+  };
+  return [el("h2", {}, "Tasks"), el("div", { class: "board" }, columns.map((status) =>
+    el("section", { "aria-label": status },
+      el("h3", {}, `${status.replace("_", " ")} (${tasks.filter((t) => t.status === status).length})`),
+      el("ul", {}, tasks.filter((t) => t.status === status).map((task) => el("li", {},
+        el("button", { type: "button", on: { click: show(task) } }, `#${task.task_id} ${task.title}`),
+        el("div", { class: "muted" },
+          [task.claimed_by ? `by ${task.claimed_by}` : "", task.progress !== null ? `${task.progress}%` : ""]
+            .filter(Boolean).join(" · "))))))),
+  ), trail];
+}
+
+async function roomsView() {
+  const archived = location.hash.includes("archived");
+  const [{ spaces }, { rooms }] = await Promise.all([
+    api("GET", `/v1/spaces?include_archived=${archived}`), api("GET", "/v1/rooms")]);
+  const messages = el("section", { id: "room-messages" });
+  const open = (room) => async () => {
+    const page = await api("GET", `/v1/rooms/${encodeURIComponent(room.room_id)}/messages?limit=50`);
+    messages.replaceChildren(el("h3", {}, `Recent messages in ${room.name}`),
+      table([["When", (m) => when(m.created_at)], ["From", (m) => m.from_agent], ["Text", (m) => m.text]], page.messages));
+  };
+  const roomList = (list) => el("ul", {}, list.map((room) =>
+    el("li", {}, el("button", { type: "button", on: { click: open(room) } }, room.name), room.topic ? ` — ${room.topic}` : "")));
+  return [
+    el("h2", {}, "Rooms and spaces"),
+    el("p", {}, el("a", { href: archived ? "#rooms" : "#rooms/archived" }, archived ? "Hide archived spaces" : "Show archived spaces")),
+    spaces.map((space) => el("section", { class: "card" },
+      el("h3", {}, `${space.name}${space.status === "archived" ? " (archived)" : ""}`),
+      roomList(rooms.filter((r) => r.space_id === space.space_id)))),
+    el("section", { class: "card" }, el("h3", {}, "Rooms outside spaces"), roomList(rooms.filter((r) => !r.space_id))),
+    messages,
+  ];
+}
+
+async function notificationsView() {
+  const { notifications } = await api("GET", "/v1/notifications");
+  const reply = (n) => {
+    if (!n.platform_message_id || !n.agent_id) return "";
+    const text = el("input", { type: "text", "aria-label": `Reply to notification ${n.notification_id}` });
+    const send = async () => {
+      if (!text.value) return;
+      try {
+        await api("POST", "/v1/notify/replies", { platform_message_id: n.platform_message_id, text: text.value });
+        text.value = "";
+        text.placeholder = "Sent to the agent's inbox";
+      } catch (error) { alert(error.message); }
+    };
+    return el("span", {}, text, " ", el("button", { type: "button", on: { click: send } }, "Reply"));
+  };
+  return [el("h2", {}, "Notifications"), table([
+    ["When", (n) => when(n.created_at)], ["From", (n) => n.agent_id || "operator"], ["Text", (n) => n.text],
+    ["Status", (n) => el("span", { class: "status" }, n.status)], ["Bridge", (n) => `${n.bridge} ${n.platform_message_id || ""}`],
+    ["Error", (n) => n.error || ""], ["Reply", reply],
+  ], notifications)];
+}
+
+const RENDERERS = { approvals: approvalsView, interventions: interventionsView, agents: agentsView,
+                    tasks: tasksView, rooms: roomsView, notifications: notificationsView };
+
+// ---------------------------------------------------------------- shell
+
+function currentView() {
+  const name = location.hash.slice(1).split("/")[0];
+  return VIEWS.includes(name) ? name : "approvals";
+}
+
+async function updatePendingCount() {
+  const { approvals } = await api("GET", "/v1/approvals?status=pending");
+  const count = approvals.length;
+  document.getElementById("pending-count").textContent = count ? String(count) : "";
+  document.title = count ? `(${count}) Relay console` : "Relay console";
+}
+
+async function render() {
+  const name = currentView();
+  const view = document.getElementById("view");
+  for (const link of document.querySelectorAll("nav a")) {
+    link.toggleAttribute("aria-current", link.getAttribute("href") === `#${name}`);
+    if (link.hasAttribute("aria-current")) link.setAttribute("aria-current", "page");
+  }
+  try {
+    const content = await RENDERERS[name]();
+    view.replaceChildren(...[content].flat(2));
+    view.dataset.view = name;
+    await updatePendingCount();
+  } catch (error) {
+    if (error.status === 401) return signOut("That token was refused.");
+    view.replaceChildren(el("p", { role: "alert", class: "error" }, error.message));
+  }
+}
+
+// Live updates: long-poll the event feed; any event re-renders the view and the pending count.
+async function watch() {
+  if (watching) return;
+  watching = true;
+  while (token) {
+    try {
+      const page = await api("GET", cursor === null ? "/v1/events" : `/v1/events?after=${cursor}&wait=25`);
+      const changed = cursor !== null && page.events.length > 0;
+      cursor = page.cursor;
+      if (changed) await render();
+    } catch (error) {
+      if (error.status === 401) break;
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
+  }
+  watching = false;
+}
+
+function signOut(message) {
+  token = null;
+  cursor = null;
+  sessionStorage.removeItem(TOKEN_KEY);
+  document.getElementById("nav").hidden = true;
+  document.getElementById("view").hidden = true;
+  document.getElementById("sign-in").hidden = false;
+  document.getElementById("sign-in-error").textContent = message || "";
+  document.title = "Relay console";
+}
+
+async function signIn(candidate) {
+  token = candidate;
+  try {
+    await api("GET", "/v1/status");
+  } catch (error) {
+    return signOut(error.status === 401 ? "That token was refused." : error.message);
+  }
+  sessionStorage.setItem(TOKEN_KEY, token);
+  document.getElementById("sign-in").hidden = true;
+  document.getElementById("nav").hidden = false;
+  document.getElementById("view").hidden = false;
+  await render();
+  watch();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.getElementById("sign-in-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const field = document.getElementById("token");
+    signIn(field.value.trim());
+    field.value = "";
+  });
+  document.getElementById("sign-out").addEventListener("click", () => signOut(""));
+  window.addEventListener("hashchange", () => token && render());
+  if (token) signIn(token);
+});
