@@ -14,6 +14,7 @@ from relay_core.auth import AGENT_TOKEN_PREFIX, CLAIM_PREFIX, hash_secret, new_t
 from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import UnitOfWork
 from relay_core.services.base import Service
+from relay_core.services.events import announce_approval
 
 
 async def expire_if_due(
@@ -95,6 +96,7 @@ class EnrollService(Service):
             await uow.enrollments.update(
                 enrollment.enroll_id, {"approval_id": approval.approval_id}
             )
+            await announce_approval(uow, approval, "approval.requested", now)
             return m.EnrollmentCreated(
                 enroll_id=enrollment.enroll_id,
                 agent_id=body.agent_id,

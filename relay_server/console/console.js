@@ -233,10 +233,9 @@ async function watch() {
   watching = true;
   while (token) {
     try {
-      const page = await api("GET", cursor === null ? "/v1/events" : `/v1/events?after=${cursor}&wait=25`);
-      const changed = cursor !== null && page.events.length > 0;
+      const page = await api("GET", `/v1/events?after=${cursor}&wait=25`);
       cursor = page.cursor;
-      if (changed) await render();
+      if (page.events.length > 0) await render();
     } catch (error) {
       if (error.status === 401) break;
       await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -264,6 +263,9 @@ async function signIn(candidate) {
     return signOut(error.status === 401 ? "That token was refused." : error.message);
   }
   sessionStorage.setItem(TOKEN_KEY, token);
+  // The feed's cursor is taken before the first render, so nothing that happens while the
+  // page loads can slip between what it shows and what it waits for.
+  cursor = (await api("GET", "/v1/events")).cursor;
   document.getElementById("sign-in").hidden = true;
   document.getElementById("nav").hidden = false;
   document.getElementById("view").hidden = false;

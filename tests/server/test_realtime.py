@@ -88,6 +88,12 @@ async def test_event_feed_long_polls_from_now(api: Api) -> None:
 async def test_approvals_and_interventions_reach_the_feed(api: Api) -> None:
     await api.agent("medic")
     cursor = (await api.get("/v1/events"))["cursor"]
+    enrolled = await api.post("/v1/enroll", {"agent_id": "newbie"}, token="", expect=201)
+    [requested] = (await api.get("/v1/events", after=cursor))["events"]
+    assert requested["kind"] == "approval.requested"
+    assert requested["data"]["approval_id"] == enrolled["approval_id"]
+    assert requested["audience"] == "newbie"
+    cursor = requested["event_id"]
     asked = await api.post(
         "/v1/interventions/i1/request-approval",
         {"title": "t", "reason": "r", "proposed_action": "p"},

@@ -1,0 +1,198 @@
+"""The operator console in a real browser (Debian's chromium, driven by Playwright).
+
+Screenshots of every view land in artifacts/console/ so a reviewer can look without running it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.live import LiveServer, live_server
+
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip(
+        "no chromium on this machine (apt-get install chromium); the console tests need one",
+        allow_module_level=True,
+    )
+
+ARTIFACTS = Path(__file__).parents[2] / "artifacts" / "console"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    with live_server(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def operator(server: LiveServer) -> httpx.Client:
+    return httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {server.operator_token}"}
+    )
+
+
+def sign_in(page: Any, server: LiveServer, token: str | None = None) -> None:
+    page.goto(f"{server.url}/console")
+    page.get_by_label("Operator token").fill(token or server.operator_token)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_a_wrong_token_is_refused(page: Any, server: LiveServer) -> None:
+    sign_in(page, server, token="rly_op_wrong")
+    alert = page.locator("#sign-in-error")
+    alert.wait_for()
+    assert "refused" in alert.inner_text()
+    assert page.locator("#nav").is_hidden()
+    shot(page, "sign-in-refused")
+
+
+def test_an_enrollment_appears_and_approve_delivers_its_token(
+    page: Any, server: LiveServer
+) -> None:
+    sign_in(page, server)
+    page.locator("#view[data-view=approvals]").wait_for()
+    enrolled = httpx.post(
+        f"{server.url}/v1/enroll", json={"agent_id": "linter", "reason": "new lint bot"}
+    ).json()
+    card = page.locator(f"[data-approval='{enrolled['approval_id']}']")
+    card.wait_for(timeout=15_000)  # arrives live, through the event feed
+    assert "Enroll agent 'linter'" in card.inner_text()
+    assert "new lint bot" in card.inner_text()
+    page.wait_for_function("document.title.startsWith('(1)')")
+    shot(page, "approvals")
+    card.get_by_label("Note").fill("welcome")
+    card.get_by_role("button", name="Approve").click()
+    deadline = time.monotonic() + 10
+    while True:
+        state = httpx.get(
+            f"{server.url}/v1/enroll/{enrolled['enroll_id']}", params={"claim": enrolled["claim"]}
+        ).json()
+        if state["status"] != "pending" or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert state["status"] == "approved" and state["token"].startswith("rly_agent_")
+    decided = page.locator("table").last
+    decided.wait_for()
+    page.wait_for_function("document.title === 'Relay console'")
+    assert "welcome" in decided.inner_text()
+
+
+def test_an_intervention_shows_its_diagnostic_and_both_pieces_of_evidence(
+    page: Any, server: LiveServer
+) -> None:
+    with operator(server) as op:
+        op.post(
+            "/v1/interventions/inc-7/diagnostic",
+            json={"summary": "pool full", "content": {"active_connections": 100}},
+        ).raise_for_status()
+        asked = op.post(
+            "/v1/interventions/inc-7/request-approval",
+            json={"title": "Restart db-1", "reason": "pool full", "proposed_action": "restart"},
+        ).json()
+        op.post(f"/v1/approvals/{asked['approval_id']}/approve", json={}).raise_for_status()
+        op.post(
+            "/v1/interventions/inc-7/action",
+            json={
+                "action": "systemctl restart postgresql",
+                "status": "succeeded",
+                "evidence_before": {"active_connections": 100},
+                "evidence_after": "active_connections: 12",
+                "link": "https://grafana.example/d/db",
+            },
+        ).raise_for_status()
+    sign_in(page, server)
+    page.goto(f"{server.url}/console#interventions")
+    article = page.locator("[data-intervention='inc-7']")
+    article.wait_for()
+    assert '"active_connections": 100' in article.locator(".diagnostic pre").inner_text()
+    assert '"active_connections": 100' in article.locator("pre.before").inner_text()
+    assert "active_connections: 12" in article.locator("pre.after").inner_text()
+    assert "remediated" in article.inner_text()
+    shot(page, "interventions")
+
+
+def test_every_view_renders_and_is_keyboard_reachable(page: Any, server: LiveServer) -> None:
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "builder"}).json()["token"]
+        agent = {"Authorization": f"Bearer {token}"}
+        op.post("/v1/agents/builder/heartbeat", json={"status": "idle"}, headers=agent)
+        op.post("/v1/messages", json={"to": "builder", "text": "hello"})
+        task = op.post("/v1/tasks", json={"title": "reindex"}).json()
+        op.post(f"/v1/tasks/{task['task_id']}/claim", json={"agent_id": "builder"}, headers=agent)
+        op.post("/v1/tasks", json={"title": "waiting"})
+        op.post("/v1/spaces", json={"space_id": "ops", "name": "Ops"})
+        op.post("/v1/spaces/ops/rooms", json={"room_id": "incidents", "name": "Incidents"})
+        op.post("/v1/rooms/incidents/join", json={"agent_id": "builder"}, headers=agent)
+        op.post("/v1/messages", json={"room_id": "incidents", "text": "all quiet"}, headers=agent)
+        op.post("/v1/notify", json={"text": "need a hand"}, headers=agent)
+    sign_in(page, server)
+    expectations = {
+        "agents": "builder",
+        "tasks": "reindex",
+        "rooms": "Incidents",
+        "notifications": "need a hand",
+        "interventions": "None yet",
+        "approvals": "Nothing waits for you",
+    }
+    for view, text in expectations.items():
+        page.goto(f"{server.url}/console#{view}")
+        page.locator(f"#view[data-view={view}]").wait_for()
+        page.get_by_text(text).first.wait_for()
+        shot(page, f"view-{view}")
+    page.goto(f"{server.url}/console#agents")
+    page.locator("#view[data-view=agents]").wait_for()
+    assert "online" in page.locator("#view").inner_text()
+    # Keyboard: Tab reaches the navigation links and Enter follows them.
+    page.keyboard.press("Tab")
+    for _ in range(10):
+        focused = page.evaluate("document.activeElement.getAttribute('href')")
+        if focused == "#tasks":
+            break
+        page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    page.locator("#view[data-view=tasks]").wait_for()
+    page.get_by_role("button", name=f"#{task['task_id']} reindex").click()
+    page.locator("#trail").get_by_text("claimed").first.wait_for()
+    page.set_viewport_size({"width": 390, "height": 844})
+    shot(page, "tasks-phone")
