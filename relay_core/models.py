@@ -492,6 +492,7 @@ class Notification(Resource):
     error: str | None = None
     created_at: datetime
     sent_at: datetime | None = None
+    replies: int | None = None
 
 
 class NotificationsResponse(Resource):

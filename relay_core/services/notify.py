@@ -88,13 +88,24 @@ class NotifyService(Service):
         return await self.write(work)
 
     async def list(self, caller: Caller, limit: int = 100) -> m.NotificationsResponse:
-        """The newest notifications: all of them for the operator, its own for an agent."""
+        """The newest notifications (with how many replies each got): all of them for the
+        operator, its own for an agent."""
         conds: list[Cond] = [] if caller.is_operator else [eq("agent_id", caller.agent_id)]
 
         async def work(uow: UnitOfWork) -> m.NotificationsResponse:
             newest = await uow.notifications.find(
                 *conds, order_by="notification_id", descending=True, limit=limit
             )
-            return m.NotificationsResponse(notifications=newest)
+            counted = [
+                n.model_copy(
+                    update={
+                        "replies": await uow.messages.count(
+                            eq("reply_to_notification", n.notification_id)
+                        )
+                    }
+                )
+                for n in newest
+            ]
+            return m.NotificationsResponse(notifications=counted)
 
         return await self.read(work)

@@ -188,7 +188,7 @@ async function notificationsView() {
   return [el("h2", {}, "Notifications"), table([
     ["When", (n) => when(n.created_at)], ["From", (n) => n.agent_id || "operator"], ["Text", (n) => n.text],
     ["Status", (n) => el("span", { class: "status" }, n.status)], ["Bridge", (n) => `${n.bridge} ${n.platform_message_id || ""}`],
-    ["Error", (n) => n.error || ""], ["Reply", reply],
+    ["Error", (n) => n.error || ""], ["Replies", (n) => n.replies ?? 0], ["Reply", reply],
   ], notifications)];
 }
 

@@ -165,7 +165,7 @@ def test_every_view_renders_and_is_keyboard_reachable(page: Any, server: LiveSer
         op.post("/v1/spaces/ops/rooms", json={"room_id": "incidents", "name": "Incidents"})
         op.post("/v1/rooms/incidents/join", json={"agent_id": "builder"}, headers=agent)
         op.post("/v1/messages", json={"room_id": "incidents", "text": "all quiet"}, headers=agent)
-        op.post("/v1/notify", json={"text": "need a hand"}, headers=agent)
+        note = op.post("/v1/notify", json={"text": "need a hand"}, headers=agent).json()
     sign_in(page, server)
     expectations = {
         "agents": "builder",
@@ -183,6 +183,15 @@ def test_every_view_renders_and_is_keyboard_reachable(page: Any, server: LiveSer
     page.goto(f"{server.url}/console#agents")
     page.locator("#view[data-view=agents]").wait_for()
     assert "online" in page.locator("#view").inner_text()
+    # The operator answers a notification from the page; it lands in the agent's inbox.
+    page.goto(f"{server.url}/console#notifications")
+    page.locator("#view[data-view=notifications]").wait_for()
+    page.get_by_label(f"Reply to notification {note['notification_id']}").fill("on my way")
+    page.get_by_role("button", name="Reply").click()
+    page.get_by_placeholder("Sent to the agent's inbox").wait_for()
+    with httpx.Client(base_url=server.url, headers=agent) as builder:
+        texts = [m["text"] for m in builder.get("/v1/agents/builder/inbox").json()["messages"]]
+    assert "on my way" in texts
     # Keyboard: Tab reaches the navigation links and Enter follows them.
     page.keyboard.press("Tab")
     for _ in range(10):

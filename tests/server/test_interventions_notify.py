@@ -166,6 +166,7 @@ async def test_notify_and_reply_loop_on_the_local_bridge(api: Api) -> None:
     )
     mine = await api.get("/v1/notifications", as_="alice")
     assert [n["notification_id"] for n in mine["notifications"]] == [sent["notification_id"]]
+    assert mine["notifications"][0]["replies"] == 1
 
 
 class BrokenBridge:
