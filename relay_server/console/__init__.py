@@ -9,8 +9,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-STATIC = Path(__file__).parent
-PAGE = STATIC / "index.html"
+PAGE = Path(__file__).with_name("index.html")
+STATIC = Path(__file__).with_name("static")  # only the page's own files are served
 # The page holds a bearer token in session storage: forbid framing and outside scripts.
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'",

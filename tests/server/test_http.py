@@ -311,3 +311,13 @@ async def test_sqlite_file_storage_survives_a_restart(
     second = await aiohttp_client(create_app(settings))
     inbox = await (await second.get("/v1/agents/alice/inbox", headers=op)).json()
     assert [m["text"] for m in inbox["messages"]] == ["kept"]
+
+
+async def test_the_console_is_served_without_exposing_anything_else(api: Api) -> None:
+    page = await api.client.get("/console")
+    assert page.status == 200 and "<title>Relay console</title>" in await page.text()
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+    script = await api.client.get("/console/static/console.js")
+    assert script.status == 200 and "textContent" in await script.text()
+    for path in ("/console/static/../__init__.py", "/console/static/__init__.py"):
+        assert (await api.client.get(path)).status == 404
