@@ -1,0 +1,405 @@
+"""``python -m bench``: Relay against a bare aiohttp app, both driven by wrk in the same run.
+
+Seeds a realistic store (agents, a million messages, tasks), starts the bare reference app and
+Relay (SQLite, auth on, real settings) as separate processes, interleaves rounds of every
+scenario at each connection count, and prints req/s, p50, p99 and the ratio to the bare app
+(medians over rounds). ``--smoke`` does the same on a tiny store for a few seconds (CI runs it
+to keep the harness working; it asserts nothing about speed). Results go to a JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).parent
+LUA = HERE / "lua"
+OPERATOR = "rly_op_bench-operator-token-000000000000"
+
+
+def token(n: int) -> str:
+    return f"rly_agent_bench-{n:06d}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One measured request shape, and the bare app's equivalent."""
+
+    name: str
+    method: str
+    path: str
+    agent: int
+    body: str | None = None
+    counter: str | None = None  # a placeholder in ``path`` that counts up (distinct ids)
+    bare: str = "GET /small"
+
+
+SCENARIOS = (
+    Scenario(
+        "post_message",
+        "POST",
+        "/v1/messages",
+        2,
+        '{"to":"agent-1","text":"bench"}',
+        bare="POST /echo",
+    ),
+    Scenario("inbox_50_pending", "GET", "/v1/agents/agent-0/inbox?limit=50", 0),
+    Scenario(
+        "ack",
+        "POST",
+        "/v1/messages/{n}/ack",
+        3,
+        '{"agent_id":"agent-3"}',
+        counter="{n}",
+        bare="POST /echo",
+    ),
+    Scenario("heartbeat", "POST", "/v1/agents/agent-4/heartbeat", 4, "{}", bare="POST /echo"),
+    Scenario(
+        "claim",
+        "POST",
+        "/v1/tasks/{n}/claim",
+        5,
+        '{"agent_id":"agent-5"}',
+        counter="{n}",
+        bare="POST /echo",
+    ),
+    Scenario("room_messages_100", "GET", "/v1/rooms/bench-room/messages?limit=100", 6),
+    Scenario("tasks_list_100", "GET", "/v1/tasks?status=open&limit=100", 7),
+)
+GROWTH = ("inbox_50_pending", "room_messages_100")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    agents: int
+    messages: int
+    ackable: int
+    claimable: int
+    listed_tasks: int
+
+
+def seed(data_dir: Path, sizes: Sizes) -> None:
+    """A migrated Relay database filled directly (fast) with a realistic store."""
+    from relay_core.storage.sql import SqlStorage
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / "relay.db"
+
+    async def migrate() -> None:
+        storage = SqlStorage(f"sqlite+aiosqlite:///{path}")
+        await storage.migrate()
+        await storage.close()
+
+    asyncio.run(migrate())
+    now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executemany(
+        "INSERT INTO agents (agent_id, capabilities, metadata, created_at, updated_at, token_hash)"
+        " VALUES (?, '[]', '{}', ?, ?, ?)",
+        (
+            (f"agent-{n}", now, now, hashlib.sha256(token(n).encode()).hexdigest())
+            for n in range(sizes.agents)
+        ),
+    )
+    message = (
+        'INSERT INTO messages (from_agent, "to", room_id, text, payload, status, created_at,'
+        " delivery_count) VALUES (?, ?, ?, ?, '{}', ?, ?, 0)"
+    )
+    # Ids 1..ackable: pending messages for agent-3 to ack, one per request.
+    db.executemany(
+        message,
+        (("agent-9", "agent-3", None, "ack me", "pending", now) for _ in range(sizes.ackable)),
+    )
+    db.executemany(
+        message, (("agent-9", "agent-0", None, "pending", "pending", now) for _ in range(50))
+    )
+    db.execute(
+        "INSERT INTO rooms (room_id, name, created_by, created_at) VALUES ('bench-room', 'Bench',"
+        " 'operator', ?)",
+        (now,),
+    )
+    db.executemany(
+        "INSERT INTO room_members (room_id, agent_id, joined_at) VALUES ('bench-room', ?, ?)",
+        ((f"agent-{n}", now) for n in range(min(10, sizes.agents))),
+    )
+    rest = max(0, sizes.messages - sizes.ackable - 50)
+    db.executemany(
+        message,
+        (
+            (f"agent-{n % sizes.agents}", None, "bench-room", f"m{n}", "posted", now)
+            if n % 10 == 0
+            else (
+                f"agent-{n % sizes.agents}",
+                f"agent-{(n + 1) % sizes.agents}",
+                None,
+                f"m{n}",
+                "acked",
+                now,
+            )
+            for n in range(rest)
+        ),
+    )
+    task = (
+        "INSERT INTO tasks (title, payload, priority, status, created_by, attempts, max_attempts,"
+        " created_at, updated_at) VALUES (?, '{}', 0, 'open', 'operator', 0, 1, ?, ?)"
+    )
+    # Ids 1..claimable: open tasks for agent-5 to claim, one per request.
+    db.executemany(task, ((f"t{n}", now, now) for n in range(sizes.claimable + sizes.listed_tasks)))
+    db.commit()
+    db.close()
+
+
+class Process:
+    """A server in its own process on a free port."""
+
+    def __init__(self, command: list[str], env: dict[str, str], port: int, probe: str) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.process = subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}{probe}", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.stop()
+        raise SystemExit(f"bench: {' '.join(command)} did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=20)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def relay(data_dir: Path) -> Process:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {
+        "RELAY_DATA_DIR": str(data_dir),
+        "RELAY_OPERATOR_TOKEN": OPERATOR,
+        "RELAY_RATE_LIMIT": "0",
+        "RELAY_LOG_LEVEL": "WARNING",
+    }
+    command = [sys.executable, "-m", "relay_server", "--port", str(port)]
+    return Process(command, env, port, "/health")
+
+
+def bare() -> Process:
+    port = free_port()
+    command = [sys.executable, "-m", "bench.reference", str(port)]
+    return Process(command, dict(os.environ), port, "/small")
+
+
+def script(
+    method: str,
+    path: str,
+    body: str | None,
+    headers: dict[str, str],
+    counter: str | None,
+    workdir: Path,
+) -> Path:
+    """A wrk Lua script for one request shape (counting up where the path has a counter)."""
+    lua_headers = "".join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in headers.items())
+    if body is not None:
+        lua_headers += 'wrk.headers["Content-Type"] = "application/json"\n'
+    body_lua = json.dumps(body) if body is not None else "nil"
+    if counter:
+        prefix, suffix = path.split(counter)
+        request = (
+            "local n = 0\nrequest = function()\n  n = n + 1\n"
+            f"  return wrk.format({json.dumps(method)}, {json.dumps(prefix)} .. n .. "
+            f"{json.dumps(suffix)}, nil, {body_lua})\nend\n"
+        )
+    else:
+        request = (
+            f"request = function()\n  return wrk.format({json.dumps(method)}, {json.dumps(path)}, "
+            f"nil, {body_lua})\nend\n"
+        )
+    target = workdir / f"{abs(hash((method, path, body, counter, tuple(headers))))}.lua"
+    target.write_text(lua_headers + request + (LUA / "common.lua").read_text())
+    return target
+
+
+def wrk(url: str, lua: Path, connections: int, seconds: float) -> dict[str, float]:
+    """One wrk run: requests a second, p50 and p99 in milliseconds, errors."""
+    output = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "-s", str(lua), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    match = re.search(r"RESULT (\{.*\})", output)
+    if match is None:
+        raise SystemExit(f"bench: no result from wrk:\n{output}")
+    raw = json.loads(match.group(1))
+    return {
+        "rps": raw["requests"] / (raw["duration_us"] / 1e6),
+        "p50_ms": raw["p50_us"] / 1000,
+        "p99_ms": raw["p99_us"] / 1000,
+        "errors": raw["errors"],
+    }
+
+
+def median(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="tiny store, seconds not minutes")
+    parser.add_argument("--duration", type=float, help="seconds per wrk run (default 10)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3)")
+    parser.add_argument("--connections", default="1,32", help="comma-separated (default 1,32)")
+    parser.add_argument("--output", type=Path, help="JSON results (default bench/results/…)")
+    args = parser.parse_args(argv)
+    if shutil.which("wrk") is None:
+        print(
+            "bench: wrk is not installed; on Debian/Ubuntu: sudo apt-get install wrk",
+            file=sys.stderr,
+        )
+        return 2
+    smoke = args.smoke
+    duration = args.duration or (1.0 if smoke else 10.0)
+    rounds = args.rounds or (1 if smoke else 3)
+    connections = [int(c) for c in args.connections.split(",")]
+    per_run = 3000 if smoke else 20_000 * int(duration)
+    large = Sizes(
+        agents=50 if smoke else 1000,
+        messages=5_000 if smoke else 1_000_000,
+        ackable=per_run * rounds * len(connections),
+        claimable=per_run * rounds * len(connections),
+        listed_tasks=200 if smoke else 10_000,
+    )
+    small = Sizes(
+        agents=large.agents,
+        messages=1_000 if smoke else 10_000,
+        ackable=0,
+        claimable=0,
+        listed_tasks=large.listed_tasks,
+    )
+    output = args.output or HERE / "results" / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+
+    with tempfile.TemporaryDirectory(prefix="relay-bench-") as tmp:
+        work = Path(tmp)
+        print(f"seeding: {large.messages:,} messages, {large.agents:,} agents …", file=sys.stderr)
+        seed(work / "large", large)
+        seed(work / "small", small)
+        servers = {
+            "bare": bare(),
+            "relay": relay(work / "large"),
+            "relay_small": relay(work / "small"),
+        }
+        try:
+            results = run(servers, connections, rounds, duration, work)
+        finally:
+            for server in servers.values():
+                server.stop()
+    report = {
+        "when": datetime.now(UTC).isoformat(),
+        "smoke": smoke,
+        "duration_s": duration,
+        "rounds": rounds,
+        "store": asdict(large),
+        "results": results,
+    }
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2))
+    print_table(results)
+    print(f"\nresults written to {output}", file=sys.stderr)
+    return 0
+
+
+def run(
+    servers: dict[str, Process], connections: list[int], rounds: int, duration: float, work: Path
+) -> list[dict[str, object]]:
+    relay_runs: dict[tuple[str, int], list[dict[str, float]]] = {}
+    bare_runs: dict[tuple[str, int], list[dict[str, float]]] = {}
+    for _ in range(rounds):  # interleaved: every scenario once per round
+        for conns in connections:
+            for scenario in SCENARIOS:
+                headers = {"Authorization": f"Bearer {token(scenario.agent)}"}
+                lua = script(
+                    scenario.method, scenario.path, scenario.body, headers, scenario.counter, work
+                )
+                method, path = scenario.bare.split()
+                reference = script(method, path, scenario.body, {}, None, work)
+                bare_runs.setdefault((scenario.name, conns), []).append(
+                    wrk(servers["bare"].url, reference, conns, duration)
+                )
+                relay_runs.setdefault((scenario.name, conns), []).append(
+                    wrk(servers["relay"].url, lua, conns, duration)
+                )
+    results: list[dict[str, object]] = []
+    for (name, conns), runs in relay_runs.items():
+        mine, ref = median(runs), median(bare_runs[(name, conns)])
+        results.append(
+            {
+                "scenario": name,
+                "connections": conns,
+                "store": "large",
+                **mine,
+                "bare_rps": ref["rps"],
+                "ratio": mine["rps"] / ref["rps"],
+            }
+        )
+    for store, server in (("small", servers["relay_small"]), ("large", servers["relay"])):
+        for scenario in SCENARIOS:
+            if scenario.name not in GROWTH:
+                continue
+            headers = {"Authorization": f"Bearer {token(scenario.agent)}"}
+            lua = script(scenario.method, scenario.path, None, headers, None, work)
+            growth = median([wrk(server.url, lua, 1, duration) for _ in range(rounds)])
+            results.append(
+                {
+                    "scenario": f"{scenario.name} (growth)",
+                    "connections": 1,
+                    "store": store,
+                    **growth,
+                    "bare_rps": None,
+                    "ratio": None,
+                }
+            )
+    return results
+
+
+def print_table(results: list[dict[str, object]]) -> None:
+    header = f"{'scenario':34} {'conns':>5} {'store':>6} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
+    print(header + f"{'bare req/s':>11} {'ratio':>6} {'errors':>6}")
+    for row in results:
+        bare_rps = f"{row['bare_rps']:.0f}" if row["bare_rps"] is not None else "-"
+        ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
+        print(
+            f"{row['scenario']:34} {row['connections']:>5} {row['store']:>6} {row['rps']:>9.0f} "
+            f"{row['p50_ms']:>8.2f} {row['p99_ms']:>8.2f} {bare_rps:>11} {ratio:>6} "
+            f"{row['errors']:>6.0f}"
+        )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

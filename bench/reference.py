@@ -1,0 +1,34 @@
+"""The bare aiohttp app Relay is measured against: the HTTP ceiling on this machine."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from aiohttp import web
+
+
+async def small(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok", "items": [1, 2, 3]})
+
+
+async def echo(request: web.Request) -> web.Response:
+    body = json.loads(await request.read())
+    return web.json_response({"received": len(body)}, status=201)
+
+
+def main() -> None:
+    app = web.Application()
+    app.router.add_get("/small", small)
+    app.router.add_post("/echo", echo)
+    try:
+        import uvloop  # type: ignore[import-not-found]
+
+        uvloop.install()
+    except ImportError:
+        pass
+    web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()

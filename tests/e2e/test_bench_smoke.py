@@ -1,0 +1,36 @@
+"""The benchmark harness keeps working: a smoke run (it asserts nothing about speed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import SCENARIOS
+
+
+@pytest.mark.skipif(
+    shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk)"
+)
+def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
+    output = tmp_path / "bench.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--connections", "1", "--output", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(output.read_text())
+    measured = {row["scenario"] for row in report["results"] if row["store"] == "large"}
+    assert {s.name for s in SCENARIOS} <= measured
+    for row in report["results"]:
+        assert row["rps"] > 0 and row["errors"] == 0, row
+        if row["ratio"] is not None:
+            assert row["bare_rps"] > 0
+    assert "ratio" in done.stdout  # the table was printed
