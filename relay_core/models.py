@@ -640,6 +640,14 @@ class EventsResponse(Resource):
     cursor: int
 
 
+class BridgeOffset(Resource):
+    """How far the updates of an operator platform have been applied (internal)."""
+
+    bridge: str
+    last_update_id: int
+    updated_at: datetime
+
+
 class IdempotencyRecord(Resource):
     """The first answer to a request that carried an ``Idempotency-Key`` (internal)."""
 

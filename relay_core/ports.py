@@ -138,6 +138,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
     TableSpec("events", m.Event, "event_id", True, ordered_commits=True),
     TableSpec("idempotency_keys", m.IdempotencyRecord, "record_id", True),
+    TableSpec("bridge_offsets", m.BridgeOffset, "bridge", False),
 )
 
 
@@ -160,6 +161,7 @@ class UnitOfWork(Protocol):
     intervention_actions: Table[m.InterventionAction]
     events: Table[m.Event]
     idempotency_keys: Table[m.IdempotencyRecord]
+    bridge_offsets: Table[m.BridgeOffset]
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""

@@ -28,6 +28,8 @@ def _configure_logging(settings: Settings) -> None:
         stream=sys.stderr,
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def _announce(settings: Settings, workers: int) -> None:

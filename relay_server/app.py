@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -11,11 +12,13 @@ from aiohttp import web
 
 from relay_core.auth import hash_secret
 from relay_core.bridges.local import LocalBridge
+from relay_core.bridges.telegram import TelegramBridge
 from relay_core.ports import Bridge, Storage
 from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.sql import SqlStorage
+from relay_server import telegram
 from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES, SETTINGS
 from relay_server.middleware import error_middleware, request_id_middleware
@@ -38,6 +41,17 @@ async def open_storage(settings: Settings) -> Storage:
     await storage.migrate()
     await storage.listen()
     return storage
+
+
+def open_bridge(settings: Settings) -> Bridge:
+    """Telegram when a bot token and chat are configured, else the built-in local bridge."""
+    if settings.telegram_bot_token is None or settings.telegram_chat_id is None:
+        return LocalBridge()
+    return TelegramBridge(
+        settings.telegram_bot_token.get_secret_value(),
+        settings.telegram_chat_id,
+        api_url=settings.telegram_api_url,
+    )
 
 
 def core_config(settings: Settings) -> CoreConfig:
@@ -73,14 +87,20 @@ def create_app(
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)
-        platform = bridge or LocalBridge()
+        platform = bridge or open_bridge(settings)
         services = Services(Context(store, platform, core_config(settings), clock))
         app[SERVICES] = services
         app[OPENAPI] = json.dumps(build_openapi(services)).encode()
         log.info("storage %s, bridge %s, auth %s", store.name, platform.name, settings.auth)
+        poller = None
+        if isinstance(platform, TelegramBridge) and settings.telegram_mode == "poll":
+            poller = asyncio.create_task(telegram.poll(services, platform), name="telegram-poll")
         try:
             yield
         finally:
+            if poller is not None:
+                poller.cancel()
+                await asyncio.gather(poller, return_exceptions=True)
             await platform.close()
             await store.close()
 
@@ -96,5 +116,7 @@ def create_app(
         return web.Response(body=request.app[OPENAPI], content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi, name="openapi")
+    # A platform's callback, not an API operation: outside the route table and the SDK.
+    app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
     add_console(app)
     return app

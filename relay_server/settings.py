@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     max_wait_seconds: float = Field(
         default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"
     )
+    telegram_bot_token: SecretStr | None = None
+    telegram_chat_id: int | None = None
+    telegram_api_url: str = "https://api.telegram.org"
+    telegram_mode: Literal["poll", "webhook"] = "poll"
+    telegram_webhook_secret: SecretStr | None = None
     workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
     log_level: str = "INFO"
 

@@ -8,10 +8,19 @@ from __future__ import annotations
 
 from relay_core import models as m
 from relay_core.auth import Caller
-from relay_core.errors import BridgeError, Conflict, NotFound
+from relay_core.errors import BridgeError, Conflict, NotFound, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services.base import Service
 from relay_core.services.messages import announce_direct_message
+
+
+async def _replied_notification(
+    uow: UnitOfWork, bridge: str, platform_message_id: str
+) -> m.Notification | None:
+    matches = await uow.notifications.find(
+        eq("bridge", bridge), eq("platform_message_id", platform_message_id), limit=1
+    )
+    return matches[0] if matches else None
 
 
 class NotifyService(Service):
@@ -62,30 +71,82 @@ class NotifyService(Service):
         """Match a platform reply by the replied-to message id and put it in the agent's inbox."""
 
         async def work(uow: UnitOfWork) -> m.Message:
-            matches = await uow.notifications.find(
-                eq("bridge", bridge), eq("platform_message_id", platform_message_id)
-            )
-            if not matches:
+            notification = await _replied_notification(uow, bridge, platform_message_id)
+            if notification is None:
                 raise NotFound(f"no notification has platform message id '{platform_message_id}'")
-            notification = matches[0]
-            if notification.agent_id is None:
-                raise Conflict(
-                    f"notification {notification.notification_id} came from the operator; "
-                    "there is no agent to deliver a reply to"
-                )
-            message = m.Message(
-                from_agent=m.OPERATOR,
-                to=notification.agent_id,
-                text=text,
-                reply_to_notification=notification.notification_id,
-                status="pending",
-                created_at=self.now(),
-            )
-            message = await uow.messages.insert(message)
-            await announce_direct_message(uow, message)
-            return message
+            return await self._deliver(uow, notification, text)
 
         return await self.write(work)
+
+    async def receive_update(
+        self, bridge: str, update_id: int, replied_to: str | None, text: str
+    ) -> m.Message | None:
+        """Apply one platform update exactly once: a reply to a notification reaches its agent;
+        any other text is kept in the action log for the operator; an empty text is skipped.
+        The update's id is stored in the same transaction, so a restart neither loses nor
+        repeats it."""
+
+        async def work(uow: UnitOfWork) -> m.Message | None:
+            now = self.now()
+            offset = await uow.bridge_offsets.get(bridge)
+            if offset is not None and update_id <= offset.last_update_id:
+                return None
+            delivered = None
+            notification = (
+                await _replied_notification(uow, bridge, replied_to) if replied_to else None
+            )
+            if not text:
+                pass  # not for Relay (another chat, a sticker…): only the offset moves
+            elif notification is not None and notification.agent_id is not None:
+                delivered = await self._deliver(uow, notification, text)
+            else:
+                await uow.actions.insert(
+                    m.Action(
+                        agent_id=m.OPERATOR,
+                        action="bridge.unmatched_reply",
+                        target=f"{bridge} {replied_to or '(not a reply)'}",
+                        outcome=text[:65536],
+                        params={"update_id": update_id},
+                        created_at=now,
+                    )
+                )
+            values = {"last_update_id": update_id, "updated_at": now}
+            if offset is None:
+                await uow.bridge_offsets.insert(m.BridgeOffset(bridge=bridge, **values))
+            elif (
+                await uow.bridge_offsets.update(bridge, values, expect=offset.model_dump()) is None
+            ):
+                raise StaleWrite("another instance applied updates meanwhile")
+            return delivered
+
+        return await self.write(work)
+
+    async def last_update_id(self, bridge: str) -> int:
+        """The id of the last platform update applied (0 before any)."""
+
+        async def work(uow: UnitOfWork) -> int:
+            offset = await uow.bridge_offsets.get(bridge)
+            return offset.last_update_id if offset else 0
+
+        return await self.read(work)
+
+    async def _deliver(self, uow: UnitOfWork, notification: m.Notification, text: str) -> m.Message:
+        if notification.agent_id is None:
+            raise Conflict(
+                f"notification {notification.notification_id} came from the operator; "
+                "there is no agent to deliver a reply to"
+            )
+        message = m.Message(
+            from_agent=m.OPERATOR,
+            to=notification.agent_id,
+            text=text,
+            reply_to_notification=notification.notification_id,
+            status="pending",
+            created_at=self.now(),
+        )
+        message = await uow.messages.insert(message)
+        await announce_direct_message(uow, message)
+        return message
 
     async def list(self, caller: Caller, limit: int = 100) -> m.NotificationsResponse:
         """The newest notifications (with how many replies each got): all of them for the

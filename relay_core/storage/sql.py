@@ -342,6 +342,14 @@ idempotency_keys = Table(
     Index("ix_idempotency_keys_created", "created_at"),
 )
 
+bridge_offsets = Table(
+    "bridge_offsets",
+    metadata,
+    Column("bridge", State, primary_key=True),
+    Column("last_update_id", BigInteger, nullable=False),
+    _at("updated_at", nullable=False),
+)
+
 # PostgreSQL: the channel hints travel on, and the advisory locks that order commits.
 CHANNEL = "relay"
 ORDERED_COMMITS_LOCK = 0x72656C6179  # "relay": rows of ordered tables become visible in id order

@@ -179,8 +179,7 @@ async function notificationsView() {
       if (!text.value) return;
       try {
         await api("POST", "/v1/notify/replies", { platform_message_id: n.platform_message_id, text: text.value });
-        text.value = "";
-        text.placeholder = "Sent to the agent's inbox";
+        await render();  // the reply count goes up
       } catch (error) { alert(error.message); }
     };
     return el("span", {}, text, " ", el("button", { type: "button", on: { click: send } }, "Reply"));

@@ -1,0 +1,119 @@
+"""The Telegram Bot API bridge, on httpx (a handful of methods; no bot framework).
+
+A notification's platform message id is ``"<chat_id>:<message_id>"``: Telegram message ids are
+unique only within a chat. The bot token is part of every API URL, so no URL, and no text of an
+httpx error (which carries the URL), ever reaches a log line, an error body or the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import httpx
+
+from relay_core import models as m
+from relay_core.errors import BridgeError
+from relay_core.ports import BridgeCapabilities
+
+log = logging.getLogger("relay.telegram")
+
+DEFAULT_API_URL = "https://api.telegram.org"
+
+
+class _RedactToken(logging.Filter):
+    """httpx logs every request URL (at INFO); a Telegram URL carries the bot token."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secret in record.getMessage():
+            record.msg = record.getMessage().replace(self.secret, "<bot-token>")
+            record.args = None
+        return True
+
+
+def platform_id(chat_id: int | str, message_id: int | str) -> str:
+    """The id Relay keeps for a Telegram message."""
+    return f"{chat_id}:{message_id}"
+
+
+class TelegramBridge:
+    """Sends to one operator chat; replies come back through ``get_updates`` or a webhook."""
+
+    name = "telegram"
+    capabilities = BridgeCapabilities(topics=True, replies=True)
+
+    def __init__(
+        self,
+        bot_token: str,
+        chat_id: int,
+        *,
+        api_url: str = DEFAULT_API_URL,
+        max_retry_after: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.chat_id = chat_id
+        self.max_retry_after = max_retry_after
+        self._redact = _RedactToken(bot_token)
+        logging.getLogger("httpx").addFilter(self._redact)
+        self._http = httpx.AsyncClient(
+            base_url=f"{api_url.rstrip('/')}/bot{bot_token}/", timeout=40, transport=transport
+        )
+
+    async def call(self, method: str, **params: Any) -> Any:
+        """One Bot API call; its ``result``, or ``BridgeError`` saying what went wrong."""
+        for _ in range(2):
+            try:
+                response = await self._http.post(method, json=params)
+            except httpx.TimeoutException:
+                raise BridgeError(f"Telegram did not answer {method} in time") from None
+            except httpx.TransportError as exc:
+                # str(exc) may hold the URL, and the URL holds the token: name the class only.
+                raise BridgeError(f"cannot reach Telegram ({type(exc).__name__})") from None
+            try:
+                body = response.json()
+            except ValueError:
+                raise BridgeError(f"Telegram answered {response.status_code} to {method}") from None
+            if body.get("ok"):
+                return body.get("result")
+            retry_after = (body.get("parameters") or {}).get("retry_after")
+            if body.get("error_code") == 429 and retry_after is not None:
+                if float(retry_after) <= self.max_retry_after:
+                    await asyncio.sleep(float(retry_after))
+                    continue
+                raise BridgeError(f"Telegram asks to wait {retry_after} s before {method}")
+            raise BridgeError(self._explain(method, body))
+        raise BridgeError(f"Telegram still limits {method} after waiting")
+
+    @staticmethod
+    def _explain(method: str, body: dict[str, Any]) -> str:
+        code, description = body.get("error_code"), body.get("description", "")
+        if code == 403 and "initiate" in description:
+            return (
+                "Telegram refused: the bot may not write first. Open the chat with the bot and "
+                "press Start (or add the bot to the group), then retry."
+            )
+        return f"Telegram refused {method}: {code} {description}".strip()
+
+    async def send(self, text: str, *, reference: str) -> str:
+        message = await self.call("sendMessage", chat_id=self.chat_id, text=text)
+        return platform_id(message["chat"]["id"], message["message_id"])
+
+    async def ensure_topic(self, room: m.Room) -> str:
+        topic = await self.call("createForumTopic", chat_id=self.chat_id, name=room.name[:128])
+        return platform_id(self.chat_id, topic["message_thread_id"])
+
+    async def get_updates(self, offset: int, timeout: int = 25) -> list[dict[str, Any]]:
+        """Updates after ``offset`` (long polling, up to ``timeout`` seconds)."""
+        result = await self.call(
+            "getUpdates", offset=offset, timeout=timeout, allowed_updates=["message"]
+        )
+        return list(result or [])
+
+    async def close(self) -> None:
+        await self._http.aclose()
+        logging.getLogger("httpx").removeFilter(self._redact)

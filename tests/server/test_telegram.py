@@ -1,0 +1,177 @@
+"""The Telegram bridge against a mocked Bot API (respx): sending, replies back to the agent by
+webhook and by long polling, exactly once, and every failure kept as a failed notification."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from relay_core.bridges.telegram import TelegramBridge
+from relay_server import telegram
+from relay_server.keys import SERVICES
+from tests.server.conftest import Api
+
+BOT_TOKEN = "123456:SECRET-bot-token-never-shown"
+CHAT = 42
+API = f"https://tg.test/bot{BOT_TOKEN}"
+HOOK = "hook-secret"
+
+
+def sent(message_id: int, chat: int = CHAT) -> httpx.Response:
+    return httpx.Response(
+        200, json={"ok": True, "result": {"message_id": message_id, "chat": {"id": chat}}}
+    )
+
+
+def refused(code: int, description: str, **parameters: Any) -> httpx.Response:
+    body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
+    if parameters:
+        body["parameters"] = parameters
+    return httpx.Response(code, json=body)
+
+
+def reply(update_id: int, text: str, to: int | None, chat: int = CHAT) -> dict[str, Any]:
+    message: dict[str, Any] = {"message_id": 1000 + update_id, "chat": {"id": chat}, "text": text}
+    if to is not None:
+        message["reply_to_message"] = {"message_id": to}
+    return {"update_id": update_id, "message": message}
+
+
+@pytest.fixture
+def bot() -> Iterator[respx.MockRouter]:
+    with respx.mock(base_url=API, assert_all_called=False) as router:
+        yield router
+
+
+@pytest.fixture
+async def api(make_api: Any, bot: respx.MockRouter) -> Api:
+    bridge = TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test", max_retry_after=1)
+    built: Api = await make_api(bridge=bridge, telegram_webhook_secret=HOOK)
+    await built.agent("alice")
+    return built
+
+
+async def hook(api: Api, update: dict[str, Any], secret: str | None = HOOK) -> int:
+    headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret else {}
+    response = await api.client.post("/v1/bridges/telegram/webhook", json=update, headers=headers)
+    await response.read()
+    return response.status
+
+
+async def test_notify_sends_to_the_chat_and_keeps_chat_and_message_ids(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    route = bot.post("/sendMessage").mock(return_value=sent(777))
+    note = await api.post("/v1/notify", {"text": "need a hand"}, as_="alice", expect=201)
+    assert note["bridge"] == "telegram" and note["status"] == "sent"
+    assert note["platform_message_id"] == f"{CHAT}:777"
+    assert json.loads(route.calls.last.request.content) == {"chat_id": CHAT, "text": "need a hand"}
+
+
+async def test_a_reply_by_webhook_reaches_the_agent_once(api: Api, bot: respx.MockRouter) -> None:
+    bot.post("/sendMessage").mock(return_value=sent(777))
+    note = await api.post("/v1/notify", {"text": "deploy?"}, as_="alice", expect=201)
+    assert await hook(api, reply(1, "go ahead", to=777)) == 200
+    assert await hook(api, reply(1, "go ahead", to=777)) == 200  # Telegram retried the push
+    inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
+    assert [(m["from_agent"], m["text"]) for m in inbox["messages"]] == [("operator", "go ahead")]
+    assert inbox["messages"][0]["reply_to_notification"] == note["notification_id"]
+
+    assert await hook(api, reply(2, "what is this?", to=999)) == 200  # no such notification
+    assert await hook(api, reply(3, "not the operator", to=777, chat=666)) == 200
+    kept = [
+        a
+        for a in (await api.get("/v1/actions"))["actions"]
+        if a["action"] == "bridge.unmatched_reply"
+    ]
+    assert [(a["outcome"], a["target"]) for a in kept] == [
+        ("what is this?", f"telegram {CHAT}:999")
+    ]
+    assert (await api.get("/v1/agents/alice/inbox", as_="alice"))["count"] == 1
+
+
+async def test_the_webhook_checks_its_secret(api: Api) -> None:
+    assert await hook(api, reply(1, "x", to=1), secret="wrong") == 403
+    assert await hook(api, reply(1, "x", to=1), secret=None) == 403
+
+
+async def test_replies_by_long_polling_survive_a_restart_without_repeats(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    bot.post("/sendMessage").mock(return_value=sent(555))
+    await api.post("/v1/notify", {"text": "ping"}, as_="alice", expect=201)
+    offsets: list[int] = []
+
+    def updates(request: httpx.Request) -> httpx.Response:
+        offset = json.loads(request.content)["offset"]
+        offsets.append(offset)
+        pending = [
+            u
+            for u in (reply(7, "pong", to=555), reply(8, "again", to=555))
+            if u["update_id"] >= offset
+        ]
+        return httpx.Response(200, json={"ok": True, "result": pending})
+
+    bot.post("/getUpdates").mock(side_effect=updates)
+    services = api.client.server.app[SERVICES]
+    bridge = services.ctx.bridge
+    assert isinstance(bridge, TelegramBridge)
+
+    async def run_poller_until(count: int) -> None:
+        poller = asyncio.create_task(telegram.poll(services, bridge, timeout=0, idle=0.01))
+        for _ in range(200):
+            if (await api.get("/v1/agents/alice/inbox", as_="alice"))["count"] >= count:
+                break
+            await asyncio.sleep(0.02)
+        poller.cancel()
+        await asyncio.gather(poller, return_exceptions=True)
+
+    await run_poller_until(2)
+    first_offsets = list(offsets)
+    await run_poller_until(2)  # "restarted": resumes after update 8, repeats nothing
+    inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
+    assert [m["text"] for m in inbox["messages"]] == ["pong", "again"]
+    assert first_offsets[0] == 1 and offsets[len(first_offsets)] == 9
+
+
+@pytest.mark.parametrize(
+    ("answer", "detail"),
+    [
+        (refused(429, "Too Many Requests", retry_after=3600), "wait 3600 s"),
+        (refused(500, "Internal Server Error"), "500 Internal Server Error"),
+        (refused(403, "Forbidden: bot can't initiate conversation with a user"), "press Start"),
+        (httpx.ConnectError(f"cannot connect to {API}"), "cannot reach Telegram (ConnectError)"),
+    ],
+)
+async def test_failures_are_502_and_kept_as_failed(
+    api: Api, bot: respx.MockRouter, answer: Any, detail: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    if isinstance(answer, Exception):
+        bot.post("/sendMessage").mock(side_effect=answer)
+    else:
+        bot.post("/sendMessage").mock(return_value=answer)
+    failed = await api.post("/v1/notify", {"text": "help"}, as_="alice", expect=502)
+    assert failed["code"] == "bridge_error" and detail in failed["detail"]
+    [kept] = (await api.get("/v1/notifications"))["notifications"]
+    assert kept["status"] == "failed" and detail in kept["error"]
+    for text in (json.dumps(failed), json.dumps(kept), caplog.text):
+        assert BOT_TOKEN not in text and "SECRET-bot-token" not in text
+    if api.db_path.exists():
+        stored = b"".join(p.read_bytes() for p in api.db_path.parent.glob("relay.db*"))
+        assert b"SECRET-bot-token" not in stored
+
+
+async def test_a_short_retry_after_is_waited_out(api: Api, bot: respx.MockRouter) -> None:
+    route = bot.post("/sendMessage").mock(
+        side_effect=[refused(429, "Too Many Requests", retry_after=0.05), sent(9)]
+    )
+    note = await api.post("/v1/notify", {"text": "again"}, as_="alice", expect=201)
+    assert note["platform_message_id"] == f"{CHAT}:9" and route.call_count == 2
