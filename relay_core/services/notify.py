@@ -114,7 +114,10 @@ class NotifyService(Service):
             if offset is None:
                 await uow.bridge_offsets.insert(m.BridgeOffset(bridge=bridge, **values))
             elif (
-                await uow.bridge_offsets.update(bridge, values, expect=offset.model_dump()) is None
+                await uow.bridge_offsets.update(
+                    bridge, values, expect={"last_update_id": offset.last_update_id}
+                )
+                is None
             ):
                 raise StaleWrite("another instance applied updates meanwhile")
             return delivered
