@@ -548,6 +548,7 @@ class Approval(Resource):
     decided_at: datetime | None = None
     decided_by: str | None = None
     note: str | None = None
+    platform_message_id: str | None = None
 
 
 class ApprovalsResponse(Resource):

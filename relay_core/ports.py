@@ -209,6 +209,15 @@ class Bridge(Protocol):
         """Create (or find) the room's thread on the platform; its id. Raises ``BridgeError``."""
         ...
 
+    async def ask(self, approval: m.Approval) -> str | None:
+        """Put an approval before the operator with a way to decide it; the platform message id
+        (None where the platform has no such thing). Raises ``BridgeError``."""
+        ...
+
+    async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        """Show on the platform how an approval was decided. Raises ``BridgeError``."""
+        ...
+
     async def close(self) -> None:
         """Release connections."""
         ...

@@ -41,6 +41,10 @@ class ApprovalPath(Params):
     approval_id: IntegerId
 
 
+class NotificationPath(Params):
+    notification_id: IntegerId
+
+
 class InterventionPath(Params):
     intervention_id: ResourceId
 

@@ -96,6 +96,14 @@ ROUTES: tuple[Route, ...] = (
         m.NotificationsResponse,
         query=p.NotificationsQuery,
     ),
+    R(
+        "POST",
+        "/v1/notifications/{notification_id}/retry",
+        "notify.retry",
+        200,
+        m.Notification,
+        path_params=p.NotificationPath,
+    ),
     R("GET", "/v1/rooms", "rooms.list", 200, m.RoomsResponse),
     R(
         "POST",

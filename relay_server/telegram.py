@@ -6,20 +6,44 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import re
 from typing import Any
 
 from aiohttp import web
 
+from relay_core.auth import OPERATOR_CALLER
 from relay_core.bridges.telegram import TelegramBridge, platform_id
-from relay_core.errors import BridgeError
+from relay_core.errors import BridgeError, RelayError
+from relay_core.models import ApprovalDecision
 from relay_core.services import Services
 from relay_server.keys import SERVICES, SETTINGS
 
 log = logging.getLogger("relay.telegram")
 
 
+DECISION = re.compile(r"^\s*(approve|reject)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+async def decide(
+    services: Services, approval_id: int, verb: str, note: str | None, who: str
+) -> str:
+    """Approve or reject as the operator; a short word on how it went."""
+    decision = ApprovalDecision(note=note or None, decided_by=f"telegram:{who}"[:200])
+    method = services.approvals.approve if verb == "approve" else services.approvals.reject
+    try:
+        decided = await method(OPERATOR_CALLER, approval_id, decision)
+    except RelayError as exc:
+        return exc.detail
+    return f"{decided.status} #{decided.approval_id}"
+
+
 async def apply(services: Services, bridge: TelegramBridge, update: dict[str, Any]) -> None:
-    """Hand one update to the services: only messages in the operator's chat count."""
+    """Hand one update to the services: only the operator's chat may answer or decide."""
+    callback = update.get("callback_query")
+    if callback is not None:
+        await _tapped(services, bridge, callback)
+        await services.notify.receive_update(bridge.name, int(update["update_id"]), None, "")
+        return
     message = update.get("message") or {}
     chat_id = (message.get("chat") or {}).get("id")
     text = message.get("text")
@@ -28,10 +52,34 @@ async def apply(services: Services, bridge: TelegramBridge, update: dict[str, An
     else:
         replied = message.get("reply_to_message") or {}
         replied_to = platform_id(chat_id, replied["message_id"]) if replied else None
+        decision = DECISION.match(text)
+        if replied_to and decision:
+            approval = await services.approvals.by_platform_message(replied_to)
+            if approval is not None:
+                who = (message.get("from") or {}).get("username") or "operator"
+                await decide(services, approval.approval_id, decision[1].lower(), decision[2], who)
+                text = None  # handled: only the offset moves
     if text is None:
         await services.notify.receive_update(bridge.name, int(update["update_id"]), None, "")
         return
     await services.notify.receive_update(bridge.name, int(update["update_id"]), replied_to, text)
+
+
+async def _tapped(services: Services, bridge: TelegramBridge, callback: dict[str, Any]) -> None:
+    """An Approve / Reject button: decide, then close the button's spinner."""
+    chat_id = ((callback.get("message") or {}).get("chat") or {}).get("id")
+    verb, _, approval_id = str(callback.get("data", "")).partition(":")
+    if chat_id != bridge.chat_id:
+        answer = "Only the operator's chat may decide."
+    elif verb in ("approve", "reject") and approval_id.isdigit():
+        who = (callback.get("from") or {}).get("username") or "operator"
+        answer = await decide(services, int(approval_id), verb, None, who)
+    else:
+        answer = "Not a decision Relay knows."
+    try:
+        await bridge.answer_callback(str(callback.get("id", "")), answer)
+    except BridgeError as exc:
+        log.warning("answerCallbackQuery failed: %s", exc.detail)
 
 
 async def poll(

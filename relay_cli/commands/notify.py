@@ -42,6 +42,20 @@ def list_(ctx: typer.Context, limit: Limit = None, as_json: JsonOutput = False) 
 
 
 @app.command()
+def retry(
+    ctx: typer.Context,
+    notification_id: Annotated[int, typer.Argument(help="The failed notification.")],
+    as_json: JsonOutput = False,
+) -> None:
+    """Send a failed notification again.
+
+    Example: relay notifications retry 7
+    """
+    again = call(ctx, lambda c: c.notify.retry(notification_id))
+    render(again, as_json, headline=f"Notification {again.notification_id} {again.status}")
+
+
+@app.command()
 def reply(
     ctx: typer.Context,
     platform_message_id: Annotated[str, typer.Argument(help="The notification's platform id.")],

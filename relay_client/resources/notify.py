@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from relay_client._base import compact
-from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_client.resources._resource import AsyncResource, SyncResource, segment
 from relay_core.models import Message, Notification, NotificationsResponse
 
 
@@ -21,6 +21,11 @@ class Notify(SyncResource):
         return self._client.request(
             "POST", "/v1/notify/replies", Message, json=body, idempotent=True
         )
+
+    def retry(self, notification_id: int) -> Notification:
+        """Send a failed notification again."""
+        path = f"/v1/notifications/{segment(notification_id)}/retry"
+        return self._client.request("POST", path, Notification)
 
     def list(self, *, limit: int | None = None) -> NotificationsResponse:
         """Notifications, newest first."""
@@ -46,6 +51,11 @@ class AsyncNotify(AsyncResource):
         return await self._client.request(
             "POST", "/v1/notify/replies", Message, json=body, idempotent=True
         )
+
+    async def retry(self, notification_id: int) -> Notification:
+        """Send a failed notification again."""
+        path = f"/v1/notifications/{segment(notification_id)}/retry"
+        return await self._client.request("POST", path, Notification)
 
     async def list(self, *, limit: int | None = None) -> NotificationsResponse:
         """Notifications, newest first."""

@@ -22,5 +22,11 @@ class LocalBridge:
     async def ensure_topic(self, room: m.Room) -> str:
         return f"local-room-{room.room_id}"
 
+    async def ask(self, approval: m.Approval) -> str | None:
+        return None  # the operator decides with the CLI, the console or the API
+
+    async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        return None
+
     async def close(self) -> None:
         return None

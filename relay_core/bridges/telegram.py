@@ -107,10 +107,59 @@ class TelegramBridge:
         topic = await self.call("createForumTopic", chat_id=self.chat_id, name=room.name[:128])
         return platform_id(self.chat_id, topic["message_thread_id"])
 
+    @staticmethod
+    def describe(approval: m.Approval) -> str:
+        """An approval as the operator reads it in the chat."""
+        lines = [
+            f"Approval #{approval.approval_id} ({approval.kind}) from {approval.requested_by}",
+            approval.title,
+        ]
+        if approval.detail:
+            lines.append(approval.detail)
+        return "\n".join(lines)[:3500]
+
+    async def ask(self, approval: m.Approval) -> str | None:
+        text = (
+            self.describe(approval)
+            + "\n\nTap a button, or reply 'approve [note]' / 'reject [note]'."
+        )
+        keyboard = [
+            [
+                {"text": "Approve", "callback_data": f"approve:{approval.approval_id}"},
+                {"text": "Reject", "callback_data": f"reject:{approval.approval_id}"},
+            ]
+        ]
+        message = await self.call(
+            "sendMessage",
+            chat_id=self.chat_id,
+            text=text,
+            reply_markup={"inline_keyboard": keyboard},
+        )
+        return platform_id(message["chat"]["id"], message["message_id"])
+
+    async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        chat_id, message_id = platform_message_id.split(":", 1)
+        outcome = f"{approval.status.upper()} by {approval.decided_by or 'operator'}"
+        if approval.note:
+            outcome += f": {approval.note}"
+        await self.call(
+            "editMessageText",
+            chat_id=int(chat_id),
+            message_id=int(message_id),
+            text=f"{self.describe(approval)}\n\n{outcome}",
+        )
+
+    async def answer_callback(self, callback_query_id: str, text: str) -> None:
+        """Close the spinner on a tapped button, with a short word."""
+        await self.call("answerCallbackQuery", callback_query_id=callback_query_id, text=text[:200])
+
     async def get_updates(self, offset: int, timeout: int = 25) -> list[dict[str, Any]]:
         """Updates after ``offset`` (long polling, up to ``timeout`` seconds)."""
         result = await self.call(
-            "getUpdates", offset=offset, timeout=timeout, allowed_updates=["message"]
+            "getUpdates",
+            offset=offset,
+            timeout=timeout,
+            allowed_updates=["message", "callback_query"],
         )
         return list(result or [])
 

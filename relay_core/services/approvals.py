@@ -9,6 +9,7 @@ from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services import enroll, interventions
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
+from relay_core.services.operator import show_decision
 
 
 async def require_approval(uow: UnitOfWork, approval_id: int) -> m.Approval:
@@ -90,6 +91,22 @@ class ApprovalsService(Service):
             else:
                 await interventions.apply_decision(uow, decided, now)
             await announce_approval(uow, decided, "approval.decided", now)
+            newly.append(decided)
             return decided
 
-        return await self.write(work)
+        newly: list[m.Approval] = []
+        approval = await self.write(work)
+        if newly:
+            await show_decision(self, newly[-1])
+        return approval
+
+    async def by_platform_message(self, platform_message_id: str) -> m.Approval | None:
+        """The approval shown as this platform message, if any."""
+
+        async def work(uow: UnitOfWork) -> m.Approval | None:
+            found = await uow.approvals.find(
+                eq("platform_message_id", platform_message_id), limit=1
+            )
+            return found[0] if found else None
+
+        return await self.read(work)

@@ -15,6 +15,7 @@ from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
+from relay_core.services.operator import present
 
 
 async def expire_if_due(
@@ -97,6 +98,7 @@ class EnrollService(Service):
                 enrollment.enroll_id, {"approval_id": approval.approval_id}
             )
             await announce_approval(uow, approval, "approval.requested", now)
+            asked.append(approval)
             return m.EnrollmentCreated(
                 enroll_id=enrollment.enroll_id,
                 agent_id=body.agent_id,
@@ -105,7 +107,11 @@ class EnrollService(Service):
                 approval_id=approval.approval_id,
             )
 
-        return await self.write(work)
+        asked: list[m.Approval] = []
+        created = await self.write(work)
+        if asked:
+            await present(self, asked[-1])
+        return created
 
     async def status(self, enroll_id: int, claim: str = "") -> m.EnrollmentState:
         """The enrollment's state; the first poll after approval carries the agent's token."""

@@ -15,6 +15,7 @@ from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval, emit, intervention_data
+from relay_core.services.operator import present
 
 OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
     "succeeded": "remediated",
@@ -124,7 +125,9 @@ class InterventionsService(Service):
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
 
-        return await self.write(work)
+        result = await self.write(work)
+        shown = await present(self, result.approval)
+        return result.model_copy(update={"approval": shown})
 
     async def approval(self, caller: Caller, intervention_id: str) -> m.Approval:
         """The intervention's current approval request."""

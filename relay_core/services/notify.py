@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from relay_core import models as m
 from relay_core.auth import Caller
-from relay_core.errors import BridgeError, Conflict, NotFound, StaleWrite
+from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services.base import Service
 from relay_core.services.messages import announce_direct_message
@@ -51,6 +51,39 @@ class NotifyService(Service):
         return await self._settle(
             notification.notification_id,
             {"status": "sent", "platform_message_id": platform_id, "sent_at": self.now()},
+        )
+
+    async def retry(self, caller: Caller, notification_id: int) -> m.Notification:
+        """Send a failed notification again (its own agent or the operator); a sent one answers
+        as it is."""
+
+        async def load(uow: UnitOfWork) -> m.Notification:
+            found = await uow.notifications.get(notification_id)
+            if found is None:
+                raise NotFound(f"notification {notification_id} does not exist")
+            if not caller.is_operator and found.agent_id != caller.agent_id:
+                raise PermissionDenied(f"notification {notification_id} belongs to another agent")
+            return found
+
+        notification = await self.read(load)
+        if notification.status == "sent":
+            return notification
+        try:
+            platform_id = await self.ctx.bridge.send(
+                notification.text, reference=str(notification.notification_id)
+            )
+        except BridgeError as exc:
+            await self._settle(notification_id, {"status": "failed", "error": exc.detail})
+            raise
+        return await self._settle(
+            notification_id,
+            {
+                "status": "sent",
+                "error": None,
+                "bridge": self.ctx.bridge.name,
+                "platform_message_id": platform_id,
+                "sent_at": self.now(),
+            },
         )
 
     async def _settle(self, notification_id: int, values: dict[str, object]) -> m.Notification:

@@ -245,6 +245,7 @@ approvals = Table(
     _at("decided_at"),
     Column("decided_by", Name),
     Column("note", Text),
+    Column("platform_message_id", Name),
 )
 
 enrollments = Table(

@@ -26,6 +26,7 @@ COMMANDS = {
     "notify.send": ["notify"],
     "notify.reply": ["notifications", "reply"],
     "notify.list": ["notifications", "list"],
+    "notify.retry": ["notifications", "retry"],
     "tasks.get": ["tasks", "show"],
 }
 
@@ -117,6 +118,7 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     assert run("actions", "list", "--of", builder)["actions"][0] == action
 
     note = run(*as_builder, "notify", "need a hand")
+    assert run("notifications", "retry", str(note["notification_id"]))["status"] == "sent"
     reply = run("notifications", "reply", note["platform_message_id"], "coming")
     assert reply["to"] == builder
     assert note["notification_id"] in {

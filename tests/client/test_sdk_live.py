@@ -111,6 +111,7 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
 
     note = await alice.notify.send("need a hand")
     assert note.status == "sent" and note.platform_message_id
+    assert (await alice.notify.retry(note.notification_id)) == note  # sent already: as it is
     reply = await op.notify.reply(note.platform_message_id, "coming")
     assert reply.reply_to_notification == note.notification_id
     assert [n.notification_id for n in (await alice.notify.list()).notifications] == [

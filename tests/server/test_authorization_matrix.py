@@ -37,6 +37,7 @@ A_ONLY = {
     "tasks.event",
     "tasks.complete",
     "tasks.fail",
+    "notify.retry",
 }
 BODIES: dict[str, dict[str, Any]] = {
     "agents.register": {"agent_id": "carol"},
@@ -93,6 +94,7 @@ async def world(api: Api) -> dict[str, str]:
         as_="alice",
         expect=201,
     )
+    note = await api.post("/v1/notify", {"text": "n"}, as_="alice", expect=201)
     return {
         "agent_id": "alice",
         "message_id": str(message["message_id"]),
@@ -103,6 +105,7 @@ async def world(api: Api) -> dict[str, str]:
         "approval_id": str(enrolled["approval_id"]),
         "intervention_id": "inc-a",
         "claim": enrolled["claim"],
+        "notification_id": str(note["notification_id"]),
     }
 
 

@@ -18,6 +18,7 @@ SAMPLE = {
     "enroll_id": "1",
     "approval_id": "1",
     "intervention_id": "i",
+    "notification_id": "1",
 }
 
 

@@ -162,6 +162,12 @@ async def test_failures_are_502_and_kept_as_failed(
     assert failed["code"] == "bridge_error" and detail in failed["detail"]
     [kept] = (await api.get("/v1/notifications"))["notifications"]
     assert kept["status"] == "failed" and detail in kept["error"]
+    # Once the platform is back, the same notification goes out on retry.
+    bot.post("/sendMessage").mock(return_value=sent(31))
+    again = await api.post(f"/v1/notifications/{kept['notification_id']}/retry", as_="alice")
+    assert again["status"] == "sent" and again["error"] is None
+    assert again["platform_message_id"] == f"{CHAT}:31"
+    await api.post("/v1/notifications/999999/retry", expect=404)
     for text in (json.dumps(failed), json.dumps(kept), caplog.text):
         assert BOT_TOKEN not in text and "SECRET-bot-token" not in text
     if api.db_path.exists():
@@ -175,3 +181,66 @@ async def test_a_short_retry_after_is_waited_out(api: Api, bot: respx.MockRouter
     )
     note = await api.post("/v1/notify", {"text": "again"}, as_="alice", expect=201)
     assert note["platform_message_id"] == f"{CHAT}:9" and route.call_count == 2
+
+
+def tapped(update_id: int, data: str, message_id: int, chat: int = CHAT) -> dict[str, Any]:
+    return {
+        "update_id": update_id,
+        "callback_query": {
+            "id": f"cb-{update_id}",
+            "from": {"id": 7, "username": "sam"},
+            "message": {"message_id": message_id, "chat": {"id": chat}},
+            "data": data,
+        },
+    }
+
+
+async def test_an_approval_reaches_the_chat_with_buttons_and_a_tap_decides_it(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    asked = bot.post("/sendMessage").mock(return_value=sent(900))
+    answered = bot.post("/answerCallbackQuery").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": True})
+    )
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    enrolled = await api.post(
+        "/v1/enroll", {"agent_id": "newbie", "reason": "hi"}, token="", expect=201
+    )
+    request = json.loads(asked.calls.last.request.content)
+    assert request["reply_markup"]["inline_keyboard"][0][0] == {
+        "text": "Approve",
+        "callback_data": f"approve:{enrolled['approval_id']}",
+    }
+    approval = await api.get(f"/v1/approvals/{enrolled['approval_id']}")
+    assert approval["platform_message_id"] == f"{CHAT}:900"
+
+    assert await hook(api, tapped(10, f"approve:{enrolled['approval_id']}", 900, chat=666)) == 200
+    assert (await api.get(f"/v1/approvals/{enrolled['approval_id']}"))["status"] == "pending"
+    assert await hook(api, tapped(11, f"approve:{enrolled['approval_id']}", 900)) == 200
+    decided = await api.get(f"/v1/approvals/{enrolled['approval_id']}")
+    assert decided["status"] == "approved" and decided["decided_by"] == "telegram:sam"
+    assert json.loads(answered.calls.last.request.content)["text"].startswith("approved")
+    edit = json.loads(edited.calls.last.request.content)
+    assert edit["message_id"] == 900 and "APPROVED by telegram:sam" in edit["text"]
+    polled = await api.get(f"/v1/enroll/{enrolled['enroll_id']}", token="", claim=enrolled["claim"])
+    assert polled["token"].startswith("rly_agent_")
+
+
+async def test_a_text_reply_decides_and_a_cli_decision_edits_the_message(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    bot.post("/sendMessage").mock(side_effect=[sent(901), sent(902)])
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    first = await api.post("/v1/enroll", {"agent_id": "one"}, token="", expect=201)
+    second = await api.post("/v1/enroll", {"agent_id": "two"}, token="", expect=201)
+    assert await hook(api, reply(20, "reject not during the freeze", to=901)) == 200
+    rejected = await api.get(f"/v1/approvals/{first['approval_id']}")
+    assert rejected["status"] == "rejected" and rejected["note"] == "not during the freeze"
+    await api.post(f"/v1/approvals/{second['approval_id']}/approve", {"note": "ok"})
+    texts = [json.loads(call.request.content)["text"] for call in edited.calls]
+    assert any("REJECTED by telegram:operator: not during the freeze" in t for t in texts)
+    assert any("APPROVED by operator: ok" in t for t in texts)
