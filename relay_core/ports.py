@@ -182,6 +182,11 @@ class Storage(Protocol):
         """A new transaction; leaving it without ``commit`` rolls it back."""
         ...
 
+    def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:
+        """Hold the named lock among every process on this storage while inside, if it was free
+        (True) — for work exactly one instance must do, such as polling a platform."""
+        ...
+
     async def close(self) -> None:
         """Release connections."""
         ...
@@ -199,7 +204,11 @@ class Bridge(Protocol):
     """The operator's messaging platform."""
 
     name: str
-    capabilities: BridgeCapabilities
+
+    @property
+    def capabilities(self) -> BridgeCapabilities:
+        """What the platform can do beyond text."""
+        ...
 
     async def send(self, text: str, *, reference: str) -> str:
         """Deliver ``text``; return the platform's message id. Raises ``BridgeError``."""
@@ -207,6 +216,14 @@ class Bridge(Protocol):
 
     async def ensure_topic(self, room: m.Room) -> str:
         """Create (or find) the room's thread on the platform; its id. Raises ``BridgeError``."""
+        ...
+
+    async def start(self) -> None:
+        """Learn what the platform offers (called once, before use)."""
+        ...
+
+    async def mirror(self, platform_thread_id: str, text: str) -> None:
+        """Post text in a room's thread on the platform. Raises ``BridgeError``."""
         ...
 
     async def ask(self, approval: m.Approval) -> str | None:

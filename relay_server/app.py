@@ -64,6 +64,7 @@ def core_config(settings: Settings) -> CoreConfig:
         idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
         max_wait_seconds=settings.max_wait_seconds,
         auth_enabled=auth,
+        mirror_rooms=settings.telegram_mirror_rooms,
         operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
     )
 
@@ -88,6 +89,7 @@ def create_app(
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)
         platform = bridge or open_bridge(settings)
+        await platform.start()
         services = Services(Context(store, platform, core_config(settings), clock))
         app[SERVICES] = services
         app[OPENAPI] = json.dumps(build_openapi(services)).encode()

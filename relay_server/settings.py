@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     telegram_api_url: str = "https://api.telegram.org"
     telegram_mode: Literal["poll", "webhook"] = "poll"
     telegram_webhook_secret: SecretStr | None = None
+    telegram_mirror_rooms: bool = False
     workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
     log_level: str = "INFO"
 

@@ -83,7 +83,23 @@ async def _tapped(services: Services, bridge: TelegramBridge, callback: dict[str
 
 
 async def poll(
-    services: Services, bridge: TelegramBridge, timeout: int = 25, idle: float = 1.0
+    services: Services,
+    bridge: TelegramBridge,
+    timeout: int = 25,
+    idle: float = 1.0,
+    standby: float = 5.0,
+) -> None:
+    """Poll Telegram from exactly one instance: whoever holds the storage's lock polls, the
+    others look again every ``standby`` seconds (Telegram answers getUpdates to one caller)."""
+    while True:
+        async with services.ctx.storage.exclusive(f"{bridge.name}-poller") as mine:
+            if mine:
+                await _poll_updates(services, bridge, timeout, idle)
+        await asyncio.sleep(standby)
+
+
+async def _poll_updates(
+    services: Services, bridge: TelegramBridge, timeout: int, idle: float
 ) -> None:
     """Long-poll getUpdates forever, resuming after the last update applied; after an empty
     answer, pause ``idle`` seconds so a platform that answers at once is not hammered."""

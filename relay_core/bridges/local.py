@@ -22,6 +22,12 @@ class LocalBridge:
     async def ensure_topic(self, room: m.Room) -> str:
         return f"local-room-{room.room_id}"
 
+    async def start(self) -> None:
+        return None
+
+    async def mirror(self, platform_thread_id: str, text: str) -> None:
+        return None
+
     async def ask(self, approval: m.Approval) -> str | None:
         return None  # the operator decides with the CLI, the console or the API
 

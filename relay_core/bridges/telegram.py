@@ -45,7 +45,6 @@ class TelegramBridge:
     """Sends to one operator chat; replies come back through ``get_updates`` or a webhook."""
 
     name = "telegram"
-    capabilities = BridgeCapabilities(topics=True, replies=True)
 
     def __init__(
         self,
@@ -58,10 +57,31 @@ class TelegramBridge:
     ) -> None:
         self.chat_id = chat_id
         self.max_retry_after = max_retry_after
+        self.is_forum = False
         self._redact = _RedactToken(bot_token)
         logging.getLogger("httpx").addFilter(self._redact)
         self._http = httpx.AsyncClient(
             base_url=f"{api_url.rstrip('/')}/bot{bot_token}/", timeout=40, transport=transport
+        )
+
+    @property
+    def capabilities(self) -> BridgeCapabilities:
+        """Topics only where the operator's chat is a forum."""
+        return BridgeCapabilities(topics=self.is_forum, replies=True)
+
+    async def start(self) -> None:
+        """Ask Telegram whether the operator's chat is a forum (one topic per room)."""
+        try:
+            chat = await self.call("getChat", chat_id=self.chat_id)
+        except BridgeError as exc:
+            log.warning("getChat failed, assuming no forum topics: %s", exc.detail)
+            return
+        self.is_forum = bool(chat.get("is_forum"))
+
+    async def mirror(self, platform_thread_id: str, text: str) -> None:
+        chat_id, thread_id = platform_thread_id.split(":", 1)
+        await self.call(
+            "sendMessage", chat_id=int(chat_id), message_thread_id=int(thread_id), text=text[:4096]
         )
 
     async def call(self, method: str, **params: Any) -> Any:

@@ -36,6 +36,7 @@ class CoreConfig:
     enrollment_ttl_seconds: int = 86_400
     idempotency_ttl_seconds: float = 86_400.0
     max_wait_seconds: float = 60.0
+    mirror_rooms: bool = False
     auth_enabled: bool = True
     operator_token_hash: str = ""
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+
 from relay_core import models as m
 from relay_core.auth import Caller
-from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
+from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
 from relay_core.services.events import emit, inbox_topic
+
+log = logging.getLogger("relay.messages")
 
 
 async def require_room(uow: UnitOfWork, room_id: str) -> m.Room:
@@ -74,9 +78,24 @@ class MessagesService(Service):
             message = await uow.messages.insert(message)
             if message.to is not None:
                 await announce_direct_message(uow, message)
+            else:
+                thread.append(room.platform_thread_id)
             return message
 
-        return await self.write(work)
+        thread: list[str | None] = []
+        message = await self.write(work)
+        if self.ctx.config.mirror_rooms and thread and thread[-1]:
+            await self._mirror(thread[-1], message)
+        return message
+
+    async def _mirror(self, platform_thread_id: str, message: m.Message) -> None:
+        """Copy a room post to the room's thread on the operator platform (best effort)."""
+        try:
+            await self.ctx.bridge.mirror(
+                platform_thread_id, f"{message.from_agent}: {message.text}"
+            )
+        except BridgeError as exc:
+            log.warning("room post %s not mirrored: %s", message.message_id, exc.detail)
 
     async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message:
         """Acknowledge a direct message; acknowledging twice answers the same."""

@@ -172,6 +172,7 @@ class MemoryStorage:
     def __init__(self, hub: Hub | None = None) -> None:
         self.hub = hub or Hub()
         self._lock = asyncio.Lock()
+        self._held: set[str] = set()
         self.tables: dict[str, MemoryTable[Any]] = {
             spec.name: MemoryTable(spec, {}, itertools.count(1)) for spec in TABLES
         }
@@ -184,6 +185,17 @@ class MemoryStorage:
                 yield uow  # type: ignore[misc]
             finally:
                 uow.rollback()
+
+    @asynccontextmanager
+    async def exclusive(self, name: str) -> AsyncIterator[bool]:
+        if name in self._held:
+            yield False
+            return
+        self._held.add(name)
+        try:
+            yield True
+        finally:
+            self._held.discard(name)
 
     async def close(self) -> None:
         self.hub.close()

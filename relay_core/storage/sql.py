@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import operator
+import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -534,6 +535,7 @@ class SqlStorage:
         hub: Hub | None = None,
     ) -> None:
         self.hub = hub or Hub()
+        self._held: set[str] = set()
         self._listener: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
         parsed = make_url(url)
@@ -607,6 +609,31 @@ class SqlStorage:
             finally:
                 if conn.in_transaction():
                     await conn.rollback()
+
+    @asynccontextmanager
+    async def exclusive(self, name: str) -> AsyncIterator[bool]:
+        """On PostgreSQL a session advisory lock on a connection of its own (released by the
+        server if this process dies); SQLite serves one process, so a process-local set."""
+        if self.name != "postgresql":
+            if name in self._held:
+                yield False
+                return
+            self._held.add(name)
+            try:
+                yield True
+            finally:
+                self._held.discard(name)
+            return
+        import asyncpg
+
+        dsn = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        conn = await asyncpg.connect(dsn)
+        key = zlib.crc32(name.encode())
+        try:
+            mine = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", key))
+            yield mine
+        finally:
+            await conn.close()  # ends the session, and with it the lock
 
     async def close(self) -> None:
         self.hub.close()

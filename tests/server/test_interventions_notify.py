@@ -181,6 +181,18 @@ class BrokenBridge:
     async def ensure_topic(self, room: m.Room) -> str:
         raise BridgeError("the platform answered 503")
 
+    async def start(self) -> None:
+        return None
+
+    async def mirror(self, platform_thread_id: str, text: str) -> None:
+        raise BridgeError("the platform answered 503")
+
+    async def ask(self, approval: m.Approval) -> str | None:
+        raise BridgeError("the platform answered 503")
+
+    async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        raise BridgeError("the platform answered 503")
+
     async def close(self) -> None:
         return None
 

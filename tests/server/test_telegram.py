@@ -47,13 +47,19 @@ def reply(update_id: int, text: str, to: int | None, chat: int = CHAT) -> dict[s
 @pytest.fixture
 def bot() -> Iterator[respx.MockRouter]:
     with respx.mock(base_url=API, assert_all_called=False) as router:
+        router.post("/getChat", name="getChat").mock(
+            return_value=httpx.Response(200, json={"ok": True, "result": {"id": CHAT}})
+        )
         yield router
 
 
 @pytest.fixture
 async def api(make_api: Any, bot: respx.MockRouter) -> Api:
     bridge = TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test", max_retry_after=1)
-    built: Api = await make_api(bridge=bridge, telegram_webhook_secret=HOOK)
+    # Webhook mode: no poller of the app's own; the polling tests start theirs.
+    built: Api = await make_api(
+        bridge=bridge, telegram_webhook_secret=HOOK, telegram_mode="webhook"
+    )
     await built.agent("alice")
     return built
 
@@ -244,3 +250,107 @@ async def test_a_text_reply_decides_and_a_cli_decision_edits_the_message(
     texts = [json.loads(call.request.content)["text"] for call in edited.calls]
     assert any("REJECTED by telegram:operator: not during the freeze" in t for t in texts)
     assert any("APPROVED by operator: ok" in t for t in texts)
+
+
+async def test_only_the_lock_holder_polls(api: Api, bot: respx.MockRouter) -> None:
+    route = bot.post("/getUpdates").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": []})
+    )
+    services = api.client.server.app[SERVICES]
+    bridge = services.ctx.bridge
+    assert isinstance(bridge, TelegramBridge)
+    async with services.ctx.storage.exclusive("telegram-poller") as held:
+        assert held  # another instance, say
+        poller = asyncio.create_task(
+            telegram.poll(services, bridge, timeout=0, idle=0.01, standby=0.05)
+        )
+        await asyncio.sleep(0.3)
+        assert route.call_count == 0
+    await asyncio.sleep(0.3)
+    poller.cancel()
+    await asyncio.gather(poller, return_exceptions=True)
+    assert route.call_count > 0
+
+
+async def test_forum_topics_per_room_and_mirrored_posts(
+    make_api: Any, bot: respx.MockRouter
+) -> None:
+    bot.post("/getChat").mock(
+        return_value=httpx.Response(
+            200, json={"ok": True, "result": {"id": CHAT, "is_forum": True}}
+        )
+    )
+    topics = bot.post("/createForumTopic").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {"message_thread_id": 77}})
+    )
+    posted = bot.post("/sendMessage").mock(return_value=sent(5))
+    bridge = TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test")
+    api: Api = await make_api(bridge=bridge, telegram_mirror_rooms=True, telegram_mode="webhook")
+    await api.agent("alice")
+    await api.post("/v1/spaces", {"space_id": "ops", "name": "Ops"}, expect=201)
+    await api.post("/v1/spaces/ops/rooms", {"room_id": "inc", "name": "Incidents"}, expect=201)
+    first = await api.post("/v1/spaces/sync")
+    assert first["supports_topics"] is True and first["created"] == ["inc"]
+    second = await api.post("/v1/spaces/sync")
+    assert second["created"] == [] and second["found"] == ["inc"] and topics.call_count == 1
+    await api.post("/v1/rooms/inc/join", {"agent_id": "alice"}, as_="alice", expect=201)
+    await api.post(
+        "/v1/messages", {"room_id": "inc", "text": "db is slow"}, as_="alice", expect=201
+    )
+    mirrored = json.loads(posted.calls.last.request.content)
+    assert mirrored == {"chat_id": CHAT, "message_thread_id": 77, "text": "alice: db is slow"}
+
+
+async def test_a_chat_that_is_no_forum_has_no_topics(make_api: Any, bot: respx.MockRouter) -> None:
+    api: Api = await make_api(
+        bridge=TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test"), telegram_mode="webhook"
+    )
+    await api.post("/v1/spaces", {"space_id": "ops", "name": "Ops"}, expect=201)
+    await api.post("/v1/spaces/ops/rooms", {"room_id": "inc", "name": "Incidents"}, expect=201)
+    report = await api.post("/v1/spaces/sync")
+    assert report["supports_topics"] is False and "no topics" in report["detail"]
+
+
+async def test_in_poll_mode_the_app_polls_on_its_own(make_api: Any, bot: respx.MockRouter) -> None:
+    bot.post("/sendMessage").mock(return_value=sent(321))
+    delivered: list[int] = []
+
+    def updates(request: httpx.Request) -> httpx.Response:
+        offset = json.loads(request.content)["offset"]
+        pending = [reply(3, "from the phone", to=321)] if delivered and offset <= 3 else []
+        return httpx.Response(200, json={"ok": True, "result": pending})
+
+    bot.post("/getUpdates").mock(side_effect=updates)
+    bridge = TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test")
+    api: Api = await make_api(bridge=bridge)  # RELAY_TELEGRAM_MODE=poll, the default
+    await api.agent("alice")
+    note = await api.post("/v1/notify", {"text": "ping"}, as_="alice", expect=201)
+    delivered.append(note["notification_id"])
+    inbox = await api.get("/v1/agents/alice/inbox", as_="alice", wait=10)
+    assert [m["text"] for m in inbox["messages"]] == ["from the phone"]
+
+
+async def test_two_instances_on_one_store_have_one_poller(
+    make_api: Any, bot: respx.MockRouter, aiohttp_client: Any, tmp_path: Any
+) -> None:
+    from pydantic import SecretStr
+
+    from relay_server import Settings, create_app
+    from tests.server.conftest import OPERATOR_TOKEN
+
+    empty = httpx.Response(200, json={"ok": True, "result": []})
+    first_polls = bot.post("/getUpdates").mock(return_value=empty)
+    second_token = "654321:OTHER-instance-token"
+    second_polls = bot.post(f"https://tg.test/bot{second_token}/getUpdates").mock(
+        return_value=empty
+    )
+    bot.post(f"https://tg.test/bot{second_token}/getChat").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {"id": CHAT}})
+    )
+    first: Api = await make_api(bridge=TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test"))
+    shared = first.client.server.app[SERVICES].ctx.storage
+    settings = Settings(data_dir=tmp_path, operator_token=SecretStr(OPERATOR_TOKEN))
+    second_bridge = TelegramBridge(second_token, CHAT, api_url="https://tg.test")
+    await aiohttp_client(create_app(settings, storage=shared, bridge=second_bridge))
+    await asyncio.sleep(1.5)
+    assert (first_polls.call_count > 0) != (second_polls.call_count > 0)

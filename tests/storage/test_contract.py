@@ -205,3 +205,13 @@ async def test_racing_compare_and_set_has_one_winner(storage: Storage) -> None:
 
     results = await asyncio.gather(*(claim(f"w{i}") for i in range(10)))
     assert results.count(True) == 1
+
+
+async def test_exclusive_has_one_holder_at_a_time(storage: Storage) -> None:
+    async with storage.exclusive("poller") as first:
+        async with storage.exclusive("poller") as second:
+            assert first is True and second is False
+        async with storage.exclusive("other") as unrelated:
+            assert unrelated is True
+    async with storage.exclusive("poller") as again:
+        assert again is True
