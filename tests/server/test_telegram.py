@@ -131,9 +131,14 @@ async def test_replies_by_long_polling_survive_a_restart_without_repeats(
     assert isinstance(bridge, TelegramBridge)
 
     async def run_poller_until(count: int) -> None:
-        poller = asyncio.create_task(telegram.poll(services, bridge, timeout=0, idle=0.01))
-        for _ in range(200):
-            if (await api.get("/v1/agents/alice/inbox", as_="alice"))["count"] >= count:
+        """Poll until the inbox holds ``count`` messages and this poller asked at least once."""
+        asked = len(offsets)
+        poller = asyncio.create_task(
+            telegram.poll(services, bridge, timeout=0, idle=0.01, standby=0.05)
+        )
+        for _ in range(300):
+            inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
+            if inbox["count"] >= count and len(offsets) > asked:
                 break
             await asyncio.sleep(0.02)
         poller.cancel()
