@@ -59,10 +59,10 @@ async def apply(services: Services, bridge: TelegramBridge, update: dict[str, An
                 who = (message.get("from") or {}).get("username") or "operator"
                 await decide(services, approval.approval_id, decision[1].lower(), decision[2], who)
                 text = None  # handled: only the offset moves
-    if text is None:
-        await services.notify.receive_update(bridge.name, int(update["update_id"]), None, "")
-        return
-    await services.notify.receive_update(bridge.name, int(update["update_id"]), replied_to, text)
+    # An empty text moves only the offset: the update is accounted for, nothing is delivered.
+    await services.notify.receive_update(
+        bridge.name, int(update["update_id"]), replied_to if text else None, text or ""
+    )
 
 
 async def _tapped(services: Services, bridge: TelegramBridge, callback: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from relay_cli._common import JsonOutput, Limit, call, out, render
+from relay_client import RelayClient
 
 app = typer.Typer(help="Events: what happened, in order, by cursor.", no_args_is_help=True)
 
@@ -42,10 +43,7 @@ def stream(
     Example: relay events stream --after 120
     """
 
-    def follow(client: object) -> None:
-        from relay_client import RelayClient
-
-        assert isinstance(client, RelayClient)
+    def follow(client: RelayClient) -> None:
         for event in islice(client.events.stream(after=after), count):
             out.print(event.model_dump_json(), markup=False)
 

@@ -20,6 +20,11 @@ def with_presence(agent: m.Agent, now: datetime, ttl: float) -> m.Agent:
     return agent.model_copy(update={"presence": "online" if online else "offline"})
 
 
+async def unacked_count(uow: UnitOfWork, agent_id: str) -> int:
+    """How many direct messages wait for the agent's acknowledgement."""
+    return await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
+
+
 async def require_agent(uow: UnitOfWork, agent_id: str) -> m.Agent:
     """The agent, or NotFound."""
     agent = await uow.agents.get(agent_id)
@@ -74,7 +79,7 @@ class AgentsService(Service):
             agent = await uow.agents.update(agent_id, {**reported, "last_seen_at": now})
             if agent is None:
                 raise StaleWrite("agent vanished")
-            pending = await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
+            pending = await unacked_count(uow, agent_id)
             present = self._present(agent).model_dump()
             return m.AgentHeartbeatResult(**present | {"pending_messages": pending})
 
@@ -86,7 +91,7 @@ class AgentsService(Service):
         async def work(uow: UnitOfWork) -> m.AgentsResponse:
             agents = []
             for agent in await uow.agents.find():
-                pending = await uow.messages.count(eq("to", agent.agent_id), in_("status", UNACKED))
+                pending = await unacked_count(uow, agent.agent_id)
                 agents.append(self._present(agent).model_copy(update={"pending_messages": pending}))
             return m.AgentsResponse(agents=agents)
 

@@ -10,12 +10,13 @@ import asyncio
 import itertools
 import operator
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
+from relay_core.storage.locks import ProcessLocks
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
@@ -172,7 +173,7 @@ class MemoryStorage:
     def __init__(self, hub: Hub | None = None) -> None:
         self.hub = hub or Hub()
         self._lock = asyncio.Lock()
-        self._held: set[str] = set()
+        self._locks = ProcessLocks()
         self.tables: dict[str, MemoryTable[Any]] = {
             spec.name: MemoryTable(spec, {}, itertools.count(1)) for spec in TABLES
         }
@@ -186,16 +187,8 @@ class MemoryStorage:
             finally:
                 uow.rollback()
 
-    @asynccontextmanager
-    async def exclusive(self, name: str) -> AsyncIterator[bool]:
-        if name in self._held:
-            yield False
-            return
-        self._held.add(name)
-        try:
-            yield True
-        finally:
-            self._held.discard(name)
+    def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:
+        return self._locks.exclusive(name)
 
     async def close(self) -> None:
         self.hub.close()

@@ -54,6 +54,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
+from relay_core.storage.locks import ProcessLocks
 
 log = logging.getLogger("relay.storage")
 
@@ -535,7 +536,7 @@ class SqlStorage:
         hub: Hub | None = None,
     ) -> None:
         self.hub = hub or Hub()
-        self._held: set[str] = set()
+        self._locks = ProcessLocks()
         self._listener: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
         parsed = make_url(url)
@@ -549,6 +550,11 @@ class SqlStorage:
             _configure_sqlite(
                 self.engine, synchronous=sqlite_synchronous, busy_timeout_ms=busy_timeout_ms
             )
+
+    @property
+    def _asyncpg_dsn(self) -> str:
+        """The database URL as asyncpg itself takes it (for connections outside the pool)."""
+        return self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
     async def migrate(self) -> None:
         """Bring the schema to the newest revision, keeping every stored row."""
@@ -572,10 +578,9 @@ class SqlStorage:
     async def _listen_forever(self) -> None:
         import asyncpg
 
-        dsn = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         while True:
             try:
-                conn = await asyncpg.connect(dsn)
+                conn = await asyncpg.connect(self._asyncpg_dsn)
             except (OSError, asyncpg.PostgresError) as exc:
                 log.warning("cannot LISTEN for hints (%s); retrying in 1 s", exc)
                 await asyncio.sleep(1)
@@ -615,19 +620,12 @@ class SqlStorage:
         """On PostgreSQL a session advisory lock on a connection of its own (released by the
         server if this process dies); SQLite serves one process, so a process-local set."""
         if self.name != "postgresql":
-            if name in self._held:
-                yield False
-                return
-            self._held.add(name)
-            try:
-                yield True
-            finally:
-                self._held.discard(name)
+            async with self._locks.exclusive(name) as mine:
+                yield mine
             return
         import asyncpg
 
-        dsn = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        conn = await asyncpg.connect(dsn)
+        conn = await asyncpg.connect(self._asyncpg_dsn)
         key = zlib.crc32(name.encode())
         try:
             mine = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", key))
