@@ -96,13 +96,13 @@ class Sizes:
 
 def seed(data_dir: Path, sizes: Sizes) -> None:
     """A migrated Relay database filled directly (fast) with a realistic store."""
-    from relay_core.storage.sql import SqlStorage
+    from relay_core.storage.sqlite import SqliteStorage
 
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / "relay.db"
 
     async def migrate() -> None:
-        storage = SqlStorage(f"sqlite+aiosqlite:///{path}")
+        storage = SqliteStorage(f"sqlite:///{path}")
         await storage.migrate()
         await storage.close()
 

@@ -17,7 +17,8 @@ from relay_core.ports import Bridge, Storage
 from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
-from relay_core.storage.sql import SqlStorage
+from relay_core.storage.postgres import PostgresStorage
+from relay_core.storage.sqlite import SqliteStorage
 from relay_server import telegram
 from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES, SETTINGS
@@ -37,7 +38,11 @@ async def open_storage(settings: Settings) -> Storage:
     url = settings.resolved_database_url
     if url == MEMORY_URL:
         return MemoryStorage()
-    storage = SqlStorage(url, sqlite_synchronous=settings.sqlite_synchronous)
+    storage: SqliteStorage | PostgresStorage
+    if url.startswith("sqlite"):
+        storage = SqliteStorage(url, synchronous=settings.sqlite_synchronous)
+    else:
+        storage = PostgresStorage(url)
     await storage.migrate()
     await storage.listen()
     return storage

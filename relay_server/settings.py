@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     @property
     def resolved_database_url(self) -> str:
         """The database URL, defaulting to a SQLite file in the data directory."""
-        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / DATABASE_FILE}"
+        return self.database_url or f"sqlite:///{self.data_dir / DATABASE_FILE}"
 
 
 def ensure_operator_token(settings: Settings) -> str:

@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from relay_core.ports import Storage
 from relay_core.storage.memory import MemoryStorage
-from relay_core.storage.sql import SqlStorage
+from relay_core.storage.postgres import PostgresStorage
+from relay_core.storage.sqlite import SqliteStorage
 
 PG_URL = os.environ.get("RELAY_TEST_DATABASE_URL", "")
 PG_SKIP = "RELAY_TEST_DATABASE_URL is not set: no PostgreSQL server to test against"
@@ -53,7 +54,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite+aiosqlite:///{tmp_path / 'relay.db'}"
+    return f"sqlite:///{tmp_path / 'relay.db'}"
 
 
 async def _postgres_schema() -> tuple[str, str]:
@@ -79,13 +80,13 @@ async def make_storage(backend: str, sqlite_url: str) -> tuple[Storage, Any]:
     if backend == "memory":
         return MemoryStorage(), None
     if backend == "sqlite":
-        storage = SqlStorage(sqlite_url)
+        storage = SqliteStorage(sqlite_url)
         await storage.migrate()
         return storage, None
     if not PG_URL:
         pytest.skip(PG_SKIP)
     url, schema = await _postgres_schema()
-    storage = SqlStorage(url, connect_args={"server_settings": {"search_path": schema}})
+    storage = PostgresStorage(url, connect_args={"server_settings": {"search_path": schema}})
     await storage.migrate()
     return storage, (url, schema)
 

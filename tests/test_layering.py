@@ -33,7 +33,7 @@ def test_client_side_imports_load_neither_aiohttp_nor_sqlalchemy(imports: str) -
 
 def test_core_never_imports_aiohttp() -> None:
     imports = (
-        "import relay_core.services, relay_core.storage.sql, relay_core.storage.memory, "
-        "relay_core.bridges.local, relay_core.storage.migrate"
+        "import relay_core.services, relay_core.storage.sqlite, relay_core.storage.postgres, "
+        "relay_core.storage.memory, relay_core.bridges.local, relay_core.storage.migrate"
     )
     assert "aiohttp" not in loaded_after(imports)

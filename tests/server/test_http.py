@@ -241,7 +241,7 @@ async def test_a_bug_is_500_without_internals(
 async def test_no_issued_secret_is_stored_in_plaintext(
     aiohttp_client: Client, tmp_path: Path
 ) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'relay.db'}"
+    url = f"sqlite:///{tmp_path / 'relay.db'}"
     settings = Settings(data_dir=tmp_path, database_url=url)
     client = await aiohttp_client(create_app(settings))
     operator = (tmp_path / "operator_token").read_text().strip()
@@ -299,7 +299,7 @@ async def test_auth_none_trusts_the_agent_header(aiohttp_client: Client, tmp_pat
 async def test_sqlite_file_storage_survives_a_restart(
     aiohttp_client: Client, tmp_path: Path
 ) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'relay.db'}"
+    url = f"sqlite:///{tmp_path / 'relay.db'}"
     settings = Settings(
         data_dir=tmp_path, database_url=url, operator_token=SecretStr(OPERATOR_TOKEN)
     )

@@ -15,10 +15,13 @@ from relay_core import models as m
 from relay_core.errors import StaleWrite
 from relay_core.ports import Storage
 from relay_core.storage.migrate import alembic_config, current_revision
-from relay_core.storage.sql import SqlStorage, metadata
+from relay_core.storage.postgres import PostgresStorage
+from relay_core.storage.schema import metadata
+from relay_core.storage.sqlite import SqliteStorage
 from tests.conftest import BACKENDS
 
 SQL_BACKENDS = [b for b in BACKENDS if b != "memory"]
+SqlStorage = SqliteStorage | PostgresStorage
 
 
 @pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
@@ -29,9 +32,8 @@ async def test_migrated_schema_matches_the_declared_one(storage: Storage) -> Non
         context = MigrationContext.configure(connection, opts={"compare_type": False})
         return list(compare_metadata(context, metadata))
 
-    async with storage.engine.connect() as conn:
-        differences = await conn.run_sync(diff)
-        revision = await conn.run_sync(current_revision)
+    differences = await storage.run_sync(diff)
+    revision = await storage.run_sync(current_revision)
     assert differences == []
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert revision == head
@@ -50,13 +52,14 @@ async def test_upgrading_again_keeps_every_row(storage: Storage) -> None:
 
 
 async def test_sqlite_connections_are_set_up_for_a_server(sqlite_url: str) -> None:
-    storage = SqlStorage(sqlite_url, sqlite_synchronous="NORMAL")
+    storage = SqliteStorage(sqlite_url, synchronous="NORMAL")
     await storage.migrate()
-    async with storage.engine.connect() as conn:
-        pragmas = {
-            name: (await conn.execute(text(f"PRAGMA {name}"))).scalar()
-            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
-        }
+    conn = storage.connect()
+    pragmas = {
+        name: conn.execute(f"PRAGMA {name}").fetchone()[0]
+        for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+    }
+    conn.close()
     await storage.close()
     assert pragmas == {
         "journal_mode": "wal",
@@ -67,7 +70,7 @@ async def test_sqlite_connections_are_set_up_for_a_server(sqlite_url: str) -> No
 
 
 async def test_sqlite_foreign_keys_are_enforced(sqlite_url: str) -> None:
-    storage = SqlStorage(sqlite_url)
+    storage = SqliteStorage(sqlite_url)
     await storage.migrate()
     now = datetime.now(UTC)
     with pytest.raises(StaleWrite):
@@ -87,20 +90,20 @@ async def test_an_older_schema_is_upgraded_with_its_rows(storage: Storage) -> No
 
         command.downgrade(alembic_config(connection), "0001")
 
-    async with storage.engine.connect() as conn:
-        await conn.run_sync(to_first_revision)
-        await conn.commit()
-        assert await conn.run_sync(current_revision) == "0001"
+    await storage.run_sync(to_first_revision)
+    assert await storage.run_sync(current_revision) == "0001"
     now = datetime.now(UTC)
-    async with storage.engine.connect() as conn:
-        await conn.execute(
+
+    def insert_old_agent(connection: Any) -> None:
+        connection.execute(
             text(
                 "INSERT INTO agents (agent_id, capabilities, metadata, created_at, updated_at) "
                 "VALUES ('old', '[]', '{}', :now, :now)"
             ),
             {"now": now.replace(tzinfo=None)},
         )
-        await conn.commit()
+
+    await storage.run_sync(insert_old_agent)
     await storage.migrate()
     async with storage.unit_of_work(write=False) as uow:
         assert await uow.agents.get("old") is not None

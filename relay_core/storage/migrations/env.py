@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from relay_core.storage.sql import metadata
+from relay_core.storage.schema import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:

@@ -1,0 +1,322 @@
+"""The relational schema every SQL adapter queries, and Alembic's revisions build.
+
+Declared once with SQLAlchemy Core: the PostgreSQL adapter (``sql.py``) builds its statements from
+these tables, the SQLite adapter (``sqlite.py``) derives its SQL text and column codecs from them
+once at start-up, and a test checks that the migrated database matches them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (SQLite keeps naive UTC text)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; everywhere else ids are 64-bit.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+Json = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+Name = String(200)
+Ref = String(128)
+State = String(32)
+
+metadata = MetaData()
+
+
+def _id(name: str) -> Column[Any]:
+    return Column(name, Id, primary_key=True, autoincrement=True)
+
+
+def _at(name: str, nullable: bool = True) -> Column[Any]:
+    return Column(name, UTCDateTime(), nullable=nullable)
+
+
+agents = Table(
+    "agents",
+    metadata,
+    Column("agent_id", Ref, primary_key=True),
+    Column("name", Name),
+    Column("kind", Name),
+    Column("capabilities", Json, nullable=False),
+    Column("metadata", Json, nullable=False),
+    Column("status", Name),
+    Column("note", Text),
+    _at("last_seen_at"),
+    _at("created_at", nullable=False),
+    _at("updated_at", nullable=False),
+    Column("token_hash", String(64), unique=True),
+)
+
+spaces = Table(
+    "spaces",
+    metadata,
+    Column("space_id", Ref, primary_key=True),
+    Column("name", Name, nullable=False),
+    Column("description", Text),
+    Column("status", State, nullable=False),
+    _at("created_at", nullable=False),
+    _at("archived_at"),
+)
+
+rooms = Table(
+    "rooms",
+    metadata,
+    Column("room_id", Ref, primary_key=True),
+    Column("name", Name, nullable=False),
+    Column("topic", Text),
+    Column("space_id", Ref, ForeignKey("spaces.space_id"), index=True),
+    Column("created_by", Ref, nullable=False),
+    _at("created_at", nullable=False),
+    Column("platform_thread_id", Name),
+)
+
+room_members = Table(
+    "room_members",
+    metadata,
+    _id("member_id"),
+    Column("room_id", Ref, ForeignKey("rooms.room_id"), nullable=False),
+    Column("agent_id", Ref, ForeignKey("agents.agent_id"), nullable=False),
+    _at("joined_at", nullable=False),
+    UniqueConstraint("room_id", "agent_id", name="uq_room_members_room_agent"),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    _id("message_id"),
+    Column("from_agent", Ref, nullable=False),
+    Column("to", Ref, ForeignKey("agents.agent_id")),
+    Column("room_id", Ref, ForeignKey("rooms.room_id")),
+    Column("subject", Name),
+    Column("text", Text, nullable=False),
+    Column("payload", Json, nullable=False),
+    Column("reply_to", BigInteger),
+    Column("reply_to_notification", BigInteger),
+    Column("status", State, nullable=False),
+    _at("created_at", nullable=False),
+    _at("delivered_at"),
+    _at("acked_at"),
+    Column("delivery_count", Integer, nullable=False, server_default="0"),
+    Index("ix_messages_inbox", "to", "status", "message_id"),
+    Index("ix_messages_room", "room_id", "message_id"),
+)
+
+tasks = Table(
+    "tasks",
+    metadata,
+    _id("task_id"),
+    Column("title", String(500), nullable=False),
+    Column("description", Text),
+    Column("payload", Json, nullable=False),
+    Column("priority", Integer, nullable=False),
+    Column("assignee", Ref),
+    Column("room_id", Ref),
+    Column("status", State, nullable=False),
+    Column("created_by", Ref, nullable=False),
+    Column("claimed_by", Ref),
+    _at("claimed_at"),
+    _at("lease_expires_at"),
+    Column("lease_seconds", Integer),
+    Column("attempts", Integer, nullable=False),
+    Column("max_attempts", Integer, nullable=False),
+    Column("progress", Integer),
+    Column("result", Json),
+    Column("error", Text),
+    _at("created_at", nullable=False),
+    _at("updated_at", nullable=False),
+    _at("finished_at"),
+    Index("ix_tasks_status_lease", "status", "lease_expires_at"),
+)
+
+task_events = Table(
+    "task_events",
+    metadata,
+    _id("event_id"),
+    Column("task_id", BigInteger, ForeignKey("tasks.task_id"), nullable=False, index=True),
+    Column("agent_id", Ref),
+    Column("kind", Name, nullable=False),
+    Column("message", Text),
+    Column("progress", Integer),
+    Column("data", Json, nullable=False),
+    _at("created_at", nullable=False),
+)
+
+actions = Table(
+    "actions",
+    metadata,
+    _id("action_id"),
+    Column("agent_id", Ref, nullable=False, index=True),
+    Column("action", Name, nullable=False),
+    Column("target", String(1000)),
+    Column("params", Json, nullable=False),
+    Column("outcome", Text),
+    Column("task_id", BigInteger),
+    _at("created_at", nullable=False),
+)
+
+notifications = Table(
+    "notifications",
+    metadata,
+    _id("notification_id"),
+    Column("agent_id", Ref),
+    Column("text", Text, nullable=False),
+    Column("bridge", State, nullable=False),
+    Column("platform_message_id", Name),
+    Column("status", State, nullable=False),
+    Column("error", Text),
+    _at("created_at", nullable=False),
+    _at("sent_at"),
+    Index("ix_notifications_platform", "bridge", "platform_message_id"),
+)
+
+approvals = Table(
+    "approvals",
+    metadata,
+    _id("approval_id"),
+    Column("kind", State, nullable=False),
+    Column("status", State, nullable=False, index=True),
+    Column("title", String(500), nullable=False),
+    Column("detail", Text),
+    Column("requested_by", Ref, nullable=False),
+    Column("subject_id", Ref, nullable=False),
+    _at("created_at", nullable=False),
+    _at("decided_at"),
+    Column("decided_by", Name),
+    Column("note", Text),
+    Column("platform_message_id", Name),
+)
+
+enrollments = Table(
+    "enrollments",
+    metadata,
+    _id("enroll_id"),
+    Column("agent_id", Ref, nullable=False),
+    Column("name", Name),
+    Column("capabilities", Json, nullable=False),
+    Column("metadata", Json, nullable=False),
+    Column("reason", Text),
+    Column("status", State, nullable=False),
+    Column("approval_id", BigInteger),
+    Column("token_delivered", Boolean, nullable=False),
+    _at("created_at", nullable=False),
+    _at("decided_at"),
+    Column("claim_hash", String(64), nullable=False),
+)
+
+interventions = Table(
+    "interventions",
+    metadata,
+    Column("intervention_id", Ref, primary_key=True),
+    Column("status", State, nullable=False),
+    Column("title", String(500)),
+    Column("risk", State),
+    Column("proposed_action", Text),
+    Column("approval_id", BigInteger),
+    Column("approval_status", State, nullable=False),
+    Column("created_by", Ref, nullable=False),
+    _at("created_at", nullable=False),
+    _at("updated_at", nullable=False),
+    Index("ix_interventions_created", "created_at"),
+)
+
+diagnostics = Table(
+    "diagnostics",
+    metadata,
+    _id("diagnostic_id"),
+    Column("intervention_id", Ref, ForeignKey("interventions.intervention_id"), nullable=False),
+    Column("agent_id", Ref, nullable=False),
+    Column("summary", String(2000), nullable=False),
+    Column("content", Json, nullable=False),
+    Column("content_type", Name),
+    Column("severity", State, nullable=False),
+    _at("created_at", nullable=False),
+    Index("ix_diagnostics_intervention", "intervention_id", "diagnostic_id"),
+)
+
+intervention_actions = Table(
+    "intervention_actions",
+    metadata,
+    _id("action_id"),
+    Column("intervention_id", Ref, ForeignKey("interventions.intervention_id"), nullable=False),
+    Column("agent_id", Ref, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("status", State, nullable=False),
+    Column("evidence_before", Json, nullable=False),
+    Column("evidence_after", Json, nullable=False),
+    Column("link", String(2000)),
+    _at("created_at", nullable=False),
+    Index("ix_intervention_actions_intervention", "intervention_id", "action_id"),
+)
+
+
+events = Table(
+    "events",
+    metadata,
+    _id("event_id"),
+    Column("kind", Name, nullable=False),
+    Column("audience", Ref, nullable=False),
+    Column("subject_id", Ref, nullable=False),
+    Column("data", Json, nullable=False),
+    _at("created_at", nullable=False),
+    Index("ix_events_audience", "audience", "event_id"),
+)
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    _id("record_id"),
+    Column("scope", Ref, nullable=False),
+    Column("key", Name, nullable=False),
+    Column("fingerprint", String(64), nullable=False),
+    Column("status", Integer, nullable=False),
+    Column("body", Text, nullable=False),
+    _at(
+        "created_at",
+        nullable=False,
+    ),
+    UniqueConstraint("scope", "key", name="uq_idempotency_keys_scope_key"),
+    Index("ix_idempotency_keys_created", "created_at"),
+)
+
+bridge_offsets = Table(
+    "bridge_offsets",
+    metadata,
+    Column("bridge", State, primary_key=True),
+    Column("last_update_id", BigInteger, nullable=False),
+    _at("updated_at", nullable=False),
+)
