@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 
 
@@ -48,7 +48,13 @@ class Hub:
 
     def __init__(self) -> None:
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
+        self._watchers: dict[str, list[Callable[[], None]]] = defaultdict(list)
         self.closed = False
+
+    def watch(self, topic: str, callback: Callable[[], None]) -> None:
+        """Call ``callback`` every time ``topic`` is published, for the hub's lifetime (for
+        caches that a committed change makes stale)."""
+        self._watchers[topic].append(callback)
 
     def subscribe(self, *topics: str) -> Subscription:
         """A subscription to use as a context manager around query-then-wait."""
@@ -57,6 +63,8 @@ class Hub:
     def publish(self, topics: Iterable[str]) -> None:
         """Wake every subscription to any of ``topics``."""
         for topic in topics:
+            for callback in self._watchers.get(topic, ()):
+                callback()
             for subscription in self._subscriptions.get(topic, ()):
                 subscription.event.set()
 

@@ -77,7 +77,8 @@ class Table(Protocol[R]):
         ...
 
     async def insert(self, record: R) -> R:
-        """Store a new record; a generated integer key left at 0 is assigned."""
+        """Store a new record and return it; a generated integer key left at 0 is assigned to
+        it (the record passed in may be the one returned)."""
         ...
 
     async def update(

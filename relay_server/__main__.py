@@ -49,6 +49,16 @@ def _announce(settings: Settings, workers: int) -> None:
     )
 
 
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's event loop where it is installed (it is a dependency on Linux and macOS): its
+    transports and timers cost a fraction of asyncio's; else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
 def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
     """One server process, until SIGINT/SIGTERM; then it answers long-polls, finishes in-flight
     requests (up to the shutdown timeout) and closes cleanly."""
@@ -62,6 +72,7 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
         access_log=logging.getLogger("relay.access"),
         shutdown_timeout=settings.shutdown_timeout,
         print=None,
+        loop=new_event_loop(),
     )
 
 

@@ -1,17 +1,34 @@
-"""Authentication: turn a bearer token and an optional ``X-Agent-ID`` into a ``Caller``."""
+"""Authentication: turn a bearer token and an optional ``X-Agent-ID`` into a ``Caller``.
+
+Every request authenticates, so the agent a token hash belongs to is remembered. A change of
+any token publishes ``CREDENTIALS`` on commit, which forgets them all in this process at once
+and, through the storage's hints, in other instances as soon as the hint arrives; an entry is
+never trusted for longer than ``CACHE_SECONDS`` in case a hint was lost. Unknown tokens are
+never remembered.
+"""
 
 from __future__ import annotations
 
 import hmac
+import time
 
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret
 from relay_core.errors import AuthenticationError, PermissionDenied
 from relay_core.ports import UnitOfWork, eq
-from relay_core.services.base import Service
+from relay_core.services.base import Context, Service
+
+CREDENTIALS = "credentials"
+CACHE_SECONDS = 5.0
+CACHE_ENTRIES = 10_000
 
 
 class AccessService(Service):
     """Resolves credentials; with auth off, ``X-Agent-ID`` is trusted as given."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._known: dict[str, tuple[str, float]] = {}  # token hash → (agent id, cached at)
+        ctx.storage.hub.watch(CREDENTIALS, self._known.clear)
 
     async def authenticate(self, token: str | None, agent_header: str | None) -> Caller:
         """The caller these credentials name; AuthenticationError or PermissionDenied if not."""
@@ -30,11 +47,7 @@ class AccessService(Service):
         if not token.startswith(AGENT_TOKEN_PREFIX):
             raise AuthenticationError("the bearer token is not a Relay token")
 
-        async def work(uow: UnitOfWork) -> str | None:
-            agents = await uow.agents.find(eq("token_hash", presented), limit=1)
-            return agents[0].agent_id if agents else None
-
-        agent_id = await self.read(work)
+        agent_id = await self._agent_of(presented)
         if agent_id is None:
             raise AuthenticationError("the bearer token is unknown or was rotated")
         if agent_header is not None and agent_header != agent_id:
@@ -42,3 +55,20 @@ class AccessService(Service):
                 f"this token belongs to agent '{agent_id}', not '{agent_header}'"
             )
         return Caller("agent", agent_id)
+
+    async def _agent_of(self, token_hash: str) -> str | None:
+        """The agent holding the token with this hash, if any."""
+        known = self._known.get(token_hash)
+        if known is not None and time.monotonic() - known[1] < CACHE_SECONDS:
+            return known[0]
+
+        async def work(uow: UnitOfWork) -> str | None:
+            agents = await uow.agents.find(eq("token_hash", token_hash), limit=1)
+            return agents[0].agent_id if agents else None
+
+        agent_id = await self.read(work)
+        if agent_id is not None:
+            if len(self._known) >= CACHE_ENTRIES:
+                self._known.clear()
+            self._known[token_hash] = (agent_id, time.monotonic())
+        return agent_id

@@ -8,6 +8,7 @@ from relay_core import models as m
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
 from relay_core.errors import NotFound, StaleWrite
 from relay_core.ports import Increment, UnitOfWork, eq, in_
+from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Service
 from relay_core.services.events import inbox_topic
 
@@ -51,6 +52,8 @@ class AgentsService(Service):
             if agent is None or agent.token_hash is None or body.rotate_token:
                 token = new_token(AGENT_TOKEN_PREFIX)
             secret = {"token_hash": hash_secret(token)} if token else {}
+            if secret:
+                uow.publish(CREDENTIALS)
             if agent is None:
                 agent = m.Agent(agent_id=body.agent_id, created_at=now, updated_at=now, **fields)
                 agent = await uow.agents.insert(agent.model_copy(update=secret))

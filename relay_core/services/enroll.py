@@ -13,6 +13,7 @@ from relay_core import models as m
 from relay_core.auth import AGENT_TOKEN_PREFIX, CLAIM_PREFIX, hash_secret, new_token, same_secret
 from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import UnitOfWork
+from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import present
@@ -135,6 +136,7 @@ class EnrollService(Service):
             agent = await uow.agents.update(
                 enrollment.agent_id, {"token_hash": hash_secret(token), "updated_at": now}
             )
+            uow.publish(CREDENTIALS)
             if agent is None:
                 raise NotFound(f"agent '{enrollment.agent_id}' was removed")
             return m.EnrollmentState(**delivered.model_dump(), token=token)

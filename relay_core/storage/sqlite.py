@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+import orjson
 from sqlalchemy import JSON, Boolean, Connection, Table, create_engine
 from sqlalchemy.engine import make_url
 
@@ -52,20 +54,31 @@ _BUSY_BACKOFF_SECONDS = 0.002
 
 
 def _encode_datetime(value: datetime) -> str:
-    # The text SQLAlchemy's SQLite dialect stores, so ordering comparisons stay textual.
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+    # The text SQLAlchemy's SQLite dialect stores (naive UTC, always with microseconds), so
+    # comparisons stay textual and rows written by either read the same.
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return value.isoformat(" ", "microseconds")[:26]
 
 
 def _decode_datetime(value: str) -> datetime:
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return datetime.fromisoformat(value + "+00:00")
 
 
 def _encode_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # integers past 64 bits, which orjson refuses and json keeps exactly
+        return json.dumps(value)
+
+
+_LONG_NUMBER = re.compile(r"\d{19}")
 
 
 def _decode_json(value: str) -> Any:
-    return {} if value == "{}" else json.loads(value)
+    if _LONG_NUMBER.search(value):  # orjson would read integers past 64 bits as floats
+        return json.loads(value)
+    return orjson.loads(value)
 
 
 def _codecs(table: Table) -> dict[str, tuple[Encode, Decode]]:
@@ -92,6 +105,8 @@ class _TableSql:
         self.spec = spec
         self.name = _q(table.name)
         self.columns = [c.name for c in table.columns]
+        self.all_columns = tuple(self.columns)
+        self.generated_columns = tuple(c for c in self.columns if c != spec.key)
         self.listed = ", ".join(_q(c) for c in self.columns)
         self.codecs = _codecs(table)
         self.decoders = [
@@ -111,6 +126,15 @@ class _TableSql:
             if values[i] is not None:
                 values[i] = decode(values[i])
         return self.spec.model.model_validate(dict(zip(self.columns, values, strict=True)))
+
+    def insert_params(self, record: Any, columns: Sequence[str]) -> list[Any]:
+        """The parameters of ``insert(columns)`` for one record."""
+        params = []
+        for column in columns:
+            value = getattr(record, column)
+            codec = self.codecs.get(column)
+            params.append(codec[0](value) if codec is not None and value is not None else value)
+        return params
 
     def insert(self, columns: tuple[str, ...]) -> str:
         key = ("insert", columns)
@@ -183,19 +207,14 @@ class SqliteTable(Generic[R]):
     async def insert(self, record: R) -> R:
         sql = self._sql
         spec = sql.spec
-        values = {c: getattr(record, c) for c in sql.columns}
-        generated = spec.generated_key and not values[spec.key]
-        if generated:
-            del values[spec.key]
-        columns = tuple(values)
+        generated = spec.generated_key and not getattr(record, spec.key)
+        columns = sql.generated_columns if generated else sql.all_columns
         try:
-            cursor = self._conn.execute(
-                sql.insert(columns), [sql.encode(c, values[c]) for c in columns]
-            )
+            cursor = self._conn.execute(sql.insert(columns), sql.insert_params(record, columns))
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"{spec.name}: {exc}") from exc
         if generated:
-            return record.model_copy(update={spec.key: cursor.lastrowid})
+            setattr(record, spec.key, cursor.lastrowid)
         return record
 
     async def update(
