@@ -124,17 +124,10 @@ class AgentsService(Service):
                     [in_("message_id", ids), eq("status", "pending")],
                     {"status": "delivered", "delivered_at": now},
                 )
-                messages = [
-                    msg.model_copy(
-                        update={"delivery_count": msg.delivery_count + 1}
-                        | (
-                            {"status": "delivered", "delivered_at": now}
-                            if msg.status == "pending"
-                            else {}
-                        )
-                    )
-                    for msg in messages
-                ]
+                for msg in messages:  # read in this unit of work: ours to bring up to date
+                    msg.delivery_count += 1
+                    if msg.status == "pending":
+                        msg.status, msg.delivered_at = "delivered", now
             return m.InboxResponse(agent_id=agent_id, messages=messages, count=len(messages))
 
         async def fetch() -> m.InboxResponse:

@@ -3,7 +3,8 @@
 A claim holds a lease. Progress events extend it; when it lapses the task goes back to ``open``
 (work is at-least-once) with a ``lease_expired`` event on its trail. Lapsed leases are reaped at
 the start of every task operation, inside the same transaction, so no reader ever sees a task
-held by a claimer whose lease is over.
+held by a claimer whose lease is over. A read first looks in a read transaction; only when it
+finds a lapsed lease does it become a write that reaps it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from relay_core.services.events import emit, task_data
 from relay_core.services.messages import require_room
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
+
+
+async def any_lapsed(uow: UnitOfWork, now: datetime) -> bool:
+    """Whether some task's lease is over (a reader that finds none needs no write to reap)."""
+    return await uow.tasks.count(in_("status", HELD), lt("lease_expires_at", now)) > 0
 
 
 async def reap_lapsed_leases(uow: UnitOfWork, now: datetime) -> None:
@@ -110,7 +116,13 @@ class TasksService(Service):
             await reap_lapsed_leases(uow, self.now())
             return m.TasksResponse(tasks=await uow.tasks.find(*conds, limit=limit))
 
-        return await self.write(work)
+        async def read(uow: UnitOfWork) -> m.TasksResponse | None:
+            if await any_lapsed(uow, self.now()):
+                return None
+            return m.TasksResponse(tasks=await uow.tasks.find(*conds, limit=limit))
+
+        found = await self.read(read)
+        return found if found is not None else await self.write(work)
 
     async def get(self, caller: Caller, task_id: int) -> m.Task:
         """One task."""
@@ -119,7 +131,13 @@ class TasksService(Service):
             await reap_lapsed_leases(uow, self.now())
             return await require_task(uow, task_id)
 
-        return await self.write(work)
+        async def read(uow: UnitOfWork) -> m.Task | None:
+            if await any_lapsed(uow, self.now()):
+                return None
+            return await require_task(uow, task_id)
+
+        found = await self.read(read)
+        return found if found is not None else await self.write(work)
 
     async def events(self, caller: Caller, task_id: int) -> m.TaskEventsResponse:
         """A task's trail, oldest first."""

@@ -161,6 +161,7 @@ tasks = Table(
     _at("updated_at", nullable=False),
     _at("finished_at"),
     Index("ix_tasks_status_lease", "status", "lease_expires_at"),
+    Index("ix_tasks_status_id", "status", "task_id"),
 )
 
 task_events = Table(

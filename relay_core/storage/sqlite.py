@@ -76,6 +76,8 @@ _LONG_NUMBER = re.compile(r"\d{19}")
 
 
 def _decode_json(value: str) -> Any:
+    if value == "{}":
+        return {}
     if _LONG_NUMBER.search(value):  # orjson would read integers past 64 bits as floats
         return json.loads(value)
     return orjson.loads(value)
@@ -109,9 +111,8 @@ class _TableSql:
         self.generated_columns = tuple(c for c in self.columns if c != spec.key)
         self.listed = ", ".join(_q(c) for c in self.columns)
         self.codecs = _codecs(table)
-        self.decoders = [
-            (i, self.codecs[c][1]) for i, c in enumerate(self.columns) if c in self.codecs
-        ]
+        self.decoders = [(c, self.codecs[c][1]) for c in self.columns if c in self.codecs]
+        self.validate = spec.model.model_validate
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {_q(spec.key)} = ?"
         self._cache: dict[tuple[Any, ...], str] = {}
 
@@ -121,11 +122,12 @@ class _TableSql:
         return self.codecs[column][0](value)
 
     def record(self, row: Sequence[Any]) -> Any:
-        values = list(row)
-        for i, decode in self.decoders:
-            if values[i] is not None:
-                values[i] = decode(values[i])
-        return self.spec.model.model_validate(dict(zip(self.columns, values, strict=True)))
+        values = dict(zip(self.columns, row, strict=True))
+        for name, decode in self.decoders:
+            value = values[name]
+            if value is not None:
+                values[name] = decode(value)
+        return self.validate(values)
 
     def insert_params(self, record: Any, columns: Sequence[str]) -> list[Any]:
         """The parameters of ``insert(columns)`` for one record."""
