@@ -26,6 +26,12 @@ async def unacked_count(uow: UnitOfWork, agent_id: str) -> int:
     return await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
 
 
+async def require_registered(uow: UnitOfWork, agent_id: str) -> None:
+    """NotFound unless the agent is registered (cheaper than loading it)."""
+    if not await uow.agents.count(eq("agent_id", agent_id)):
+        raise NotFound(f"agent '{agent_id}' is not registered")
+
+
 async def require_agent(uow: UnitOfWork, agent_id: str) -> m.Agent:
     """The agent, or NotFound."""
     agent = await uow.agents.get(agent_id)
@@ -78,10 +84,9 @@ class AgentsService(Service):
 
         async def work(uow: UnitOfWork) -> m.AgentHeartbeatResult:
             now = self.now()
-            await require_agent(uow, agent_id)
             agent = await uow.agents.update(agent_id, {**reported, "last_seen_at": now})
             if agent is None:
-                raise StaleWrite("agent vanished")
+                raise NotFound(f"agent '{agent_id}' is not registered")
             pending = await unacked_count(uow, agent_id)
             present = self._present(agent).model_dump()
             return m.AgentHeartbeatResult(**present | {"pending_messages": pending})
@@ -110,7 +115,7 @@ class AgentsService(Service):
 
         async def work(uow: UnitOfWork) -> m.InboxResponse:
             now = self.now()
-            await require_agent(uow, agent_id)
+            await require_registered(uow, agent_id)
             messages = await uow.messages.find(
                 eq("to", agent_id), in_("status", UNACKED), order_by="message_id", limit=limit
             )

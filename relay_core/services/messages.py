@@ -8,7 +8,7 @@ from relay_core import models as m
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import UnitOfWork, eq
-from relay_core.services.agents import require_agent
+from relay_core.services.agents import require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import emit, inbox_topic
 
@@ -61,7 +61,7 @@ class MessagesService(Service):
             if body.reply_to is not None and await uow.messages.get(body.reply_to) is None:
                 raise NotFound(f"message {body.reply_to} (reply_to) does not exist")
             if body.to is not None:
-                await require_agent(uow, body.to)
+                await require_registered(uow, body.to)
                 status: m.MessageStatus = "pending"
             else:
                 assert body.room_id is not None  # MessageCreate guarantees one destination

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -56,6 +57,12 @@ Ref = String(128)
 State = String(32)
 
 metadata = MetaData()
+
+
+def _not_null(column: str) -> dict[str, Any]:
+    """Where a partial index holds only rows with ``column`` set (SQLite and PostgreSQL)."""
+    where = text(f'"{column}" IS NOT NULL')
+    return {"sqlite_where": where, "postgresql_where": where}
 
 
 def _id(name: str) -> Column[Any]:
@@ -132,8 +139,9 @@ messages = Table(
     _at("delivered_at"),
     _at("acked_at"),
     Column("delivery_count", Integer, nullable=False, server_default="0"),
-    Index("ix_messages_inbox", "to", "status", "message_id"),
-    Index("ix_messages_room", "room_id", "message_id"),
+    # Partial: a direct message is in the inbox index only, a room post in the room index only.
+    Index("ix_messages_inbox", "to", "status", "message_id", **_not_null("to")),
+    Index("ix_messages_room", "room_id", "message_id", **_not_null("room_id")),
 )
 
 tasks = Table(
