@@ -52,6 +52,8 @@ Decode = Callable[[Any], Any]
 
 _OPS = {"eq": "=", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _BUSY_BACKOFF_SECONDS = 0.002
+CHECKPOINT_SECONDS = 1.0
+WAL_BACKSTOP_PAGES = 10_000
 
 
 def _encode_datetime(value: datetime) -> str:
@@ -342,6 +344,7 @@ class _Writer:
         self.topics: set[str] = set()
         self.committer: asyncio.Task[None] | None = None
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-commit")
+        self.commits = 0  # transactions committed (each holding one or more units)
 
     async def join(self) -> asyncio.Future[None]:
         """Take the turn and start a unit in the open transaction (opening one if none is)."""
@@ -413,6 +416,7 @@ class _Writer:
                 self.batch = batch
                 self._lost(exc)
                 return
+            self.commits += 1
             batch.set_result(None)
         self.hub.publish(sorted(topics))
 
@@ -513,6 +517,8 @@ class SqliteStorage:
         self._locks = ProcessLocks()
         self._sqls = {spec.name: _TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
         self._writer: _Writer | None = None
+        self._checkpointer: asyncio.Task[None] | None = None
+        self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
         self._write_tables: dict[str, SqliteTable[Any]] = {}
         self._readers: list[sqlite3.Connection] = []
         self._reader_tables: dict[int, dict[str, SqliteTable[Any]]] = {}
@@ -555,10 +561,41 @@ class SqliteStorage:
     def _writer_for_loop(self) -> _Writer:
         if self._writer is None:
             conn = self.connect(busy_timeout_ms=0)
+            # Checkpoints are the checkpointer's; this is only the backstop should it fall behind.
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")
             self._all.append(conn)
             self._writer = _Writer(conn, self.hub, self._pragmas.busy_timeout_ms / 1000)
             self._write_tables = _tables(self._sqls, conn)
+            self._checkpointer = asyncio.create_task(
+                self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
+            )
         return self._writer
+
+    async def _checkpoint_forever(self, writer: _Writer) -> None:
+        """Copy the WAL back into the database every so often, off the commit path.
+
+        SQLite would otherwise checkpoint inside a COMMIT every thousand pages, and every
+        request waiting on that commit would wait for the copy and its fsync too. A PASSIVE
+        checkpoint runs beside the writer and the readers without blocking either.
+        """
+        loop = asyncio.get_running_loop()
+        conn = self.connect()
+        seen = writer.commits
+        try:
+            while True:
+                await asyncio.sleep(CHECKPOINT_SECONDS)
+                if writer.commits == seen:
+                    continue
+                seen = writer.commits
+                try:
+                    await loop.run_in_executor(
+                        self._checkpoint_thread, conn.execute, "PRAGMA wal_checkpoint(PASSIVE)"
+                    )
+                except sqlite3.Error as exc:
+                    log.warning("WAL checkpoint failed (%s); the writer's backstop remains", exc)
+        finally:
+            self._checkpoint_thread.shutdown(wait=True)  # before its connection is closed
+            conn.close()
 
     def _reader(self) -> tuple[sqlite3.Connection, dict[str, SqliteTable[Any]]]:
         if self._readers:
@@ -581,6 +618,10 @@ class SqliteStorage:
 
     async def close(self) -> None:
         self.hub.close()
+        if self._checkpointer is not None:
+            self._checkpointer.cancel()
+            await asyncio.gather(self._checkpointer, return_exceptions=True)
+            self._checkpointer = None
         if self._writer is not None:
             await self._writer.drain()
             self._writer.thread.shutdown(wait=True)
