@@ -21,10 +21,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -266,6 +268,34 @@ def wrk(url: str, lua: Path, connections: int, seconds: float) -> dict[str, floa
     }
 
 
+class PeakMemory:
+    """The highest resident set size a process reaches while inside (Linux /proc)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        status = Path(f"/proc/{self.pid}/status")
+        while not self._stop.wait(0.05):
+            try:
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        self.peak_mb = max(self.peak_mb, int(line.split()[1]) / 1024)
+            except OSError:
+                return
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def median(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
@@ -288,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     duration = args.duration or (1.0 if smoke else 10.0)
     rounds = args.rounds or (1 if smoke else 3)
     connections = [int(c) for c in args.connections.split(",")]
-    per_run = 3000 if smoke else 20_000 * int(duration)
+    # Acks and claims each consume one id per request: enough for 5,000 requests a second.
+    per_run = 3000 if smoke else 5_000 * int(duration)
     large = Sizes(
         agents=50 if smoke else 1000,
         messages=5_000 if smoke else 1_000_000,
@@ -316,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
             "relay_small": relay(work / "small"),
         }
         try:
-            results = run(servers, connections, rounds, duration, work)
+            with PeakMemory(servers["relay"].process.pid) as memory:
+                results = run(servers, connections, rounds, duration, work)
         finally:
             for server in servers.values():
                 server.stop()
@@ -327,10 +359,14 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": rounds,
         "store": asdict(large),
         "results": results,
+        "relay_peak_rss_mb": memory.peak_mb,
+        "targets": targets(results, memory.peak_mb),
     }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2))
     print_table(results)
+    print(f"\nRelay's peak RSS under load: {memory.peak_mb:.0f} MB")
+    print_targets(report["targets"])  # type: ignore[arg-type]
     print(f"\nresults written to {output}", file=sys.stderr)
     return 0
 
@@ -386,6 +422,52 @@ def run(
                 }
             )
     return results
+
+
+def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str, Any]]:
+    """The issue's targets against this run: what was asked, what was measured, met or not
+    (a target whose measurement this run did not take is left out)."""
+    found = {(r["scenario"], r["connections"], r["store"]): r for r in results}
+    checks: list[dict[str, Any]] = []
+
+    def check(what: str, measured: float, limit: float, at_least: bool) -> None:
+        met = measured >= limit if at_least else measured <= limit
+        sign = ">=" if at_least else "<="
+        checks.append({"target": f"{what} {sign} {limit:g}", "measured": measured, "met": met})
+
+    def at(name: str, conns: int, store: str = "large") -> dict[str, Any]:
+        return found.get((name, conns, store), {})
+
+    if post := at("post_message", 32):
+        check("POST /v1/messages ratio at 32 conns", post["ratio"], 0.25, True)
+        check("POST /v1/messages p99 ms at 32 conns", post["p99_ms"], 20, False)
+    if post := at("post_message", 1):
+        check("POST /v1/messages p50 ms at 1 conn", post["p50_ms"], 1.5, False)
+    if inbox := at("inbox_50_pending", 32):
+        check("GET inbox ratio at 32 conns", inbox["ratio"], 0.08, True)
+        check("GET inbox p99 ms at 32 conns", inbox["p99_ms"], 30, False)
+    for name in ("ack", "heartbeat", "claim"):
+        if row := at(name, 32):
+            check(f"{name} ratio at 32 conns", row["ratio"], 0.15, True)
+    for name in GROWTH:
+        small, large = at(f"{name} (growth)", 1, "small"), at(f"{name} (growth)", 1, "large")
+        if small and large:
+            ratio = large["p50_ms"] / small["p50_ms"]
+            check(f"{name}: p50 at the large store / at the small", ratio, 1.25, False)
+    counts = sorted({conns for (_, conns, store) in found if store == "large"})
+    for scenario in SCENARIOS:
+        low, high = at(scenario.name, counts[0]), at(scenario.name, counts[-1])
+        if len(counts) > 1 and low and high:
+            ratio = high["rps"] / low["rps"]
+            check(f"{scenario.name}: req/s at {counts[-1]} / at {counts[0]} conns", ratio, 1, True)
+    check("peak server RSS MB under load", peak_rss_mb, 200, False)
+    return checks
+
+
+def print_targets(checks: list[dict[str, Any]]) -> None:
+    print("\ntargets (informational: nothing here fails a build)")
+    for item in checks:
+        print(f"  {'met ' if item['met'] else 'MISS'}  {item['target']:58} {item['measured']:9.3f}")
 
 
 def print_table(results: list[dict[str, object]]) -> None:

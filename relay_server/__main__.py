@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import multiprocessing
 import signal
@@ -19,6 +20,8 @@ from relay_core.paths import operator_token_path
 from relay_server.app import create_app, open_storage
 from relay_server.middleware import AccessLogger
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
+
+GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPython's default: 700)
 
 
 def _configure_logging(settings: Settings) -> None:
@@ -59,12 +62,24 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
+async def _settle_the_heap(app: web.Application) -> None:
+    """Once started: what start-up built (modules, schemas, the route table) lives as long as
+    the process, so the cyclic collector stops re-scanning it, and it runs less often. Request
+    garbage is freed by reference counting; a full scan of a long-lived heap was a pause every
+    few hundred requests."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, 10, 10)
+
+
 def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
     """One server process, until SIGINT/SIGTERM; then it answers long-polls, finishes in-flight
     requests (up to the shutdown timeout) and closes cleanly."""
     _configure_logging(settings)
+    app = create_app(settings)
+    app.on_startup.append(_settle_the_heap)
     web.run_app(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         reuse_port=reuse_port or None,

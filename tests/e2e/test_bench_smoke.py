@@ -34,3 +34,5 @@ def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
         if row["ratio"] is not None:
             assert row["bare_rps"] > 0
     assert "ratio" in done.stdout  # the table was printed
+    assert report["relay_peak_rss_mb"] > 0
+    assert any(t["target"].startswith("peak server RSS") for t in report["targets"])
