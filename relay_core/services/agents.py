@@ -125,10 +125,12 @@ class AgentsService(Service):
                 await uow.messages.update_where(
                     [in_("message_id", ids)], {"delivery_count": Increment()}
                 )
-                await uow.messages.update_where(
-                    [in_("message_id", ids), eq("status", "pending")],
-                    {"status": "delivered", "delivered_at": now},
-                )
+                pending = [msg.message_id for msg in messages if msg.status == "pending"]
+                if pending:
+                    await uow.messages.update_where(
+                        [in_("message_id", pending), eq("status", "pending")],
+                        {"status": "delivered", "delivered_at": now},
+                    )
                 for msg in messages:  # read in this unit of work: ours to bring up to date
                     msg.delivery_count += 1
                     if msg.status == "pending":
