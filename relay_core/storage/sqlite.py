@@ -394,8 +394,11 @@ class _Writer:
 
     def _lost(self, exc: BaseException) -> None:
         """The open transaction is gone: nothing it held was committed; its units fail."""
-        if self.conn.in_transaction:
-            self.conn.rollback()
+        try:
+            if self.conn.in_transaction:
+                self.conn.rollback()
+        except sqlite3.Error:
+            log.exception("could not roll back the writer's transaction")
         batch, self.batch, self.topics = self.batch, None, set()
         if batch is not None and not batch.done():
             batch.set_exception(exc)
@@ -403,27 +406,40 @@ class _Writer:
 
     async def _commit(self) -> None:
         await asyncio.sleep(0)  # units woken in this turn of the loop join this transaction
-        async with self.turn:  # behind every unit already waiting for its turn
-            self.committer = None
-            batch, topics = self.batch, self.topics
-            self.batch, self.topics = None, set()
-            if batch is None:
-                return
-            loop = asyncio.get_running_loop()
-            try:
-                await asyncio.shield(loop.run_in_executor(self.thread, self.conn.commit))
-            except sqlite3.Error as exc:
+        await self.turn.acquire()  # behind every unit already waiting for its turn
+        self.committer = None
+        batch, topics = self.batch, self.topics
+        self.batch, self.topics = None, set()
+        if batch is None:
+            self.turn.release()
+            return
+        commit = asyncio.get_running_loop().run_in_executor(self.thread, self.conn.commit)
+        # Settled by the COMMIT's end, not by this task, which may be cancelled meanwhile.
+        commit.add_done_callback(lambda done: self._settle(batch, topics, done))
+        await asyncio.shield(commit)
+
+    def _settle(
+        self, batch: asyncio.Future[None], topics: set[str], done: asyncio.Future[None]
+    ) -> None:
+        """Answer every unit of a batch once its COMMIT ended, then hand the turn on."""
+        try:
+            failure = done.exception()
+            if failure is None:
+                self.commits += 1
+                batch.set_result(None)
+                self.hub.publish(sorted(topics))
+            else:
                 self.batch = batch
-                self._lost(exc)
-                return
-            self.commits += 1
-            batch.set_result(None)
-        self.hub.publish(sorted(topics))
+                self._lost(failure)
+        finally:
+            self.turn.release()
 
     async def drain(self) -> None:
         """Wait until every unit that asked has been committed (or failed)."""
         while self.committer is not None:
             await asyncio.gather(self.committer, return_exceptions=True)
+        async with self.turn:  # a COMMIT in flight holds it until settled
+            pass
 
 
 class _WriteUnit:

@@ -82,6 +82,26 @@ def test_a_message_through_a_wakes_a_long_poll_on_b(tmp_path: Path, database: st
         assert answer["at"] - sent_at < 1.0
 
 
+def test_a_token_rotated_on_a_is_refused_on_b_within_a_second(
+    tmp_path: Path, database: str
+) -> None:
+    # B remembers bob's token after its first use; A's rotation must make B forget it.
+    with instance(tmp_path / "a", database) as a, instance(tmp_path / "b", database) as b:
+        old = register(a, "bob")
+        with http(b, old) as client:
+            assert client.get("/v1/agents").status_code == 200
+        with http(a) as op:
+            rotated = op.post("/v1/agents/register", json={"agent_id": "bob", "rotate_token": True})
+            rotated.raise_for_status()
+        rotated_at = time.monotonic()
+        with http(b, old) as client:
+            while client.get("/v1/agents").status_code != 401:
+                assert time.monotonic() - rotated_at < 1.0, "B still accepts the rotated token"
+                time.sleep(0.01)
+        with http(b, rotated.json()["token"]) as client:
+            assert client.get("/v1/agents").status_code == 200
+
+
 def test_two_processes_of_sixteen_claimers_claim_each_task_once(
     tmp_path: Path, database: str
 ) -> None:
