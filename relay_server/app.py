@@ -16,6 +16,7 @@ from relay_core.bridges.telegram import TelegramBridge
 from relay_core.ports import Bridge, Storage
 from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import utcnow
+from relay_core.services.tasks import SWEEP_BATCH
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
@@ -74,6 +75,21 @@ def core_config(settings: Settings) -> CoreConfig:
     )
 
 
+async def sweep_leases(services: Services, interval: float) -> None:
+    """Reap lapsed task leases every ``interval`` seconds, in bounded transactions, from one
+    instance at a time (the others look again each interval)."""
+    while True:
+        async with services.ctx.storage.exclusive("lease-sweep") as mine:
+            while mine:
+                try:
+                    while await services.tasks.sweep() == SWEEP_BATCH:
+                        pass  # more are waiting: the next batch at once
+                except Exception:  # the next round tries again; task operations still reap
+                    log.exception("lease sweep failed")
+                await asyncio.sleep(interval)
+        await asyncio.sleep(interval)
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -99,15 +115,19 @@ def create_app(
         app[SERVICES] = services
         app[OPENAPI] = json.dumps(build_openapi(services)).encode()
         log.info("storage %s, bridge %s, auth %s", store.name, platform.name, settings.auth)
-        poller = None
+        background = []
         if isinstance(platform, TelegramBridge) and settings.telegram_mode == "poll":
-            poller = asyncio.create_task(telegram.poll(services, platform), name="telegram-poll")
+            poll = telegram.poll(services, platform)
+            background.append(asyncio.create_task(poll, name="telegram-poll"))
+        if settings.lease_sweep_seconds > 0:
+            sweep = sweep_leases(services, settings.lease_sweep_seconds)
+            background.append(asyncio.create_task(sweep, name="lease-sweep"))
         try:
             yield
         finally:
-            if poller is not None:
-                poller.cancel()
-                await asyncio.gather(poller, return_exceptions=True)
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
             await platform.close()
             await store.close()
 

@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     max_wait_seconds: float = Field(
         default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"
     )
+    lease_sweep_seconds: float = Field(
+        default=1.0, ge=0, description="how often lapsed task leases are reaped; 0: only lazily"
+    )
     telegram_bot_token: SecretStr | None = None
     telegram_chat_id: int | None = None
     telegram_api_url: str = "https://api.telegram.org"

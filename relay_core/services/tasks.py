@@ -22,6 +22,7 @@ from relay_core.services.events import emit, task_data
 from relay_core.services.messages import require_room
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
+SWEEP_BATCH = 200  # lapsed leases reaped per transaction by the background sweep
 
 
 async def any_lapsed(uow: UnitOfWork, now: datetime) -> bool:
@@ -29,9 +30,11 @@ async def any_lapsed(uow: UnitOfWork, now: datetime) -> bool:
     return await uow.tasks.count(in_("status", HELD), lt("lease_expires_at", now)) > 0
 
 
-async def reap_lapsed_leases(uow: UnitOfWork, now: datetime) -> None:
-    """Return every task whose lease is over to ``open``, noting why on its trail."""
-    for task in await uow.tasks.find(in_("status", HELD), lt("lease_expires_at", now)):
+async def reap_lapsed_leases(uow: UnitOfWork, now: datetime, limit: int | None = None) -> int:
+    """Return every task whose lease is over (up to ``limit``) to ``open``, noting why on its
+    trail; how many."""
+    lapsed = await uow.tasks.find(in_("status", HELD), lt("lease_expires_at", now), limit=limit)
+    for task in lapsed:
         reopened = await uow.tasks.update(
             task.task_id,
             {"status": "open", "claimed_by": None, "lease_expires_at": None, "updated_at": now},
@@ -49,6 +52,7 @@ async def reap_lapsed_leases(uow: UnitOfWork, now: datetime) -> None:
                 created_at=now,
             )
         )
+    return len(lapsed)
 
 
 async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
@@ -69,6 +73,15 @@ def require_holder(task: m.Task, agent_id: str) -> None:
 
 class TasksService(Service):
     """Work queue with leases."""
+
+    async def sweep(self, limit: int = SWEEP_BATCH) -> int:
+        """Reap up to ``limit`` lapsed leases in one transaction; how many were reaped. Run
+        in the background, it keeps task operations from finding (and reaping) many at once."""
+
+        async def work(uow: UnitOfWork) -> int:
+            return await reap_lapsed_leases(uow, self.now(), limit)
+
+        return await self.write(work)
 
     async def _guarded_update(
         self, uow: UnitOfWork, task: m.Task, values: dict[str, Any]

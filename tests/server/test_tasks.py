@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from tests.server.conftest import Api
 
@@ -146,6 +147,28 @@ async def test_a_lapsed_lease_reopens_the_task_and_fences_the_old_claimer(api: A
         f"/v1/tasks/{task_id}/complete", {"agent_id": "alice"}, as_="alice", expect=409
     )
     assert late["code"] == "conflict"
+
+
+async def test_lapsed_leases_are_swept_without_any_task_operation(make_api: Any) -> None:
+    api: Api = await make_api(lease_sweep_seconds=0.05)
+    await api.agent("alice")
+    task_ids = [await make_task(api) for _ in range(3)]
+    for task_id in task_ids:
+        await api.post(
+            f"/v1/tasks/{task_id}/claim", {"agent_id": "alice", "lease_seconds": 5}, as_="alice"
+        )
+    api.clock.advance(6)
+    # Only the event feed is read (it reaps nothing): the sweep alone reopens the tasks.
+    deadline = asyncio.get_running_loop().time() + 5
+    while True:
+        feed = await api.get("/v1/events", after=0, limit=100)
+        swept = {int(e["subject_id"]) for e in feed["events"] if e["kind"] == "task.lease_expired"}
+        if swept == set(task_ids):
+            break
+        assert asyncio.get_running_loop().time() < deadline, swept
+        await asyncio.sleep(0.05)
+    for task_id in task_ids:
+        assert (await api.get(f"/v1/tasks/{task_id}"))["status"] == "open"
 
 
 async def test_twenty_agents_claim_one_task_exactly_one_wins(api: Api) -> None:
