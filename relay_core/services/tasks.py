@@ -78,9 +78,14 @@ class TasksService(Service):
         """Reap up to ``limit`` lapsed leases in one transaction; how many were reaped. Run
         in the background, it keeps task operations from finding (and reaping) many at once."""
 
+        async def lapsed(uow: UnitOfWork) -> bool:
+            return await any_lapsed(uow, self.now())
+
         async def work(uow: UnitOfWork) -> int:
             return await reap_lapsed_leases(uow, self.now(), limit)
 
+        if not await self.read(lapsed):
+            return 0  # an idle server reads once a second and writes nothing
         return await self.write(work)
 
     async def _guarded_update(
