@@ -28,7 +28,12 @@ class AccessService(Service):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._known: dict[str, tuple[str, float]] = {}  # token hash → (agent id, cached at)
-        ctx.storage.hub.watch(CREDENTIALS, self._known.clear)
+        self._generation = 0  # moves on every forgetting
+        ctx.storage.hub.watch(CREDENTIALS, self._forget)
+
+    def _forget(self) -> None:
+        self._known.clear()
+        self._generation += 1
 
     async def authenticate(self, token: str | None, agent_header: str | None) -> Caller:
         """The caller these credentials name; AuthenticationError or PermissionDenied if not."""
@@ -66,8 +71,10 @@ class AccessService(Service):
             agents = await uow.agents.find(eq("token_hash", token_hash), limit=1)
             return agents[0].agent_id if agents else None
 
+        generation = self._generation
         agent_id = await self.read(work)
-        if agent_id is not None:
+        # A token change committed while the read was under way may have been read before it.
+        if agent_id is not None and generation == self._generation:
             if len(self._known) >= CACHE_ENTRIES:
                 self._known.clear()
             self._known[token_hash] = (agent_id, time.monotonic())
