@@ -135,6 +135,11 @@ async def audit_refusal(request: web.Request, exc: errors.RelayError, status: in
 class AccessLogger(AbstractAccessLogger):
     """One line per request: method, path, status, duration and request id (never headers)."""
 
+    @property
+    def enabled(self) -> bool:
+        """Whether lines would be written at all (aiohttp skips the timing and the call if not)."""
+        return self.logger.isEnabledFor(logging.INFO)
+
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         self.logger.info(
             '%s "%s %s" %s %.1fms id=%s',

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -9,13 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp import web
+from aiohttp.test_utils import TestClient, make_mocked_request
 from openapi_spec_validator import validate
 from pydantic import SecretStr
 
 from relay_core.ports import UnitOfWork
 from relay_core.storage.memory import MemoryStorage
 from relay_server import Settings, create_app
+from relay_server.keys import REQUEST_ID
+from relay_server.middleware import AccessLogger
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
 Client = Callable[..., Awaitable[TestClient[Any, Any]]]
@@ -323,3 +327,21 @@ async def test_the_console_is_served_without_exposing_anything_else(api: Api) ->
     assert script.status == 200 and "textContent" in await script.text()
     for path in ("/console/static/../__init__.py", "/console/static/__init__.py"):
         assert (await api.client.get(path)).status == 404
+
+
+def test_access_log_writes_one_line_per_request_only_when_info_is_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    logger = logging.getLogger("relay.access.test")
+    access = AccessLogger(logger, "")
+    logger.setLevel(logging.WARNING)
+    assert not access.enabled  # aiohttp then skips the timing and the call altogether
+    logger.setLevel(logging.INFO)
+    assert access.enabled
+    request = make_mocked_request("GET", "/health", headers={"Authorization": "Bearer secret-x"})
+    request[REQUEST_ID] = "req-1"
+    with caplog.at_level(logging.INFO, logger=logger.name):
+        access.log(request, web.Response(status=200), 0.0012)
+    (line,) = [r.getMessage() for r in caplog.records if r.name == logger.name]
+    assert '"GET /health" 200 1.2ms id=req-1' in line
+    assert "secret-x" not in line
