@@ -16,11 +16,11 @@ from relay_core.bridges.telegram import TelegramBridge
 from relay_core.ports import Bridge, Storage
 from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import utcnow
-from relay_core.services.tasks import SWEEP_BATCH
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server import telegram
+from relay_server.background import sweep_leases
 from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES, SETTINGS
 from relay_server.middleware import error_middleware, request_id_middleware
@@ -73,21 +73,6 @@ def core_config(settings: Settings) -> CoreConfig:
         mirror_rooms=settings.telegram_mirror_rooms,
         operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
     )
-
-
-async def sweep_leases(services: Services, interval: float) -> None:
-    """Reap lapsed task leases every ``interval`` seconds, in bounded transactions, from one
-    instance at a time (the others look again each interval)."""
-    while True:
-        async with services.ctx.storage.exclusive("lease-sweep") as mine:
-            while mine:
-                try:
-                    while await services.tasks.sweep() == SWEEP_BATCH:
-                        pass  # more are waiting: the next batch at once
-                except Exception:  # the next round tries again; task operations still reap
-                    log.exception("lease sweep failed")
-                await asyncio.sleep(interval)
-        await asyncio.sleep(interval)
 
 
 def create_app(

@@ -16,7 +16,9 @@ from relay_core.bridges.telegram import TelegramBridge, platform_id
 from relay_core.errors import BridgeError, RelayError
 from relay_core.models import ApprovalDecision
 from relay_core.services import Services
+from relay_server.background import on_one_instance
 from relay_server.keys import SERVICES, SETTINGS
+from relay_server.middleware import error_response
 
 log = logging.getLogger("relay.telegram")
 
@@ -91,11 +93,12 @@ async def poll(
 ) -> None:
     """Poll Telegram from exactly one instance: whoever holds the storage's lock polls, the
     others look again every ``standby`` seconds (Telegram answers getUpdates to one caller)."""
-    while True:
-        async with services.ctx.storage.exclusive(f"{bridge.name}-poller") as mine:
-            if mine:
-                await _poll_updates(services, bridge, timeout, idle)
-        await asyncio.sleep(standby)
+    await on_one_instance(
+        services.ctx.storage,
+        f"{bridge.name}-poller",
+        lambda: _poll_updates(services, bridge, timeout, idle),
+        standby,
+    )
 
 
 async def _poll_updates(
@@ -123,18 +126,14 @@ async def webhook(request: web.Request) -> web.Response:
     expected = settings.telegram_webhook_secret
     given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
     if expected is None or not hmac.compare_digest(given, expected.get_secret_value()):
-        return web.json_response(
-            {"detail": "the webhook secret does not match", "code": "forbidden"}, status=403
-        )
+        return error_response(403, "forbidden", "the webhook secret does not match")
     services = request.app[SERVICES]
     bridge = services.ctx.bridge
     if not isinstance(bridge, TelegramBridge):
-        return web.json_response(
-            {"detail": "the Telegram bridge is not configured", "code": "not_found"}, status=404
-        )
+        return error_response(404, "not_found", "the Telegram bridge is not configured")
     try:
         update = await request.json()
         await apply(services, bridge, update)
     except (ValueError, KeyError, TypeError):
-        return web.json_response({"detail": "not a Telegram update", "code": "invalid"}, status=400)
+        return error_response(400, "invalid", "not a Telegram update")
     return web.json_response({"ok": True})

@@ -9,8 +9,9 @@ finds a lapsed lease does it become a write that reaps it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from relay_core import models as m
 from relay_core.auth import Caller
@@ -20,6 +21,8 @@ from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
 from relay_core.services.events import emit, task_data
 from relay_core.services.messages import require_room
+
+T = TypeVar("T")
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
 SWEEP_BATCH = 200  # lapsed leases reaped per transaction by the background sweep
@@ -88,6 +91,20 @@ class TasksService(Service):
             return 0  # an idle server reads once a second and writes nothing
         return await self.write(work)
 
+    async def _after_reaping(self, fetch: Callable[[UnitOfWork], Awaitable[T]]) -> T:
+        """``fetch`` as no lapsed lease shows: in a read when none has lapsed, else in a write
+        that reaps them first."""
+
+        async def read(uow: UnitOfWork) -> tuple[T] | None:
+            return None if await any_lapsed(uow, self.now()) else (await fetch(uow),)
+
+        async def reap_then_fetch(uow: UnitOfWork) -> T:
+            await reap_lapsed_leases(uow, self.now())
+            return await fetch(uow)
+
+        found = await self.read(read)
+        return found[0] if found is not None else await self.write(reap_then_fetch)
+
     async def _guarded_update(
         self, uow: UnitOfWork, task: m.Task, values: dict[str, Any]
     ) -> m.Task:
@@ -130,32 +147,18 @@ class TasksService(Service):
         filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
         conds: list[Cond] = [eq(field, value) for field, value in filters.items() if value]
 
-        async def work(uow: UnitOfWork) -> m.TasksResponse:
-            await reap_lapsed_leases(uow, self.now())
+        async def fetch(uow: UnitOfWork) -> m.TasksResponse:
             return m.TasksResponse(tasks=await uow.tasks.find(*conds, limit=limit))
 
-        async def read(uow: UnitOfWork) -> m.TasksResponse | None:
-            if await any_lapsed(uow, self.now()):
-                return None
-            return m.TasksResponse(tasks=await uow.tasks.find(*conds, limit=limit))
-
-        found = await self.read(read)
-        return found if found is not None else await self.write(work)
+        return await self._after_reaping(fetch)
 
     async def get(self, caller: Caller, task_id: int) -> m.Task:
         """One task."""
 
-        async def work(uow: UnitOfWork) -> m.Task:
-            await reap_lapsed_leases(uow, self.now())
+        async def fetch(uow: UnitOfWork) -> m.Task:
             return await require_task(uow, task_id)
 
-        async def read(uow: UnitOfWork) -> m.Task | None:
-            if await any_lapsed(uow, self.now()):
-                return None
-            return await require_task(uow, task_id)
-
-        found = await self.read(read)
-        return found if found is not None else await self.write(work)
+        return await self._after_reaping(fetch)
 
     async def events(self, caller: Caller, task_id: int) -> m.TaskEventsResponse:
         """A task's trail, oldest first."""

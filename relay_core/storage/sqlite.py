@@ -27,7 +27,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -145,40 +145,33 @@ class _TableSql:
     def __init__(self, spec: TableSpec, table: Table) -> None:
         self.spec = spec
         self.name = _q(table.name)
-        self.columns = [c.name for c in table.columns]
-        self.all_columns = tuple(self.columns)
+        self.columns = tuple(c.name for c in table.columns)
         self.generated_columns = tuple(c for c in self.columns if c != spec.key)
         self.listed = ", ".join(_q(c) for c in self.columns)
-        self.codecs = _codecs(table)
-        self._build = _row_builder(spec.model, self.columns, self.codecs)
+        codecs = _codecs(table)
+        self._encoders = {column: encode for column, (encode, _) in codecs.items()}
+        self.record: Callable[[Sequence[Any]], Any] = _row_builder(spec.model, self.columns, codecs)
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {_q(spec.key)} = ?"
         self._cache: dict[tuple[Any, ...], str] = {}
 
     def encode(self, column: str, value: Any) -> Any:
-        if value is None or column not in self.codecs:
-            return value
-        return self.codecs[column][0](value)
-
-    def record(self, row: Sequence[Any]) -> Any:
-        """The model of a stored row."""
-        return self._build(row)
+        """A model value as SQLite stores it."""
+        encoder = self._encoders.get(column)
+        return value if value is None or encoder is None else encoder(value)
 
     def insert_params(self, record: Any, columns: Sequence[str]) -> list[Any]:
         """The parameters of ``insert(columns)`` for one record."""
-        params = []
-        for column in columns:
-            value = getattr(record, column)
-            codec = self.codecs.get(column)
-            params.append(codec[0](value) if codec is not None and value is not None else value)
-        return params
+        return [self.encode(column, getattr(record, column)) for column in columns]
 
     def insert(self, columns: tuple[str, ...]) -> str:
-        key = ("insert", columns)
-        if key not in self._cache:
+        """INSERT text for these columns."""
+
+        def build() -> str:
             names = ", ".join(_q(c) for c in columns)
             marks = ", ".join("?" for _ in columns)
-            self._cache[key] = f"INSERT INTO {self.name} ({names}) VALUES ({marks})"
-        return self._cache[key]
+            return f"INSERT INTO {self.name} ({names}) VALUES ({marks})"
+
+        return self.cached(("insert", columns), build)
 
     def where(self, conds: Sequence[Cond]) -> str:
         """The WHERE clause of these conditions (empty for none)."""
@@ -244,7 +237,7 @@ class SqliteTable(Generic[R]):
         sql = self._sql
         spec = sql.spec
         generated = spec.generated_key and not getattr(record, spec.key)
-        columns = sql.generated_columns if generated else sql.all_columns
+        columns = sql.generated_columns if generated else sql.columns
         try:
             cursor = self._conn.execute(sql.insert(columns), sql.insert_params(record, columns))
         except sqlite3.IntegrityError as exc:
@@ -504,12 +497,6 @@ class _ReadUnit:
         """Nothing to make durable: a read unit ends when it is left."""
 
 
-@dataclass(frozen=True)
-class _Pragmas:
-    synchronous: str
-    busy_timeout_ms: int
-
-
 class SqliteStorage:
     """Storage in one SQLite file, served by this process (see the module's docstring)."""
 
@@ -529,7 +516,8 @@ class SqliteStorage:
         self.path = Path(database)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.hub = hub or Hub()
-        self._pragmas = _Pragmas(synchronous.upper(), busy_timeout_ms)
+        self._synchronous = synchronous.upper()
+        self._busy_timeout_ms = busy_timeout_ms
         self._locks = ProcessLocks()
         self._sqls = {spec.name: _TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
         self._writer: _Writer | None = None
@@ -545,11 +533,11 @@ class SqliteStorage:
         conn = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, cached_statements=512
         )
-        timeout = self._pragmas.busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms
+        timeout = self._busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
         conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute(f"PRAGMA synchronous={self._pragmas.synchronous}")
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
         return conn
 
     async def run_sync(self, work: Callable[[Connection], T]) -> T:
@@ -580,7 +568,7 @@ class SqliteStorage:
             # Checkpoints are the checkpointer's; this is only the backstop should it fall behind.
             conn.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")
             self._all.append(conn)
-            self._writer = _Writer(conn, self.hub, self._pragmas.busy_timeout_ms / 1000)
+            self._writer = _Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._write_tables = _tables(self._sqls, conn)
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
@@ -628,7 +616,7 @@ class SqliteStorage:
             return _WriteUnit(self._writer_for_loop(), self._write_tables)
         return _ReadUnit(self)
 
-    def exclusive(self, name: str) -> Any:
+    def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:
         """Held among this process's tasks: one process serves a SQLite file."""
         return self._locks.exclusive(name)
 

@@ -1,0 +1,41 @@
+"""Work that runs beside the requests, on exactly one instance at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from relay_core.ports import Storage
+from relay_core.services import Services
+from relay_core.services.tasks import SWEEP_BATCH
+
+log = logging.getLogger("relay.server")
+
+
+async def on_one_instance(
+    storage: Storage, name: str, work: Callable[[], Awaitable[None]], standby: float
+) -> None:
+    """Run ``work`` (which runs until it fails or is cancelled) while holding the storage's lock
+    ``name``; an instance without the lock looks again every ``standby`` seconds."""
+    while True:
+        async with storage.exclusive(name) as mine:
+            if mine:
+                await work()
+        await asyncio.sleep(standby)
+
+
+async def sweep_leases(services: Services, interval: float) -> None:
+    """Reap lapsed task leases every ``interval`` seconds, in bounded transactions, from one
+    instance at a time."""
+
+    async def sweep_forever() -> None:
+        while True:
+            try:
+                while await services.tasks.sweep() == SWEEP_BATCH:
+                    pass  # more are waiting: the next batch at once
+            except Exception:  # the next round tries again; task operations still reap
+                log.exception("lease sweep failed")
+            await asyncio.sleep(interval)
+
+    await on_one_instance(services.ctx.storage, "lease-sweep", sweep_forever, interval)
