@@ -4,17 +4,36 @@ The HTTP layer describes the request (who, which key, a fingerprint of what was 
 context variable; ``Service.write`` checks it at the start of its transaction and stores the
 answer in the same transaction as the rows it creates, so a crash can never leave the row
 without its key or the key without its row.
+
+The stored answer may hold a secret shown once (an agent's token, an enrollment's claim), so it
+is never kept in the clear: it is sealed (AES-GCM) with a key derived from the Idempotency-Key
+itself, and found by a hash of that key. Only whoever holds the Idempotency-Key can read the
+answer back, which is exactly who may be shown it again; the database, its WAL and its backups
+hold nothing usable. Keys are at least ``MIN_KEY_LENGTH`` characters so that a guessed key
+cannot open another client's answer on the public enrollment route.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
 from relay_core import models as m
 from relay_core.errors import Conflict
 from relay_core.ports import UnitOfWork, eq, gt, lt
+
+MIN_KEY_LENGTH = 16
+MAX_KEY_LENGTH = 200
+_NONCE_BYTES = 12
 
 
 @dataclass
@@ -28,6 +47,40 @@ class IdempotentRequest:
     checked: bool = False
     recorded: bool = False
 
+    @property
+    def key_hash(self) -> str:
+        """How the stored answer is found: never the key itself."""
+        material = f"relay idempotency lookup\0{self.scope}\0{self.key}".encode()
+        return hashlib.sha256(material).hexdigest()
+
+    def _aead(self) -> AESGCM:
+        hkdf = HKDF(
+            algorithm=hashes.SHA256(),
+            length=32,
+            salt=None,
+            info=f"relay idempotency seal\0{self.scope}".encode(),
+        )
+        return AESGCM(hkdf.derive(self.key.encode()))
+
+    def _associated(self) -> bytes:
+        # Binds the sealed answer to its row: it cannot be moved to another key's record.
+        return f"{self.key_hash}\0{self.fingerprint}\0{self.status}".encode()
+
+    def seal(self, body: str) -> str:
+        """``body`` encrypted under this request's key, as text for the database."""
+        nonce = os.urandom(_NONCE_BYTES)
+        sealed = self._aead().encrypt(nonce, body.encode(), self._associated())
+        return base64.b64encode(nonce + sealed).decode()
+
+    def open(self, sealed: str) -> str | None:
+        """The body sealed by ``seal`` under the same key, or None if it does not open."""
+        raw = base64.b64decode(sealed)
+        try:
+            body = self._aead().decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], self._associated())
+        except InvalidTag:
+            return None
+        return body.decode()
+
 
 current: ContextVar[IdempotentRequest | None] = ContextVar("relay_idempotency", default=None)
 
@@ -35,9 +88,10 @@ current: ContextVar[IdempotentRequest | None] = ContextVar("relay_idempotency", 
 class Replay(Exception):
     """The request was already answered; send this answer again."""
 
-    def __init__(self, record: m.IdempotencyRecord) -> None:
-        super().__init__(f"replay of {record.key}")
-        self.record = record
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__("replay of an earlier answer")
+        self.status = status
+        self.body = body
 
 
 async def check(uow: UnitOfWork, request: IdempotentRequest, now: datetime, ttl: float) -> None:
@@ -45,29 +99,31 @@ async def check(uow: UnitOfWork, request: IdempotentRequest, now: datetime, ttl:
     a different request."""
     found = await uow.idempotency_keys.find(
         eq("scope", request.scope),
-        eq("key", request.key),
+        eq("key_hash", request.key_hash),
         gt("created_at", now - timedelta(seconds=ttl)),
         limit=1,
     )
     if not found:
         return
-    if found[0].fingerprint != request.fingerprint:
-        raise Conflict(f"Idempotency-Key '{request.key}' was already used for a different request")
-    raise Replay(found[0])
+    record = found[0]
+    body = request.open(record.sealed_body) if record.fingerprint == request.fingerprint else None
+    if body is None:
+        raise Conflict("this Idempotency-Key was already used for a different request")
+    raise Replay(record.status, body)
 
 
 async def record(
     uow: UnitOfWork, request: IdempotentRequest, body: str, now: datetime, ttl: float
 ) -> None:
-    """Keep the answer with the rows it describes; forget keys past their window."""
+    """Keep the answer, sealed, with the rows it describes; forget keys past their window."""
     await uow.idempotency_keys.delete_where([lt("created_at", now - timedelta(seconds=ttl))])
     await uow.idempotency_keys.insert(
         m.IdempotencyRecord(
             scope=request.scope,
-            key=request.key,
+            key_hash=request.key_hash,
             fingerprint=request.fingerprint,
             status=request.status,
-            body=body,
+            sealed_body=request.seal(body),
             created_at=now,
         )
     )

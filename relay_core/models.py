@@ -654,10 +654,10 @@ class IdempotencyRecord(Resource):
 
     record_id: int = 0
     scope: str
-    key: str
+    key_hash: str
     fingerprint: str
     status: int
-    body: str
+    sealed_body: str
     created_at: datetime
 
 

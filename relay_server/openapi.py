@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from relay_core import __version__
+from relay_core import __version__, idempotency
 from relay_core import models as m
 from relay_core.services import Services
 from relay_server.routes import ROUTES, Route
@@ -46,7 +46,12 @@ _IDEMPOTENCY_HEADER: dict[str, Any] = {
     "name": "Idempotency-Key",
     "in": "header",
     "required": False,
-    "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+    "schema": {
+        "type": "string",
+        "minLength": idempotency.MIN_KEY_LENGTH,
+        "maxLength": idempotency.MAX_KEY_LENGTH,
+        "pattern": "^[!-~]+$",
+    },
     "description": "Retry-safe creation: the same key and body answer the first answer again",
 }
 

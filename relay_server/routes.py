@@ -339,8 +339,8 @@ def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.StreamRe
             result: BaseModel = await service_method(services)(*args, **kwargs)
         except idempotency.Replay as replay:
             return web.Response(
-                body=replay.record.body.encode(),
-                status=replay.record.status,
+                body=replay.body.encode(),
+                status=replay.status,
                 content_type="application/json",
                 headers={"Idempotent-Replayed": "true"},
             )

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pydantic
 from aiohttp import web
 
+from relay_core import idempotency
 from relay_core.auth import Caller
 from relay_core.errors import AuthenticationError, PayloadTooLarge
 from relay_core.models import ID_PATTERN
@@ -99,7 +100,9 @@ def _json_error(raw: bytes) -> dict[str, Any]:
     return {"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error", "input": {}}
 
 
-_IDEMPOTENCY_KEY = re.compile(r"^[!-~]{1,200}$")
+_IDEMPOTENCY_KEY = re.compile(
+    rf"^[!-~]{{{idempotency.MIN_KEY_LENGTH},{idempotency.MAX_KEY_LENGTH}}}$"
+)
 
 
 def idempotency_key(request: web.Request) -> str | None:
@@ -109,7 +112,9 @@ def idempotency_key(request: web.Request) -> str | None:
         return None
     if not _IDEMPOTENCY_KEY.match(key):
         raise _header_error(
-            "idempotency-key", "Idempotency-Key must be 1-200 visible ASCII characters"
+            "idempotency-key",
+            f"Idempotency-Key must be {idempotency.MIN_KEY_LENGTH}-{idempotency.MAX_KEY_LENGTH}"
+            " visible ASCII characters (a random value, such as a UUID)",
         )
     return key
 

@@ -310,15 +310,15 @@ idempotency_keys = Table(
     metadata,
     _id("record_id"),
     Column("scope", Ref, nullable=False),
-    Column("key", Name, nullable=False),
+    Column("key_hash", String(64), nullable=False),
     Column("fingerprint", String(64), nullable=False),
     Column("status", Integer, nullable=False),
-    Column("body", Text, nullable=False),
+    Column("sealed_body", Text, nullable=False),
     _at(
         "created_at",
         nullable=False,
     ),
-    UniqueConstraint("scope", "key", name="uq_idempotency_keys_scope_key"),
+    UniqueConstraint("scope", "key_hash", name="uq_idempotency_keys_scope_key_hash"),
     Index("ix_idempotency_keys_created", "created_at"),
 )
 

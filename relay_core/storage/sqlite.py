@@ -538,6 +538,8 @@ class SqliteStorage:
         conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        # Deleted rows are overwritten, not left in free pages (old answers, rotated hashes).
+        conn.execute("PRAGMA secure_delete=ON")
         return conn
 
     async def run_sync(self, work: Callable[[Connection], T]) -> T:
@@ -558,6 +560,12 @@ class SqliteStorage:
         from relay_core.storage.migrate import upgrade
 
         await self.run_sync(upgrade)
+        # A revision may have dropped rows that must not linger in the WAL's old frames.
+        conn = self.connect()
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
 
     async def listen(self) -> None:
         """Nothing to listen to: one process serves a SQLite file."""

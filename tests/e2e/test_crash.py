@@ -137,7 +137,7 @@ async def run(server: Restartable, tokens: dict[str, str]) -> dict[str, object]:
         nonlocal recovered
         headers = {"Authorization": f"Bearer {tokens[f'sender-{n}']}"}
         for i in range(PER_SENDER):
-            key = f"s{n}-m{i}"
+            key = f"crash-test-s{n}-m{i}"
             response, attempts = await with_retries(
                 client,
                 "POST",

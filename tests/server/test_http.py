@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, make_mocked_request
+from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 from openapi_spec_validator import validate
 from pydantic import SecretStr
 
@@ -245,19 +245,44 @@ async def test_a_bug_is_500_without_internals(
 
 
 async def test_no_issued_secret_is_stored_in_plaintext(
-    aiohttp_client: Client, tmp_path: Path
+    aiohttp_client: Client, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     url = f"sqlite:///{tmp_path / 'relay.db'}"
     settings = Settings(data_dir=tmp_path, database_url=url)
-    client = await aiohttp_client(create_app(settings))
+    # The server's own access log, as `relay serve` writes it.
+    server = TestServer(create_app(settings))
+    await server.start_server(
+        access_log_class=AccessLogger, access_log=logging.getLogger("relay.access")
+    )
+    client = await aiohttp_client(server)
     operator = (tmp_path / "operator_token").read_text().strip()
     op = {"Authorization": f"Bearer {operator}"}
     secrets = [operator]
     for agent_id in ("alice", "bob"):
-        response = await client.post("/v1/agents/register", json={"agent_id": agent_id}, headers=op)
+        # With an Idempotency-Key, as the SDK sends one: the answer is kept for a replay.
+        keyed = {**op, "Idempotency-Key": f"register-{agent_id}-0123456789"}
+        response = await client.post(
+            "/v1/agents/register", json={"agent_id": agent_id}, headers=keyed
+        )
         secrets.append((await response.json())["token"])
-    enrolled = await (await client.post("/v1/enroll", json={"agent_id": "carol"})).json()
+        replayed = await client.post(
+            "/v1/agents/register", json={"agent_id": agent_id}, headers=keyed
+        )
+        assert replayed.headers["Idempotent-Replayed"] == "true"
+        assert (await replayed.json())["token"] == secrets[-1]  # the holder of the key sees it
+    keyed = {"Idempotency-Key": "enroll-carol-0123456789"}
+    enrolled = await (
+        await client.post("/v1/enroll", json={"agent_id": "carol"}, headers=keyed)
+    ).json()
     secrets.append(enrolled["claim"])
+    guessed = await client.post(
+        "/v1/enroll",
+        json={"agent_id": "carol"},
+        headers={"Idempotency-Key": "enroll-carol-012345678X"},
+    )
+    assert "claim" in await guessed.json()
+    assert (await guessed.json())["claim"] != enrolled["claim"]  # another key: another claim
     await client.post(f"/v1/approvals/{enrolled['approval_id']}/approve", json={}, headers=op)
     polled = await client.get(
         f"/v1/enroll/{enrolled['enroll_id']}", params={"claim": enrolled["claim"]}
@@ -266,8 +291,10 @@ async def test_no_issued_secret_is_stored_in_plaintext(
     assert all(secrets)
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("relay.db*"))
     assert b"alice" in stored  # the check reads the real files
+    logged = caplog.text.encode()
     for secret in secrets:
         assert secret.encode() not in stored
+        assert secret.encode() not in logged
 
 
 async def test_operator_token_is_generated_once_with_mode_0600(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from relay_core.ports import UnitOfWork
+from relay_server.keys import SERVICES
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
 
@@ -20,8 +23,8 @@ async def test_same_key_same_body_replays_byte_for_byte(api: Api) -> None:
     await api.agent("alice")
     await api.agent("bob")
     body = {"to": "bob", "text": "exactly once"}
-    first = await send(api, "k-1", body, api.tokens["alice"])
-    again = await send(api, "k-1", body, api.tokens["alice"])
+    first = await send(api, "k-1-0123456789abcdef", body, api.tokens["alice"])
+    again = await send(api, "k-1-0123456789abcdef", body, api.tokens["alice"])
     assert first[0] == again[0] == 201
     assert first[1] == again[1]  # the very same bytes
     assert (first[2], again[2]) == ("", "true")
@@ -32,11 +35,15 @@ async def test_same_key_same_body_replays_byte_for_byte(api: Api) -> None:
 async def test_same_key_different_body_is_409_and_keys_are_per_caller(api: Api) -> None:
     await api.agent("alice")
     await api.agent("bob")
-    await send(api, "k-2", {"to": "bob", "text": "one"}, api.tokens["alice"])
-    status, body, _ = await send(api, "k-2", {"to": "bob", "text": "two"}, api.tokens["alice"])
+    await send(api, "k-2-0123456789abcdef", {"to": "bob", "text": "one"}, api.tokens["alice"])
+    status, body, _ = await send(
+        api, "k-2-0123456789abcdef", {"to": "bob", "text": "two"}, api.tokens["alice"]
+    )
     assert status == 409 and b"different request" in body
     # Bob's k-2 is his own key.
-    status, _, replayed = await send(api, "k-2", {"to": "alice", "text": "hi"}, api.tokens["bob"])
+    status, _, replayed = await send(
+        api, "k-2-0123456789abcdef", {"to": "alice", "text": "hi"}, api.tokens["bob"]
+    )
     assert status == 201 and replayed == ""
     assert (await api.get("/v1/agents/bob/inbox", as_="bob"))["count"] == 1
 
@@ -46,7 +53,7 @@ async def test_concurrent_retries_with_one_key_create_one_row(api: Api) -> None:
     await api.agent("bob")
     body = {"to": "bob", "text": "burst"}
     results = await asyncio.gather(
-        *(send(api, "k-burst", body, api.tokens["alice"]) for _ in range(10))
+        *(send(api, "k-burst-0123456789abcdef", body, api.tokens["alice"]) for _ in range(10))
     )
     assert {status for status, _, _ in results} == {201}
     assert len({payload for _, payload, _ in results}) == 1
@@ -54,13 +61,16 @@ async def test_concurrent_retries_with_one_key_create_one_row(api: Api) -> None:
 
 
 async def test_every_creating_route_honours_the_key(api: Api) -> None:
-    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}", "Idempotency-Key": "task-key"}
+    headers = {
+        "Authorization": f"Bearer {OPERATOR_TOKEN}",
+        "Idempotency-Key": "task-key-0000000001",
+    }
     first = await api.client.post("/v1/tasks", json={"title": "once"}, headers=headers)
     second = await api.client.post("/v1/tasks", json={"title": "once"}, headers=headers)
     assert first.status == second.status == 201
     assert await first.read() == await second.read()
     assert len((await api.get("/v1/tasks"))["tasks"]) == 1
-    public = {"Idempotency-Key": "enroll-key"}
+    public = {"Idempotency-Key": "enroll-key-000000001"}
     enroll_a = await api.client.post("/v1/enroll", json={"agent_id": "n"}, headers=public)
     enroll_b = await api.client.post("/v1/enroll", json={"agent_id": "n"}, headers=public)
     assert await enroll_a.read() == await enroll_b.read()  # the same claim, shown again
@@ -73,7 +83,7 @@ async def test_every_creating_route_honours_the_key(api: Api) -> None:
 
 async def test_keys_expire_after_their_window(make_api: object) -> None:
     api: Api = await make_api(idempotency_ttl_seconds=60)  # type: ignore[operator]
-    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}", "Idempotency-Key": "old"}
+    headers = {"Authorization": f"Bearer {OPERATOR_TOKEN}", "Idempotency-Key": "old-key-0000000001"}
     await api.client.post("/v1/tasks", json={"title": "t"}, headers=headers)
     api.clock.advance(61)
     again = await api.client.post("/v1/tasks", json={"title": "t"}, headers=headers)
@@ -92,3 +102,34 @@ async def test_delivery_count_makes_redelivery_visible(api: Api) -> None:
         f"/v1/messages/{first['messages'][0]['message_id']}/ack", {"agent_id": "bob"}, as_="bob"
     )
     assert acked["delivery_count"] == 2 and acked["status"] == "acked"
+
+
+async def test_a_stored_answer_holds_no_secret_and_opens_only_with_its_key(api: Api) -> None:
+    headers = {
+        "Authorization": f"Bearer {OPERATOR_TOKEN}",
+        "Idempotency-Key": "reg-0123456789abcdef",
+    }
+    first = await api.client.post("/v1/agents/register", json={"agent_id": "zed"}, headers=headers)
+    token = (await first.json())["token"]
+    storage = api.client.app[SERVICES].ctx.storage
+
+    async def stored(uow: UnitOfWork) -> list[Any]:
+        return await uow.idempotency_keys.find()
+
+    async with storage.unit_of_work(write=False) as uow:
+        records = await stored(uow)
+    assert len(records) == 1
+    assert token not in records[0].model_dump_json()
+    assert "reg-0123456789abcdef" not in records[0].model_dump_json()
+    again = await api.client.post("/v1/agents/register", json={"agent_id": "zed"}, headers=headers)
+    assert (await again.json())["token"] == token
+
+
+async def test_short_keys_are_refused_so_a_public_answer_cannot_be_guessed(api: Api) -> None:
+    for key in ("k", "fifteen-chars-x"):
+        refused = await api.client.post(
+            "/v1/enroll", json={"agent_id": "n"}, headers={"Idempotency-Key": key}
+        )
+        assert refused.status == 422
+        assert (await refused.json())["detail"][0]["loc"] == ["header", "idempotency-key"]
+    assert (await api.get("/v1/approvals"))["approvals"] == []
