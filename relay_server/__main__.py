@@ -18,18 +18,18 @@ from sqlalchemy.engine import make_url
 from relay_core import __version__
 from relay_core.paths import operator_token_path
 from relay_server.app import create_app, open_storage
-from relay_server.middleware import AccessLogger
+from relay_server.logs import AccessLogger, EscapingFormatter
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
 GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPython's default: 700)
 
 
 def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s",
-        stream=sys.stderr,
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
     )
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.
     logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -1,4 +1,4 @@
-"""Request ids, the access log, and the one place where errors become HTTP answers.
+"""Request ids, and the one place where errors become HTTP answers.
 
 A domain error's status is found by walking its class's MRO, so a new subclass inherits the
 status of its parent without touching this file.
@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from aiohttp.abc import AbstractAccessLogger
 
 from relay_core import errors
 from relay_server.keys import CALLER, REQUEST_ID, SERVICES
@@ -130,23 +129,3 @@ async def audit_refusal(request: web.Request, exc: errors.RelayError, status: in
         )
     except Exception:  # the refusal stands even if its audit record cannot be written
         log.exception("could not audit a refused request")
-
-
-class AccessLogger(AbstractAccessLogger):
-    """One line per request: method, path, status, duration and request id (never headers)."""
-
-    @property
-    def enabled(self) -> bool:
-        """Whether lines would be written at all (aiohttp skips the timing and the call if not)."""
-        return self.logger.isEnabledFor(logging.INFO)
-
-    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        self.logger.info(
-            '%s "%s %s" %s %.1fms id=%s',
-            request.remote,
-            request.method,
-            request.rel_url.path,
-            response.status,
-            time * 1000,
-            request.get(REQUEST_ID, "-"),
-        )

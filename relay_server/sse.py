@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -12,9 +13,12 @@ from relay_server.validation import RequestInvalid
 KEEPALIVE = b": keep-alive\n\n"
 
 
+_EVENT_ID = re.compile(r"^[0-9]{1,19}$")  # ASCII digits only: str.isdigit() also takes "²"
+
+
 def parse_last_event_id(value: str) -> int:
     """The cursor a reconnecting client sends back."""
-    if not value.isdigit() or int(value) > 2**63 - 1:
+    if not _EVENT_ID.match(value) or int(value) > 2**63 - 1:
         raise RequestInvalid(
             [{"type": "int_parsing", "loc": ["header", "last-event-id"], "msg": "not an event id"}]
         )

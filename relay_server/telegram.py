@@ -125,7 +125,9 @@ async def webhook(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     expected = settings.telegram_webhook_secret
     given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
-    if expected is None or not hmac.compare_digest(given, expected.get_secret_value()):
+    # Bytes, not str: compare_digest refuses non-ASCII text, and a header may carry any byte.
+    presented = given.encode("utf-8", "surrogateescape")
+    if expected is None or not hmac.compare_digest(presented, expected.get_secret_value().encode()):
         return error_response(403, "forbidden", "the webhook secret does not match")
     services = request.app[SERVICES]
     bridge = services.ctx.bridge
@@ -134,6 +136,6 @@ async def webhook(request: web.Request) -> web.Response:
     try:
         update = await request.json()
         await apply(services, bridge, update)
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return error_response(400, "invalid", "not a Telegram update")
     return web.json_response({"ok": True})

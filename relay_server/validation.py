@@ -73,31 +73,35 @@ async def parse_body(request: web.Request, model: type[M]) -> M:
     try:
         return model.model_validate_json(raw)
     except pydantic.ValidationError as exc:
-        if any(error["type"] == "json_invalid" for error in exc.errors()):
-            raise RequestInvalid([_json_error(raw)]) from None
+        invalid = [error for error in exc.errors() if error["type"] == "json_invalid"]
+        if invalid:
+            reason = invalid[0]["msg"].removeprefix("Invalid JSON: ")
+            raise RequestInvalid([_json_error(raw, reason)]) from None
         raise RequestInvalid(_details(exc, "body", echo_input=True)) from None
 
 
-def _json_error(raw: bytes) -> dict[str, Any]:
+def _json_error(raw: bytes, reason: str) -> dict[str, Any]:
+    """FastAPI's json_invalid detail: the position json.loads reports, else pydantic's reason
+    (nesting too deep, or an integer too long for json.loads to read)."""
     try:
         json.loads(raw)
     except json.JSONDecodeError as exc:
-        return {
-            "type": "json_invalid",
-            "loc": ["body", exc.pos],
-            "msg": "JSON decode error",
-            "input": {},
-            "ctx": {"error": exc.msg},
-        }
+        return _json_invalid(exc.pos, exc.msg)
     except UnicodeDecodeError as exc:
-        return {
-            "type": "json_invalid",
-            "loc": ["body", exc.start],
-            "msg": "JSON decode error",
-            "input": {},
-            "ctx": {"error": "the body is not UTF-8"},
-        }
-    return {"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error", "input": {}}
+        return _json_invalid(exc.start, "the body is not UTF-8")
+    except (ValueError, RecursionError):
+        pass
+    return _json_invalid(0, reason)
+
+
+def _json_invalid(position: int, reason: str) -> dict[str, Any]:
+    return {
+        "type": "json_invalid",
+        "loc": ["body", position],
+        "msg": "JSON decode error",
+        "input": {},
+        "ctx": {"error": reason},
+    }
 
 
 _IDEMPOTENCY_KEY = re.compile(

@@ -106,6 +106,13 @@ async def test_a_reply_by_webhook_reaches_the_agent_once(api: Api, bot: respx.Mo
 async def test_the_webhook_checks_its_secret(api: Api) -> None:
     assert await hook(api, reply(1, "x", to=1), secret="wrong") == 403
     assert await hook(api, reply(1, "x", to=1), secret=None) == 403
+    assert await hook(api, reply(1, "x", to=1), secret="sécret²") == 403  # was a 500
+    deep = await api.client.post(
+        "/v1/bridges/telegram/webhook",
+        data=b"[" * 5000 + b"]" * 5000,
+        headers={"X-Telegram-Bot-Api-Secret-Token": HOOK},
+    )
+    assert deep.status == 400
 
 
 async def test_replies_by_long_polling_survive_a_restart_without_repeats(

@@ -1,0 +1,34 @@
+"""Inputs that once made a 500: each is a 4xx with a body that says why, on every backend."""
+
+from __future__ import annotations
+
+from tests.server.conftest import OPERATOR_TOKEN, Api
+
+OPERATOR = {"Authorization": f"Bearer {OPERATOR_TOKEN}", "Content-Type": "application/json"}
+DEEP = b'{"agent_id":"deep","metadata":{"x":' + b"[" * 1000 + b"]" * 1000 + b"}}"
+LONG_INTEGER = b'{"title":"t","priority":' + b"7" * 5000 + b"}"
+
+
+async def test_json_nested_a_thousand_deep_is_422_even_anonymously(api: Api) -> None:
+    for path, headers in (("/v1/enroll", {}), ("/v1/agents/register", OPERATOR)):
+        response = await api.client.post(path, data=DEEP, headers=headers)
+        assert response.status == 422, await response.text()
+        (error,) = (await response.json())["detail"]
+        assert error["type"] == "json_invalid" and error["loc"][0] == "body"
+        assert "recursion" in error["ctx"]["error"]
+
+
+async def test_an_integer_of_5000_digits_is_422(api: Api) -> None:
+    response = await api.client.post("/v1/tasks", data=LONG_INTEGER, headers=OPERATOR)
+    assert response.status == 422, await response.text()
+    assert (await response.json())["detail"][0]["type"] == "json_invalid"
+    assert (await api.get("/v1/tasks"))["tasks"] == []
+
+
+async def test_a_last_event_id_that_is_not_ascii_digits_is_422(api: Api) -> None:
+    for value in ("²", "١٢", "-1", "1e3", "9" * 20):
+        response = await api.client.get(
+            "/v1/events/stream", headers={**OPERATOR, "Last-Event-ID": value}
+        )
+        assert response.status == 422, (value, await response.text())
+        assert (await response.json())["detail"][0]["loc"] == ["header", "last-event-id"]
