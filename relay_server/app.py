@@ -20,7 +20,7 @@ from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server import telegram
-from relay_server.background import sweep_leases
+from relay_server.background import sweep
 from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES, SETTINGS
 from relay_server.middleware import error_middleware, request_id_middleware
@@ -104,9 +104,9 @@ def create_app(
         if isinstance(platform, TelegramBridge) and settings.telegram_mode == "poll":
             poll = telegram.poll(services, platform)
             background.append(asyncio.create_task(poll, name="telegram-poll"))
-        if settings.lease_sweep_seconds > 0:
-            sweep = sweep_leases(services, settings.lease_sweep_seconds)
-            background.append(asyncio.create_task(sweep, name="lease-sweep"))
+        if settings.sweep_seconds > 0:
+            sweeping = sweep(services, settings.sweep_seconds)
+            background.append(asyncio.create_task(sweeping, name="sweep"))
         try:
             yield
         finally:

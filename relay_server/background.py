@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from relay_core.ports import Storage
 from relay_core.services import Services
-from relay_core.services.tasks import SWEEP_BATCH
+from relay_core.services.base import SWEEP_BATCH
 
 log = logging.getLogger("relay.server")
 
@@ -25,17 +25,19 @@ async def on_one_instance(
         await asyncio.sleep(standby)
 
 
-async def sweep_leases(services: Services, interval: float) -> None:
-    """Reap lapsed task leases every ``interval`` seconds, in bounded transactions, from one
-    instance at a time."""
+async def sweep(services: Services, interval: float) -> None:
+    """Every ``interval`` seconds, reap lapsed task leases and persist expired enrollments, in
+    bounded transactions, from one instance at a time."""
+    sweeps = (services.tasks.sweep, services.enroll.sweep)
 
     async def sweep_forever() -> None:
         while True:
-            try:
-                while await services.tasks.sweep() == SWEEP_BATCH:
-                    pass  # more are waiting: the next batch at once
-            except Exception:  # the next round tries again; task operations still reap
-                log.exception("lease sweep failed")
+            for one in sweeps:
+                try:
+                    while await one() == SWEEP_BATCH:
+                        pass  # more are waiting: the next batch at once
+                except Exception:  # the next round tries again; operations still check
+                    log.exception("background sweep failed")
             await asyncio.sleep(interval)
 
-    await on_one_instance(services.ctx.storage, "lease-sweep", sweep_forever, interval)
+    await on_one_instance(services.ctx.storage, "sweep", sweep_forever, interval)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from relay_core.auth import OPERATOR_TOKEN_PREFIX, new_token
@@ -47,8 +47,15 @@ class Settings(BaseSettings):
     max_wait_seconds: float = Field(
         default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"
     )
-    lease_sweep_seconds: float = Field(
-        default=1.0, ge=0, description="how often lapsed task leases are reaped; 0: only lazily"
+    sweep_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        # RELAY_LEASE_SWEEP_SECONDS: its name before the sweep also expired enrollments.
+        validation_alias=AliasChoices(
+            "sweep_seconds", "RELAY_SWEEP_SECONDS", "RELAY_LEASE_SWEEP_SECONDS"
+        ),
+        description="how often lapsed task leases are reaped and due enrollments expired in the "
+        "background; 0: only when an operation finds them",
     )
     telegram_bot_token: SecretStr | None = None
     telegram_chat_id: int | None = None

@@ -70,10 +70,8 @@ class ApprovalsService(Service):
                         uow, enrollment, now, self.ctx.config.enrollment_ttl_seconds
                     )
                     approval = await require_approval(uow, approval_id)
-            if approval.status == outcome:
-                return approval
             if approval.status != "pending":
-                raise Conflict(f"approval {approval_id} is already {approval.status}")
+                return approval  # already decided (or expired just now): said after commit
             decided = await uow.approvals.update(
                 approval_id,
                 {
@@ -95,9 +93,12 @@ class ApprovalsService(Service):
             return decided
 
         newly: list[m.Approval] = []
+        # An expiry found here is committed, not rolled back with the 409 it causes.
         approval = await self.write(work)
         if newly:
             await show_decision(self, newly[-1])
+        elif approval.status != outcome:
+            raise Conflict(f"approval {approval_id} is already {approval.status}")
         return approval
 
     async def by_platform_message(self, platform_message_id: str) -> m.Approval | None:

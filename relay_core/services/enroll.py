@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from relay_core import models as m
 from relay_core.auth import AGENT_TOKEN_PREFIX, CLAIM_PREFIX, hash_secret, new_token, same_secret
 from relay_core.errors import Conflict, NotFound, StaleWrite
-from relay_core.ports import UnitOfWork
+from relay_core.ports import UnitOfWork, eq, lt
 from relay_core.services.access import CREDENTIALS
-from relay_core.services.base import Service
+from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import present
 
@@ -31,12 +31,27 @@ async def expire_if_due(
     if expired is None:
         raise StaleWrite("enrollment changed")
     if enrollment.approval_id is not None:
-        await uow.approvals.update(
+        approval = await uow.approvals.update(
             enrollment.approval_id,
             {"status": "expired", "decided_at": now, "decided_by": "relay"},
             expect={"status": "pending"},
         )
+        if approval is not None:
+            await announce_approval(uow, approval, "approval.decided", now)
     return expired
+
+
+async def expire_due(uow: UnitOfWork, now: datetime, ttl: int, limit: int) -> int:
+    """Expire up to ``limit`` pending enrollments whose time is over; how many."""
+    due = await uow.enrollments.find(
+        eq("status", "pending"),
+        lt("created_at", now - timedelta(seconds=ttl)),
+        order_by="created_at",
+        limit=limit,
+    )
+    for enrollment in due:
+        await expire_if_due(uow, enrollment, now, ttl)
+    return len(due)
 
 
 async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -> None:
@@ -69,6 +84,24 @@ async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -
 
 class EnrollService(Service):
     """Public endpoints for agents that have no token yet."""
+
+    async def sweep(self, limit: int = SWEEP_BATCH) -> int:
+        """Persist the expiry of up to ``limit`` enrollments whose time is over, so the
+        approvals queue and its count stop showing them; how many expired."""
+        ttl = self.ctx.config.enrollment_ttl_seconds
+
+        async def any_due(uow: UnitOfWork) -> bool:
+            cutoff = self.now() - timedelta(seconds=ttl)
+            return bool(
+                await uow.enrollments.count(eq("status", "pending"), lt("created_at", cutoff))
+            )
+
+        async def work(uow: UnitOfWork) -> int:
+            return await expire_due(uow, self.now(), ttl, limit)
+
+        if not await self.read(any_due):
+            return 0
+        return await self.write(work)
 
     async def request(self, body: m.EnrollRequest) -> m.EnrollmentCreated:
         """Ask to join; answers with the claim to poll with (shown once)."""

@@ -18,14 +18,13 @@ from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq, in_, lt
 from relay_core.services.agents import require_agent
-from relay_core.services.base import Service
+from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, task_data
 from relay_core.services.messages import require_room
 
 T = TypeVar("T")
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
-SWEEP_BATCH = 200  # lapsed leases reaped per transaction by the background sweep
 
 
 async def any_lapsed(uow: UnitOfWork, now: datetime) -> bool:

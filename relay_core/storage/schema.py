@@ -245,6 +245,7 @@ enrollments = Table(
     _at("created_at", nullable=False),
     _at("decided_at"),
     Column("claim_hash", String(64), nullable=False),
+    Index("ix_enrollments_status_created", "status", "created_at"),
 )
 
 interventions = Table(

@@ -107,3 +107,34 @@ async def test_pending_enrollment_expires(make_api: Any) -> None:
     approval = await api.get(f"/v1/approvals/{created['approval_id']}")
     assert approval["status"] == "expired"
     await api.post(f"/v1/approvals/{created['approval_id']}/approve", {}, expect=409)
+
+
+async def test_deciding_an_expired_enrollment_keeps_it_expired(make_api: Any) -> None:
+    # No sweep: the decision itself finds the expiry, and the 409 must not roll it back.
+    api: Api = await make_api(enrollment_ttl_seconds=60, sweep_seconds=0)
+    created = await enroll(api)
+    api.clock.advance(61)
+    refused = await api.post(f"/v1/approvals/{created['approval_id']}/approve", {}, expect=409)
+    assert "expired" in refused["detail"]
+    assert (await api.get("/v1/approvals", status="pending"))["approvals"] == []
+    assert (await api.get("/v1/status"))["counts"]["pending_approvals"] == 0
+    await api.post(f"/v1/approvals/{created['approval_id']}/reject", {}, expect=409)
+    assert (await api.get(f"/v1/approvals/{created['approval_id']}"))["status"] == "expired"
+
+
+async def test_the_sweep_expires_enrollments_nobody_touches(make_api: Any) -> None:
+    api: Api = await make_api(enrollment_ttl_seconds=60, sweep_seconds=0.05)
+    created = await enroll(api)
+    assert (await api.get("/v1/status"))["counts"]["pending_approvals"] == 1
+    api.clock.advance(61)
+    deadline = asyncio.get_running_loop().time() + 5
+    while (await api.get("/v1/approvals", status="pending"))["approvals"]:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
+    assert (await api.get("/v1/status"))["counts"]["pending_approvals"] == 0
+    approval = await api.get(f"/v1/approvals/{created['approval_id']}")
+    assert approval["status"] == "expired" and approval["decided_by"] == "relay"
+    feed = await api.get("/v1/events", after=0)
+    assert [e["data"]["status"] for e in feed["events"] if e["kind"] == "approval.decided"] == [
+        "expired"
+    ]

@@ -150,7 +150,7 @@ async def test_a_lapsed_lease_reopens_the_task_and_fences_the_old_claimer(api: A
 
 
 async def test_lapsed_leases_are_swept_without_any_task_operation(make_api: Any) -> None:
-    api: Api = await make_api(lease_sweep_seconds=0.05)
+    api: Api = await make_api(sweep_seconds=0.05)
     await api.agent("alice")
     task_ids = [await make_task(api) for _ in range(3)]
     for task_id in task_ids:
