@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from relay_core.errors import PermissionDenied
@@ -42,6 +42,9 @@ class Caller:
 
     kind: Literal["operator", "agent"]
     agent_id: str | None = None
+    # The hash of the agent token that authenticated the caller, so a request that outlives a
+    # rotation (a long-poll, a stream) can tell that its token no longer holds.
+    token_hash: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_operator(self) -> bool:

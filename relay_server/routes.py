@@ -7,6 +7,7 @@ and body into their models, call the service with them as keyword arguments, dum
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import operator
 from collections.abc import Awaitable, Callable
@@ -323,7 +324,10 @@ def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.StreamRe
         if route.body is not None:
             kwargs["body"] = await parse_body(request, route.body)
         if route.stream:
-            return await stream_events(request, service_method(services)(*args, **kwargs))
+            assert caller is not None  # every stream needs a token
+            events = service_method(services)(*args, **kwargs)
+            watch = functools.partial(services.access.until_revoked, caller)
+            return await stream_events(request, events, watch)
         key = idempotency_key(request) if route.idempotent else None
         token = None
         if key is not None:
@@ -336,7 +340,11 @@ def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.StreamRe
                 )
             )
         try:
-            result: BaseModel = await service_method(services)(*args, **kwargs)
+            call = service_method(services)(*args, **kwargs)
+            if caller is not None and kwargs.get("wait"):
+                # A long-poll outlives the authentication it began with: a rotation ends it.
+                call = services.access.until_revoked(caller, call)
+            result: BaseModel = await call
         except idempotency.Replay as replay:
             return web.Response(
                 body=replay.body.encode(),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
+from relay_core.errors import AuthenticationError
 from relay_core.models import Event
 from relay_server.validation import RequestInvalid
 
@@ -33,9 +35,12 @@ def frame(event: Event) -> bytes:
 
 
 async def stream_events(
-    request: web.Request, events: AsyncIterator[Event | None]
+    request: web.Request,
+    events: AsyncIterator[Event | None],
+    until_revoked: Callable[[Awaitable[None]], Awaitable[None]],
 ) -> web.StreamResponse:
-    """Send ``events`` until the client leaves or the server shuts down."""
+    """Send ``events`` until the client leaves, the server shuts down, or ``until_revoked``
+    says the caller's token was rotated: then a last ``unauthenticated`` frame, and the end."""
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -44,9 +49,16 @@ async def stream_events(
         }
     )
     await response.prepare(request)
-    try:
+
+    async def pump() -> None:
         async for event in events:
             await response.write(KEEPALIVE if event is None else frame(event))
+
+    try:
+        await until_revoked(pump())
+    except AuthenticationError as exc:
+        body = json.dumps({"detail": exc.detail, "code": exc.code})
+        await response.write(f"event: {exc.code}\ndata: {body}\n\n".encode())
     except ConnectionResetError:
         pass  # the client went away; it resumes with Last-Event-ID
     return response

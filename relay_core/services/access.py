@@ -9,13 +9,18 @@ never remembered.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import time
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret
 from relay_core.errors import AuthenticationError, PermissionDenied
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.base import Context, Service
+
+T = TypeVar("T")
 
 CREDENTIALS = "credentials"
 CACHE_SECONDS = 5.0
@@ -59,7 +64,42 @@ class AccessService(Service):
             raise PermissionDenied(
                 f"this token belongs to agent '{agent_id}', not '{agent_header}'"
             )
-        return Caller("agent", agent_id)
+        return Caller("agent", agent_id, presented)
+
+    async def revoked(self, token_hash: str, agent_id: str | None) -> None:
+        """Return once ``token_hash`` no longer names ``agent_id`` (the token was rotated, on
+        this instance or another).
+
+        A token change publishes ``CREDENTIALS`` (other instances hear it through the storage's
+        hints) and the token is checked again at once; it is also checked every
+        ``CACHE_SECONDS`` in case a hint was lost."""
+        hub = self.ctx.storage.hub
+        while True:
+            with hub.subscribe(CREDENTIALS) as subscription:
+                if await self._agent_of(token_hash) != agent_id:
+                    return
+                await subscription.wait(CACHE_SECONDS)
+            if hub.closed:  # shutting down: the request ends on its own; stop re-checking
+                await asyncio.Event().wait()
+
+    async def until_revoked(self, caller: Caller, work: Awaitable[T]) -> T:
+        """``work``'s result, unless the agent token the caller authenticated with is revoked
+        first: then ``work`` is cancelled and this raises AuthenticationError. For requests
+        that wait (long-polls, streams), so a rotated token stops reading at once."""
+        if caller.token_hash is None:  # the operator's token is not rotated at run time
+            return await work
+        task = asyncio.ensure_future(work)
+        watch = asyncio.ensure_future(self.revoked(caller.token_hash, caller.agent_id))
+        try:
+            await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for future in (task, watch):
+                future.cancel()  # no effect on the one that finished
+            await asyncio.gather(task, watch, return_exceptions=True)
+        if not task.cancelled():
+            return task.result()
+        watch.result()  # what broke the check, if anything did
+        raise AuthenticationError("the bearer token was rotated while this request waited")
 
     async def _agent_of(self, token_hash: str) -> str | None:
         """The agent holding the token with this hash, if any."""

@@ -102,6 +102,39 @@ def test_a_token_rotated_on_a_is_refused_on_b_within_a_second(
             assert client.get("/v1/agents").status_code == 200
 
 
+def test_a_rotation_on_a_ends_the_old_tokens_long_poll_and_stream_on_b(
+    tmp_path: Path, database: str
+) -> None:
+    with instance(tmp_path / "a", database) as a, instance(tmp_path / "b", database) as b:
+        old = register(a, "bob")
+        ended: dict[str, tuple[float, str]] = {}
+
+        def poll() -> None:
+            with http(b, old) as client:
+                response = client.get("/v1/agents/bob/inbox", params={"wait": 20})
+                ended["poll"] = (time.monotonic(), str(response.status_code))
+
+        def stream() -> None:
+            with http(b, old) as client, client.stream("GET", "/v1/events/stream") as response:
+                last = "".join(response.iter_text())  # until the server ends it
+                ended["stream"] = (time.monotonic(), last)
+
+        waiting = [threading.Thread(target=poll), threading.Thread(target=stream)]
+        for thread in waiting:
+            thread.start()
+        time.sleep(1.0)  # both wait on B
+        with http(a) as op:
+            op.post(
+                "/v1/agents/register", json={"agent_id": "bob", "rotate_token": True}
+            ).raise_for_status()
+        rotated_at = time.monotonic()
+        for thread in waiting:
+            thread.join(timeout=25)
+        assert ended["poll"][1] == "401"
+        assert "event: unauthenticated" in ended["stream"][1]
+        assert max(at for at, _ in ended.values()) - rotated_at < 1.0
+
+
 def test_two_processes_of_sixteen_claimers_claim_each_task_once(
     tmp_path: Path, database: str
 ) -> None:

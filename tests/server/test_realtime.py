@@ -163,3 +163,51 @@ async def test_shutdown_wakes_long_polls(make_api: Any) -> None:
     await api.client.server.app.shutdown()  # what aiohttp runs first on SIGTERM
     inbox = await asyncio.wait_for(poll, 5)
     assert inbox["count"] == 0 and time.monotonic() - started < 2
+
+
+async def rotate(api: Api, agent_id: str) -> None:
+    body = {"agent_id": agent_id, "rotate_token": True}
+    api.tokens[agent_id] = (await api.post("/v1/agents/register", body, expect=201))["token"]
+
+
+async def test_a_rotation_ends_a_long_poll_begun_with_the_old_token(api: Api) -> None:
+    await api.agent("bob")
+    for path, params in (("/v1/agents/bob/inbox", {"wait": 30}), ("/v1/events", {"wait": 30})):
+        old = api.tokens["bob"]
+        poll = asyncio.create_task(
+            api.client.get(path, params=params, headers=api.headers(None, old))
+        )
+        await asyncio.sleep(0.2)
+        assert not poll.done()
+        await rotate(api, "bob")
+        rotated_at = time.monotonic()
+        response = await asyncio.wait_for(poll, 5)
+        assert response.status == 401, await response.text()
+        assert time.monotonic() - rotated_at < 1.0
+        assert "rotated" in (await response.json())["detail"]
+    # Nothing sent after the rotation reaches the old token.
+    await api.post("/v1/messages", {"to": "bob", "text": "after"}, expect=201)
+    await api.get("/v1/agents/bob/inbox", token=old, expect=401)
+
+
+async def test_a_rotation_closes_a_stream_opened_with_the_old_token(api: Api) -> None:
+    await api.agent("bob")
+    old = api.tokens["bob"]
+    stream = await api.client.get("/v1/events/stream", headers=api.headers(None, old))
+    assert stream.status == 200
+    await api.post("/v1/messages", {"to": "bob", "text": "before"}, expect=201)
+    [before] = await read_frames(stream, 1)
+    assert before["event"] == "message.created"
+    await rotate(api, "bob")
+    rotated_at = time.monotonic()
+    rest = await asyncio.wait_for(stream.content.read(), 5)  # the server ends the stream
+    assert time.monotonic() - rotated_at < 1.0
+    assert b"event: unauthenticated" in rest and b"message.created" not in rest
+
+
+async def test_a_long_poll_of_the_operator_is_not_watched_for_rotation(api: Api) -> None:
+    await api.agent("bob")
+    poll = asyncio.create_task(api.get("/v1/agents/bob/inbox", wait=0.5))
+    await asyncio.sleep(0.1)
+    await rotate(api, "bob")
+    assert (await poll)["count"] == 0
