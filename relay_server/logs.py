@@ -14,6 +14,7 @@ import re
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
+from relay_server.clients import remote
 from relay_server.keys import REQUEST_ID
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
@@ -47,7 +48,7 @@ class AccessLogger(AbstractAccessLogger):
         """Write the request's line."""
         self.logger.info(
             '%s "%s %s" %s %.1fms id=%s',
-            printable(request.remote or "-"),
+            printable(remote(request)),
             printable(request.method),
             printable(request.rel_url.path),
             response.status,

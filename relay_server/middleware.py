@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from relay_core import errors
-from relay_server.keys import CALLER, REQUEST_ID, SERVICES
+from relay_server.clients import client_address, remote
+from relay_server.keys import CALLER, CLIENT_ADDRESS, REQUEST_ID, SERVICES, SETTINGS
 from relay_server.validation import RequestInvalid
 
 log = logging.getLogger("relay.server")
@@ -63,10 +64,12 @@ def error_response(status: int, code: str, detail: str) -> web.Response:
 
 @web.middleware
 async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Adopt a sane incoming ``X-Request-ID`` or make one; echo it on every answer."""
+    """Adopt a sane incoming ``X-Request-ID`` or make one, echo it on every answer; note the
+    client's address."""
     incoming = request.headers.get("X-Request-ID", "")
     request_id = incoming if _INCOMING_ID.match(incoming) else new_request_id()
     request[REQUEST_ID] = request_id
+    request[CLIENT_ADDRESS] = client_address(request, request.app[SETTINGS].trusted_proxies)
     try:
         response = await handler(request)
     except web.HTTPException as exc:
@@ -123,7 +126,7 @@ async def audit_refusal(request: web.Request, exc: errors.RelayError, status: in
             params={
                 "status": status,
                 "request_id": request.get(REQUEST_ID, "-"),
-                "remote": request.remote,
+                "remote": remote(request),
                 "x_agent_id": request.headers.get("X-Agent-ID"),
             },
         )

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from relay_core import idempotency
 from relay_core import models as m
 from relay_server import params as p
+from relay_server.clients import remote
 from relay_server.keys import CALLER, CALLER_LIMIT, ENROLL_LIMIT, SERVICES
 from relay_server.sse import parse_last_event_id, stream_events
 from relay_server.validation import authenticate, idempotency_key, parse_body, parse_params
@@ -312,7 +313,7 @@ def make_handler(route: Route) -> Callable[[web.Request], Awaitable[web.StreamRe
             request.app[CALLER_LIMIT].take(f"{caller.kind}:{caller.name}", caller.name)
             args.append(caller)
         elif route.tag == "enroll":
-            address = request.remote or "unknown"
+            address = remote(request)
             request.app[ENROLL_LIMIT].take(f"ip:{address}", address)
         kwargs: dict[str, Any] = {}
         if route.path_params is not None:

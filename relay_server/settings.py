@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from relay_core.auth import OPERATOR_TOKEN_PREFIX, new_token
 from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path
@@ -63,8 +64,19 @@ class Settings(BaseSettings):
     telegram_mode: Literal["poll", "webhook"] = "poll"
     telegram_webhook_secret: SecretStr | None = None
     telegram_mirror_rooms: bool = False
+    trusted_proxies: Annotated[list[IPv4Network | IPv6Network], NoDecode] = Field(
+        default_factory=list,
+        description="CIDRs of proxies whose X-Forwarded-For is believed (comma-separated)",
+    )
     workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
     log_level: str = "INFO"
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @property
     def resolved_database_url(self) -> str:

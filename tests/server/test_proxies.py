@@ -1,0 +1,51 @@
+"""Behind a proxy: only a trusted proxy's X-Forwarded-For names the client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.server.conftest import Api
+
+
+async def enroll_from(api: Api, n: int, forwarded: str) -> int:
+    response = await api.client.post(
+        "/v1/enroll", json={"agent_id": f"agent-{n}"}, headers={"X-Forwarded-For": forwarded}
+    )
+    await response.read()
+    return response.status
+
+
+async def test_a_trusted_proxy_has_each_client_limited_on_its_own(make_api: Any) -> None:
+    api: Api = await make_api(trusted_proxies="127.0.0.0/8, ::1/128")
+    statuses = [await enroll_from(api, n, f"203.0.113.{n}") for n in range(80)]
+    assert statuses == [201] * 80
+    # One client through the proxy is limited as one client (burst 20).
+    statuses = [await enroll_from(api, 100 + n, "198.51.100.7") for n in range(25)]
+    assert statuses.count(429) == 5
+
+
+async def test_without_trusted_proxies_the_header_is_ignored(make_api: Any) -> None:
+    api: Api = await make_api()
+    statuses = [await enroll_from(api, n, f"203.0.113.{n}") for n in range(25)]
+    assert statuses.count(429) == 5  # every request is the peer's, whatever it claims
+
+
+async def test_a_client_cannot_slip_an_address_past_the_proxy(make_api: Any) -> None:
+    api: Api = await make_api(trusted_proxies="127.0.0.1/32")
+    # The client wrote the left part; the proxy appended the address it saw.
+    statuses = [await enroll_from(api, n, f"10.9.9.{n}, 198.51.100.8") for n in range(25)]
+    assert statuses.count(429) == 5
+
+
+async def test_the_audit_records_the_forwarded_address(make_api: Any) -> None:
+    api: Api = await make_api(trusted_proxies="127.0.0.1/32")
+    await api.get(
+        "/v1/agents",
+        token="rly_agent_nobody",
+        headers={"X-Forwarded-For": "203.0.113.9"},
+        expect=401,
+    )
+    refused = [
+        a for a in (await api.get("/v1/actions"))["actions"] if a["action"] == "auth.refused"
+    ]
+    assert refused[0]["params"]["remote"] == "203.0.113.9"
