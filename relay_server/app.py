@@ -22,10 +22,11 @@ from relay_core.storage.sqlite import SqliteStorage
 from relay_server import telegram
 from relay_server.background import sweep
 from relay_server.console import add_console
-from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES, SETTINGS
+from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
 from relay_server.middleware import error_middleware, request_id_middleware
 from relay_server.openapi import build_openapi
 from relay_server.ratelimit import TokenBucket
+from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
@@ -98,9 +99,11 @@ def create_app(
         await platform.start()
         services = Services(Context(store, platform, core_config(settings), clock))
         app[SERVICES] = services
+        refusal_limit = TokenBucket(settings.refusal_rate_limit, settings.refusal_rate_limit_burst)
+        app[REFUSALS] = Refusals(services, refusal_limit, clock=lambda: clock().timestamp())
         app[OPENAPI] = json.dumps(build_openapi(services)).encode()
         log.info("storage %s, bridge %s, auth %s", store.name, platform.name, settings.auth)
-        background = []
+        background = [asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit")]
         if isinstance(platform, TelegramBridge) and settings.telegram_mode == "poll":
             poll = telegram.poll(services, platform)
             background.append(asyncio.create_task(poll, name="telegram-poll"))

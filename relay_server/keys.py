@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aiohttp import web
 
 from relay_core.auth import Caller
 from relay_core.services import Services
 from relay_server.ratelimit import TokenBucket
 from relay_server.settings import Settings
+
+if TYPE_CHECKING:  # refusals.py reads keys of this module
+    from relay_server.refusals import Refusals
 
 SETTINGS = web.AppKey("settings", Settings)
 SERVICES = web.AppKey("services", Services)
@@ -16,3 +21,4 @@ CALLER = web.RequestKey("caller", Caller)
 CLIENT_ADDRESS = web.RequestKey("client_address", str)
 CALLER_LIMIT = web.AppKey("caller_limit", TokenBucket)
 ENROLL_LIMIT = web.AppKey("enroll_limit", TokenBucket)
+REFUSALS: web.AppKey[Refusals] = web.AppKey("refusals")

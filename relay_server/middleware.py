@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from relay_core import errors
-from relay_server.clients import client_address, remote
-from relay_server.keys import CALLER, CLIENT_ADDRESS, REQUEST_ID, SERVICES, SETTINGS
+from relay_server.clients import client_address
+from relay_server.keys import CLIENT_ADDRESS, REFUSALS, REQUEST_ID, SETTINGS
 from relay_server.validation import RequestInvalid
 
 log = logging.getLogger("relay.server")
@@ -87,9 +87,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except RequestInvalid as exc:
         return web.json_response({"detail": exc.errors}, status=422)
     except errors.RelayError as exc:
-        response = error_response(status_for(exc), exc.code, exc.detail)
         if isinstance(exc, errors.AuthenticationError | errors.PermissionDenied):
-            await audit_refusal(request, exc, status_for(exc))
+            exc = await request.app[REFUSALS].refused(request, exc, status_for(exc)) or exc
+        response = error_response(status_for(exc), exc.code, exc.detail)
         if isinstance(exc, errors.AuthenticationError):
             response.headers["WWW-Authenticate"] = "Bearer"
         if isinstance(exc, errors.RateLimited):
@@ -112,23 +112,3 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return error_response(
             500, "internal", f"internal error; quote request id {request_id} when reporting it"
         )
-
-
-async def audit_refusal(request: web.Request, exc: errors.RelayError, status: int) -> None:
-    """Every 401 and 403 goes to the action log: who (if known), what, why — never the token."""
-    caller = request.get(CALLER)
-    try:
-        await request.app[SERVICES].actions.audit(
-            agent_id=caller.name if caller else "anonymous",
-            action="auth.refused",
-            target=f"{request.method} {request.path}",
-            outcome=f"{status} {exc.code}: {exc.detail}",
-            params={
-                "status": status,
-                "request_id": request.get(REQUEST_ID, "-"),
-                "remote": remote(request),
-                "x_agent_id": request.headers.get("X-Agent-ID"),
-            },
-        )
-    except Exception:  # the refusal stands even if its audit record cannot be written
-        log.exception("could not audit a refused request")

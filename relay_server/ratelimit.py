@@ -1,4 +1,5 @@
-"""Token buckets: per caller on authenticated routes, per client address on enrollment.
+"""Token buckets: per caller on authenticated routes, per client address on enrollment and on
+refused authentications.
 
 Buckets live in the process: with several instances each enforces its own share, which bounds a
 caller at N times the rate — generous by design, and documented in docs/deploy.md.
@@ -31,6 +32,18 @@ class TokenBucket:
         if self.rate <= 0:
             return
         now = self._clock()
+        tokens = self._refill(key, now, what)
+        self._buckets[key] = (tokens - 1, now)
+        if len(self._buckets) > MAX_BUCKETS:
+            self._prune(now)
+
+    def check(self, key: str, what: str) -> None:
+        """Raise ``RateLimited`` if ``key``'s bucket is empty, without spending from it."""
+        if self.rate <= 0 or key not in self._buckets:
+            return
+        self._refill(key, self._clock(), what)
+
+    def _refill(self, key: str, now: float, what: str) -> float:
         tokens, last = self._buckets.get(key, (self.burst, now))
         tokens = min(self.burst, tokens + (now - last) * self.rate)
         if tokens < 1:
@@ -38,9 +51,7 @@ class TokenBucket:
             raise RateLimited(
                 f"too many requests from {what}; slow down", retry_after=(1 - tokens) / self.rate
             )
-        self._buckets[key] = (tokens - 1, now)
-        if len(self._buckets) > MAX_BUCKETS:
-            self._prune(now)
+        return tokens
 
     def _prune(self, now: float) -> None:
         full = [

@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     rate_limit_burst: float = Field(default=400.0, ge=1)
     enroll_rate_limit: float = Field(default=1.0, ge=0, description="enrollments/s per address")
     enroll_rate_limit_burst: float = Field(default=20.0, ge=1)
+    refusal_rate_limit: float = Field(
+        default=2.0, ge=0, description="refused authentications/s per address before 429; 0: off"
+    )
+    refusal_rate_limit_burst: float = Field(default=20.0, ge=1)
     max_wait_seconds: float = Field(
         default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"
     )

@@ -19,7 +19,7 @@ from relay_core.auth import Caller
 from relay_core.errors import AuthenticationError, PayloadTooLarge
 from relay_core.models import ID_PATTERN
 from relay_core.services import Services
-from relay_server.keys import SETTINGS
+from relay_server.keys import REFUSALS, SETTINGS
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
@@ -141,4 +141,7 @@ async def authenticate(request: web.Request, services: Services) -> Caller:
             token = match.group(1)
         elif services.ctx.config.auth_enabled:
             raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
+    if not services.access.recognizes(token):
+        # An address that spent its budget of refusals gets 429 before any lookup.
+        request.app[REFUSALS].check(request)
     return await services.access.authenticate(token, agent_header)

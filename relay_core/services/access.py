@@ -66,6 +66,20 @@ class AccessService(Service):
             )
         return Caller("agent", agent_id, presented)
 
+    def recognizes(self, token: str | None) -> bool:
+        """Whether ``token`` is known good without asking the database (the operator's, or an
+        agent token used in the last few seconds)."""
+        if not token:
+            return False
+        presented = hash_secret(token)
+        config = self.ctx.config
+        if config.operator_token_hash and hmac.compare_digest(
+            presented, config.operator_token_hash
+        ):
+            return True
+        known = self._known.get(presented)
+        return known is not None and time.monotonic() - known[1] < CACHE_SECONDS
+
     async def revoked(self, token_hash: str, agent_id: str | None) -> None:
         """Return once ``token_hash`` no longer names ``agent_id`` (the token was rotated, on
         this instance or another).

@@ -50,6 +50,16 @@ class ActionsService(Service):
 
         return await self.write(work)
 
+    async def recount(self, action_id: int, count: int) -> None:
+        """Set how many refusals an audit record stands for (they are folded per minute)."""
+
+        async def work(uow: UnitOfWork) -> None:
+            record = await uow.actions.get(action_id)
+            if record is not None:
+                await uow.actions.update(action_id, {"params": {**record.params, "count": count}})
+
+        await self.write(work)
+
     async def list(
         self, caller: Caller, agent_id: str | None = None, limit: int = 100
     ) -> m.ActionsResponse:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.server.conftest import OPERATOR_TOKEN, Api
+from relay_server.keys import REFUSALS
+from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 
 
 async def test_per_caller_rate_limit_is_429_with_retry_after(make_api: Any) -> None:
@@ -37,20 +38,57 @@ async def test_enrollment_is_limited_per_address(make_api: Any) -> None:
     assert polled.status == 429
 
 
-async def test_refusals_are_audited_without_the_token(api: Api) -> None:
+async def refused_records(api: Api) -> list[dict[str, Any]]:
+    audit = await api.get("/v1/actions")
+    return [a for a in audit["actions"] if a["action"] == "auth.refused"]
+
+
+async def test_refusals_are_audited_once_a_minute_per_address_without_the_token(
+    api: Api,
+) -> None:
     await api.agent("alice")
     await api.agent("bob")
     await api.get("/v1/agents", token="rly_agent_stolen-or-guessed", expect=401)
     await api.post("/v1/agents/register", {"agent_id": "x"}, as_="alice", expect=403)
     await api.post("/v1/agents/bob/heartbeat", {}, as_="alice", expect=403)
-    audit = await api.get("/v1/actions")
-    refused = [a for a in audit["actions"] if a["action"] == "auth.refused"]
-    assert [(a["agent_id"], a["target"], a["params"]["status"]) for a in refused] == [
-        ("alice", "POST /v1/agents/bob/heartbeat", 403),
-        ("alice", "POST /v1/agents/register", 403),
-        ("anonymous", "GET /v1/agents", 401),
-    ]
-    assert "stolen-or-guessed" not in str(audit)
+    (first,) = await refused_records(api)  # one address, one minute: one record
+    assert (first["agent_id"], first["target"], first["params"]["status"]) == (
+        "anonymous",
+        "GET /v1/agents",
+        401,
+    )
+    assert first["params"]["remote"] == "127.0.0.1"
+    api.clock.advance(61)
+    await api.post("/v1/agents/bob/heartbeat", {}, as_="alice", expect=403)
+    second, first = await refused_records(api)
+    assert first["params"]["count"] == 3  # written when its minute was over
+    assert second["target"] == "POST /v1/agents/bob/heartbeat"
+    assert second["params"]["count"] == 1
+    assert "stolen-or-guessed" not in str(await api.get("/v1/actions"))
+
+
+async def test_a_flood_of_bad_tokens_is_429_and_one_record(make_api: AppFactory) -> None:
+    api = await make_api(refusal_rate_limit=1, refusal_rate_limit_burst=20)
+    await api.agent("alice")
+    await api.get("/v1/agents", as_="alice")  # alice's token is now known good
+    long_path = "/v1/agents/" + "x" * 8000 + "/inbox"
+    statuses = []
+    for n in range(60):
+        response = await api.client.get(
+            long_path, headers={"Authorization": f"Bearer rly_agent_guess-{n}"}
+        )
+        await response.read()
+        statuses.append(response.status)
+        if response.status == 429:
+            assert int(response.headers["Retry-After"]) >= 1
+    assert statuses[:20] == [401] * 20 and set(statuses[20:]) == {429}
+    # An honest client behind the same address goes on: its token is known good.
+    await api.get("/v1/agents", as_="alice")
+    await api.get("/v1/agents")
+    await api.client.app[REFUSALS].flush(everything=True)
+    (record,) = await refused_records(api)
+    assert record["params"]["count"] == 60
+    assert len(record["target"]) <= 200  # the 8 KB path is not stored whole
 
 
 async def test_a_token_in_the_url_is_never_accepted(api: Api) -> None:
