@@ -7,7 +7,8 @@ RelayError                 internal
 ├── Conflict               conflict
 ├── PayloadTooLarge        payload_too_large
 ├── RateLimited            rate_limited
-└── BridgeError            bridge_error
+├── BridgeError            bridge_error
+└── StorageUnavailable     storage_unavailable
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ class RelayError(Exception):
     """Base of every error Relay raises on purpose."""
 
     code = "internal"
+    retry_after: float | None = None  # seconds after which trying again makes sense
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
@@ -67,6 +69,17 @@ class BridgeError(RelayError):
     """The operator's messaging platform failed."""
 
     code = "bridge_error"
+
+
+class StorageUnavailable(RelayError):
+    """The database cannot be read or written now (disk full, unreachable, locked); nothing
+    was changed, and the same request may succeed once it recovers."""
+
+    code = "storage_unavailable"
+
+    def __init__(self, detail: str, retry_after: float = 1.0) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
 
 
 class StaleWrite(Exception):

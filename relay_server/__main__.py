@@ -10,13 +10,15 @@ import multiprocessing
 import signal
 import sys
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn, TextIO
 
 from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from relay_core import __version__
+from relay_core.errors import StorageUnavailable
 from relay_core.paths import operator_token_path
+from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server.app import create_app, open_storage
 from relay_server.logs import AccessLogger, EscapingFormatter
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
@@ -103,10 +105,10 @@ async def _prepare(settings: Settings) -> None:
 def run_workers(settings: Settings, workers: int) -> int:
     """N processes sharing the port (SO_REUSEPORT) over one PostgreSQL; the exit status."""
     _configure_logging(settings)
-    # Done once here rather than raced by every worker: the token file and the schema.
+    # Done once here rather than raced by every worker: the token file (the schema was
+    # migrated by serve()).
     if settings.auth == "token":
         ensure_operator_token(settings)
-    asyncio.run(_prepare(settings))
     context = multiprocessing.get_context("spawn")
     processes = [
         context.Process(target=_worker, args=(settings,), name=f"relay-worker-{n}")
@@ -128,20 +130,43 @@ def run_workers(settings: Settings, workers: int) -> int:
     return max((process.exitcode or 0) for process in processes)
 
 
+def _refuse(message: str, status: int) -> NoReturn:
+    print(f"relay: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(status)
+
+
+def _open_or_refuse(settings: Settings) -> TextIO | None:
+    """Check that the database can be served before serving it: held alone (SQLite), opened
+    and migrated. Whatever stops it is one line and a non-zero exit, not a traceback."""
+    url = settings.resolved_database_url
+    try:
+        held = serve_alone(SqliteStorage.file_of(url)) if url.startswith("sqlite") else None
+        asyncio.run(_prepare(settings))
+    except StorageUnavailable as exc:
+        _refuse(f"cannot start: {exc.detail}", 1)
+    except OSError as exc:
+        _refuse(f"cannot start: {exc}", 1)
+    return held
+
+
 def serve(settings: Settings, workers: int | None = None) -> None:
     """Run the server with the settings' number of workers (or ``workers``)."""
     count = workers or settings.workers
     if count > 1 and not settings.resolved_database_url.startswith("postgresql"):
-        print(
-            "relay: --workers above 1 needs PostgreSQL (RELAY_DATABASE_URL=postgresql+asyncpg://…):"
+        _refuse(
+            "--workers above 1 needs PostgreSQL (RELAY_DATABASE_URL=postgresql+asyncpg://…):"
             " SQLite and memory:// serve one process, so run one worker",
-            file=sys.stderr,
+            2,
         )
-        raise SystemExit(2)
+    held = _open_or_refuse(settings)
     _announce(settings, count)
-    if count > 1:
-        raise SystemExit(run_workers(settings, count))
-    run_one(settings)
+    try:
+        if count > 1:
+            raise SystemExit(run_workers(settings, count))
+        run_one(settings)
+    finally:
+        if held is not None:
+            held.close()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,9 +6,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from relay_core.errors import StorageUnavailable
 from relay_core.ports import Storage
 from relay_core.services import Services
 from relay_core.services.base import SWEEP_BATCH
+from relay_server.logs import log_outage
 
 log = logging.getLogger("relay.server")
 
@@ -19,9 +21,12 @@ async def on_one_instance(
     """Run ``work`` (which runs until it fails or is cancelled) while holding the storage's lock
     ``name``; an instance without the lock looks again every ``standby`` seconds."""
     while True:
-        async with storage.exclusive(name) as mine:
-            if mine:
-                await work()
+        try:
+            async with storage.exclusive(name) as mine:
+                if mine:
+                    await work()
+        except StorageUnavailable as exc:  # the next look may find it back
+            log_outage(exc.detail)
         await asyncio.sleep(standby)
 
 
@@ -36,6 +41,8 @@ async def sweep(services: Services, interval: float) -> None:
                 try:
                     while await one() == SWEEP_BATCH:
                         pass  # more are waiting: the next batch at once
+                except StorageUnavailable as exc:
+                    log_outage(exc.detail)
                 except Exception:  # the next round tries again; operations still check
                     log.exception("background sweep failed")
             await asyncio.sleep(interval)

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from relay_server.clients import remote
 from relay_server.keys import REQUEST_ID
+
+log = logging.getLogger("relay.server")
+
+OUTAGE_LOG_SECONDS = 60.0
+_outage_logged_at: dict[str, float] = {}
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -55,3 +61,12 @@ class AccessLogger(AbstractAccessLogger):
             time * 1000,
             request.get(REQUEST_ID, "-"),
         )
+
+
+def log_outage(detail: str) -> None:
+    """One warning per kind of storage outage a minute: met by a thousand requests and every
+    background round, it is still one line."""
+    now = time.monotonic()
+    if now - _outage_logged_at.get(detail, -OUTAGE_LOG_SECONDS) >= OUTAGE_LOG_SECONDS:
+        _outage_logged_at[detail] = now
+        log.warning("storage unavailable: %s (answering 503 until it recovers)", detail)

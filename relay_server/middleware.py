@@ -17,6 +17,7 @@ from aiohttp import web
 from relay_core import errors
 from relay_server.clients import client_address
 from relay_server.keys import CLIENT_ADDRESS, REFUSALS, REQUEST_ID, SETTINGS
+from relay_server.logs import log_outage
 from relay_server.validation import RequestInvalid
 
 log = logging.getLogger("relay.server")
@@ -31,6 +32,7 @@ STATUS: dict[type[errors.RelayError], int] = {
     errors.PayloadTooLarge: 413,
     errors.RateLimited: 429,
     errors.BridgeError: 502,
+    errors.StorageUnavailable: 503,
     errors.RelayError: 500,
 }
 
@@ -92,8 +94,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         response = error_response(status_for(exc), exc.code, exc.detail)
         if isinstance(exc, errors.AuthenticationError):
             response.headers["WWW-Authenticate"] = "Bearer"
-        if isinstance(exc, errors.RateLimited):
+        if exc.retry_after is not None:
             response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+        if isinstance(exc, errors.StorageUnavailable):
+            log_outage(exc.detail)
         return response
     except web.HTTPException as exc:
         if exc.status < 400:

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +40,11 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(root: Path, **env_overrides: str) -> Iterator[LiveServer]:
-    """``relay serve`` with no configuration but its data directory under ``root``."""
+def live_server(
+    root: Path, preexec_fn: Callable[[], None] | None = None, **env_overrides: str
+) -> Iterator[LiveServer]:
+    """``relay serve`` with no configuration but its data directory under ``root``
+    (``preexec_fn`` runs in the child before it starts, e.g. to set its resource limits)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {"RELAY_DATA_DIR": str(root / "data"), **env_overrides}
@@ -52,6 +55,7 @@ def live_server(root: Path, **env_overrides: str) -> Iterator[LiveServer]:
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=preexec_fn,
         )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -16,11 +16,11 @@ from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Column, Connection, Table, delete, func, insert, select, text, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.sql.elements import ColumnElement
 
-from relay_core.errors import StaleWrite
+from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
 from relay_core.storage.schema import metadata
@@ -158,6 +158,30 @@ class PgTable(Generic[R]):
         return int((await self._conn.execute(statement)).scalar_one())
 
 
+# SQLSTATE classes of a server that cannot serve now, rather than of a statement that is wrong:
+# 08 connection exception, 53 insufficient resources (disk full, out of memory, too many
+# connections), 57 operator intervention (shutting down, cannot connect now), 58 system error.
+_OUTAGE_CLASSES = ("08", "53", "57", "58")
+
+
+def unavailable(exc: BaseException) -> StorageUnavailable | None:
+    """The StorageUnavailable an error reaching or using PostgreSQL amounts to, if it is one
+    of the server, its disk or the network rather than of a statement."""
+    cause = exc.orig if isinstance(exc, DBAPIError) else exc
+    cause = getattr(cause, "__cause__", None) or cause  # SQLAlchemy's adapter wraps asyncpg's
+    state = str(getattr(cause, "sqlstate", "") or "")
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return StorageUnavailable("the connection to PostgreSQL was lost")
+    if state[:2] in _OUTAGE_CLASSES:
+        return StorageUnavailable(f"PostgreSQL cannot serve now: {cause}")
+    if isinstance(cause, OSError | TimeoutError) or type(cause).__name__ == _DROPPED:
+        return StorageUnavailable(f"PostgreSQL cannot be reached: {cause}")
+    return None
+
+
+_DROPPED = "ConnectionDoesNotExistError"  # asyncpg's: the server closed the connection
+
+
 class PgUnitOfWork:
     """Every table over one connection and its transaction."""
 
@@ -221,7 +245,10 @@ class PostgresStorage:
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             upgrade(conn)
 
-        await self.run_sync(locked_upgrade)
+        try:
+            await self.run_sync(locked_upgrade)
+        except (OSError, DBAPIError) as exc:
+            raise (unavailable(exc) or exc) from exc
 
     async def listen(self) -> None:
         """Relay other instances' hints into this process's hub, on a dedicated connection
@@ -259,13 +286,19 @@ class PostgresStorage:
 
     @asynccontextmanager
     async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
-        async with self.engine.connect() as conn:
-            await conn.begin()
-            try:
-                yield PgUnitOfWork(conn, self.hub)  # type: ignore[misc]
-            finally:
-                if conn.in_transaction():
-                    await conn.rollback()
+        try:
+            async with self.engine.connect() as conn:
+                await conn.begin()
+                try:
+                    yield PgUnitOfWork(conn, self.hub)  # type: ignore[misc]
+                finally:
+                    if conn.in_transaction():
+                        await conn.rollback()
+        except (OSError, DBAPIError) as exc:
+            translated = unavailable(exc)
+            if translated is None:
+                raise
+            raise translated from exc
 
     @asynccontextmanager
     async def exclusive(self, name: str) -> AsyncIterator[bool]:
@@ -273,7 +306,10 @@ class PostgresStorage:
         process dies)."""
         import asyncpg
 
-        conn = await asyncpg.connect(self._asyncpg_dsn)
+        try:
+            conn = await asyncpg.connect(self._asyncpg_dsn)
+        except (OSError, asyncpg.PostgresError) as exc:
+            raise (unavailable(exc) or exc) from exc
         key = zlib.crc32(name.encode())
         try:
             mine = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", key))

@@ -20,25 +20,28 @@ from the tables of ``schema.py`` — the tables Alembic migrates.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import logging
+import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TextIO, TypeVar
 
 import orjson
 from pydantic import BaseModel
 from sqlalchemy import JSON, Boolean, Connection, Table, create_engine
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 
-from relay_core.errors import StaleWrite
+from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
 from relay_core.storage.locks import ProcessLocks
@@ -318,6 +321,43 @@ def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
     return tuple(isinstance(v, Increment) for v in values.values())
 
 
+# Failures of the file or the disk rather than of a statement: the request can be retried.
+_OUTAGES = (
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_CANTOPEN",
+    "SQLITE_READONLY",
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_NOMEM",
+    "SQLITE_PROTOCOL",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+)
+
+
+def unavailable(exc: BaseException, path: Path) -> StorageUnavailable | None:
+    """The StorageUnavailable an error of SQLite (or of SQLAlchemy over it) amounts to, if it
+    is one of the file or the disk."""
+    cause = exc.orig if isinstance(exc, DBAPIError) else exc
+    name = getattr(cause, "sqlite_errorname", "")
+    if isinstance(cause, sqlite3.Error) and name.startswith(_OUTAGES):
+        return StorageUnavailable(f"the SQLite database {path} cannot be used: {cause}")
+    return None
+
+
+@contextmanager
+def _outages(path: Path) -> Iterator[None]:
+    """Raise a file's or a disk's failure inside the block as StorageUnavailable."""
+    try:
+        yield
+    except (sqlite3.Error, DBAPIError) as exc:
+        translated = unavailable(exc, path)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
 def _tables(sqls: dict[str, _TableSql], conn: sqlite3.Connection) -> dict[str, SqliteTable[Any]]:
     return {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
 
@@ -409,7 +449,8 @@ class _Writer:
         commit = asyncio.get_running_loop().run_in_executor(self.thread, self.conn.commit)
         # Settled by the COMMIT's end, not by this task, which may be cancelled meanwhile.
         commit.add_done_callback(lambda done: self._settle(batch, topics, done))
-        await asyncio.shield(commit)
+        # A failed COMMIT is reported to its units by _settle; this task has nothing to add.
+        await asyncio.wait([commit])
 
     def _settle(
         self, batch: asyncio.Future[None], topics: set[str], done: asyncio.Future[None]
@@ -438,15 +479,17 @@ class _Writer:
 class _WriteUnit:
     """A unit of work on the writer connection; its tables are attributes."""
 
-    def __init__(self, writer: _Writer, tables: dict[str, SqliteTable[Any]]) -> None:
+    def __init__(self, writer: _Writer, tables: dict[str, SqliteTable[Any]], path: Path) -> None:
         self.__dict__.update(tables)
         self._writer = writer
+        self._path = path
         self._topics: set[str] = set()
         self._batch: asyncio.Future[None] | None = None
         self._open = False
 
     async def __aenter__(self) -> UnitOfWork:
-        self._batch = await self._writer.join()
+        with _outages(self._path):
+            self._batch = await self._writer.join()
         self._open = True
         return self  # type: ignore[return-value]
 
@@ -455,7 +498,11 @@ class _WriteUnit:
     ) -> None:
         if self._open:
             self._open = False
-            self._writer.leave(False, set())
+            with _outages(self._path):
+                self._writer.leave(False, set())
+        translated = unavailable(exc, self._path) if exc is not None else None
+        if translated is not None:
+            raise translated from exc
 
     def publish(self, topic: str) -> None:
         self._topics.add(topic)
@@ -464,9 +511,10 @@ class _WriteUnit:
         if not self._open:
             raise RuntimeError("this unit of work has already ended")
         self._open = False
-        self._writer.leave(True, self._topics)
-        assert self._batch is not None
-        await asyncio.shield(self._batch)
+        with _outages(self._path):
+            self._writer.leave(True, self._topics)
+            assert self._batch is not None
+            await asyncio.shield(self._batch)
 
 
 class _ReadUnit:
@@ -477,24 +525,55 @@ class _ReadUnit:
         self._conn: sqlite3.Connection | None = None
 
     async def __aenter__(self) -> UnitOfWork:
-        self._conn, tables = self._storage._reader()
-        self.__dict__.update(tables)
-        self._conn.execute("BEGIN")
+        with _outages(self._storage.path):
+            self._conn, tables = self._storage._reader()
+            self.__dict__.update(tables)
+            self._conn.execute("BEGIN")
         return self  # type: ignore[return-value]
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._conn is not None
-        self._conn.execute("ROLLBACK")
+        with _outages(self._storage.path):
+            self._conn.execute("ROLLBACK")
         self._storage._readers.append(self._conn)
         self._conn = None
+        translated = unavailable(exc, self._storage.path) if exc is not None else None
+        if translated is not None:
+            raise translated from exc
 
     def publish(self, topic: str) -> None:
         raise RuntimeError("a read unit of work cannot publish")
 
     async def commit(self) -> None:
         """Nothing to make durable: a read unit ends when it is left."""
+
+
+def serve_alone(path: Path) -> TextIO:
+    """Take the lock that says this process serves the SQLite file at ``path``; keep the
+    returned file open for as long as it does (closing it, or exiting, lets go).
+
+    Two servers on one file would each run a writer and miss the other's wake-ups, so a second
+    is refused, naming the first."""
+    lock = path.with_name(path.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = lock.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise StorageUnavailable(
+            f"{path} is already served by process {holder}; stop it first, or run several "
+            "processes over PostgreSQL"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
 
 
 class SqliteStorage:
@@ -510,10 +589,7 @@ class SqliteStorage:
         busy_timeout_ms: int = 30_000,
         hub: Hub | None = None,
     ) -> None:
-        database = make_url(url).database
-        if not database or database == ":memory:":
-            raise ValueError("SQLite storage needs a file (for a store in memory, use 'memory')")
-        self.path = Path(database)
+        self.path = self.file_of(url)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.hub = hub or Hub()
         self._synchronous = synchronous.upper()
@@ -527,6 +603,14 @@ class SqliteStorage:
         self._readers: list[sqlite3.Connection] = []
         self._reader_tables: dict[int, dict[str, SqliteTable[Any]]] = {}
         self._all: list[sqlite3.Connection] = []
+
+    @staticmethod
+    def file_of(url: str) -> Path:
+        """The database file a ``sqlite:///`` URL names."""
+        database = make_url(url).database
+        if not database or database == ":memory:":
+            raise ValueError("SQLite storage needs a file (for a store in memory, use 'memory')")
+        return Path(database)
 
     def connect(self, *, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
         """A connection set up for a server: WAL, foreign keys, the chosen ``synchronous``."""
@@ -559,13 +643,14 @@ class SqliteStorage:
         """Bring the schema to the newest revision, keeping every stored row."""
         from relay_core.storage.migrate import upgrade
 
-        await self.run_sync(upgrade)
-        # A revision may have dropped rows that must not linger in the WAL's old frames.
-        conn = self.connect()
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            conn.close()
+        with _outages(self.path):
+            await self.run_sync(upgrade)
+            # A revision may have dropped rows that must not linger in the WAL's old frames.
+            conn = self.connect()
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
 
     async def listen(self) -> None:
         """Nothing to listen to: one process serves a SQLite file."""
@@ -621,7 +706,9 @@ class SqliteStorage:
 
     def unit_of_work(self, *, write: bool) -> _WriteUnit | _ReadUnit:
         if write:
-            return _WriteUnit(self._writer_for_loop(), self._write_tables)
+            with _outages(self.path):
+                writer = self._writer_for_loop()
+            return _WriteUnit(writer, self._write_tables, self.path)
         return _ReadUnit(self)
 
     def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import resource
+import signal
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
-from tests.live import live_server
+from tests.live import free_port, live_server, relay_command
 
 
 def test_a_path_cannot_forge_a_log_line(tmp_path: Path) -> None:
@@ -22,3 +27,83 @@ def test_a_path_cannot_forge_a_log_line(tmp_path: Path) -> None:
     (access,) = [line for line in lines if "FAKE" in line]
     assert "/v1/agents/x\\n2026-11-23" in access and " 401 " in access
     assert 'relay.access: 203.0.113.5 "GET' in access  # the client's address, not the proxy's
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:  # in the server's process, before it starts
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, no kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    return apply
+
+
+def test_a_full_disk_is_503_with_retry_after_and_recovers_without_a_restart(
+    tmp_path: Path,
+) -> None:
+    # RLIMIT_FSIZE makes every file of the server stop growing at 3 MB: to SQLite, a full disk.
+    with live_server(tmp_path, preexec_fn=_file_size_limit(3 * 1024 * 1024)) as server:
+        op = {"Authorization": f"Bearer {server.operator_token}"}
+        with httpx.Client(base_url=server.url, headers=op, timeout=10) as client:
+            client.post("/v1/agents/register", json={"agent_id": "bob"}).raise_for_status()
+            big = {"to": "bob", "text": "x" * 60_000}
+            statuses = []
+            for _ in range(200):
+                response = client.post("/v1/messages", json=big)
+                statuses.append(response.status_code)
+                if response.status_code != 201:
+                    break
+            assert statuses[-1] == 503, statuses
+            assert response.json()["code"] == "storage_unavailable"
+            assert int(response.headers["Retry-After"]) >= 1
+            for _ in range(20):  # every further write is a 503 too, never a 500
+                assert client.post("/v1/messages", json=big).status_code == 503
+            inbox = client.get("/v1/agents/bob/inbox", params={"limit": 5})
+            assert inbox.status_code in (200, 503), inbox.text
+            # Space again: the same server takes writes, no restart.
+            resource.prlimit(
+                server.process.pid,
+                resource.RLIMIT_FSIZE,
+                (resource.RLIM_INFINITY, resource.RLIM_INFINITY),
+            )
+            assert client.post("/v1/messages", json=big).status_code == 201
+            assert client.get("/v1/agents/bob/inbox", params={"limit": 5}).status_code == 200
+        server.process.terminate()
+        server.process.wait(timeout=15)
+    log = server.log.read_text()
+    assert log.count("storage unavailable") == 1, log
+    assert "Traceback" not in log and "never retrieved" not in log, log
+
+
+def _serve(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env["RELAY_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [*relay_command(), "serve", "--port", str(free_port()), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_a_database_that_cannot_be_opened_is_one_line_and_a_failing_exit(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "relay.db").write_bytes(b"this is no database, " * 500)
+    unopenable = tmp_path / "unopenable"
+    (unopenable / "relay.db").mkdir(parents=True)  # a directory where the file should be
+    for data_dir, cause in ((garbage, "file is not a database"), (unopenable, "unable to open")):
+        result = _serve(data_dir)
+        assert result.returncode == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert str(data_dir / "relay.db") in lines[0] and cause in lines[0]
+
+
+def test_a_second_server_on_one_sqlite_file_is_refused_naming_the_first(tmp_path: Path) -> None:
+    with live_server(tmp_path) as first:
+        result = _serve(first.data_dir)
+        assert result.returncode == 1
+        (line,) = result.stderr.strip().splitlines()
+        assert f"already served by process {first.process.pid}" in line
+        assert httpx.get(first.url + "/health").status_code == 200  # the first one serves on
