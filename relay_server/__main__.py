@@ -19,6 +19,7 @@ from relay_core import __version__
 from relay_core.errors import StorageUnavailable
 from relay_core.paths import operator_token_path
 from relay_core.storage.sqlite import SqliteStorage, serve_alone
+from relay_server import connections
 from relay_server.app import create_app, open_storage
 from relay_server.logs import AccessLogger, EscapingFormatter
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
@@ -80,16 +81,20 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
     _configure_logging(settings)
     app = create_app(settings)
     app.on_startup.append(_settle_the_heap)
-    web.run_app(
+    limits = connections.Limits(
+        header_timeout=settings.header_timeout_seconds,
+        max_connections=connections.fit_file_limit(settings.max_connections),
+    )
+    connections.run(
         app,
+        limits,
         host=settings.host,
         port=settings.port,
-        reuse_port=reuse_port or None,
+        reuse_port=reuse_port,
+        loop=new_event_loop(),
         access_log_class=AccessLogger,
         access_log=logging.getLogger("relay.access"),
         shutdown_timeout=settings.shutdown_timeout,
-        print=None,
-        loop=new_event_loop(),
     )
 
 

@@ -21,6 +21,7 @@ from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server import telegram
 from relay_server.background import sweep
+from relay_server.connections import ceiling_middleware
 from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
 from relay_server.middleware import error_middleware, request_id_middleware
@@ -87,7 +88,7 @@ def create_app(
     settings = settings or Settings()
     app = web.Application(
         client_max_size=settings.max_body_bytes,
-        middlewares=[request_id_middleware, error_middleware],
+        middlewares=[request_id_middleware, ceiling_middleware, error_middleware],
     )
     app[SETTINGS] = settings
     app[CALLER_LIMIT] = TokenBucket(settings.rate_limit, settings.rate_limit_burst)

@@ -37,7 +37,12 @@ STATUS: dict[type[errors.RelayError], int] = {
 }
 
 # aiohttp's own HTTP errors (unknown path, wrong method) get the same body shape.
-HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+HTTP_CODES = {
+    404: "not_found",
+    405: "method_not_allowed",
+    408: "request_timeout",
+    413: "payload_too_large",
+}
 
 _INCOMING_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
@@ -107,6 +112,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         for name in ("Allow",):
             if name in exc.headers:
                 response.headers[name] = exc.headers[name]
+        if exc.status == 408:  # the client stalled mid-request: do not wait on it again
+            response.force_close()
         return response
     except Exception:
         request_id = request.get(REQUEST_ID, "-")

@@ -40,6 +40,15 @@ class Settings(BaseSettings):
         description="FULL survives power loss; NORMAL (with WAL) survives a process crash only",
     )
     shutdown_timeout: float = Field(default=10.0, ge=0)
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="time to send a request's head, from its first byte"
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="longest wait for the next bytes of a request body"
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, description="open connections; past it a new one is answered 503"
+    )
     idempotency_ttl_seconds: float = Field(default=86400.0, ge=1)
     rate_limit: float = Field(default=100.0, ge=0, description="requests/s per caller; 0: off")
     rate_limit_burst: float = Field(default=400.0, ge=1)

@@ -6,6 +6,7 @@ continues with pydantic's own location, exactly as FastAPI reports it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Mapping
@@ -55,14 +56,27 @@ def parse_params(model: type[M], values: Mapping[str, str], source: str) -> M:
 
 
 async def read_body(request: web.Request) -> bytes:
-    """The raw body, refused past the configured size (declared or streamed)."""
-    limit = request.app[SETTINGS].max_body_bytes  # aiohttp enforces it too while streaming
+    """The raw body, refused past the configured size (declared or streamed), and given up on
+    (408, connection closed) when the client stops sending it."""
+    settings = request.app[SETTINGS]
+    limit = settings.max_body_bytes
+    too_large = PayloadTooLarge(f"the request body is over the limit of {limit} bytes")
     if request.content_length is not None and request.content_length > limit:
-        raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes")
-    try:
-        return await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        raise PayloadTooLarge(f"the request body is over the limit of {limit} bytes") from None
+        raise too_large
+    body = bytearray()
+    while True:
+        try:
+            async with asyncio.timeout(settings.body_timeout_seconds):
+                chunk = await request.content.readany()
+        except TimeoutError:
+            raise web.HTTPRequestTimeout(
+                reason=f"no part of the body came for {settings.body_timeout_seconds:g} s"
+            ) from None
+        if not chunk:
+            return bytes(body)
+        body += chunk
+        if len(body) > limit:
+            raise too_large
 
 
 async def parse_body(request: web.Request, model: type[M]) -> M:

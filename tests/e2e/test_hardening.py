@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
+import socket
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
-from tests.live import free_port, live_server, relay_command
+from tests.live import LiveServer, free_port, live_server, relay_command
 
 
 def test_a_path_cannot_forge_a_log_line(tmp_path: Path) -> None:
@@ -107,3 +110,74 @@ def test_a_second_server_on_one_sqlite_file_is_refused_naming_the_first(tmp_path
         (line,) = result.stderr.strip().splitlines()
         assert f"already served by process {first.process.pid}" in line
         assert httpx.get(first.url + "/health").status_code == 200  # the first one serves on
+
+
+def _connect(server: LiveServer) -> socket.socket:
+    host, port = server.url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bytes | None:
+    """What the server sent before closing, if it closed within ``seconds``; else None."""
+    sock.settimeout(seconds)
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return received
+
+
+def test_slow_request_heads_and_stalled_bodies_are_cut_off(tmp_path: Path) -> None:
+    timeouts = {"RELAY_HEADER_TIMEOUT_SECONDS": "1", "RELAY_BODY_TIMEOUT_SECONDS": "1"}
+    with live_server(tmp_path, **timeouts) as server:
+        # Slowloris: twenty connections sending their head a byte at a time.
+        slow = [_connect(server) for _ in range(20)]
+        head = b"GET /health HTTP/1.1\r\nHost: relay\r\n"
+        started = time.monotonic()
+        for i in range(4):
+            for sock in slow:
+                with contextlib.suppress(OSError):
+                    sock.send(head[i : i + 1])
+            time.sleep(0.3)
+        for sock in slow:
+            assert _closed_within(sock, 3) == b""
+            sock.close()
+        assert time.monotonic() - started < 4
+        # A body that stops coming: 408, and the connection is closed.
+        stalled = _connect(server)
+        stalled.send(
+            b"POST /v1/enroll HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"agent_id"'
+        )
+        stalled.settimeout(5)
+        answer = stalled.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 408") and b"Connection: close" in answer
+        assert b'"code": "request_timeout"' in answer
+        stalled.close()
+        # An idle keep-alive connection between requests is not a slow head.
+        kept = _connect(server)
+        for _ in range(2):
+            kept.send(b"GET /health HTTP/1.1\r\nHost: relay\r\n\r\n")
+            assert kept.recv(65536).startswith(b"HTTP/1.1 200")
+            time.sleep(1.5)
+        kept.close()
+        assert httpx.get(server.url + "/health").status_code == 200
+
+
+def test_past_the_connection_ceiling_a_client_gets_503_not_a_reset(tmp_path: Path) -> None:
+    limits = {"RELAY_MAX_CONNECTIONS": "5", "RELAY_HEADER_TIMEOUT_SECONDS": "30"}
+    with live_server(tmp_path, **limits) as server:
+        idle = [_connect(server) for _ in range(5)]
+        time.sleep(0.2)
+        refused = httpx.get(server.url + "/health")
+        assert refused.status_code == 503
+        assert refused.json()["code"] == "unavailable"
+        assert refused.headers["Retry-After"] == "1"
+        for sock in idle:
+            sock.close()
+        time.sleep(0.2)
+        assert httpx.get(server.url + "/health").status_code == 200

@@ -1,0 +1,200 @@
+"""Connections: how long a client may take to send a request, and how many may be open.
+
+aiohttp holds a connection until its keep-alive timeout (75 s) even while the client sends its
+request head a byte at a time, and accepts connections until the process runs out of file
+descriptors; then new ones are reset and even ``/health`` fails. So the server runs with:
+
+- a header timeout: a request head must be complete within ``header_timeout`` seconds of a
+  connection opening or of its first byte arriving, else the connection is closed;
+- a connection ceiling: a connection opened while ``max_connections`` are open is answered
+  ``503 unavailable`` (with ``Retry-After``) and closed, rather than reset;
+- a body timeout, per read, applied where bodies are read (``validation.read_body``).
+
+The first two live in the protocol object aiohttp makes per connection, so this module runs
+the server itself (``run``) instead of ``web.run_app``, with the same lifecycle: signals end it
+gracefully, in-flight requests get the shutdown timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import resource
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_runner import GracefulExit
+
+from relay_server.middleware import error_response
+
+log = logging.getLogger("relay.server")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+FILE_HEADROOM = 128  # descriptors kept free for the database, the log and the listening socket
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one connection may take."""
+
+    header_timeout: float
+    max_connections: int
+
+
+class GuardedHandler(RequestHandler):
+    """aiohttp's per-connection protocol, with the header timeout and the ceiling."""
+
+    def __init__(self, manager: web.Server, limits: Limits, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self.limits = limits
+        self.over_ceiling = False
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Count the connection; start the clock on its first request head."""
+        super().connection_made(transport)
+        open_now = len(self._manager.connections) if self._manager is not None else 0
+        self.over_ceiling = open_now > self.limits.max_connections
+        self._start_head_clock()
+
+    def data_received(self, data: bytes) -> None:
+        """Feed the parser; a completed head stops the clock, a new head's first byte starts
+        it."""
+        heads = self._request_count
+        super().data_received(data)
+        if self._request_count != heads:
+            self._stop_head_clock()
+        elif not self._request_in_progress:
+            self._start_head_clock()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        """Forget the clock with the connection."""
+        self._stop_head_clock()
+        super().connection_lost(exc)
+
+    def _start_head_clock(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self._loop.call_later(
+                self.limits.header_timeout, self._head_too_slow
+            )
+
+    def _stop_head_clock(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if not self._request_in_progress and not self._messages:
+            self.force_close()
+
+
+class GuardedServer:
+    """aiohttp's connection manager, making ``GuardedHandler``s (everything else is its)."""
+
+    def __init__(self, server: web.Server, limits: Limits) -> None:
+        self._server = server
+        self._limits = limits
+
+    def __call__(self) -> GuardedHandler:
+        server = self._server
+        return GuardedHandler(server, self._limits, loop=server._loop, **server._kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._server, name)
+
+
+class GuardedRunner(web.AppRunner):
+    """An ``AppRunner`` whose sites accept connections through ``GuardedServer``."""
+
+    def __init__(self, app: web.Application, limits: Limits, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._limits = limits
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        return GuardedServer(server, self._limits)  # type: ignore[return-value]
+
+
+@web.middleware
+async def ceiling_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request on a connection past the ceiling is answered 503 and the connection closed."""
+    if getattr(request.protocol, "over_ceiling", False):
+        response = error_response(
+            503, "unavailable", "the server is at its connection limit; retry shortly"
+        )
+        response.headers["Retry-After"] = "1"
+        response.force_close()
+        return response
+    return await handler(request)
+
+
+def fit_file_limit(max_connections: int) -> int:
+    """Raise the process's file-descriptor limit to hold ``max_connections`` (up to the hard
+    limit); the ceiling that fits what could be had."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_connections + FILE_HEADROOM
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return max_connections
+    fitted = max(1, soft - FILE_HEADROOM)
+    log.warning(
+        "RELAY_MAX_CONNECTIONS=%d does not fit the file limit (%d); serving %d at most",
+        max_connections,
+        soft,
+        fitted,
+    )
+    return fitted
+
+
+async def _serve(runner: GuardedRunner, host: str, port: int, reuse_port: bool) -> None:
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
+        await site.start()
+        while True:
+            await asyncio.sleep(3600)
+    finally:
+        await runner.cleanup()
+
+
+def run(
+    app: web.Application,
+    limits: Limits,
+    *,
+    host: str,
+    port: int,
+    reuse_port: bool,
+    loop: asyncio.AbstractEventLoop,
+    **handler_args: Any,
+) -> None:
+    """Serve ``app`` until SIGINT or SIGTERM, then shut down gracefully (as ``web.run_app``
+    does, with the limits above)."""
+    runner = GuardedRunner(app, limits, handle_signals=True, **handler_args)
+    main = loop.create_task(_serve(runner, host, port, reuse_port))
+    try:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(main)
+    except (GracefulExit, KeyboardInterrupt):
+        pass
+    finally:
+        try:
+            if not main.done():
+                main.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    loop.run_until_complete(main)
+        finally:
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
