@@ -6,7 +6,7 @@ Exit codes: 0 success, 1 the server refused (API error), 2 usage, 3 cannot conne
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
@@ -19,6 +19,7 @@ from rich.table import Table
 from relay_client import RelayClient
 from relay_client.errors import APIStatusError, RelayError
 from relay_client.errors import ConnectionError as RelayConnectionError
+from relay_core.models import Page
 
 T = TypeVar("T")
 
@@ -28,7 +29,14 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print bare JSON (for scripts).")]
-Limit = Annotated[int | None, typer.Option("--limit", "-n", help="How many at most.", min=1)]
+Limit = Annotated[
+    int | None, typer.Option("--limit", "-n", help="How many per page (server default 100).", min=1)
+]
+AllPages = Annotated[bool, typer.Option("--all", help="Every page, not only the first.")]
+Cursor = Annotated[
+    str | None, typer.Option("--cursor", help="The page after the one that printed this cursor.")
+]
+P = TypeVar("P", bound=Page)
 
 
 @dataclass
@@ -75,6 +83,23 @@ def _cell(value: Any) -> str:
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+def pages(
+    ctx: typer.Context,
+    all_pages: bool,
+    page: Callable[[RelayClient], P],
+    every: Callable[[RelayClient], Iterable[Any]],
+    whole: Callable[[list[Any]], P],
+) -> P:
+    """One ``page`` of a list; with ``all_pages``, ``every`` item of it (the client follows the
+    cursors) made ``whole``. When more pages follow one, stderr says how to read them."""
+    if all_pages:
+        return call(ctx, lambda client: whole(list(every(client))))
+    found = call(ctx, page)
+    if found.next_cursor is not None:
+        err.print(f"(more: --all, or --cursor {found.next_cursor})", markup=False)
+    return found
 
 
 def render(

@@ -8,7 +8,8 @@ RelayError                 internal
 ├── PayloadTooLarge        payload_too_large
 ├── RateLimited            rate_limited
 ├── BridgeError            bridge_error
-└── StorageUnavailable     storage_unavailable
+├── StorageUnavailable     storage_unavailable
+└── InvalidInput           invalid (a value the schema admits but the domain does not read)
 """
 
 from __future__ import annotations
@@ -80,6 +81,17 @@ class StorageUnavailable(RelayError):
     def __init__(self, detail: str, retry_after: float = 1.0) -> None:
         super().__init__(detail)
         self.retry_after = retry_after
+
+
+class InvalidInput(RelayError):
+    """A value that passed validation does not make sense here (a forged cursor); the server
+    answers it like any other invalid input, naming the parameter."""
+
+    code = "invalid"
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
 
 
 class StaleWrite(Exception):

@@ -88,6 +88,17 @@ class Resource(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class Page(Resource):
+    """A page of a list: at most ``limit`` items, and while more follow, the cursor to them
+    (``next_cursor``, absent on the last page)."""
+
+    next_cursor: str | None = Field(
+        default=None,
+        exclude_if=lambda cursor: cursor is None,
+        description="Pass as `cursor` to read the next page; absent on the last page",
+    )
+
+
 # ---------------------------------------------------------------- request bodies
 
 
@@ -306,7 +317,7 @@ class AgentHeartbeatResult(Agent):
     pending_messages: int | None = None
 
 
-class AgentsResponse(Resource):
+class AgentsResponse(Page):
     """Every registered agent."""
 
     agents: list[Agent]
@@ -360,7 +371,7 @@ class RoomMember(Resource):
     joined_at: datetime
 
 
-class RoomsResponse(Resource):
+class RoomsResponse(Page):
     """Every room."""
 
     rooms: list[Room]
@@ -385,7 +396,7 @@ class Space(Resource):
     archived_at: datetime | None = None
 
 
-class SpacesResponse(Resource):
+class SpacesResponse(Page):
     """Spaces, archived ones only when asked for."""
 
     spaces: list[Space]
@@ -435,7 +446,7 @@ class Task(Resource):
     finished_at: datetime | None = None
 
 
-class TasksResponse(Resource):
+class TasksResponse(Page):
     """Tasks matching the filters, by id."""
 
     tasks: list[Task]
@@ -454,7 +465,7 @@ class TaskEvent(Resource):
     created_at: datetime
 
 
-class TaskEventsResponse(Resource):
+class TaskEventsResponse(Page):
     """A task's event trail, oldest first."""
 
     task_id: int
@@ -474,7 +485,7 @@ class Action(Resource):
     created_at: datetime
 
 
-class ActionsResponse(Resource):
+class ActionsResponse(Page):
     """Audit records, newest first."""
 
     actions: list[Action]
@@ -495,7 +506,7 @@ class Notification(Resource):
     replies: int | None = None
 
 
-class NotificationsResponse(Resource):
+class NotificationsResponse(Page):
     """Notifications, newest first."""
 
     notifications: list[Notification]
@@ -551,7 +562,7 @@ class Approval(Resource):
     platform_message_id: str | None = None
 
 
-class ApprovalsResponse(Resource):
+class ApprovalsResponse(Page):
     """Approvals, newest first."""
 
     approvals: list[Approval]
@@ -614,7 +625,7 @@ class InterventionSummary(Intervention):
     last_action: InterventionAction | None = None
 
 
-class InterventionsResponse(Resource):
+class InterventionsResponse(Page):
     """The newest interventions."""
 
     interventions: list[InterventionSummary]

@@ -93,6 +93,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return await handler(request)
     except RequestInvalid as exc:
         return web.json_response({"detail": exc.errors}, status=422)
+    except errors.InvalidInput as exc:  # the domain's verdict on a query value
+        error = {"type": "value_error", "loc": ["query", exc.field], "msg": exc.detail}
+        return web.json_response({"detail": [error]}, status=422)
     except errors.RelayError as exc:
         if isinstance(exc, errors.AuthenticationError | errors.PermissionDenied):
             exc = await request.app[REFUSALS].refused(request, exc, status_for(exc)) or exc

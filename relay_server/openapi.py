@@ -17,11 +17,24 @@ from relay_server.routes import ROUTES, Route
 REF = "#/components/schemas/{model}"
 
 ERRORS = {
-    "401": "Credentials are missing, malformed or unknown",
-    "403": "The caller may not do this",
-    "404": "Not found",
-    "409": "The resource's state forbids this",
-    "413": "The body is over the limit",
+    401: "Credentials are missing, malformed or unknown",
+    403: "The caller may not do this",
+    404: "Not found",
+    408: "The request body stopped coming; the connection is closed",
+    409: "The resource's state forbids this",
+    413: "The body is over the limit",
+    422: "Validation Error",
+    429: "Over a rate limit; retry after Retry-After seconds",
+    502: "The operator's messaging platform failed; the notification is kept as failed",
+    503: "The database cannot serve now, or the server is at its connection limit; retry after"
+    " Retry-After seconds",
+}
+
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before trying again",
+        "schema": {"type": "integer", "minimum": 1},
+    }
 }
 
 _HEADERS: list[dict[str, Any]] = [
@@ -106,25 +119,20 @@ def _operation(route: Route, refs: dict[Any, Any], services: Services) -> dict[s
         success = {"text/event-stream": {"schema": frame}}
     responses: dict[str, Any] = {str(route.status): {"description": "Success", "content": success}}
     error_ref = refs[(m.ErrorResponse, "serialization")]
-    if route.access == "token":
-        for status in ("401", "403"):
-            responses[status] = {"description": ERRORS[status], "content": content(error_ref)}
-    if route.path_params is not None:
-        responses["404"] = {"description": ERRORS["404"], "content": content(error_ref)}
-    if route.method == "POST" and route.access == "token":
-        responses["409"] = {"description": ERRORS["409"], "content": content(error_ref)}
-    if route.body is not None:
-        responses["413"] = {"description": ERRORS["413"], "content": content(error_ref)}
+    invalid_ref = refs[(m.HTTPValidationError, "validation")]
+    for status in route.statuses:
+        described: dict[str, Any] = {
+            "description": ERRORS[status],
+            "content": content(invalid_ref if status == 422 else error_ref),
+        }
+        if status in (429, 503):
+            described["headers"] = _RETRY_AFTER
+        responses[str(status)] = described
     parameters = _parameters(route.path_params, "path") + _parameters(route.query, "query")
     if route.access == "token":
         parameters += _HEADERS
     if route.idempotent:
         parameters.append(_IDEMPOTENCY_HEADER)
-    if parameters or route.body is not None:
-        responses["422"] = {
-            "description": "Validation Error",
-            "content": content(refs[(m.HTTPValidationError, "validation")]),
-        }
     operation: dict[str, Any] = {
         "operationId": route.operation,
         "summary": _summary(route, services),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from relay_core import paging
 from relay_core.models import ApprovalStatus, IntegerId, ResourceId, TaskStatus
 
 
@@ -49,6 +50,17 @@ class InterventionPath(Params):
     intervention_id: ResourceId
 
 
+class PageQuery(Params):
+    """A page of a list: how many items, and where the previous page ended."""
+
+    limit: int = Field(default=paging.DEFAULT_LIMIT, ge=1, le=paging.MAX_LIMIT)
+    cursor: str | None = Field(
+        default=None,
+        max_length=paging.MAX_CURSOR_LENGTH,
+        description="The `next_cursor` of the previous page; omitted: the first page",
+    )
+
+
 class InboxQuery(Params):
     limit: int = Field(default=100, ge=1, le=1000)
     wait: float = Field(default=0, ge=0, le=60, description="Long-poll: seconds to wait")
@@ -68,33 +80,27 @@ class RoomMessagesQuery(Params):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
-class SpacesQuery(Params):
+class SpacesQuery(PageQuery):
     include_archived: bool = False
 
 
-class TasksQuery(Params):
+class TasksQuery(PageQuery):
     status: TaskStatus | None = None
     assignee: ResourceId | None = None
     claimed_by: ResourceId | None = None
-    limit: int | None = Field(default=None, ge=1, le=10000)
 
 
 class EnrollQuery(Params):
     claim: str = Field(default="", max_length=200)
 
 
-class ApprovalsQuery(Params):
+class ApprovalsQuery(PageQuery):
     status: ApprovalStatus | None = None
 
 
-class InterventionsQuery(Params):
-    limit: int = Field(default=50, ge=1, le=1000)
+class InterventionsQuery(PageQuery):
+    limit: int = Field(default=50, ge=1, le=paging.MAX_LIMIT)
 
 
-class ActionsQuery(Params):
+class ActionsQuery(PageQuery):
     agent_id: ResourceId | None = None
-    limit: int = Field(default=100, ge=1, le=1000)
-
-
-class NotificationsQuery(Params):
-    limit: int = Field(default=100, ge=1, le=1000)

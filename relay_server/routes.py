@@ -42,11 +42,36 @@ class Route:
     query: type[BaseModel] | None = None
     access: Access = "token"
     stream: bool = False  # Server-Sent Events of ``response`` instead of one JSON body
+    # Statuses this operation answers beyond those its shape implies (see ``statuses``).
+    errors: tuple[int, ...] = ()
 
     @property
     def idempotent(self) -> bool:
         """Creating operations honour ``Idempotency-Key``."""
         return self.method == "POST" and self.status == 201
+
+    @property
+    def rate_limited(self) -> bool:
+        """Whether a limit can answer 429: per caller, or per address on enrollment."""
+        return self.access == "token" or self.tag == "enroll"
+
+    @property
+    def statuses(self) -> tuple[int, ...]:
+        """Every error status the operation can answer, in order."""
+        found = set(self.errors) | {503}  # the store, or the connection ceiling
+        if self.access == "token":
+            found |= {401, 403}
+        if self.rate_limited:
+            found.add(429)
+        if self.path_params is not None:
+            found.add(404)
+        if self.method == "POST" and self.access == "token":
+            found.add(409)
+        if self.body is not None:
+            found |= {408, 413, 422}
+        if self.path_params is not None or self.query is not None or self.access == "token":
+            found.add(422)  # a malformed parameter or header
+        return tuple(sorted(found))
 
     @property
     def tag(self) -> str:
@@ -68,7 +93,7 @@ ROUTES: tuple[Route, ...] = (
         m.AgentHeartbeat,
         p.AgentPath,
     ),
-    R("GET", "/v1/agents", "agents.list", 200, m.AgentsResponse),
+    R("GET", "/v1/agents", "agents.list", 200, m.AgentsResponse, query=p.PageQuery),
     R(
         "GET",
         "/v1/agents/{agent_id}/inbox",
@@ -78,7 +103,7 @@ ROUTES: tuple[Route, ...] = (
         path_params=p.AgentPath,
         query=p.InboxQuery,
     ),
-    R("POST", "/v1/messages", "messages.send", 201, m.Message, m.MessageCreate),
+    R("POST", "/v1/messages", "messages.send", 201, m.Message, m.MessageCreate, errors=(404,)),
     R(
         "POST",
         "/v1/messages/{message_id}/ack",
@@ -88,15 +113,15 @@ ROUTES: tuple[Route, ...] = (
         m.MessageAck,
         p.MessagePath,
     ),
-    R("POST", "/v1/notify", "notify.send", 201, m.Notification, m.NotifyText),
-    R("POST", "/v1/notify/replies", "notify.reply", 201, m.Message, m.NotifyReply),
+    R("POST", "/v1/notify", "notify.send", 201, m.Notification, m.NotifyText, errors=(502,)),
+    R("POST", "/v1/notify/replies", "notify.reply", 201, m.Message, m.NotifyReply, errors=(404,)),
     R(
         "GET",
         "/v1/notifications",
         "notify.list",
         200,
         m.NotificationsResponse,
-        query=p.NotificationsQuery,
+        query=p.PageQuery,
     ),
     R(
         "POST",
@@ -105,8 +130,9 @@ ROUTES: tuple[Route, ...] = (
         200,
         m.Notification,
         path_params=p.NotificationPath,
+        errors=(502,),
     ),
-    R("GET", "/v1/rooms", "rooms.list", 200, m.RoomsResponse),
+    R("GET", "/v1/rooms", "rooms.list", 200, m.RoomsResponse, query=p.PageQuery),
     R(
         "POST",
         "/v1/rooms/{room_id}/join",
@@ -145,7 +171,7 @@ ROUTES: tuple[Route, ...] = (
         m.Space,
         path_params=p.SpacePath,
     ),
-    R("POST", "/v1/tasks", "tasks.create", 201, m.Task, m.TaskCreate),
+    R("POST", "/v1/tasks", "tasks.create", 201, m.Task, m.TaskCreate, errors=(404,)),
     R("GET", "/v1/tasks", "tasks.list", 200, m.TasksResponse, query=p.TasksQuery),
     R("GET", "/v1/tasks/{task_id}", "tasks.get", 200, m.Task, path_params=p.TaskPath),
     R(
@@ -155,6 +181,7 @@ ROUTES: tuple[Route, ...] = (
         200,
         m.TaskEventsResponse,
         path_params=p.TaskPath,
+        query=p.PageQuery,
     ),
     R("POST", "/v1/tasks/{task_id}/claim", "tasks.claim", 200, m.Task, m.TaskClaim, p.TaskPath),
     R(
@@ -176,7 +203,7 @@ ROUTES: tuple[Route, ...] = (
         p.TaskPath,
     ),
     R("POST", "/v1/tasks/{task_id}/fail", "tasks.fail", 200, m.Task, m.TaskFinish, p.TaskPath),
-    R("POST", "/v1/actions", "actions.record", 201, m.Action, m.ActionCreate),
+    R("POST", "/v1/actions", "actions.record", 201, m.Action, m.ActionCreate, errors=(404,)),
     R("GET", "/v1/actions", "actions.list", 200, m.ActionsResponse, query=p.ActionsQuery),
     R(
         "POST",
@@ -186,6 +213,7 @@ ROUTES: tuple[Route, ...] = (
         m.EnrollmentCreated,
         m.EnrollRequest,
         access="public",
+        errors=(409,),
     ),
     R(
         "GET",

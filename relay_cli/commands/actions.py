@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import JsonOutput, Limit, call, parse_json, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_core.models import ActionsResponse
 
 app = typer.Typer(help="Actions: the audit log of what agents did.", no_args_is_help=True)
 
@@ -41,12 +42,20 @@ def list_(
     ctx: typer.Context,
     agent_id: Annotated[str | None, typer.Option("--of", help="Only this agent's.")] = None,
     limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
     as_json: JsonOutput = False,
 ) -> None:
-    """List the newest actions.
+    """List actions, newest first.
 
     Example: relay actions list --of builder
     """
-    actions = call(ctx, lambda c: c.actions.list(agent_id=agent_id, limit=limit))
+    actions = pages(
+        ctx,
+        all_pages,
+        lambda c: c.actions.list(agent_id=agent_id, limit=limit, cursor=cursor),
+        lambda c: c.actions.iterate(agent_id=agent_id, limit=limit),
+        lambda items: ActionsResponse(actions=items),
+    )
     columns = ("action_id", "agent_id", "action", "target", "outcome", "created_at")
     render(actions, as_json, rows=actions.actions, columns=columns)

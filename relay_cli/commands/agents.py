@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import JsonOutput, Limit, call, parse_json, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_core.models import AgentsResponse
 
 app = typer.Typer(help="Agents: register, list, heartbeat.", no_args_is_help=True)
 
@@ -50,12 +51,24 @@ def register(
 
 
 @app.command("list")
-def list_(ctx: typer.Context, as_json: JsonOutput = False) -> None:
-    """List agents with their presence.
+def list_(
+    ctx: typer.Context,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List agents with their presence, by id.
 
-    Example: relay agents list
+    Example: relay agents list --all
     """
-    agents = call(ctx, lambda c: c.agents.list())
+    agents = pages(
+        ctx,
+        all_pages,
+        lambda c: c.agents.list(limit=limit, cursor=cursor),
+        lambda c: c.agents.iterate(limit=limit),
+        lambda items: AgentsResponse(agents=items),
+    )
     render(agents, as_json, rows=agents.agents, columns=AGENT_COLUMNS)
 
 

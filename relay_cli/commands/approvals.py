@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import JsonOutput, call, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_core.models import ApprovalsResponse
 
 app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
 
@@ -18,13 +19,22 @@ Note = Annotated[str | None, typer.Option(help="A note kept with the decision.")
 def list_(
     ctx: typer.Context,
     status: Annotated[str | None, typer.Option(help="pending, approved, rejected, expired")] = None,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
     as_json: JsonOutput = False,
 ) -> None:
     """List approvals, newest first.
 
-    Example: relay approvals list --status pending
+    Example: relay approvals list --status pending --all
     """
-    approvals = call(ctx, lambda c: c.approvals.list(status=status))
+    approvals = pages(
+        ctx,
+        all_pages,
+        lambda c: c.approvals.list(status=status, limit=limit, cursor=cursor),
+        lambda c: c.approvals.iterate(status=status, limit=limit),
+        lambda items: ApprovalsResponse(approvals=items),
+    )
     columns = ("approval_id", "kind", "status", "title", "requested_by", "created_at")
     render(approvals, as_json, rows=approvals.approvals, columns=columns)
 

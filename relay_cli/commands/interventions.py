@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from relay_cli._common import JsonOutput, Limit, call, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_core.models import InterventionsResponse
 
 app = typer.Typer(help="Interventions: diagnostic → approval → remediation.", no_args_is_help=True)
 
@@ -25,12 +26,24 @@ def evidence(value: str) -> str | dict[str, Any]:
 
 
 @app.command("list")
-def list_(ctx: typer.Context, limit: Limit = None, as_json: JsonOutput = False) -> None:
-    """List the newest interventions.
+def list_(
+    ctx: typer.Context,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List interventions, newest first.
 
     Example: relay interventions list
     """
-    found = call(ctx, lambda c: c.interventions.list(limit=limit))
+    found = pages(
+        ctx,
+        all_pages,
+        lambda c: c.interventions.list(limit=limit, cursor=cursor),
+        lambda c: c.interventions.iterate(limit=limit),
+        lambda items: InterventionsResponse(interventions=items),
+    )
     columns = ("intervention_id", "status", "approval_status", "title", "updated_at")
     render(found, as_json, rows=found.interventions, columns=columns)
 

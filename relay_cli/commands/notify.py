@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import JsonOutput, Limit, call, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_core.models import NotificationsResponse
 
 app = typer.Typer(help="Notifications to the operator, and replies.", no_args_is_help=True)
 
@@ -31,12 +32,24 @@ def notify(
 
 
 @app.command("list")
-def list_(ctx: typer.Context, limit: Limit = None, as_json: JsonOutput = False) -> None:
+def list_(
+    ctx: typer.Context,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
+    as_json: JsonOutput = False,
+) -> None:
     """List notifications, newest first.
 
     Example: relay notifications list
     """
-    found = call(ctx, lambda c: c.notify.list(limit=limit))
+    found = pages(
+        ctx,
+        all_pages,
+        lambda c: c.notify.list(limit=limit, cursor=cursor),
+        lambda c: c.notify.iterate(limit=limit),
+        lambda items: NotificationsResponse(notifications=items),
+    )
     columns = ("notification_id", "agent_id", "status", "platform_message_id", "text", "created_at")
     render(found, as_json, rows=found.notifications, columns=columns)
 

@@ -6,18 +6,31 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import JsonOutput, Limit, call, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_core.models import RoomsResponse
 
 app = typer.Typer(help="Rooms: list, join, read.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_(ctx: typer.Context, as_json: JsonOutput = False) -> None:
-    """List rooms.
+def list_(
+    ctx: typer.Context,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List rooms, by id.
 
     Example: relay rooms list
     """
-    rooms = call(ctx, lambda c: c.rooms.list())
+    rooms = pages(
+        ctx,
+        all_pages,
+        lambda c: c.rooms.list(limit=limit, cursor=cursor),
+        lambda c: c.rooms.iterate(limit=limit),
+        lambda items: RoomsResponse(rooms=items),
+    )
     render(rooms, as_json, rows=rooms.rooms, columns=("room_id", "name", "space_id", "topic"))
 
 

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import JsonOutput, call, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_core.models import SpacesResponse
 
 app = typer.Typer(help="Spaces: groups of rooms (operator).", no_args_is_help=True)
 
@@ -14,14 +15,25 @@ app = typer.Typer(help="Spaces: groups of rooms (operator).", no_args_is_help=Tr
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    include_archived: Annotated[bool, typer.Option("--all", help="Include archived.")] = False,
+    include_archived: Annotated[
+        bool, typer.Option("--archived", help="Include archived spaces.")
+    ] = False,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
     as_json: JsonOutput = False,
 ) -> None:
-    """List spaces.
+    """List spaces, by id.
 
-    Example: relay spaces list --all
+    Example: relay spaces list --archived
     """
-    spaces = call(ctx, lambda c: c.spaces.list(include_archived=include_archived))
+    spaces = pages(
+        ctx,
+        all_pages,
+        lambda c: c.spaces.list(include_archived=include_archived, limit=limit, cursor=cursor),
+        lambda c: c.spaces.iterate(include_archived=include_archived, limit=limit),
+        lambda items: SpacesResponse(spaces=items),
+    )
     render(
         spaces, as_json, rows=spaces.spaces, columns=("space_id", "name", "status", "description")
     )

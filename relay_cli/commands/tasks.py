@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import JsonOutput, Limit, call, parse_json, render
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_core.models import TaskEventsResponse, TasksResponse
 
 app = typer.Typer(help="Tasks: create, claim, report progress, finish.", no_args_is_help=True)
 
@@ -54,17 +55,21 @@ def list_(
     assignee: Annotated[str | None, typer.Option(help="Assigned to this agent.")] = None,
     claimed_by: Annotated[str | None, typer.Option(help="Claimed by this agent.")] = None,
     limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
     as_json: JsonOutput = False,
 ) -> None:
-    """List tasks.
+    """List tasks, by id.
 
-    Example: relay tasks list --status open
+    Example: relay tasks list --status open --all
     """
-    tasks = call(
+    filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
+    tasks = pages(
         ctx,
-        lambda c: c.tasks.list(
-            status=status, assignee=assignee, claimed_by=claimed_by, limit=limit
-        ),
+        all_pages,
+        lambda c: c.tasks.list(**filters, limit=limit, cursor=cursor),
+        lambda c: c.tasks.iterate(**filters, limit=limit),
+        lambda items: TasksResponse(tasks=items),
     )
     render(tasks, as_json, rows=tasks.tasks, columns=TASK_COLUMNS)
 
@@ -79,12 +84,25 @@ def show(ctx: typer.Context, task_id: TaskId, as_json: JsonOutput = False) -> No
 
 
 @app.command()
-def events(ctx: typer.Context, task_id: TaskId, as_json: JsonOutput = False) -> None:
-    """Show a task's trail of events.
+def events(
+    ctx: typer.Context,
+    task_id: TaskId,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Show a task's trail of events, oldest first.
 
-    Example: relay tasks events 7
+    Example: relay tasks events 7 --all
     """
-    trail = call(ctx, lambda c: c.tasks.events(task_id))
+    trail = pages(
+        ctx,
+        all_pages,
+        lambda c: c.tasks.events(task_id, limit=limit, cursor=cursor),
+        lambda c: c.tasks.iterate_events(task_id, limit=limit),
+        lambda items: TaskEventsResponse(task_id=task_id, events=items),
+    )
     columns = ("event_id", "kind", "agent_id", "progress", "message", "created_at")
     render(trail, as_json, rows=trail.events, columns=columns)
 

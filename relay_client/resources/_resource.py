@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
+
+from relay_client._base import compact
+from relay_core.models import Page
 
 if TYPE_CHECKING:
     from relay_client._client import AsyncRelayClient, RelayClient
+
+P = TypeVar("P", bound=Page)
 
 
 def segment(value: str | int) -> str:
@@ -32,6 +38,16 @@ class SyncResource(_Bound):
         self._client = client
         self._config_agent = client.config.agent_id
 
+    def _pages(self, path: str, cast: type[P], params: dict[str, Any]) -> Iterator[P]:
+        """Every page of a list from the first, following ``next_cursor``."""
+        cursor = None
+        while True:
+            page = self._client.request("GET", path, cast, params=params | compact(cursor=cursor))
+            yield page
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
 
 class AsyncResource(_Bound):
     """A resource of ``AsyncRelayClient``."""
@@ -39,3 +55,15 @@ class AsyncResource(_Bound):
     def __init__(self, client: AsyncRelayClient) -> None:
         self._client = client
         self._config_agent = client.config.agent_id
+
+    async def _pages(self, path: str, cast: type[P], params: dict[str, Any]) -> AsyncIterator[P]:
+        """Every page of a list from the first, following ``next_cursor``."""
+        cursor = None
+        while True:
+            page = await self._client.request(
+                "GET", path, cast, params=params | compact(cursor=cursor)
+            )
+            yield page
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from relay_client._base import compact
@@ -33,10 +34,19 @@ class Actions(SyncResource):
         )
         return self._client.request("POST", "/v1/actions", Action, json=body, idempotent=True)
 
-    def list(self, *, agent_id: str | None = None, limit: int | None = None) -> ActionsResponse:
-        """The newest actions, optionally of one agent."""
-        query = compact(agent_id=agent_id, limit=limit)
-        return self._client.request("GET", "/v1/actions", ActionsResponse, params=query)
+    def list(
+        self, *, agent_id: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> ActionsResponse:
+        """One page of actions, newest first, optionally of one agent."""
+        params = compact(agent_id=agent_id, limit=limit, cursor=cursor)
+        return self._client.request("GET", "/v1/actions", ActionsResponse, params=params)
+
+    def iterate(self, *, agent_id: str | None = None, limit: int | None = None) -> Iterator[Action]:
+        """Every action, newest first, page after page."""
+        for page in self._pages(
+            "/v1/actions", ActionsResponse, compact(agent_id=agent_id, limit=limit)
+        ):
+            yield from page.actions
 
 
 class AsyncActions(AsyncResource):
@@ -64,8 +74,18 @@ class AsyncActions(AsyncResource):
         return await self._client.request("POST", "/v1/actions", Action, json=body, idempotent=True)
 
     async def list(
-        self, *, agent_id: str | None = None, limit: int | None = None
+        self, *, agent_id: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> ActionsResponse:
-        """The newest actions, optionally of one agent."""
-        query = compact(agent_id=agent_id, limit=limit)
-        return await self._client.request("GET", "/v1/actions", ActionsResponse, params=query)
+        """One page of actions, newest first, optionally of one agent."""
+        params = compact(agent_id=agent_id, limit=limit, cursor=cursor)
+        return await self._client.request("GET", "/v1/actions", ActionsResponse, params=params)
+
+    async def iterate(
+        self, *, agent_id: str | None = None, limit: int | None = None
+    ) -> AsyncIterator[Action]:
+        """Every action, newest first, page after page."""
+        async for page in self._pages(
+            "/v1/actions", ActionsResponse, compact(agent_id=agent_id, limit=limit)
+        ):
+            for item in page.actions:
+                yield item

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from relay_client._base import compact, long_poll_timeout
 from relay_client.resources._resource import AsyncResource, SyncResource, segment
-from relay_core.models import AgentHeartbeatResult, AgentRegistered, AgentsResponse, InboxResponse
+from relay_core.models import (
+    Agent,
+    AgentHeartbeatResult,
+    AgentRegistered,
+    AgentsResponse,
+    InboxResponse,
+)
 
 
 class Agents(SyncResource):
@@ -59,9 +65,15 @@ class Agents(SyncResource):
         timeout = long_poll_timeout(wait, self._client.config.timeout)
         return self._client.request("GET", path, InboxResponse, params=params, timeout=timeout)
 
-    def list(self) -> AgentsResponse:
-        """Every registered agent, with presence."""
-        return self._client.request("GET", "/v1/agents", AgentsResponse)
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> AgentsResponse:
+        """One page of registered agents, by id, with presence."""
+        params = compact(limit=limit, cursor=cursor)
+        return self._client.request("GET", "/v1/agents", AgentsResponse, params=params)
+
+    def iterate(self, *, limit: int | None = None) -> Iterator[Agent]:
+        """Every registered agent, page after page."""
+        for page in self._pages("/v1/agents", AgentsResponse, compact(limit=limit)):
+            yield from page.agents
 
 
 class AsyncAgents(AsyncResource):
@@ -115,6 +127,13 @@ class AsyncAgents(AsyncResource):
             "GET", path, InboxResponse, params=params, timeout=timeout
         )
 
-    async def list(self) -> AgentsResponse:
-        """Every registered agent, with presence."""
-        return await self._client.request("GET", "/v1/agents", AgentsResponse)
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> AgentsResponse:
+        """One page of registered agents, by id, with presence."""
+        params = compact(limit=limit, cursor=cursor)
+        return await self._client.request("GET", "/v1/agents", AgentsResponse, params=params)
+
+    async def iterate(self, *, limit: int | None = None) -> AsyncIterator[Agent]:
+        """Every registered agent, page after page."""
+        async for page in self._pages("/v1/agents", AgentsResponse, compact(limit=limit)):
+            for item in page.agents:
+                yield item

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+
 from relay_client._base import compact
 from relay_client.resources._resource import AsyncResource, SyncResource, segment
 from relay_core.models import Approval, ApprovalsResponse
@@ -30,10 +32,19 @@ class Approvals(SyncResource):
         body = compact(note=note, decided_by=decided_by)
         return self._client.request("POST", path, Approval, json=body)
 
-    def list(self, *, status: str | None = None) -> ApprovalsResponse:
-        """Approvals, newest first, optionally of one status."""
-        params = compact(status=status)
+    def list(
+        self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> ApprovalsResponse:
+        """One page of approvals, newest first, optionally of one status."""
+        params = compact(status=status, limit=limit, cursor=cursor)
         return self._client.request("GET", "/v1/approvals", ApprovalsResponse, params=params)
+
+    def iterate(self, *, status: str | None = None, limit: int | None = None) -> Iterator[Approval]:
+        """Every approval, newest first, optionally of one status."""
+        for page in self._pages(
+            "/v1/approvals", ApprovalsResponse, compact(status=status, limit=limit)
+        ):
+            yield from page.approvals
 
 
 class AsyncApprovals(AsyncResource):
@@ -59,7 +70,19 @@ class AsyncApprovals(AsyncResource):
         body = compact(note=note, decided_by=decided_by)
         return await self._client.request("POST", path, Approval, json=body)
 
-    async def list(self, *, status: str | None = None) -> ApprovalsResponse:
-        """Approvals, newest first, optionally of one status."""
-        params = compact(status=status)
+    async def list(
+        self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> ApprovalsResponse:
+        """One page of approvals, newest first, optionally of one status."""
+        params = compact(status=status, limit=limit, cursor=cursor)
         return await self._client.request("GET", "/v1/approvals", ApprovalsResponse, params=params)
+
+    async def iterate(
+        self, *, status: str | None = None, limit: int | None = None
+    ) -> AsyncIterator[Approval]:
+        """Every approval, newest first, optionally of one status."""
+        async for page in self._pages(
+            "/v1/approvals", ApprovalsResponse, compact(status=status, limit=limit)
+        ):
+            for item in page.approvals:
+                yield item

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from relay_client._base import compact
@@ -12,6 +13,7 @@ from relay_core.models import (
     InterventionAction,
     InterventionApprovalResult,
     InterventionsResponse,
+    InterventionSummary,
 )
 
 Evidence = str | dict[str, Any]
@@ -97,12 +99,18 @@ class Interventions(SyncResource):
         )
         return self._client.request("POST", path, InterventionAction, json=body, idempotent=True)
 
-    def list(self, *, limit: int | None = None) -> InterventionsResponse:
-        """The newest interventions with their latest diagnostic and last action."""
-        params = compact(limit=limit)
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> InterventionsResponse:
+        """One page of interventions, newest first, each with its latest diagnostic and last
+        action."""
+        params = compact(limit=limit, cursor=cursor)
         return self._client.request(
             "GET", "/v1/interventions", InterventionsResponse, params=params
         )
+
+    def iterate(self, *, limit: int | None = None) -> Iterator[InterventionSummary]:
+        """Every intervention, newest first, page after page."""
+        for page in self._pages("/v1/interventions", InterventionsResponse, compact(limit=limit)):
+            yield from page.interventions
 
 
 class AsyncInterventions(AsyncResource):
@@ -187,9 +195,20 @@ class AsyncInterventions(AsyncResource):
             "POST", path, InterventionAction, json=body, idempotent=True
         )
 
-    async def list(self, *, limit: int | None = None) -> InterventionsResponse:
-        """The newest interventions with their latest diagnostic and last action."""
-        params = compact(limit=limit)
+    async def list(
+        self, *, limit: int | None = None, cursor: str | None = None
+    ) -> InterventionsResponse:
+        """One page of interventions, newest first, each with its latest diagnostic and last
+        action."""
+        params = compact(limit=limit, cursor=cursor)
         return await self._client.request(
             "GET", "/v1/interventions", InterventionsResponse, params=params
         )
+
+    async def iterate(self, *, limit: int | None = None) -> AsyncIterator[InterventionSummary]:
+        """Every intervention, newest first, page after page."""
+        async for page in self._pages(
+            "/v1/interventions", InterventionsResponse, compact(limit=limit)
+        ):
+            for item in page.interventions:
+                yield item

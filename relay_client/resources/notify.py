@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+
 from relay_client._base import compact
 from relay_client.resources._resource import AsyncResource, SyncResource, segment
 from relay_core.models import Message, Notification, NotificationsResponse
@@ -27,12 +29,17 @@ class Notify(SyncResource):
         path = f"/v1/notifications/{segment(notification_id)}/retry"
         return self._client.request("POST", path, Notification)
 
-    def list(self, *, limit: int | None = None) -> NotificationsResponse:
-        """Notifications, newest first."""
-        params = compact(limit=limit)
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> NotificationsResponse:
+        """One page of notifications, newest first."""
+        params = compact(limit=limit, cursor=cursor)
         return self._client.request(
             "GET", "/v1/notifications", NotificationsResponse, params=params
         )
+
+    def iterate(self, *, limit: int | None = None) -> Iterator[Notification]:
+        """Every notification, newest first, page after page."""
+        for page in self._pages("/v1/notifications", NotificationsResponse, compact(limit=limit)):
+            yield from page.notifications
 
 
 class AsyncNotify(AsyncResource):
@@ -57,9 +64,19 @@ class AsyncNotify(AsyncResource):
         path = f"/v1/notifications/{segment(notification_id)}/retry"
         return await self._client.request("POST", path, Notification)
 
-    async def list(self, *, limit: int | None = None) -> NotificationsResponse:
-        """Notifications, newest first."""
-        params = compact(limit=limit)
+    async def list(
+        self, *, limit: int | None = None, cursor: str | None = None
+    ) -> NotificationsResponse:
+        """One page of notifications, newest first."""
+        params = compact(limit=limit, cursor=cursor)
         return await self._client.request(
             "GET", "/v1/notifications", NotificationsResponse, params=params
         )
+
+    async def iterate(self, *, limit: int | None = None) -> AsyncIterator[Notification]:
+        """Every notification, newest first, page after page."""
+        async for page in self._pages(
+            "/v1/notifications", NotificationsResponse, compact(limit=limit)
+        ):
+            for item in page.notifications:
+                yield item

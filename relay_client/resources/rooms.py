@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+
 from relay_client._base import compact
 from relay_client.resources._resource import AsyncResource, SyncResource, segment
-from relay_core.models import RoomMember, RoomMessagesResponse, RoomsResponse
+from relay_core.models import Room, RoomMember, RoomMessagesResponse, RoomsResponse
 
 
 class Rooms(SyncResource):
@@ -22,9 +24,15 @@ class Rooms(SyncResource):
         path = f"/v1/rooms/{segment(room_id)}/messages"
         return self._client.request("GET", path, RoomMessagesResponse, params=compact(limit=limit))
 
-    def list(self) -> RoomsResponse:
-        """Every room."""
-        return self._client.request("GET", "/v1/rooms", RoomsResponse)
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> RoomsResponse:
+        """One page of rooms, by id."""
+        params = compact(limit=limit, cursor=cursor)
+        return self._client.request("GET", "/v1/rooms", RoomsResponse, params=params)
+
+    def iterate(self, *, limit: int | None = None) -> Iterator[Room]:
+        """Every room, page after page."""
+        for page in self._pages("/v1/rooms", RoomsResponse, compact(limit=limit)):
+            yield from page.rooms
 
 
 class AsyncRooms(AsyncResource):
@@ -42,6 +50,13 @@ class AsyncRooms(AsyncResource):
         params = compact(limit=limit)
         return await self._client.request("GET", path, RoomMessagesResponse, params=params)
 
-    async def list(self) -> RoomsResponse:
-        """Every room."""
-        return await self._client.request("GET", "/v1/rooms", RoomsResponse)
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> RoomsResponse:
+        """One page of rooms, by id."""
+        params = compact(limit=limit, cursor=cursor)
+        return await self._client.request("GET", "/v1/rooms", RoomsResponse, params=params)
+
+    async def iterate(self, *, limit: int | None = None) -> AsyncIterator[Room]:
+        """Every room, page after page."""
+        async for page in self._pages("/v1/rooms", RoomsResponse, compact(limit=limit)):
+            for item in page.rooms:
+                yield item

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+
 from relay_client._base import compact
 from relay_client.resources._resource import AsyncResource, SyncResource, segment
 from relay_core.models import Room, Space, SpacesResponse, SpaceSyncReport
@@ -33,10 +35,25 @@ class Spaces(SyncResource):
         """Archive a space (one-way; its rooms become read-only)."""
         return self._client.request("POST", f"/v1/spaces/{segment(space_id)}/archive", Space)
 
-    def list(self, *, include_archived: bool = False) -> SpacesResponse:
-        """Spaces, archived ones on request."""
-        params = {"include_archived": "true" if include_archived else "false"}
+    def list(
+        self, *, include_archived: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> SpacesResponse:
+        """One page of spaces, by id, archived ones on request."""
+        params = compact(
+            include_archived="true" if include_archived else "false", limit=limit, cursor=cursor
+        )
         return self._client.request("GET", "/v1/spaces", SpacesResponse, params=params)
+
+    def iterate(
+        self, *, include_archived: bool = False, limit: int | None = None
+    ) -> Iterator[Space]:
+        """Every space, archived ones on request, page after page."""
+        for page in self._pages(
+            "/v1/spaces",
+            SpacesResponse,
+            compact(include_archived="true" if include_archived else "false", limit=limit),
+        ):
+            yield from page.spaces
 
 
 class AsyncSpaces(AsyncResource):
@@ -65,7 +82,23 @@ class AsyncSpaces(AsyncResource):
         """Archive a space (one-way; its rooms become read-only)."""
         return await self._client.request("POST", f"/v1/spaces/{segment(space_id)}/archive", Space)
 
-    async def list(self, *, include_archived: bool = False) -> SpacesResponse:
-        """Spaces, archived ones on request."""
-        params = {"include_archived": "true" if include_archived else "false"}
+    async def list(
+        self, *, include_archived: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> SpacesResponse:
+        """One page of spaces, by id, archived ones on request."""
+        params = compact(
+            include_archived="true" if include_archived else "false", limit=limit, cursor=cursor
+        )
         return await self._client.request("GET", "/v1/spaces", SpacesResponse, params=params)
+
+    async def iterate(
+        self, *, include_archived: bool = False, limit: int | None = None
+    ) -> AsyncIterator[Space]:
+        """Every space, archived ones on request, page after page."""
+        async for page in self._pages(
+            "/v1/spaces",
+            SpacesResponse,
+            compact(include_archived="true" if include_archived else "false", limit=limit),
+        ):
+            for item in page.spaces:
+                yield item

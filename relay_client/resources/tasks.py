@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from relay_client._base import compact
@@ -39,10 +40,19 @@ class Tasks(SyncResource):
         """One task."""
         return self._client.request("GET", f"/v1/tasks/{segment(task_id)}", Task)
 
-    def events(self, task_id: int) -> TaskEventsResponse:
-        """A task's trail, oldest first."""
+    def events(
+        self, task_id: int, *, limit: int | None = None, cursor: str | None = None
+    ) -> TaskEventsResponse:
+        """One page of a task's trail, oldest first."""
         path = f"/v1/tasks/{segment(task_id)}/events"
-        return self._client.request("GET", path, TaskEventsResponse)
+        params = compact(limit=limit, cursor=cursor)
+        return self._client.request("GET", path, TaskEventsResponse, params=params)
+
+    def iterate_events(self, task_id: int, *, limit: int | None = None) -> Iterator[TaskEvent]:
+        """A task's whole trail, oldest first, page after page."""
+        path = f"/v1/tasks/{segment(task_id)}/events"
+        for page in self._pages(path, TaskEventsResponse, compact(limit=limit)):
+            yield from page.events
 
     def claim(
         self, task_id: int, *, agent_id: str | None = None, lease_seconds: int | None = None
@@ -98,10 +108,27 @@ class Tasks(SyncResource):
         assignee: str | None = None,
         claimed_by: str | None = None,
         limit: int | None = None,
+        cursor: str | None = None,
     ) -> TasksResponse:
-        """Tasks matching every given filter, by id."""
-        params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
+        """One page of the tasks matching every given filter, by id (``next_cursor`` leads to
+        the next)."""
+        params = compact(
+            status=status, assignee=assignee, claimed_by=claimed_by, limit=limit, cursor=cursor
+        )
         return self._client.request("GET", "/v1/tasks", TasksResponse, params=params)
+
+    def iterate(
+        self,
+        *,
+        status: str | None = None,
+        assignee: str | None = None,
+        claimed_by: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Task]:
+        """Every task matching every given filter, by id, page after page."""
+        params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
+        for page in self._pages("/v1/tasks", TasksResponse, params):
+            yield from page.tasks
 
 
 class AsyncTasks(AsyncResource):
@@ -134,10 +161,22 @@ class AsyncTasks(AsyncResource):
         """One task."""
         return await self._client.request("GET", f"/v1/tasks/{segment(task_id)}", Task)
 
-    async def events(self, task_id: int) -> TaskEventsResponse:
-        """A task's trail, oldest first."""
+    async def events(
+        self, task_id: int, *, limit: int | None = None, cursor: str | None = None
+    ) -> TaskEventsResponse:
+        """One page of a task's trail, oldest first."""
         path = f"/v1/tasks/{segment(task_id)}/events"
-        return await self._client.request("GET", path, TaskEventsResponse)
+        params = compact(limit=limit, cursor=cursor)
+        return await self._client.request("GET", path, TaskEventsResponse, params=params)
+
+    async def iterate_events(
+        self, task_id: int, *, limit: int | None = None
+    ) -> AsyncIterator[TaskEvent]:
+        """A task's whole trail, oldest first, page after page."""
+        path = f"/v1/tasks/{segment(task_id)}/events"
+        async for page in self._pages(path, TaskEventsResponse, compact(limit=limit)):
+            for event in page.events:
+                yield event
 
     async def claim(
         self, task_id: int, *, agent_id: str | None = None, lease_seconds: int | None = None
@@ -195,7 +234,25 @@ class AsyncTasks(AsyncResource):
         assignee: str | None = None,
         claimed_by: str | None = None,
         limit: int | None = None,
+        cursor: str | None = None,
     ) -> TasksResponse:
-        """Tasks matching every given filter, by id."""
-        params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
+        """One page of the tasks matching every given filter, by id (``next_cursor`` leads to
+        the next)."""
+        params = compact(
+            status=status, assignee=assignee, claimed_by=claimed_by, limit=limit, cursor=cursor
+        )
         return await self._client.request("GET", "/v1/tasks", TasksResponse, params=params)
+
+    async def iterate(
+        self,
+        *,
+        status: str | None = None,
+        assignee: str | None = None,
+        claimed_by: str | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[Task]:
+        """Every task matching every given filter, by id, page after page."""
+        params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
+        async for page in self._pages("/v1/tasks", TasksResponse, params):
+            for task in page.tasks:
+                yield task

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services.base import Service
@@ -61,15 +62,24 @@ class ActionsService(Service):
         await self.write(work)
 
     async def list(
-        self, caller: Caller, agent_id: str | None = None, limit: int = 100
+        self,
+        caller: Caller,
+        agent_id: str | None = None,
+        limit: int = paging.DEFAULT_LIMIT,
+        cursor: str | None = None,
     ) -> m.ActionsResponse:
-        """The newest actions, optionally of one agent."""
+        """Actions, newest first, optionally of one agent; a page at a time."""
         conds: list[Cond] = [eq("agent_id", agent_id)] if agent_id else []
 
         async def work(uow: UnitOfWork) -> m.ActionsResponse:
-            newest = await uow.actions.find(
-                *conds, order_by="action_id", descending=True, limit=limit
+            newest, next_cursor = await paging.page(
+                uow.actions,
+                *conds,
+                key=("action_id", int),
+                descending=True,
+                limit=limit,
+                cursor=cursor,
             )
-            return m.ActionsResponse(actions=newest)
+            return m.ActionsResponse(actions=newest, next_cursor=next_cursor)
 
         return await self.read(work)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
 from relay_core.errors import NotFound, StaleWrite
 from relay_core.ports import Increment, UnitOfWork, eq, in_
@@ -93,15 +94,21 @@ class AgentsService(Service):
 
         return await self.write(work)
 
-    async def list(self, caller: Caller) -> m.AgentsResponse:
-        """Every registered agent with its presence and its count of unacknowledged messages."""
+    async def list(
+        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+    ) -> m.AgentsResponse:
+        """Registered agents by id, with their presence and their count of unacknowledged
+        messages; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.AgentsResponse:
+            found, next_cursor = await paging.page(
+                uow.agents, key=("agent_id", str), limit=limit, cursor=cursor
+            )
             agents = []
-            for agent in await uow.agents.find():
+            for agent in found:
                 pending = await unacked_count(uow, agent.agent_id)
                 agents.append(self._present(agent).model_copy(update={"pending_messages": pending}))
-            return m.AgentsResponse(agents=agents)
+            return m.AgentsResponse(agents=agents, next_cursor=next_cursor)
 
         return await self.read(work)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq
@@ -24,14 +25,25 @@ class ApprovalsService(Service):
     """List, show and decide approvals."""
 
     async def list(
-        self, caller: Caller, status: m.ApprovalStatus | None = None
+        self,
+        caller: Caller,
+        status: m.ApprovalStatus | None = None,
+        limit: int = paging.DEFAULT_LIMIT,
+        cursor: str | None = None,
     ) -> m.ApprovalsResponse:
-        """Approvals, newest first, optionally of one status."""
+        """Approvals, newest first, optionally of one status; a page at a time."""
         conds: list[Cond] = [eq("status", status)] if status else []
 
         async def work(uow: UnitOfWork) -> m.ApprovalsResponse:
-            newest = await uow.approvals.find(*conds, order_by="approval_id", descending=True)
-            return m.ApprovalsResponse(approvals=newest)
+            newest, next_cursor = await paging.page(
+                uow.approvals,
+                *conds,
+                key=("approval_id", int),
+                descending=True,
+                limit=limit,
+                cursor=cursor,
+            )
+            return m.ApprovalsResponse(approvals=newest, next_cursor=next_cursor)
 
         return await self.read(work)
 

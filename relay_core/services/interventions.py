@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import UnitOfWork, eq
@@ -180,12 +181,20 @@ class InterventionsService(Service):
 
         return await self.read(work)
 
-    async def list(self, caller: Caller, limit: int = 50) -> m.InterventionsResponse:
-        """The newest interventions, each with its latest diagnostic and last action."""
+    async def list(
+        self, caller: Caller, limit: int = 50, cursor: str | None = None
+    ) -> m.InterventionsResponse:
+        """Interventions, newest first, each with its latest diagnostic and last action; a page
+        at a time."""
 
         async def work(uow: UnitOfWork) -> m.InterventionsResponse:
-            newest = await uow.interventions.find(
-                order_by="created_at", descending=True, limit=limit
+            newest, next_cursor = await paging.page(
+                uow.interventions,
+                key=("intervention_id", str),
+                order=("created_at", datetime),
+                descending=True,
+                limit=limit,
+                cursor=cursor,
             )
             summaries = []
             for intervention in newest:
@@ -197,7 +206,7 @@ class InterventionsService(Service):
                         last_action=action,
                     )
                 )
-            return m.InterventionsResponse(interventions=summaries)
+            return m.InterventionsResponse(interventions=summaries, next_cursor=next_cursor)
 
         return await self.read(work)
 

@@ -7,6 +7,7 @@ failure leaves a ``failed`` row with its error instead of losing the text.
 from __future__ import annotations
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq
@@ -184,14 +185,21 @@ class NotifyService(Service):
         await announce_direct_message(uow, message)
         return message
 
-    async def list(self, caller: Caller, limit: int = 100) -> m.NotificationsResponse:
-        """The newest notifications (with how many replies each got): all of them for the
-        operator, its own for an agent."""
+    async def list(
+        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+    ) -> m.NotificationsResponse:
+        """Notifications, newest first, with how many replies each got: all of them for the
+        operator, its own for an agent; a page at a time."""
         conds: list[Cond] = [] if caller.is_operator else [eq("agent_id", caller.agent_id)]
 
         async def work(uow: UnitOfWork) -> m.NotificationsResponse:
-            newest = await uow.notifications.find(
-                *conds, order_by="notification_id", descending=True, limit=limit
+            newest, next_cursor = await paging.page(
+                uow.notifications,
+                *conds,
+                key=("notification_id", int),
+                descending=True,
+                limit=limit,
+                cursor=cursor,
             )
             counted = [
                 n.model_copy(
@@ -203,6 +211,6 @@ class NotifyService(Service):
                 )
                 for n in newest
             ]
-            return m.NotificationsResponse(notifications=counted)
+            return m.NotificationsResponse(notifications=counted, next_cursor=next_cursor)
 
         return await self.read(work)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_agent
@@ -13,11 +14,16 @@ from relay_core.services.messages import require_member, require_room
 class RoomsService(Service):
     """Rooms and their members."""
 
-    async def list(self, caller: Caller) -> m.RoomsResponse:
-        """Every room."""
+    async def list(
+        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+    ) -> m.RoomsResponse:
+        """Rooms by id; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.RoomsResponse:
-            return m.RoomsResponse(rooms=await uow.rooms.find())
+            rooms, next_cursor = await paging.page(
+                uow.rooms, key=("room_id", str), limit=limit, cursor=cursor
+            )
+            return m.RoomsResponse(rooms=rooms, next_cursor=next_cursor)
 
         return await self.read(work)
 

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, StaleWrite
 from relay_core.ports import UnitOfWork, eq, in_
@@ -34,12 +35,21 @@ async def require_space(uow: UnitOfWork, space_id: str) -> m.Space:
 class SpacesService(Service):
     """Spaces group rooms; the operator manages them."""
 
-    async def list(self, caller: Caller, include_archived: bool = False) -> m.SpacesResponse:
-        """Active spaces, and archived ones on request."""
+    async def list(
+        self,
+        caller: Caller,
+        include_archived: bool = False,
+        limit: int = paging.DEFAULT_LIMIT,
+        cursor: str | None = None,
+    ) -> m.SpacesResponse:
+        """Active spaces by id, and archived ones on request; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.SpacesResponse:
             conds = [] if include_archived else [eq("status", "active")]
-            return m.SpacesResponse(spaces=await uow.spaces.find(*conds))
+            spaces, next_cursor = await paging.page(
+                uow.spaces, *conds, key=("space_id", str), limit=limit, cursor=cursor
+            )
+            return m.SpacesResponse(spaces=spaces, next_cursor=next_cursor)
 
         return await self.read(work)
 

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq, in_, lt
@@ -140,14 +141,18 @@ class TasksService(Service):
         status: m.TaskStatus | None = None,
         assignee: str | None = None,
         claimed_by: str | None = None,
-        limit: int | None = None,
+        limit: int = paging.DEFAULT_LIMIT,
+        cursor: str | None = None,
     ) -> m.TasksResponse:
-        """Tasks matching every given filter, by id."""
+        """Tasks matching every given filter, by id; a page at a time."""
         filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
         conds: list[Cond] = [eq(field, value) for field, value in filters.items() if value]
 
         async def fetch(uow: UnitOfWork) -> m.TasksResponse:
-            return m.TasksResponse(tasks=await uow.tasks.find(*conds, limit=limit))
+            tasks, next_cursor = await paging.page(
+                uow.tasks, *conds, key=("task_id", int), limit=limit, cursor=cursor
+            )
+            return m.TasksResponse(tasks=tasks, next_cursor=next_cursor)
 
         return await self._after_reaping(fetch)
 
@@ -159,13 +164,25 @@ class TasksService(Service):
 
         return await self._after_reaping(fetch)
 
-    async def events(self, caller: Caller, task_id: int) -> m.TaskEventsResponse:
-        """A task's trail, oldest first."""
+    async def events(
+        self,
+        caller: Caller,
+        task_id: int,
+        limit: int = paging.DEFAULT_LIMIT,
+        cursor: str | None = None,
+    ) -> m.TaskEventsResponse:
+        """A task's trail, oldest first; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.TaskEventsResponse:
             await require_task(uow, task_id)
-            trail = await uow.task_events.find(eq("task_id", task_id))
-            return m.TaskEventsResponse(task_id=task_id, events=trail)
+            trail, next_cursor = await paging.page(
+                uow.task_events,
+                eq("task_id", task_id),
+                key=("event_id", int),
+                limit=limit,
+                cursor=cursor,
+            )
+            return m.TaskEventsResponse(task_id=task_id, events=trail, next_cursor=next_cursor)
 
         return await self.read(work)
 

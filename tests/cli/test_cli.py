@@ -99,7 +99,7 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     assert run("spaces", "add-room", space, "Bench", "--topic", "t")["space_id"] == space
     assert run("spaces", "sync")["bridge"] == "local"
     assert run("spaces", "archive", space)["status"] == "archived"
-    assert space in {s["space_id"] for s in run("spaces", "list", "--all")["spaces"]}
+    assert space in {s["space_id"] for s in run("spaces", "list", "--archived")["spaces"]}
 
     task = run("tasks", "create", f"reindex {n}", "--priority", "3", "--max-attempts", "2")
     tid = str(task["task_id"])
@@ -244,3 +244,22 @@ def test_errors_go_to_stderr_with_exit_codes(relay: Any, server: LiveServer) -> 
     assert "--payload" in bad_json.stderr
     no_agent = relay("agents", "heartbeat", code=2)
     assert "agent_id is required" in no_agent.stderr
+
+
+def test_lists_page_with_limit_and_all(relay: Any) -> None:
+    owner = f"pager-{uuid.uuid4().hex[:8]}"
+    relay("agents", "register", owner)
+    for n in range(5):
+        relay("tasks", "create", f"paged {n}", "--assignee", owner)
+    page = relay("tasks", "list", "--assignee", owner, "--limit", "2", "--json")
+    first = json.loads(page.stdout)
+    assert len(first["tasks"]) == 2 and "--cursor" in page.stderr
+    second = relay.json(
+        "tasks", "list", "--assignee", owner, "--limit", "2", "--cursor", first["next_cursor"]
+    )
+    assert [t["title"] for t in second["tasks"]] == ["paged 2", "paged 3"]
+    every = relay.json("tasks", "list", "--assignee", owner, "--limit", "2", "--all")
+    assert [t["title"] for t in every["tasks"]] == [f"paged {n}" for n in range(5)]
+    assert "next_cursor" not in every
+    table = relay("tasks", "list", "--assignee", owner, "--all")
+    assert "paged 4" in table.stdout and "--cursor" not in table.stderr

@@ -204,3 +204,20 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert invalid.value.errors[0]["loc"] == ["query", "limit"]
 
     assert calls == {route.operation for route in ROUTES}
+
+
+async def test_iterators_follow_every_cursor_in_both_twins(server: LiveServer) -> None:
+    run = uuid.uuid4().hex[:8]
+    owner = f"owner-{run}"
+    with RelayClient(server.url, token=server.operator_token) as op:
+        op.agents.register(owner)
+        created = [op.tasks.create(f"t{n}", assignee=owner).task_id for n in range(25)]
+        first = op.tasks.list(assignee=owner, limit=10)
+        assert [t.task_id for t in first.tasks] == created[:10] and first.next_cursor
+        following = op.tasks.list(assignee=owner, limit=10, cursor=first.next_cursor)
+        assert [t.task_id for t in following.tasks] == created[10:20]
+        assert [t.task_id for t in op.tasks.iterate(assignee=owner, limit=10)] == created
+        assert owner in {agent.agent_id for agent in op.agents.iterate(limit=2)}
+    async with AsyncRelayClient(server.url, token=server.operator_token) as aop:
+        walked = [t.task_id async for t in aop.tasks.iterate(assignee=owner, limit=7)]
+        assert walked == created

@@ -58,10 +58,23 @@ function table(columns, rows) {
     el("tbody", {}, rows.map((row) => el("tr", {}, columns.map(([, cell]) => el("td", {}, cell(row)))))));
 }
 
+// Every item of a list, following its cursors, up to `most` (lists answer pages of 1000 at most).
+async function listAll(path, field, most = 5000) {
+  const items = [];
+  let cursor = null;
+  do {
+    const join = path.includes("?") ? "&" : "?";
+    const page = await api("GET", `${path}${join}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    items.push(...page[field]);
+    cursor = page.next_cursor;
+  } while (cursor && items.length < most);
+  return items;
+}
+
 // ---------------------------------------------------------------- views
 
 async function approvalsView() {
-  const { approvals } = await api("GET", "/v1/approvals");
+  const approvals = await listAll("/v1/approvals", "approvals");
   const pending = approvals.filter((a) => a.status === "pending");
   const decided = approvals.filter((a) => a.status !== "pending");
   const card = (approval) => {
@@ -117,7 +130,7 @@ async function interventionsView() {
 }
 
 async function agentsView() {
-  const { agents } = await api("GET", "/v1/agents");
+  const agents = await listAll("/v1/agents", "agents");
   return [el("h2", {}, `Agents (${agents.length})`), table([
     ["Agent", (a) => a.name ? `${a.agent_id} (${a.name})` : a.agent_id],
     ["Presence", (a) => el("span", { class: a.presence }, a.presence)],
@@ -127,11 +140,11 @@ async function agentsView() {
 }
 
 async function tasksView() {
-  const { tasks } = await api("GET", "/v1/tasks");
+  const tasks = await listAll("/v1/tasks", "tasks");
   const columns = ["open", "claimed", "in_progress", "completed", "failed"];
   const trail = el("section", { id: "trail" });
   const show = (task) => async () => {
-    const { events } = await api("GET", `/v1/tasks/${task.task_id}/events`);
+    const events = await listAll(`/v1/tasks/${task.task_id}/events`, "events");
     trail.replaceChildren(el("h3", {}, `Trail of task ${task.task_id}: ${task.title}`),
       table([["When", (e) => when(e.created_at)], ["Kind", (e) => e.kind], ["Agent", (e) => e.agent_id || ""],
              ["Progress", (e) => e.progress ?? ""], ["Message", (e) => e.message || ""]], events));
@@ -149,8 +162,8 @@ async function tasksView() {
 
 async function roomsView() {
   const archived = location.hash.includes("archived");
-  const [{ spaces }, { rooms }] = await Promise.all([
-    api("GET", `/v1/spaces?include_archived=${archived}`), api("GET", "/v1/rooms")]);
+  const [spaces, rooms] = await Promise.all([
+    listAll(`/v1/spaces?include_archived=${archived}`, "spaces"), listAll("/v1/rooms", "rooms")]);
   const messages = el("section", { id: "room-messages" });
   const open = (room) => async () => {
     const page = await api("GET", `/v1/rooms/${encodeURIComponent(room.room_id)}/messages?limit=50`);
@@ -171,7 +184,7 @@ async function roomsView() {
 }
 
 async function notificationsView() {
-  const { notifications } = await api("GET", "/v1/notifications");
+  const notifications = await listAll("/v1/notifications", "notifications");
   const reply = (n) => {
     if (!n.platform_message_id || !n.agent_id) return "";
     const text = el("input", { type: "text", "aria-label": `Reply to notification ${n.notification_id}` });
@@ -202,8 +215,7 @@ function currentView() {
 }
 
 async function updatePendingCount() {
-  const { approvals } = await api("GET", "/v1/approvals?status=pending");
-  const count = approvals.length;
+  const count = (await api("GET", "/v1/status")).counts.pending_approvals;
   document.getElementById("pending-count").textContent = count ? String(count) : "";
   document.title = count ? `(${count}) Relay console` : "Relay console";
 }

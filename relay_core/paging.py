@@ -1,0 +1,109 @@
+"""Pages: every list answers at most ``limit`` rows and a cursor to the rows after them.
+
+A cursor is opaque to clients: the sort key of the last row of the page, as base64url JSON. The
+next page is read *after* that key (keyset paging), so rows created or removed between two pages
+never shift what the next page holds, and a page costs the same however deep it is. A cursor is
+checked against the types of the list's sort key, so a forged one is a 422, never a query error.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+from typing import Any, TypeVar
+
+import pydantic
+
+from relay_core.errors import InvalidInput
+from relay_core.ports import Cond, Table, eq, gt, lt
+
+R = TypeVar("R", bound=pydantic.BaseModel)
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+MAX_CURSOR_LENGTH = 512
+
+
+def encode(values: Sequence[Any]) -> str:
+    """A cursor holding ``values`` (ints, strings, datetimes)."""
+    plain = [value.isoformat() if isinstance(value, datetime) else value for value in values]
+    return base64.urlsafe_b64encode(json.dumps(plain).encode()).decode().rstrip("=")
+
+
+@cache
+def _adapter(types: tuple[type, ...]) -> pydantic.TypeAdapter[Any]:
+    return pydantic.TypeAdapter(tuple[types])  # type: ignore[valid-type]
+
+
+def decode(cursor: str, types: tuple[type, ...]) -> tuple[Any, ...]:
+    """The values a cursor of this list holds; InvalidInput if it is not one."""
+    refused = InvalidInput("cursor", "not a cursor of this list (pass next_cursor as given)")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        values = _adapter(types).validate_python(json.loads(raw), strict=False)
+    except (binascii.Error, ValueError, RecursionError, pydantic.ValidationError):
+        raise refused from None
+    # Past 64 bits no stored id can follow; PostgreSQL would refuse to compare one.
+    if any(isinstance(value, int) and not -(2**63) <= value < 2**63 for value in values):
+        raise refused
+    return tuple(values)
+
+
+async def page(
+    table: Table[R],
+    *conds: Cond,
+    key: tuple[str, type],
+    order: tuple[str, type] | None = None,
+    descending: bool = False,
+    limit: int = DEFAULT_LIMIT,
+    cursor: str | None = None,
+) -> tuple[list[R], str | None]:
+    """Up to ``limit`` rows matching ``conds``, sorted by ``order`` (if any) then by the unique
+    ``key``, after the row ``cursor`` names; and the cursor of the next page, None if this is
+    the last."""
+    after = _after if not descending else _before
+    sorted_by = [order, key] if order is not None else [key]
+    found: list[R] = []
+    if cursor is None:
+        found = await table.find(
+            *conds, order_by=order[0] if order else None, descending=descending, limit=limit + 1
+        )
+    else:
+        start = decode(cursor, tuple(kind for _, kind in sorted_by))
+        if order is None:
+            found = await table.find(
+                *conds, after(key[0], start[0]), descending=descending, limit=limit + 1
+            )
+        else:
+            # Rows that tie with the cursor on ``order`` come first, by key; then the rest.
+            found = await table.find(
+                *conds,
+                eq(order[0], start[0]),
+                after(key[0], start[1]),
+                descending=descending,
+                limit=limit + 1,
+            )
+            if len(found) <= limit:
+                found += await table.find(
+                    *conds,
+                    after(order[0], start[0]),
+                    order_by=order[0],
+                    descending=descending,
+                    limit=limit + 1 - len(found),
+                )
+    if len(found) <= limit:
+        return found, None
+    last = found[limit - 1]
+    return found[:limit], encode([getattr(last, name) for name, _ in sorted_by])
+
+
+def _after(field: str, value: Any) -> Cond:
+    return gt(field, value)
+
+
+def _before(field: str, value: Any) -> Cond:
+    return lt(field, value)
