@@ -138,6 +138,36 @@ async def test_openapi_document_keeps_every_promise(api: Api) -> None:
     assert "parameters" not in operations[("GET", "/health")]
 
 
+async def test_openapi_declares_every_status_an_operation_answers(api: Api) -> None:
+    doc = await (await api.client.get("/openapi.json")).json()
+
+    def declared(method: str, path: str) -> set[int]:
+        return {int(code) for code in doc["paths"][path][method]["responses"]}
+
+    assert 409 in declared("post", "/v1/enroll")
+    assert 404 in declared("post", "/v1/notify/replies")
+    assert 502 in declared("post", "/v1/notify")
+    assert {429, 503} <= declared("post", "/v1/enroll")
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            statuses = declared(method, path)
+            assert 503 in statuses, (method, path)  # the store, or the connection ceiling
+            if operation["security"]:
+                assert {401, 403, 429} <= statuses, (method, path)
+            if "requestBody" in operation:
+                assert {408, 413, 422} <= statuses, (method, path)
+            for code in ("429", "503"):
+                if code in operation["responses"]:
+                    assert "Retry-After" in operation["responses"][code]["headers"]
+            for code, response in operation["responses"].items():
+                if code.startswith(("4", "5")):
+                    assert response["content"]["application/json"]["schema"]["$ref"]
+    paged = {"limit", "cursor"}
+    for path in ("/v1/agents", "/v1/tasks", "/v1/approvals", "/v1/actions", "/v1/rooms"):
+        names = {p["name"]: p for p in doc["paths"][path]["get"]["parameters"]}
+        assert paged <= set(names) and names["limit"]["schema"]["maximum"] == 1000
+
+
 async def test_health_is_public_and_all_strings(api: Api) -> None:
     response = await api.client.get("/health")
     body = await response.json()
