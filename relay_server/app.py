@@ -24,7 +24,7 @@ from relay_server.background import sweep
 from relay_server.connections import ceiling_middleware
 from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
-from relay_server.middleware import error_middleware, request_id_middleware
+from relay_server.middleware import echo_request_id, error_middleware, request_id_middleware
 from relay_server.openapi import build_openapi
 from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
@@ -124,6 +124,7 @@ def create_app(
         # Runs before aiohttp waits for in-flight handlers: long-polls answer now.
         app[SERVICES].ctx.storage.hub.close()
 
+    app.on_response_prepare.append(echo_request_id)
     app.cleanup_ctx.append(lifecycle)
     app.on_shutdown.append(wake_waiters)
     add_routes(app)

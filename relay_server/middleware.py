@@ -71,19 +71,16 @@ def error_response(status: int, code: str, detail: str) -> web.Response:
 
 @web.middleware
 async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Adopt a sane incoming ``X-Request-ID`` or make one, echo it on every answer; note the
-    client's address."""
+    """Adopt a sane incoming ``X-Request-ID`` or make one; note the client's address."""
     incoming = request.headers.get("X-Request-ID", "")
-    request_id = incoming if _INCOMING_ID.match(incoming) else new_request_id()
-    request[REQUEST_ID] = request_id
+    request[REQUEST_ID] = incoming if _INCOMING_ID.match(incoming) else new_request_id()
     request[CLIENT_ADDRESS] = client_address(request, request.app[SETTINGS].trusted_proxies)
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:
-        exc.headers["X-Request-ID"] = request_id
-        raise
-    response.headers["X-Request-ID"] = request_id
-    return response
+    return await handler(request)
+
+
+async def echo_request_id(request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer carries its request id, streams included (sent before their handler ends)."""
+    response.headers["X-Request-ID"] = request.get(REQUEST_ID) or new_request_id()
 
 
 @web.middleware
