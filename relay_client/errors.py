@@ -6,12 +6,14 @@ RelayError
 │   ├── AuthenticationError         401
 │   ├── PermissionDeniedError       403
 │   ├── NotFoundError               404
+│   ├── RequestTimeoutError         408: the body stopped coming
 │   ├── ConflictError               409
 │   ├── PayloadTooLargeError        413
 │   ├── UnprocessableEntityError    422 (alias ValidationError), with the parsed ``errors``
 │   ├── RateLimitError              429, with ``retry_after``
 │   └── ServerError                 5xx
-│       └── BridgeError                 502: the operator's platform failed
+│       ├── BridgeError                 502: the operator's platform failed
+│       └── ServiceUnavailableError     503: storage down or server full, with ``retry_after``
 ├── ConnectionError             the server could not be reached (also a builtin ConnectionError)
 │   └── TimeoutError                no answer in time (also a builtin TimeoutError)
 └── EnrollmentError             an enrollment was rejected or expired while waiting
@@ -98,6 +100,10 @@ class UnprocessableEntityError(APIStatusError):
 ValidationError = UnprocessableEntityError
 
 
+class RequestTimeoutError(APIStatusError):
+    """408: the server stopped waiting for the request's body."""
+
+
 class RateLimitError(APIStatusError):
     """429: over the rate limit; ``retry_after`` seconds, when the server said."""
 
@@ -112,6 +118,15 @@ class ServerError(APIStatusError):
 
 class BridgeError(ServerError):
     """502: the operator's messaging platform failed; the notification was kept as failed."""
+
+
+class ServiceUnavailableError(ServerError):
+    """503: the server's database cannot serve now, or it is at its connection limit; nothing
+    was changed, and ``retry_after`` seconds later the same request may succeed."""
+
+    def __init__(self, response: httpx.Response, body: Any) -> None:
+        super().__init__(response, body)
+        self.retry_after = parse_retry_after(response.headers.get("Retry-After"))
 
 
 class ConnectionError(RelayError, builtins.ConnectionError):  # noqa: A001
@@ -136,11 +151,13 @@ _BY_STATUS: dict[int, type[APIStatusError]] = {
     401: AuthenticationError,
     403: PermissionDeniedError,
     404: NotFoundError,
+    408: RequestTimeoutError,
     409: ConflictError,
     413: PayloadTooLargeError,
     422: UnprocessableEntityError,
     429: RateLimitError,
     502: BridgeError,
+    503: ServiceUnavailableError,
 }
 
 

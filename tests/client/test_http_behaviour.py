@@ -57,11 +57,13 @@ def async_client(**kwargs: Any) -> tuple[AsyncRelayClient, list[float]]:
         (401, AuthenticationError, "unauthenticated"),
         (403, PermissionDeniedError, "forbidden"),
         (404, NotFoundError, "not_found"),
+        (408, errors.RequestTimeoutError, "request_timeout"),
         (409, ConflictError, "conflict"),
         (413, PayloadTooLargeError, "payload_too_large"),
         (429, RateLimitError, "rate_limited"),
         (500, ServerError, "internal"),
         (502, BridgeError, "bridge_error"),
+        (503, errors.ServiceUnavailableError, "storage_unavailable"),
     ],
 )
 @respx.mock
