@@ -101,8 +101,14 @@ class Table(Protocol[R]):
         order_by: str | None = None,
         descending: bool = False,
         limit: int | None = None,
+        skip_locked: bool = False,
     ) -> list[R]:
-        """Records matching all ``conds``, ordered by one field then the key."""
+        """Records matching all ``conds``, ordered by one field then the key.
+
+        ``skip_locked`` (in a write unit of work): hold the records found until the unit ends,
+        and leave out those another unit holds, so that competing consumers take disjoint
+        records and never wait on, or deadlock with, each other. Where write units run one at
+        a time (SQLite's writer, the memory store) nothing is ever held by another."""
         ...
 
     async def count(self, *conds: Cond) -> int:

@@ -123,8 +123,14 @@ class AgentsService(Service):
         async def work(uow: UnitOfWork) -> m.InboxResponse:
             now = self.now()
             await require_registered(uow, agent_id)
+            # Readers of one inbox at once take disjoint messages (each held until its read
+            # commits) rather than locking the same rows in different orders: no deadlock.
             messages = await uow.messages.find(
-                eq("to", agent_id), in_("status", UNACKED), order_by="message_id", limit=limit
+                eq("to", agent_id),
+                in_("status", UNACKED),
+                order_by="message_id",
+                limit=limit,
+                skip_locked=True,
             )
             if messages:
                 # Every read is a delivery: the count tells the agent it saw one before.

@@ -130,6 +130,7 @@ class MemoryTable(Generic[R]):
         order_by: str | None = None,
         descending: bool = False,
         limit: int | None = None,
+        skip_locked: bool = False,  # write units run one at a time: nothing is held
     ) -> list[R]:
         key_field = self._spec.key
         rows = [row for row in self._rows.values() if all(_matches(row, c) for c in conds)]

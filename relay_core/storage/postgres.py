@@ -143,6 +143,7 @@ class PgTable(Generic[R]):
         order_by: str | None = None,
         descending: bool = False,
         limit: int | None = None,
+        skip_locked: bool = False,
     ) -> list[R]:
         order = [self._table.c[order_by]] if order_by else []
         order.append(self._key)
@@ -150,6 +151,8 @@ class PgTable(Generic[R]):
         statement = statement.order_by(*(c.desc() if descending else c.asc() for c in order))
         if limit is not None:
             statement = statement.limit(limit)
+        if skip_locked:
+            statement = statement.with_for_update(skip_locked=True)
         return [self._record(row) for row in await self._conn.execute(statement)]
 
     async def count(self, *conds: Cond) -> int:
@@ -164,12 +167,25 @@ class PgTable(Generic[R]):
 _OUTAGE_CLASSES = ("08", "53", "57", "58")
 
 
+# 40P01 deadlock detected, 40001 serialization failure: the transaction is rolled back and
+# running it again is the remedy PostgreSQL documents.
+_RETRY_STATES = ("40P01", "40001")
+
+
+def _cause(exc: BaseException) -> BaseException:
+    cause: BaseException = exc.orig if isinstance(exc, DBAPIError) and exc.orig else exc
+    return cause.__cause__ or cause  # SQLAlchemy's adapter wraps asyncpg's
+
+
+def _state(exc: BaseException) -> str:
+    return str(getattr(_cause(exc), "sqlstate", "") or "")
+
+
 def unavailable(exc: BaseException) -> StorageUnavailable | None:
     """The StorageUnavailable an error reaching or using PostgreSQL amounts to, if it is one
     of the server, its disk or the network rather than of a statement."""
-    cause = exc.orig if isinstance(exc, DBAPIError) else exc
-    cause = getattr(cause, "__cause__", None) or cause  # SQLAlchemy's adapter wraps asyncpg's
-    state = str(getattr(cause, "sqlstate", "") or "")
+    cause = _cause(exc)
+    state = _state(exc)
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return StorageUnavailable("the connection to PostgreSQL was lost")
     if state[:2] in _OUTAGE_CLASSES:
@@ -295,6 +311,9 @@ class PostgresStorage:
                     if conn.in_transaction():
                         await conn.rollback()
         except (OSError, DBAPIError) as exc:
+            if _state(exc) in _RETRY_STATES:
+                # A deadlock or serialization failure rolled the unit back; run it again.
+                raise StaleWrite(f"PostgreSQL {_state(exc)}: the unit of work is retried") from exc
             translated = unavailable(exc)
             if translated is None:
                 raise

@@ -291,6 +291,7 @@ class SqliteTable(Generic[R]):
         order_by: str | None = None,
         descending: bool = False,
         limit: int | None = None,
+        skip_locked: bool = False,  # one writer runs write units one at a time: nothing is held
     ) -> list[R]:
         sql = self._sql
 

@@ -43,9 +43,9 @@ def database() -> Iterator[str]:
     asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-def instance(root: Path, database: str) -> Any:
+def instance(root: Path, database: str, **env: str) -> Any:
     root.mkdir(exist_ok=True)
-    return live_server(root, RELAY_DATABASE_URL=database, RELAY_OPERATOR_TOKEN=OPERATOR)
+    return live_server(root, RELAY_DATABASE_URL=database, RELAY_OPERATOR_TOKEN=OPERATOR, **env)
 
 
 def http(server: LiveServer, token: str = OPERATOR) -> httpx.Client:
