@@ -623,8 +623,6 @@ class SqliteStorage:
         conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
-        # Deleted rows are overwritten, not left in free pages (old answers, rotated hashes).
-        conn.execute("PRAGMA secure_delete=ON")
         return conn
 
     async def run_sync(self, work: Callable[[Connection], T]) -> T:

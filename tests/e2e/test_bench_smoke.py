@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import SCENARIOS
+from tests.conftest import PG_URL
 
 
 @pytest.mark.skipif(
@@ -18,8 +19,13 @@ from bench.__main__ import SCENARIOS
 )
 def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
     output = tmp_path / "bench.json"
+    # With a PostgreSQL server at hand, Relay on it is measured beside SQLite.
+    database = ["--database", PG_URL] if PG_URL else []
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke", "--connections", "1", "--output", str(output)],
+        [
+            *(sys.executable, "-m", "bench", "--smoke", "--connections", "1"),
+            *("--output", str(output), *database),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -27,8 +33,13 @@ def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(output.read_text())
-    measured = {row["scenario"] for row in report["results"] if row["store"] == "large"}
-    assert {s.name for s in SCENARIOS} <= measured
+    for backend in ("sqlite", "postgresql") if PG_URL else ("sqlite",):
+        measured = {
+            row["scenario"]
+            for row in report["results"]
+            if row["store"] == "large" and row["backend"] == backend
+        }
+        assert {s.name for s in SCENARIOS} <= measured, backend
     for row in report["results"]:
         assert row["rps"] > 0 and row["errors"] == 0, row
         if row["ratio"] is not None:

@@ -108,3 +108,32 @@ async def test_an_older_schema_is_upgraded_with_its_rows(storage: Storage) -> No
     async with storage.unit_of_work(write=False) as uow:
         assert await uow.agents.get("old") is not None
         assert await uow.events.count() == 0  # the table 0002 adds is there
+
+
+async def test_answers_kept_in_the_clear_are_gone_from_the_files_after_0007(
+    sqlite_url: str,
+) -> None:
+    storage = SqliteStorage(sqlite_url)
+    await storage.migrate()
+
+    def to_0006_with_a_plain_answer(connection: Any) -> None:
+        from alembic import command
+
+        command.downgrade(alembic_config(connection), "0006")
+        connection.execute(
+            text(
+                "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at)"
+                " VALUES ('operator', 'k-0123456789abcdef', 'f', 201, :body, :now)"
+            ),
+            {"body": '{"token": "rly_agent_SECRET-kept-by-0006"}', "now": datetime.now(UTC)},
+        )
+
+    await storage.run_sync(to_0006_with_a_plain_answer)
+    await storage.close()
+    before = b"".join(p.read_bytes() for p in storage.path.parent.glob("relay.db*"))
+    assert b"SECRET-kept-by-0006" in before  # the check reads the real files
+    storage = SqliteStorage(sqlite_url)
+    await storage.migrate()
+    await storage.close()
+    after = b"".join(p.read_bytes() for p in storage.path.parent.glob("relay.db*"))
+    assert b"SECRET-kept-by-0006" not in after
