@@ -1,141 +1,201 @@
-"""PostgreSQL storage on SQLAlchemy 2.0 Core (async) through asyncpg.
+"""PostgreSQL storage on asyncpg: statements written once per table, prepared per connection.
 
-Statements are built from the tables of ``schema.py``; Alembic revisions in ``migrations/``
-create and upgrade them. Other instances are told of commits by LISTEN/NOTIFY, and rows of the
-event feed become visible in id order under an advisory lock.
+Every table's SQL text is derived at start from the tables of ``schema.py`` (the tables Alembic
+migrates, through SQLAlchemy, which is used for migrations only). Statements go to asyncpg as
+text with ``$n`` parameters; asyncpg prepares each text once per connection and reuses it, so a
+request pays for the round trips, not for building and planning statements. Rows become models
+through the builders of ``rows.py``; JSON columns are (de)coded by orjson in asyncpg's codec.
+
+Other instances are told of commits by LISTEN/NOTIFY, and rows of the event feed become visible
+in id order under an advisory lock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import operator
 import zlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Column, Connection, Table, delete, func, insert, select, text, update
-from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import Connection, Table, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
+from relay_core.storage.rows import decode_json, encode_json, row_builder
 from relay_core.storage.schema import metadata
 
+try:  # the ``postgres`` extra; a SQLite-only install never loads this adapter
+    import asyncpg
+except ImportError:  # pragma: no cover
+    asyncpg = None
+
 log = logging.getLogger("relay.storage")
+_INTEGRITY: type[Exception] | tuple[()] = (
+    asyncpg.IntegrityConstraintViolationError if asyncpg is not None else ()
+)
 
 T = TypeVar("T")
 
-
-_ORDERING = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
-
+_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 # PostgreSQL: the channel hints travel on, and the advisory locks that order commits.
 CHANNEL = "relay"
 ORDERED_COMMITS_LOCK = 0x72656C6179  # "relay": rows of ordered tables become visible in id order
 MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
+POOL_SIZE = 20  # connections per process; see docs/deploy.md
 
 
-def _condition(table: Table, cond: Cond) -> ColumnElement[bool]:
-    column: Column[Any] = table.c[cond.field]
-    if cond.op == "eq":
-        return column.is_(None) if cond.value is None else column == cond.value
-    if cond.op == "ne":
-        return column.is_not(None) if cond.value is None else column != cond.value
-    if cond.op == "in":
-        return column.in_(cond.value)
-    compared: ColumnElement[bool] = _ORDERING[cond.op](column, cond.value)
-    return compared
+def _q(name: str) -> str:
+    return f'"{name}"'
+
+
+class _Sql:
+    """One table's statements, built once and shared by every connection."""
+
+    def __init__(self, spec: TableSpec, table: Table) -> None:
+        self.spec = spec
+        self.name = _q(table.name)
+        self.columns = tuple(c.name for c in table.columns)
+        self.listed = ", ".join(_q(c) for c in self.columns)
+        self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, {})
+        self.get = f"SELECT {self.listed} FROM {self.name} WHERE {_q(spec.key)} = $1"
+        generated = tuple(c for c in self.columns if c != spec.key)
+        self.insert_generated = self._insert(generated)
+        self.insert_given = self._insert(self.columns)
+        self.generated_columns = generated
+        self._cache: dict[tuple[Any, ...], str] = {}
+
+    def _insert(self, columns: tuple[str, ...]) -> str:
+        names = ", ".join(_q(c) for c in columns)
+        marks = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
+        return f"INSERT INTO {self.name} ({names}) VALUES ({marks}) RETURNING {_q(self.spec.key)}"
+
+    def cached(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
+        """SQL text by its shape, built the first time the shape is seen."""
+        sql = self._cache.get(key)
+        if sql is None:
+            sql = self._cache[key] = build()
+        return sql
+
+
+def _where(conds: Sequence[Cond], first: int) -> tuple[str, list[Any]]:
+    """A WHERE clause numbering its parameters from ``$first``, and the parameters."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for cond in conds:
+        column = _q(cond.field)
+        if cond.op in ("eq", "ne") and cond.value is None:
+            parts.append(f"{column} IS {'NOT ' if cond.op == 'ne' else ''}NULL")
+            continue
+        params.append(list(cond.value) if cond.op == "in" else cond.value)
+        mark = f"${first + len(params) - 1}"
+        parts.append(
+            f"{column} = ANY({mark})" if cond.op == "in" else f"{column} {_OPS[cond.op]} {mark}"
+        )
+    return (f" WHERE {' AND '.join(parts)}" if parts else ""), params
+
+
+def _shape(conds: Sequence[Cond]) -> tuple[Any, ...]:
+    return tuple((c.field, c.op, c.value is None) for c in conds)
+
+
+def _assignments(values: Mapping[str, Any], first: int) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    params: list[Any] = []
+    for i, (field, value) in enumerate(values.items(), start=first):
+        if isinstance(value, Increment):
+            parts.append(f"{_q(field)} = {_q(field)} + ${i}")
+            params.append(value.by)
+        else:
+            parts.append(f"{_q(field)} = ${i}")
+            params.append(value)
+    return ", ".join(parts), params
 
 
 class _Transaction:
     """What the tables of one unit of work share: the connection and what to publish."""
 
-    def __init__(self, conn: AsyncConnection) -> None:
+    def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.topics: set[str] = set()
         self.ordered = False
+        self.committed = False
 
     async def order_commits(self) -> None:
         """Serialise transactions that insert into an ordered table until they commit, so ids
         are handed out in commit order and a cursor never skips a late row."""
         if not self.ordered:
-            await self.conn.execute(
-                text("SELECT pg_advisory_xact_lock(:key)"), {"key": ORDERED_COMMITS_LOCK}
-            )
+            await self.conn.execute("SELECT pg_advisory_xact_lock($1)", ORDERED_COMMITS_LOCK)
             self.ordered = True
 
 
 class PgTable(Generic[R]):
-    """One resource's rows, read and written inside a unit of work's connection."""
+    """One table's verbs on the connection of one unit of work."""
 
-    def __init__(self, spec: TableSpec, table: Table, tx: _Transaction) -> None:
-        self._spec = spec
-        self._table = table
-        self._key = table.c[spec.key]
+    def __init__(self, sql: _Sql, tx: _Transaction) -> None:
+        self._sql = sql
         self._tx = tx
-        self._conn = tx.conn
-
-    def _record(self, row: Any) -> R:
-        return self._spec.model.model_validate(dict(row._mapping))  # type: ignore[return-value]
 
     async def get(self, key: Any) -> R | None:
-        row = (await self._conn.execute(select(self._table).where(self._key == key))).first()
-        return self._record(row) if row is not None else None
+        row = await self._tx.conn.fetchrow(self._sql.get, key)
+        return self._sql.record(row) if row is not None else None
 
     async def insert(self, record: R) -> R:
-        values = {c.name: getattr(record, c.name) for c in self._table.columns}
-        generated = self._spec.generated_key and not values[self._spec.key]
-        if generated:
-            del values[self._spec.key]
-        if self._spec.ordered_commits:
+        sql = self._sql
+        spec = sql.spec
+        if spec.ordered_commits:
             await self._tx.order_commits()
+        generated = spec.generated_key and not getattr(record, spec.key)
+        columns = sql.generated_columns if generated else sql.columns
+        statement = sql.insert_generated if generated else sql.insert_given
         try:
-            result = await self._conn.execute(
-                insert(self._table).values(**values).returning(self._key)
+            key = await self._tx.conn.fetchval(
+                statement, *(getattr(record, column) for column in columns)
             )
-        except IntegrityError as exc:
-            raise StaleWrite(f"{self._spec.name}: {exc.orig}") from exc
+        except _INTEGRITY as exc:
+            raise StaleWrite(f"{spec.name}: {exc}") from exc
         if generated:
-            return record.model_copy(update={self._spec.key: result.scalar_one()})
+            setattr(record, spec.key, key)
         return record
 
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
     ) -> R | None:
-        guards = [_condition(self._table, Cond(f, "eq", v)) for f, v in (expect or {}).items()]
-        statement = (
-            update(self._table)
-            .where(self._key == key, *guards)
-            .values(**self._resolve(values))
-            .returning(*self._table.columns)
+        sql = self._sql
+        guards = [Cond(sql.spec.key, "eq", key)]
+        guards += [Cond(f, "eq", v) for f, v in (expect or {}).items()]
+        assigned, params = _assignments(values, 1)
+        where, where_params = _where(guards, len(params) + 1)
+        statement = sql.cached(
+            ("update", tuple(values), _incremented(values), _shape(guards)),
+            lambda: f"UPDATE {sql.name} SET {assigned}{where} RETURNING {sql.listed}",
         )
-        row = (await self._conn.execute(statement)).first()
-        return self._record(row) if row is not None else None
+        try:
+            row = await self._tx.conn.fetchrow(statement, *params, *where_params)
+        except _INTEGRITY as exc:
+            raise StaleWrite(f"{sql.spec.name}: {exc}") from exc
+        return sql.record(row) if row is not None else None
 
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
-        statement = (
-            update(self._table)
-            .where(*(_condition(self._table, c) for c in conds))
-            .values(**self._resolve(values))
+        sql = self._sql
+        assigned, params = _assignments(values, 1)
+        where, where_params = _where(conds, len(params) + 1)
+        statement = sql.cached(
+            ("update_where", tuple(values), _incremented(values), _shape(conds)),
+            lambda: f"UPDATE {sql.name} SET {assigned}{where}",
         )
-        result = await self._conn.execute(statement)
-        return int(result.rowcount)
+        return _affected(await self._tx.conn.execute(statement, *params, *where_params))
 
     async def delete_where(self, conds: Sequence[Cond]) -> int:
-        statement = delete(self._table).where(*(_condition(self._table, c) for c in conds))
-        result = await self._conn.execute(statement)
-        return int(result.rowcount)
-
-    def _resolve(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Update values with every ``Increment`` as ``column + n``, computed by the database."""
-        return {
-            field: self._table.c[field] + value.by if isinstance(value, Increment) else value
-            for field, value in values.items()
-        }
+        sql = self._sql
+        where, params = _where(conds, 1)
+        statement = sql.cached(("delete", _shape(conds)), lambda: f"DELETE FROM {sql.name}{where}")
+        return _affected(await self._tx.conn.execute(statement, *params))
 
     async def find(
         self,
@@ -145,20 +205,40 @@ class PgTable(Generic[R]):
         limit: int | None = None,
         skip_locked: bool = False,
     ) -> list[R]:
-        order = [self._table.c[order_by]] if order_by else []
-        order.append(self._key)
-        statement = select(self._table).where(*(_condition(self._table, c) for c in conds))
-        statement = statement.order_by(*(c.desc() if descending else c.asc() for c in order))
+        sql = self._sql
+        where, params = _where(conds, 1)
         if limit is not None:
-            statement = statement.limit(limit)
-        if skip_locked:
-            statement = statement.with_for_update(skip_locked=True)
-        return [self._record(row) for row in await self._conn.execute(statement)]
+            params.append(limit)
+
+        def build() -> str:
+            direction = " DESC" if descending else ""
+            order = [_q(order_by)] if order_by else []
+            order.append(_q(sql.spec.key))
+            ordered = ", ".join(f"{column}{direction}" for column in order)
+            bounded = f" LIMIT ${len(params)}" if limit is not None else ""
+            locked = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
+            return f"SELECT {sql.listed} FROM {sql.name}{where} ORDER BY {ordered}{bounded}{locked}"
+
+        key = ("find", _shape(conds), order_by, descending, limit is not None, skip_locked)
+        statement = sql.cached(key, build)
+        return [sql.record(row) for row in await self._tx.conn.fetch(statement, *params)]
 
     async def count(self, *conds: Cond) -> int:
-        statement = select(func.count()).select_from(self._table)
-        statement = statement.where(*(_condition(self._table, c) for c in conds))
-        return int((await self._conn.execute(statement)).scalar_one())
+        sql = self._sql
+        where, params = _where(conds, 1)
+        statement = sql.cached(
+            ("count", _shape(conds)), lambda: f"SELECT count(*) FROM {sql.name}{where}"
+        )
+        return int(await self._tx.conn.fetchval(statement, *params))
+
+
+def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
+    return tuple(isinstance(v, Increment) for v in values.values())
+
+
+def _affected(status: str) -> int:
+    """The row count of a command tag such as ``UPDATE 3``."""
+    return int(status.rsplit(" ", 1)[-1])
 
 
 # SQLSTATE classes of a server that cannot serve now, rather than of a statement that is wrong:
@@ -201,11 +281,11 @@ _DROPPED = "ConnectionDoesNotExistError"  # asyncpg's: the server closed the con
 class PgUnitOfWork:
     """Every table over one connection and its transaction."""
 
-    def __init__(self, conn: AsyncConnection, hub: Hub) -> None:
+    def __init__(self, conn: Any, sqls: Mapping[str, _Sql], hub: Hub) -> None:
         self._tx = _Transaction(conn)
         self._hub = hub
-        for spec in TABLES:
-            setattr(self, spec.name, PgTable(spec, metadata.tables[spec.name], self._tx))
+        for name, sql in sqls.items():
+            setattr(self, name, PgTable(sql, self._tx))
 
     def publish(self, topic: str) -> None:
         self._tx.topics.add(topic)
@@ -214,10 +294,9 @@ class PgUnitOfWork:
         topics = sorted(self._tx.topics)
         # Sent by PostgreSQL at commit, to the listeners of every instance.
         for topic in topics:
-            await self._tx.conn.execute(
-                text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic}
-            )
-        await self._tx.conn.commit()
+            await self._tx.conn.execute("SELECT pg_notify($1, $2)", CHANNEL, topic)
+        await self._tx.conn.execute("COMMIT")
+        self._tx.committed = True
         self._hub.publish(topics)
         self._tx.topics.clear()
 
@@ -237,7 +316,12 @@ class PostgresStorage:
         self.hub = hub or Hub()
         self._listener: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
-        self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=connect_args or {})
+        self._connect_args = connect_args or {}
+        # SQLAlchemy serves Alembic's migrations only; requests go through the asyncpg pool.
+        self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=self._connect_args)
+        self._sqls = {spec.name: _Sql(spec, metadata.tables[spec.name]) for spec in TABLES}
+        self._pool: Any = None
+        self._pool_lock = asyncio.Lock()
 
     @property
     def _asyncpg_dsn(self) -> str:
@@ -300,17 +384,32 @@ class PostgresStorage:
     def _on_hint(self, _conn: Any, _pid: int, _channel: str, topic: str) -> None:
         self.hub.publish([topic])
 
+    async def _connections(self) -> Any:
+        """The pool, opened on first use (inside the event loop that will use it)."""
+        async with self._pool_lock:
+            if self._pool is None:
+                self._pool = await asyncpg.create_pool(
+                    self._asyncpg_dsn,
+                    min_size=1,
+                    max_size=POOL_SIZE,
+                    init=_set_up_connection,
+                    **self._connect_args,
+                )
+        return self._pool
+
     @asynccontextmanager
     async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
         try:
-            async with self.engine.connect() as conn:
-                await conn.begin()
+            pool = await self._connections()
+            async with pool.acquire() as conn:
+                await conn.execute("BEGIN" if write else "BEGIN READ ONLY")
+                uow = PgUnitOfWork(conn, self._sqls, self.hub)
                 try:
-                    yield PgUnitOfWork(conn, self.hub)  # type: ignore[misc]
+                    yield uow  # type: ignore[misc]
                 finally:
-                    if conn.in_transaction():
-                        await conn.rollback()
-        except (OSError, DBAPIError) as exc:
+                    if not uow._tx.committed and not conn.is_closed():
+                        await conn.execute("ROLLBACK")
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             if _state(exc) in _RETRY_STATES:
                 # A deadlock or serialization failure rolled the unit back; run it again.
                 raise StaleWrite(f"PostgreSQL {_state(exc)}: the unit of work is retried") from exc
@@ -338,8 +437,19 @@ class PostgresStorage:
 
     async def close(self) -> None:
         self.hub.close()
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
         if self._listener is not None:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
             self._listener = None
         await self.engine.dispose()
+
+
+async def _set_up_connection(conn: Any) -> None:
+    """JSON columns as Python values, through the same codec as SQLite's."""
+    for name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            name, encoder=encode_json, decoder=decode_json, schema="pg_catalog", format="text"
+        )

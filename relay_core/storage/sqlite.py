@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import json
 import logging
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -35,8 +33,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, TextIO, TypeVar
 
-import orjson
-from pydantic import BaseModel
 from sqlalchemy import JSON, Boolean, Connection, Table, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
@@ -45,13 +41,12 @@ from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
 from relay_core.storage.locks import ProcessLocks
+from relay_core.storage.rows import Decode, Encode, decode_json, encode_json, row_builder
 from relay_core.storage.schema import UTCDateTime, metadata
 
 log = logging.getLogger("relay.storage")
 
 T = TypeVar("T")
-Encode = Callable[[Any], Any]
-Decode = Callable[[Any], Any]
 
 _OPS = {"eq": "=", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _BUSY_BACKOFF_SECONDS = 0.002
@@ -71,24 +66,6 @@ def _decode_datetime(value: str) -> datetime:
     return datetime.fromisoformat(value + "+00:00")
 
 
-def _encode_json(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # integers past 64 bits, which orjson refuses and json keeps exactly
-        return json.dumps(value)
-
-
-_LONG_NUMBER = re.compile(r"\d{19}")
-
-
-def _decode_json(value: str) -> Any:
-    if value == "{}":
-        return {}
-    if _LONG_NUMBER.search(value):  # orjson would read integers past 64 bits as floats
-        return json.loads(value)
-    return orjson.loads(value)
-
-
 def _codecs(table: Table) -> dict[str, tuple[Encode, Decode]]:
     """How each column's values go in and come out, for the columns that need converting."""
     codecs: dict[str, tuple[Encode, Decode]] = {}
@@ -96,46 +73,10 @@ def _codecs(table: Table) -> dict[str, tuple[Encode, Decode]]:
         if isinstance(column.type, UTCDateTime):
             codecs[column.name] = (_encode_datetime, _decode_datetime)
         elif isinstance(column.type, JSON):
-            codecs[column.name] = (_encode_json, _decode_json)
+            codecs[column.name] = (encode_json, decode_json)
         elif isinstance(column.type, Boolean):
             codecs[column.name] = (int, bool)
     return codecs
-
-
-def _row_builder(
-    model: type[BaseModel], columns: Sequence[str], codecs: Mapping[str, tuple[Encode, Decode]]
-) -> Callable[[Sequence[Any]], Any]:
-    """A function from a row to its model, written once per table: each column decoded in
-    place, every other field at its default, and no validation — the row was valid when it
-    was stored, and resource models have no validators (a test holds both to the result of
-    ``model_validate``)."""
-    namespace: dict[str, Any] = {"new": object.__new__, "put": object.__setattr__, "M": model}
-    items = []  # in the model's field order, which is the order they are serialised in
-    position = {column: i for i, column in enumerate(columns)}
-    for name, field in model.model_fields.items():
-        i = position.get(name)
-        if i is None:
-            namespace[f"default_{name}"] = field
-            items.append(f"{name!r}: default_{name}.get_default(call_default_factory=True)")
-        elif name in codecs:
-            namespace[f"decode_{i}"] = codecs[name][1]
-            items.append(f"{name!r}: None if r[{i}] is None else decode_{i}(r[{i}])")
-        else:
-            items.append(f"{name!r}: r[{i}]")
-    namespace["FIELDS"] = frozenset(model.model_fields)
-    source = (
-        "def build(r):\n"
-        f"    values = {{{', '.join(items)}}}\n"
-        "    record = new(M)\n"
-        "    put(record, '__dict__', values)\n"
-        "    put(record, '__pydantic_fields_set__', set(FIELDS))\n"
-        "    put(record, '__pydantic_extra__', None)\n"
-        "    put(record, '__pydantic_private__', None)\n"
-        "    return record\n"
-    )
-    exec(compile(source, f"<row builder of {model.__name__}>", "exec"), namespace)
-    build: Callable[[Sequence[Any]], Any] = namespace["build"]
-    return build
 
 
 def _q(name: str) -> str:
@@ -153,7 +94,7 @@ class _TableSql:
         self.listed = ", ".join(_q(c) for c in self.columns)
         codecs = _codecs(table)
         self._encoders = {column: encode for column, (encode, _) in codecs.items()}
-        self.record: Callable[[Sequence[Any]], Any] = _row_builder(spec.model, self.columns, codecs)
+        self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, codecs)
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {_q(spec.key)} = ?"
         self._cache: dict[tuple[Any, ...], str] = {}
 
