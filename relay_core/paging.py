@@ -65,7 +65,7 @@ async def page(
     """Up to ``limit`` rows matching ``conds``, sorted by ``order`` (if any) then by the unique
     ``key``, after the row ``cursor`` names; and the cursor of the next page, None if this is
     the last."""
-    after = _after if not descending else _before
+    after = lt if descending else gt  # the rows that come after the cursor in this order
     sorted_by = [order, key] if order is not None else [key]
     found: list[R] = []
     if cursor is None:
@@ -100,10 +100,3 @@ async def page(
     last = found[limit - 1]
     return found[:limit], encode([getattr(last, name) for name, _ in sorted_by])
 
-
-def _after(field: str, value: Any) -> Cond:
-    return gt(field, value)
-
-
-def _before(field: str, value: Any) -> Cond:
-    return lt(field, value)
