@@ -99,4 +99,3 @@ async def page(
         return found, None
     last = found[limit - 1]
     return found[:limit], encode([getattr(last, name) for name, _ in sorted_by])
-
