@@ -4,8 +4,9 @@ Every 401 and 403 is audited (``auth.refused``). A client sending bad tokens as 
 would otherwise write a row per request and slow every honest write behind it, so:
 
 - refused authentications (401) spend a per-address token bucket; once it is empty, a request
-  from that address is answered 429 before its token is looked up, unless the token is one the
-  process already knows to be good (so an honest client behind the same address goes on);
+  from that address is answered 429 rather than having its token looked up in the store, and a
+  refused one 429 rather than 401 (a token the process already knows good needs no lookup, so
+  an honest client behind the same address goes on);
 - the first refusal from an address writes its record at once; further ones in the same minute
   are counted in memory, and the count is written onto that record when the minute is over.
 """

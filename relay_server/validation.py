@@ -155,7 +155,7 @@ async def authenticate(request: web.Request, services: Services) -> Caller:
             token = match.group(1)
         elif services.ctx.config.auth_enabled:
             raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
-    if not services.access.recognizes(token):
-        # An address that spent its budget of refusals gets 429 before any lookup.
-        request.app[REFUSALS].check(request)
-    return await services.access.authenticate(token, agent_header)
+    # An address that spent its budget of refusals gets 429 rather than another lookup.
+    return await services.access.authenticate(
+        token, agent_header, before_lookup=lambda: request.app[REFUSALS].check(request)
+    )

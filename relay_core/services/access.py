@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret
@@ -40,8 +40,15 @@ class AccessService(Service):
         self._known.clear()
         self._generation += 1
 
-    async def authenticate(self, token: str | None, agent_header: str | None) -> Caller:
-        """The caller these credentials name; AuthenticationError or PermissionDenied if not."""
+    async def authenticate(
+        self,
+        token: str | None,
+        agent_header: str | None,
+        before_lookup: Callable[[], None] | None = None,
+    ) -> Caller:
+        """The caller these credentials name; AuthenticationError or PermissionDenied if not.
+        ``before_lookup`` runs when, and only when, the token must be looked up in the store
+        (an agent token not used in the last few seconds): where a flood of guesses costs."""
         config = self.ctx.config
         if not config.auth_enabled:
             return Caller("agent", agent_header) if agent_header else Caller("operator")
@@ -57,7 +64,7 @@ class AccessService(Service):
         if not token.startswith(AGENT_TOKEN_PREFIX):
             raise AuthenticationError("the bearer token is not a Relay token")
 
-        agent_id = await self._agent_of(presented)
+        agent_id = await self._agent_of(presented, before_lookup)
         if agent_id is None:
             raise AuthenticationError("the bearer token is unknown or was rotated")
         if agent_header is not None and agent_header != agent_id:
@@ -65,20 +72,6 @@ class AccessService(Service):
                 f"this token belongs to agent '{agent_id}', not '{agent_header}'"
             )
         return Caller("agent", agent_id, presented)
-
-    def recognizes(self, token: str | None) -> bool:
-        """Whether ``token`` is known good without asking the database (the operator's, or an
-        agent token used in the last few seconds)."""
-        if not token:
-            return False
-        presented = hash_secret(token)
-        config = self.ctx.config
-        if config.operator_token_hash and hmac.compare_digest(
-            presented, config.operator_token_hash
-        ):
-            return True
-        known = self._known.get(presented)
-        return known is not None and time.monotonic() - known[1] < CACHE_SECONDS
 
     async def revoked(self, token_hash: str, agent_id: str | None) -> None:
         """Return once ``token_hash`` no longer names ``agent_id`` (the token was rotated, on
@@ -115,11 +108,15 @@ class AccessService(Service):
         watch.result()  # what broke the check, if anything did
         raise AuthenticationError("the bearer token was rotated while this request waited")
 
-    async def _agent_of(self, token_hash: str) -> str | None:
+    async def _agent_of(
+        self, token_hash: str, before_lookup: Callable[[], None] | None = None
+    ) -> str | None:
         """The agent holding the token with this hash, if any."""
         known = self._known.get(token_hash)
         if known is not None and time.monotonic() - known[1] < CACHE_SECONDS:
             return known[0]
+        if before_lookup is not None:
+            before_lookup()
 
         async def work(uow: UnitOfWork) -> str | None:
             agents = await uow.agents.find(eq("token_hash", token_hash), limit=1)
