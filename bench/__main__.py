@@ -2,9 +2,10 @@
 
 Seeds a realistic store (agents, a million messages, tasks), starts the bare reference app and
 Relay (SQLite, auth on, real settings; with ``--database postgresql://…`` also Relay on
-PostgreSQL, seeded with the same store) as separate processes, interleaves rounds of every
-scenario at each connection count, and prints req/s, p50, p99 and the ratio to the bare app
-(medians over rounds). ``--smoke`` does the same on a tiny store for a few seconds (CI runs it
+PostgreSQL, seeded with the same store, as one instance and as ``--workers 2``) as separate
+processes, interleaves rounds of every scenario at each connection count, and prints req/s,
+p50, p99, the ratio to the bare app, and the CPU time per request of the server and of the
+PostgreSQL processes on this machine (medians over rounds). ``--smoke`` does the same on a tiny store for a few seconds (CI runs it
 to keep the harness working; it asserts nothing about speed). Results go to a JSON file.
 """
 
@@ -278,7 +279,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def relay(data_dir: Path, database: str | None = None) -> Process:
+def relay(data_dir: Path, database: str | None = None, workers: int = 1) -> Process:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {
@@ -292,7 +293,7 @@ def relay(data_dir: Path, database: str | None = None) -> Process:
             "postgresql://", "postgresql+asyncpg://"
         )
     command = [sys.executable, "-m", "relay_server", "--port", str(port)]
-    return Process(command, env, port, "/health")
+    return Process(command + ["--workers", str(workers)], env, port, "/health")
 
 
 def bare() -> Process:
@@ -331,23 +332,61 @@ def script(
     return target
 
 
-def wrk(url: str, lua: Path, connections: int, seconds: float) -> dict[str, float]:
-    """One wrk run: requests a second, p50 and p99 in milliseconds, errors."""
+_TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: str) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (field 3 onwards)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def cpu_us(server_pid: int) -> tuple[float, float]:
+    """CPU time so far (user + system, microseconds) of the server's process tree, and of every
+    PostgreSQL process on this machine (none when it runs elsewhere)."""
+    parents: dict[str, str] = {}
+    used: dict[str, float] = {}
+    postgres = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or (fields := _stat(entry.name)) is None:
+            continue
+        ticks = (int(fields[11]) + int(fields[12])) * _TICK_US
+        if (entry / "comm").read_text().strip() == "postgres":
+            postgres += ticks
+        parents[entry.name], used[entry.name] = fields[1], ticks
+    tree = {str(server_pid)}
+    for _ in range(3):  # the server, its workers, and what they start
+        tree |= {pid for pid, parent in parents.items() if parent in tree}
+    return sum(used.get(pid, 0.0) for pid in tree), postgres
+
+
+def wrk(server: Process, lua: Path, connections: int, seconds: float) -> dict[str, float]:
+    """One wrk run: requests a second, p50 and p99 in milliseconds, errors, and the CPU time
+    per request of the server and of PostgreSQL (microseconds)."""
+    before = cpu_us(server.process.pid)
     output = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "-s", str(lua), url],
+        ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "-s", str(lua)]
+        + [server.url],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
+    after = cpu_us(server.process.pid)
     match = re.search(r"RESULT (\{.*\})", output)
     if match is None:
         raise SystemExit(f"bench: no result from wrk:\n{output}")
     raw = json.loads(match.group(1))
+    requests = max(1, raw["requests"])
     return {
         "rps": raw["requests"] / (raw["duration_us"] / 1e6),
         "p50_ms": raw["p50_us"] / 1000,
         "p99_ms": raw["p99_us"] / 1000,
         "errors": raw["errors"],
+        "server_cpu_us": (after[0] - before[0]) / requests,
+        "db_cpu_us": (after[1] - before[1]) / requests,
     }
 
 
@@ -441,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         if database is not None:
             servers["relay_postgresql"] = relay(work / "postgresql", database)
+            servers["relay_postgresql_2"] = relay(work / "postgresql", database, workers=2)
         try:
             with PeakMemory(servers["relay"].process.pid) as memory:
                 results = run(servers, connections, rounds, duration, work)
@@ -466,7 +506,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-BACKENDS = {"relay": "sqlite", "relay_postgresql": "postgresql"}
+# Relay's servers by the backend they are reported as; two workers share one PostgreSQL.
+BACKENDS = {
+    "relay": "sqlite",
+    "relay_postgresql": "postgresql",
+    "relay_postgresql_2": "postgresql×2",
+}
 
 
 def run(
@@ -485,11 +530,11 @@ def run(
                 method, path = scenario.bare.split()
                 reference = script(method, path, scenario.body, {}, None, work)
                 bare_runs.setdefault((scenario.name, conns), []).append(
-                    wrk(servers["bare"].url, reference, conns, duration)
+                    wrk(servers["bare"], reference, conns, duration)
                 )
                 for name in relays:
                     relay_runs.setdefault((name, scenario.name, conns), []).append(
-                        wrk(servers[name].url, lua, conns, duration)
+                        wrk(servers[name], lua, conns, duration)
                     )
     results: list[dict[str, object]] = []
     for (relay_name, name, conns), runs in relay_runs.items():
@@ -511,7 +556,7 @@ def run(
                 continue
             headers = {"Authorization": f"Bearer {token(scenario.agent)}"}
             lua = script(scenario.method, scenario.path, None, headers, None, work)
-            growth = median([wrk(server.url, lua, 1, duration) for _ in range(rounds)])
+            growth = median([wrk(server, lua, 1, duration) for _ in range(rounds)])
             results.append(
                 {
                     "scenario": f"{scenario.name} (growth)",
@@ -596,7 +641,8 @@ def print_targets(checks: list[dict[str, Any]]) -> None:
 
 def print_table(results: list[dict[str, object]]) -> None:
     header = f"{'scenario':34} {'backend':>10} {'conns':>5} {'store':>6} {'req/s':>9} "
-    print(header + f"{'p50 ms':>8} {'p99 ms':>8} {'bare req/s':>11} {'ratio':>6} {'errors':>6}")
+    header += f"{'p50 ms':>8} {'p99 ms':>8} {'bare req/s':>11} {'ratio':>6} {'errors':>6} "
+    print(header + f"{'cpu µs':>7} {'db µs':>6}")
     for row in results:
         bare_rps = f"{row['bare_rps']:.0f}" if row["bare_rps"] is not None else "-"
         ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
@@ -604,7 +650,7 @@ def print_table(results: list[dict[str, object]]) -> None:
             f"{row['scenario']:34} {row['backend']:>10} {row['connections']:>5} "
             f"{row['store']:>6} {row['rps']:>9.0f} "
             f"{row['p50_ms']:>8.2f} {row['p99_ms']:>8.2f} {bare_rps:>11} {ratio:>6} "
-            f"{row['errors']:>6.0f}"
+            f"{row['errors']:>6.0f} {row['server_cpu_us']:>7.0f} {row['db_cpu_us']:>6.0f}"
         )
 
 
