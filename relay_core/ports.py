@@ -115,6 +115,16 @@ class Table(Protocol[R]):
         """How many records match all ``conds``."""
         ...
 
+    async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
+        """How many records match all ``conds``, for each value of ``field`` among them (a
+        value no record has is absent): one query for a page's worth of counts."""
+        ...
+
+    async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
+        """The record with the highest key among those matching all ``conds``, for each value
+        of ``field`` among them: one query for a page's worth of latest records."""
+        ...
+
 
 @dataclass(frozen=True)
 class TableSpec:

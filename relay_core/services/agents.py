@@ -84,11 +84,12 @@ class AgentsService(Service):
         reported = body.model_dump(include=body.model_fields_set, exclude_none=True)
 
         async def work(uow: UnitOfWork) -> m.AgentHeartbeatResult:
-            now = self.now()
-            agent = await uow.agents.update(agent_id, {**reported, "last_seen_at": now})
+            # Counted first: the agent's row stays locked from its update to the commit, and
+            # heartbeats of one agent queue on that lock (PostgreSQL).
+            pending = await unacked_count(uow, agent_id)
+            agent = await uow.agents.update(agent_id, {**reported, "last_seen_at": self.now()})
             if agent is None:
                 raise NotFound(f"agent '{agent_id}' is not registered")
-            pending = await unacked_count(uow, agent_id)
             present = self._present(agent).model_dump()
             return m.AgentHeartbeatResult(**present | {"pending_messages": pending})
 
@@ -104,10 +105,15 @@ class AgentsService(Service):
             found, next_cursor = await paging.page(
                 uow.agents, key=("agent_id", str), limit=limit, cursor=cursor
             )
-            agents = []
-            for agent in found:
-                pending = await unacked_count(uow, agent.agent_id)
-                agents.append(self._present(agent).model_copy(update={"pending_messages": pending}))
+            pending = await uow.messages.count_by(
+                "to", in_("to", [agent.agent_id for agent in found]), in_("status", UNACKED)
+            )
+            agents = [
+                self._present(agent).model_copy(
+                    update={"pending_messages": pending.get(agent.agent_id, 0)}
+                )
+                for agent in found
+            ]
             return m.AgentsResponse(agents=agents, next_cursor=next_cursor)
 
         return await self.read(work)
@@ -122,7 +128,6 @@ class AgentsService(Service):
 
         async def work(uow: UnitOfWork) -> m.InboxResponse:
             now = self.now()
-            await require_registered(uow, agent_id)
             # Readers of one inbox at once take disjoint messages (each held until its read
             # commits) rather than locking the same rows in different orders: no deadlock.
             messages = await uow.messages.find(
@@ -132,7 +137,9 @@ class AgentsService(Service):
                 limit=limit,
                 skip_locked=True,
             )
-            if messages:
+            if not messages:  # found ones prove the agent exists: "to" is a foreign key
+                await require_registered(uow, agent_id)
+            else:
                 # Every read is a delivery: the count tells the agent it saw one before.
                 ids = [msg.message_id for msg in messages]
                 await uow.messages.update_where(

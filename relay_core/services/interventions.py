@@ -13,7 +13,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, StaleWrite
-from relay_core.ports import UnitOfWork, eq
+from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval, emit, intervention_data
 from relay_core.services.operator import present
@@ -196,16 +196,17 @@ class InterventionsService(Service):
                 limit=limit,
                 cursor=cursor,
             )
-            summaries = []
-            for intervention in newest:
-                diagnostic, action = await latest(uow, intervention.intervention_id)
-                summaries.append(
-                    m.InterventionSummary(
-                        **intervention.model_dump(),
-                        latest_diagnostic=diagnostic,
-                        last_action=action,
-                    )
+            ids = in_("intervention_id", [i.intervention_id for i in newest])
+            diagnostics = await uow.diagnostics.newest_by("intervention_id", ids)
+            actions = await uow.intervention_actions.newest_by("intervention_id", ids)
+            summaries = [
+                m.InterventionSummary(
+                    **intervention.model_dump(),
+                    latest_diagnostic=diagnostics.get(intervention.intervention_id),
+                    last_action=actions.get(intervention.intervention_id),
                 )
+                for intervention in newest
+            ]
             return m.InterventionsResponse(interventions=summaries, next_cursor=next_cursor)
 
         return await self.read(work)

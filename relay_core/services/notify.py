@@ -10,7 +10,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
-from relay_core.ports import Cond, UnitOfWork, eq
+from relay_core.ports import Cond, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.messages import announce_direct_message
 
@@ -201,15 +201,12 @@ class NotifyService(Service):
                 limit=limit,
                 cursor=cursor,
             )
+            replies = await uow.messages.count_by(
+                "reply_to_notification",
+                in_("reply_to_notification", [n.notification_id for n in newest]),
+            )
             counted = [
-                n.model_copy(
-                    update={
-                        "replies": await uow.messages.count(
-                            eq("reply_to_notification", n.notification_id)
-                        )
-                    }
-                )
-                for n in newest
+                n.model_copy(update={"replies": replies.get(n.notification_id, 0)}) for n in newest
             ]
             return m.NotificationsResponse(notifications=counted, next_cursor=next_cursor)
 

@@ -143,6 +143,20 @@ class MemoryTable(Generic[R]):
     async def count(self, *conds: Cond) -> int:
         return sum(1 for row in self._rows.values() if all(_matches(row, c) for c in conds))
 
+    async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
+        counts: dict[Any, int] = {}
+        for row in self._rows.values():
+            if all(_matches(row, c) for c in conds):
+                value = getattr(row, field)
+                counts[value] = counts.get(value, 0) + 1
+        return counts
+
+    async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
+        newest: dict[Any, R] = {}
+        for row in await self.find(*conds):  # in key order: the last of each value wins
+            newest[getattr(row, field)] = row
+        return newest
+
 
 class MemoryUnitOfWork:
     """Tables bound to one undo log."""

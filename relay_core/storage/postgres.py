@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Table, text
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -47,7 +48,8 @@ _OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CHANNEL = "relay"
 ORDERED_COMMITS_LOCK = 0x72656C6179  # "relay": rows of ordered tables become visible in id order
 MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
-POOL_SIZE = 20  # connections per process; see docs/deploy.md
+POOL_SIZE = 20  # connections per process by default (RELAY_POSTGRES_POOL_SIZE)
+_DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]  # column types' SQL names
 
 
 def _q(name: str) -> str:
@@ -65,6 +67,7 @@ class _Sql:
         self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, {})
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {_q(spec.key)} = $1"
         generated = tuple(c for c in self.columns if c != spec.key)
+        self.types = {c.name: c.type.compile(dialect=_DIALECT) for c in table.columns}
         self.insert_generated = self._insert(generated)
         self.insert_given = self._insert(self.columns)
         self.generated_columns = generated
@@ -72,8 +75,18 @@ class _Sql:
 
     def _insert(self, columns: tuple[str, ...]) -> str:
         names = ", ".join(_q(c) for c in columns)
-        marks = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
-        return f"INSERT INTO {self.name} ({names}) VALUES ({marks}) RETURNING {_q(self.spec.key)}"
+        key = _q(self.spec.key)
+        if not self.spec.ordered_commits:
+            marks = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
+            return f"INSERT INTO {self.name} ({names}) VALUES ({marks}) RETURNING {key}"
+        # The ordering lock is taken by the insert itself, before the key is drawn from its
+        # sequence: one round trip. Typed, since a SELECT list does not take its target's types.
+        typed = ", ".join(f"${i}::{self.types[c]}" for i, c in enumerate(columns, start=1))
+        return (
+            f"INSERT INTO {self.name} ({names}) SELECT {typed} "
+            f"FROM (SELECT pg_advisory_xact_lock({ORDERED_COMMITS_LOCK})) AS ordered "
+            f"RETURNING {key}"
+        )
 
     def cached(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
         """SQL text by its shape, built the first time the shape is seen."""
@@ -123,19 +136,15 @@ class _Transaction:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.topics: set[str] = set()
-        self.ordered = False
         self.committed = False
-
-    async def order_commits(self) -> None:
-        """Serialise transactions that insert into an ordered table until they commit, so ids
-        are handed out in commit order and a cursor never skips a late row."""
-        if not self.ordered:
-            await self.conn.execute("SELECT pg_advisory_xact_lock($1)", ORDERED_COMMITS_LOCK)
-            self.ordered = True
 
 
 class PgTable(Generic[R]):
-    """One table's verbs on the connection of one unit of work."""
+    """One table's verbs on the connection of one unit of work.
+
+    An insert into an ordered table (a feed read by cursor) first takes a transaction-level
+    advisory lock, so such transactions hand out ids in commit order and a cursor never skips
+    a row that commits late."""
 
     def __init__(self, sql: _Sql, tx: _Transaction) -> None:
         self._sql = sql
@@ -148,8 +157,6 @@ class PgTable(Generic[R]):
     async def insert(self, record: R) -> R:
         sql = self._sql
         spec = sql.spec
-        if spec.ordered_commits:
-            await self._tx.order_commits()
         generated = spec.generated_key and not getattr(record, spec.key)
         columns = sql.generated_columns if generated else sql.columns
         statement = sql.insert_generated if generated else sql.insert_given
@@ -231,6 +238,28 @@ class PgTable(Generic[R]):
         )
         return int(await self._tx.conn.fetchval(statement, *params))
 
+    async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
+        sql = self._sql
+        where, params = _where(conds, 1)
+        statement = sql.cached(
+            ("count_by", field, _shape(conds)),
+            lambda: f"SELECT {_q(field)}, count(*) FROM {sql.name}{where} GROUP BY {_q(field)}",
+        )
+        return {row[0]: row[1] for row in await self._tx.conn.fetch(statement, *params)}
+
+    async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
+        sql = self._sql
+        where, params = _where(conds, 1)
+        statement = sql.cached(
+            ("newest_by", field, _shape(conds)),
+            lambda: (
+                f"SELECT DISTINCT ON ({_q(field)}) {sql.listed} FROM {sql.name}{where} "
+                f"ORDER BY {_q(field)}, {_q(sql.spec.key)} DESC"
+            ),
+        )
+        found = [sql.record(row) for row in await self._tx.conn.fetch(statement, *params)]
+        return {getattr(record, field): record for record in found}
+
 
 def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
     return tuple(isinstance(v, Increment) for v in values.values())
@@ -278,24 +307,42 @@ def unavailable(exc: BaseException) -> StorageUnavailable | None:
 _DROPPED = "ConnectionDoesNotExistError"  # asyncpg's: the server closed the connection
 
 
+def _literal(value: str) -> str:
+    """A string as an SQL literal (``standard_conforming_strings`` is on: quotes double)."""
+    if "\x00" in value:
+        raise ValueError("PostgreSQL text cannot hold NUL")
+    return "'" + value.replace("'", "''") + "'"
+
+
 class PgUnitOfWork:
-    """Every table over one connection and its transaction."""
+    """Every table over one connection; a write unit's transaction is committed by ``commit``,
+    a read unit runs each statement on its own (READ COMMITTED gives each statement its own
+    snapshot either way)."""
 
     def __init__(self, conn: Any, sqls: Mapping[str, _Sql], hub: Hub) -> None:
         self._tx = _Transaction(conn)
+        self._sqls = sqls
         self._hub = hub
-        for name, sql in sqls.items():
-            setattr(self, name, PgTable(sql, self._tx))
+
+    def __getattr__(self, name: str) -> PgTable[Any]:
+        """A table, made on first use (a unit touches few of them)."""
+        try:
+            sql = self._sqls[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        table: PgTable[Any] = PgTable(sql, self._tx)
+        setattr(self, name, table)
+        return table
 
     def publish(self, topic: str) -> None:
         self._tx.topics.add(topic)
 
     async def commit(self) -> None:
         topics = sorted(self._tx.topics)
-        # Sent by PostgreSQL at commit, to the listeners of every instance.
-        for topic in topics:
-            await self._tx.conn.execute("SELECT pg_notify($1, $2)", CHANNEL, topic)
-        await self._tx.conn.execute("COMMIT")
+        # The hints are sent by PostgreSQL at commit, to the listeners of every instance; they
+        # and the COMMIT go as one simple query (one round trip), hence literals.
+        hints = "".join(f"SELECT pg_notify('{CHANNEL}', {_literal(t)});" for t in topics)
+        await self._tx.conn.execute(f"{hints}COMMIT")
         self._tx.committed = True
         self._hub.publish(topics)
         self._tx.topics.clear()
@@ -312,11 +359,18 @@ class PostgresStorage:
         *,
         connect_args: dict[str, Any] | None = None,
         hub: Hub | None = None,
+        pool_size: int = POOL_SIZE,
+        synchronous_commit: str | None = None,
     ) -> None:
         self.hub = hub or Hub()
         self._listener: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
         self._connect_args = connect_args or {}
+        self._pool_size = pool_size
+        # Per session, so it holds for Relay's connections only (None: the server's setting).
+        self._pool_settings = {**self._connect_args.get("server_settings", {})}
+        if synchronous_commit is not None:
+            self._pool_settings["synchronous_commit"] = synchronous_commit
         # SQLAlchemy serves Alembic's migrations only; requests go through the asyncpg pool.
         self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=self._connect_args)
         self._sqls = {spec.name: _Sql(spec, metadata.tables[spec.name]) for spec in TABLES}
@@ -391,9 +445,10 @@ class PostgresStorage:
                 self._pool = await asyncpg.create_pool(
                     self._asyncpg_dsn,
                     min_size=1,
-                    max_size=POOL_SIZE,
+                    max_size=self._pool_size,
                     init=_set_up_connection,
-                    **self._connect_args,
+                    reset=_keep_session,
+                    **(self._connect_args | {"server_settings": self._pool_settings}),
                 )
         return self._pool
 
@@ -402,8 +457,11 @@ class PostgresStorage:
         try:
             pool = await self._connections()
             async with pool.acquire() as conn:
-                await conn.execute("BEGIN" if write else "BEGIN READ ONLY")
                 uow = PgUnitOfWork(conn, self._sqls, self.hub)
+                if not write:
+                    yield uow  # type: ignore[misc]
+                    return
+                await conn.execute("BEGIN")
                 try:
                     yield uow  # type: ignore[misc]
                 finally:
@@ -445,6 +503,12 @@ class PostgresStorage:
             await asyncio.gather(self._listener, return_exceptions=True)
             self._listener = None
         await self.engine.dispose()
+
+
+async def _keep_session(_conn: Any) -> None:
+    """Nothing to reset on the way back to the pool: a unit of work leaves no session state
+    (it commits or rolls back, and takes only transaction-level locks); asyncpg's default
+    reset would cost a round trip per unit."""
 
 
 async def _set_up_connection(conn: Any) -> None:

@@ -142,6 +142,11 @@ messages = Table(
     # Partial: a direct message is in the inbox index only, a room post in the room index only.
     Index("ix_messages_inbox", "to", "status", "message_id", **_not_null("to")),
     Index("ix_messages_room", "room_id", "message_id", **_not_null("room_id")),
+    Index(
+        "ix_messages_notification_reply",
+        "reply_to_notification",
+        **_not_null("reply_to_notification"),
+    ),
 )
 
 tasks = Table(

@@ -258,6 +258,30 @@ class SqliteTable(Generic[R]):
         )
         return int(self._conn.execute(text, sql.where_params(conds)).fetchone()[0])
 
+    async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
+        sql = self._sql
+        text = sql.cached(
+            ("count_by", field, _shape(conds)),
+            lambda: (
+                f"SELECT {_q(field)}, count(*) FROM {sql.name}{sql.where(conds)} "
+                f"GROUP BY {_q(field)}"
+            ),
+        )
+        return dict(self._conn.execute(text, sql.where_params(conds)).fetchall())
+
+    async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
+        sql = self._sql
+        key = _q(sql.spec.key)
+        text = sql.cached(
+            ("newest_by", field, _shape(conds)),
+            lambda: (
+                f"SELECT {sql.listed} FROM {sql.name} WHERE {key} IN "
+                f"(SELECT max({key}) FROM {sql.name}{sql.where(conds)} GROUP BY {_q(field)})"
+            ),
+        )
+        found = [sql.record(row) for row in self._conn.execute(text, sql.where_params(conds))]
+        return {getattr(record, field): record for record in found}
+
 
 def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
     return tuple(isinstance(v, Increment) for v in values.values())

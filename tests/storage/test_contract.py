@@ -161,6 +161,44 @@ async def test_count_and_update_where(storage: Storage) -> None:
     assert changed == 3
 
 
+async def test_count_by_counts_each_value_in_one_query(storage: Storage) -> None:
+    await seed_agents(storage, "g1", "g2", "g3")
+    async with storage.unit_of_work(write=True) as uow:
+        for to, status in [
+            ("g1", "pending"),
+            ("g1", "pending"),
+            ("g1", "acked"),
+            ("g2", "pending"),
+        ]:
+            await uow.messages.insert(message(to, status=status))
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        counts = await uow.messages.count_by(
+            "to", in_("to", ["g1", "g2", "g3"]), eq("status", "pending")
+        )
+        nothing = await uow.messages.count_by("to", in_("to", []))
+    assert counts == {"g1": 2, "g2": 1}  # g3 has none, so it is absent
+    assert nothing == {}
+
+
+async def test_newest_by_keeps_the_highest_key_of_each_value(storage: Storage) -> None:
+    await seed_agents(storage, "h1", "h2", "h3")
+    async with storage.unit_of_work(write=True) as uow:
+        sent = [
+            await uow.messages.insert(message(to, text=f"{to}-{n}"))
+            for n in range(3)
+            for to in ("h1", "h2")
+        ]
+        await uow.messages.insert(message("h3", status="acked"))
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        newest = await uow.messages.newest_by(
+            "to", in_("to", ["h1", "h2", "h3"]), eq("status", "pending")
+        )
+    assert {to: record.text for to, record in newest.items()} == {"h1": "h1-2", "h2": "h2-2"}
+    assert newest["h1"] == sent[-2]
+
+
 async def test_json_columns_keep_strings_and_objects(storage: Storage) -> None:
     async with storage.unit_of_work(write=True) as uow:
         await uow.interventions.insert(
