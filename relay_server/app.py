@@ -45,7 +45,11 @@ async def open_storage(settings: Settings) -> Storage:
     if url.startswith("sqlite"):
         storage = SqliteStorage(url, synchronous=settings.sqlite_synchronous)
     else:
-        storage = PostgresStorage(url)
+        storage = PostgresStorage(
+            url,
+            pool_size=settings.postgres_pool_size,
+            synchronous_commit=settings.postgres_synchronous_commit,
+        )
     await storage.migrate()
     await storage.listen()
     return storage

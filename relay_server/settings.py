@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from relay_core.auth import OPERATOR_TOKEN_PREFIX, new_token
 from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path
+from relay_core.storage.postgres import POOL_SIZE
 
 MEMORY_URL = "memory://"
 
@@ -38,6 +39,15 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
         default="FULL",
         description="FULL survives power loss; NORMAL (with WAL) survives a process crash only",
+    )
+    postgres_pool_size: int = Field(
+        default=POOL_SIZE, ge=1, le=1000, description="PostgreSQL connections per process"
+    )
+    postgres_synchronous_commit: (
+        Literal["on", "off", "local", "remote_write", "remote_apply"] | None
+    ) = Field(
+        default=None,
+        description="PostgreSQL synchronous_commit for Relay's sessions; default: the server's",
     )
     shutdown_timeout: float = Field(default=10.0, ge=0)
     header_timeout_seconds: float = Field(
