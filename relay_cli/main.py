@@ -101,7 +101,7 @@ def serve(
 
     Example: relay serve --port 8765
     """
-    from relay_server.__main__ import serve as run
+    from relay_server.serving import serve as run
     from relay_server.settings import Settings
 
     given: dict[str, Any] = {

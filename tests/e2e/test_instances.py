@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
+import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +225,19 @@ def test_the_event_cursor_survives_a_restart_and_concurrent_writers(
         assert seen == expected  # no gap, no repeat, in order
 
 
-def test_workers_share_one_port_and_stop_together(tmp_path: Path, database: str) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(lambda port: [*relay_command(), "serve", "--port", port], id="relay serve"),
+        pytest.param(
+            lambda port: [sys.executable, "-m", "relay_server", "--port", port],
+            id="python -m relay_server",
+        ),
+    ],
+)
+def test_workers_share_one_port_and_stop_together(
+    tmp_path: Path, database: str, command: Callable[[str], list[str]]
+) -> None:
     import os
     import subprocess
 
@@ -234,7 +247,7 @@ def test_workers_share_one_port_and_stop_together(tmp_path: Path, database: str)
     log = tmp_path / "workers.log"
     with log.open("wb") as out:
         parent = subprocess.Popen(
-            [*relay_command(), "serve", "--port", str(port), "--workers", "2"],
+            [*command(str(port)), "--workers", "2"],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,177 @@
+"""Serving: one process, or ``--workers`` processes sharing a port over PostgreSQL.
+
+Kept out of ``__main__`` so that worker processes, which ``multiprocessing`` starts by importing
+the function they run, can import it: a package's ``__main__`` is not re-imported in a child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import multiprocessing
+import signal
+import sys
+from types import FrameType
+from typing import NoReturn, TextIO
+
+from aiohttp import web
+from sqlalchemy.engine import make_url
+
+from relay_core import __version__
+from relay_core.errors import StorageUnavailable
+from relay_core.paths import operator_token_path
+from relay_core.storage.sqlite import SqliteStorage, serve_alone
+from relay_server import connections
+from relay_server.app import create_app, open_storage
+from relay_server.logs import AccessLogger, EscapingFormatter
+from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
+
+GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPython's default: 700)
+
+
+def _configure_logging(settings: Settings) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
+    )
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def _announce(settings: Settings, workers: int) -> None:
+    url = settings.resolved_database_url
+    shown = url if url == MEMORY_URL else make_url(url).render_as_string(hide_password=True)
+    where = (
+        "from RELAY_OPERATOR_TOKEN"
+        if settings.operator_token is not None
+        else f"in {operator_token_path(settings.data_dir)}"
+    )
+    processes = f"; {workers} worker processes" if workers > 1 else ""
+    print(
+        f"Relay {__version__} on http://{settings.host}:{settings.port} "
+        f"(database {shown}; operator token {where}{processes})",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's event loop where it is installed (it is a dependency on Linux and macOS): its
+    transports and timers cost a fraction of asyncio's; else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+async def _settle_the_heap(app: web.Application) -> None:
+    """Once started: what start-up built (modules, schemas, the route table) lives as long as
+    the process, so the cyclic collector stops re-scanning it, and it runs less often. Request
+    garbage is freed by reference counting; a full scan of a long-lived heap was a pause every
+    few hundred requests."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, 10, 10)
+
+
+def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
+    """One server process, until SIGINT/SIGTERM; then it answers long-polls, finishes in-flight
+    requests (up to the shutdown timeout) and closes cleanly."""
+    _configure_logging(settings)
+    app = create_app(settings)
+    app.on_startup.append(_settle_the_heap)
+    limits = connections.Limits(
+        header_timeout=settings.header_timeout_seconds,
+        max_connections=connections.fit_file_limit(settings.max_connections),
+    )
+    connections.run(
+        app,
+        limits,
+        host=settings.host,
+        port=settings.port,
+        reuse_port=reuse_port,
+        loop=new_event_loop(),
+        access_log_class=AccessLogger,
+        access_log=logging.getLogger("relay.access"),
+        shutdown_timeout=settings.shutdown_timeout,
+    )
+
+
+def _worker(settings: Settings) -> None:
+    run_one(settings, reuse_port=True)
+
+
+async def _prepare(settings: Settings) -> None:
+    storage = await open_storage(settings)
+    await storage.close()
+
+
+def run_workers(settings: Settings, workers: int) -> int:
+    """N processes sharing the port (SO_REUSEPORT) over one PostgreSQL; the exit status."""
+    _configure_logging(settings)
+    # Done once here rather than raced by every worker: the token file (the schema was
+    # migrated by serve()).
+    if settings.auth == "token":
+        ensure_operator_token(settings)
+    context = multiprocessing.get_context("spawn")
+    processes = [
+        context.Process(target=_worker, args=(settings,), name=f"relay-worker-{n}")
+        for n in range(workers)
+    ]
+    for process in processes:
+        process.start()
+
+    def forward(_signum: int, _frame: FrameType | None) -> None:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()  # SIGTERM: each worker shuts down gracefully
+
+    signal.signal(signal.SIGTERM, forward)
+    # Ctrl-C reaches every process of the terminal's group already; the parent just waits.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for process in processes:
+        process.join()
+    return max((process.exitcode or 0) for process in processes)
+
+
+def _refuse(message: str, status: int) -> NoReturn:
+    print(f"relay: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(status)
+
+
+def _open_or_refuse(settings: Settings) -> TextIO | None:
+    """Check that the database can be served before serving it: held alone (SQLite), opened
+    and migrated. Whatever stops it is one line and a non-zero exit, not a traceback."""
+    url = settings.resolved_database_url
+    try:
+        held = serve_alone(SqliteStorage.file_of(url)) if url.startswith("sqlite") else None
+        asyncio.run(_prepare(settings))
+    except StorageUnavailable as exc:
+        _refuse(f"cannot start: {exc.detail}", 1)
+    except OSError as exc:
+        _refuse(f"cannot start: {exc}", 1)
+    return held
+
+
+def serve(settings: Settings, workers: int | None = None) -> None:
+    """Run the server with the settings' number of workers (or ``workers``)."""
+    count = workers or settings.workers
+    if count > 1 and not settings.resolved_database_url.startswith("postgresql"):
+        _refuse(
+            "--workers above 1 needs PostgreSQL (RELAY_DATABASE_URL=postgresql+asyncpg://…):"
+            " SQLite and memory:// serve one process, so run one worker",
+            2,
+        )
+    held = _open_or_refuse(settings)
+    _announce(settings, count)
+    try:
+        if count > 1:
+            raise SystemExit(run_workers(settings, count))
+        run_one(settings)
+    finally:
+        if held is not None:
+            held.close()
