@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import orjson
+
+from relay_core import idempotency, paging
 from relay_core import models as m
-from relay_core import paging
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
+from relay_core.coalesce import Coalescer
 from relay_core.errors import NotFound, StaleWrite
 from relay_core.ports import Increment, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
-from relay_core.services.base import Service
+from relay_core.services.base import Context, Service
 from relay_core.services.events import inbox_topic
 
 UNACKED: tuple[m.MessageStatus, ...] = ("pending", "delivered")
@@ -41,8 +44,15 @@ async def require_agent(uow: UnitOfWork, agent_id: str) -> m.Agent:
     return agent
 
 
+SORTED = orjson.OPT_SORT_KEYS
+
+
 class AgentsService(Service):
     """Registration, presence and inboxes."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._beats: Coalescer[tuple[str, bytes], m.AgentHeartbeatResult] = Coalescer()
 
     def _present(self, agent: m.Agent) -> m.Agent:
         return with_presence(agent, self.now(), self.ctx.config.presence_ttl)
@@ -93,7 +103,14 @@ class AgentsService(Service):
             present = self._present(agent).model_dump()
             return m.AgentHeartbeatResult(**present | {"pending_messages": pending})
 
-        return await self.write(work)
+        async def beat() -> m.AgentHeartbeatResult:
+            return await self.write(work)
+
+        if idempotency.current.get() is not None:  # its answer is recorded for it alone
+            return await beat()
+        # Racing heartbeats of one agent with the same report share one write, made after they
+        # all arrived, so it records each of them; they do not queue on the agent's row.
+        return await self._beats.run((agent_id, orjson.dumps(reported, option=SORTED)), beat)
 
     async def list(
         self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from tests.server.conftest import Api
 
 
@@ -98,6 +100,21 @@ async def test_heartbeat_sets_presence_and_counts_pending(api: Api) -> None:
     api.clock.advance(61)
     listed = await api.get("/v1/agents")
     assert {a["agent_id"]: a["presence"] for a in listed["agents"]}["alice"] == "offline"
+
+
+async def test_racing_heartbeats_all_land_and_keep_each_report(api: Api) -> None:
+    await api.agent("alice")
+    await api.post("/v1/messages", {"to": "alice", "text": "hi"}, expect=201)
+    # Twenty at once with the same report (they may share writes), and two other reports.
+    same = [api.post("/v1/agents/alice/heartbeat", {}, as_="alice") for _ in range(20)]
+    busy = api.post("/v1/agents/alice/heartbeat", {"status": "busy"}, as_="alice")
+    idle = api.post("/v1/agents/alice/heartbeat", {"status": "idle"}, as_="alice")
+    answers = await asyncio.gather(*same, busy, idle)
+    assert all(a["presence"] == "online" and a["pending_messages"] == 1 for a in answers)
+    assert answers[-2]["status"] == "busy" and answers[-1]["status"] == "idle"
+    (alice,) = (a for a in (await api.get("/v1/agents"))["agents"] if a["agent_id"] == "alice")
+    assert alice["status"] in ("busy", "idle")
+    assert alice["last_seen_at"] == max(a["last_seen_at"] for a in answers)
 
 
 async def test_heartbeat_only_for_oneself(api: Api) -> None:
