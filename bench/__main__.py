@@ -389,6 +389,7 @@ def wrk(server: Process, lua: Path, connections: int, seconds: float) -> dict[st
         "p50_ms": raw["p50_us"] / 1000,
         "p99_ms": raw["p99_us"] / 1000,
         "errors": raw["errors"],
+        "timeouts": raw["timeouts"],
         "server_cpu_us": (after[0] - before[0]) / requests,
         "db_cpu_us": (after[1] - before[1]) / requests,
     }
@@ -631,9 +632,12 @@ def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str,
                 0.5,
                 True,
             )
-    if on_pg:
-        errors = sum(row["errors"] for row in on_pg.values())
-        check("PostgreSQL errors (non-2xx, timeouts) in every run", errors, 0, False)
+    every_pg = [r for r in results if r["backend"].startswith("postgresql")]
+    if every_pg:
+        errors = sum(row["errors"] for row in every_pg)
+        check("PostgreSQL non-2xx answers and broken connections", errors, 0, False)
+        timeouts = sum(row["timeouts"] for row in every_pg)
+        check("PostgreSQL requests unanswered within 2 s", timeouts, 0, False)
     return checks
 
 
@@ -646,7 +650,7 @@ def print_targets(checks: list[dict[str, Any]]) -> None:
 def print_table(results: list[dict[str, object]]) -> None:
     header = f"{'scenario':34} {'backend':>10} {'conns':>5} {'store':>6} {'req/s':>9} "
     header += f"{'p50 ms':>8} {'p99 ms':>8} {'bare req/s':>11} {'ratio':>6} {'errors':>6} "
-    print(header + f"{'cpu µs':>7} {'db µs':>6}")
+    print(header + f"{'t/o':>5} {'cpu µs':>7} {'db µs':>6}")
     for row in results:
         bare_rps = f"{row['bare_rps']:.0f}" if row["bare_rps"] is not None else "-"
         ratio = f"{row['ratio']:.3f}" if row["ratio"] is not None else "-"
@@ -654,7 +658,8 @@ def print_table(results: list[dict[str, object]]) -> None:
             f"{row['scenario']:34} {row['backend']:>10} {row['connections']:>5} "
             f"{row['store']:>6} {row['rps']:>9.0f} "
             f"{row['p50_ms']:>8.2f} {row['p99_ms']:>8.2f} {bare_rps:>11} {ratio:>6} "
-            f"{row['errors']:>6.0f} {row['server_cpu_us']:>7.0f} {row['db_cpu_us']:>6.0f}"
+            f"{row['errors']:>6.0f} {row['timeouts']:>5.0f} {row['server_cpu_us']:>7.0f} "
+            f"{row['db_cpu_us']:>6.0f}"
         )
 
 
