@@ -44,9 +44,6 @@ async def require_agent(uow: UnitOfWork, agent_id: str) -> m.Agent:
     return agent
 
 
-SORTED = orjson.OPT_SORT_KEYS
-
-
 class AgentsService(Service):
     """Registration, presence and inboxes."""
 
@@ -110,7 +107,8 @@ class AgentsService(Service):
             return await beat()
         # Racing heartbeats of one agent with the same report share one write, made after they
         # all arrived, so it records each of them; they do not queue on the agent's row.
-        return await self._beats.run((agent_id, orjson.dumps(reported, option=SORTED)), beat)
+        report = orjson.dumps(reported, option=orjson.OPT_SORT_KEYS)
+        return await self._beats.run((agent_id, report), beat)
 
     async def list(
         self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
