@@ -411,8 +411,6 @@ class PostgresStorage:
             self._listener = asyncio.create_task(self._listen_forever(), name="relay-listen")
 
     async def _listen_forever(self) -> None:
-        import asyncpg
-
         while True:
             try:
                 conn = await asyncpg.connect(self._asyncpg_dsn)
@@ -480,8 +478,6 @@ class PostgresStorage:
     async def exclusive(self, name: str) -> AsyncIterator[bool]:
         """A session advisory lock on a connection of its own (released by the server if this
         process dies)."""
-        import asyncpg
-
         try:
             conn = await asyncpg.connect(self._asyncpg_dsn)
         except (OSError, asyncpg.PostgresError) as exc:

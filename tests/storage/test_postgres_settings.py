@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -12,32 +14,39 @@ from tests.conftest import PG_SKIP, PG_URL, _drop_schema, _postgres_schema
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
 
 
+@pytest.fixture
+async def schema() -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """A fresh schema: the URL, and the connect_args that put a storage in it."""
+    url, name = await _postgres_schema()
+    yield url, {"server_settings": {"search_path": name}}
+    await _drop_schema(url, name)
+
+
 async def _session_setting(storage: PostgresStorage, name: str) -> str:
     async with storage.unit_of_work(write=False) as uow:
         return str(await uow._tx.conn.fetchval("SELECT current_setting($1)", name))  # type: ignore[attr-defined]
 
 
-async def test_synchronous_commit_is_set_on_relays_sessions_only() -> None:
-    url, schema = await _postgres_schema()
-    search = {"server_settings": {"search_path": schema}}
+async def test_synchronous_commit_is_set_on_relays_sessions_only(
+    schema: tuple[str, dict[str, Any]],
+) -> None:
+    url, search = schema
     relaxed = PostgresStorage(url, connect_args=search, synchronous_commit="off")
     default = PostgresStorage(url, connect_args=search)
     try:
         await relaxed.migrate()
         assert await _session_setting(relaxed, "synchronous_commit") == "off"
-        assert await _session_setting(relaxed, "search_path") == schema  # merged, not replaced
+        search_path = search["server_settings"]["search_path"]
+        assert await _session_setting(relaxed, "search_path") == search_path  # merged, not replaced
         assert await _session_setting(default, "synchronous_commit") == "on"
     finally:
         await relaxed.close()
         await default.close()
-        await _drop_schema(url, schema)
 
 
-async def test_the_pool_holds_at_most_its_size() -> None:
-    url, schema = await _postgres_schema()
-    storage = PostgresStorage(
-        url, connect_args={"server_settings": {"search_path": schema}}, pool_size=2
-    )
+async def test_the_pool_holds_at_most_its_size(schema: tuple[str, dict[str, Any]]) -> None:
+    url, search = schema
+    storage = PostgresStorage(url, connect_args=search, pool_size=2)
     try:
         await storage.migrate()
         held = asyncio.Event()
@@ -61,4 +70,3 @@ async def test_the_pool_holds_at_most_its_size() -> None:
         assert inside == 3
     finally:
         await storage.close()
-        await _drop_schema(url, schema)
