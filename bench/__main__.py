@@ -187,10 +187,11 @@ def seed(data_dir: Path, sizes: Sizes) -> None:
         await storage.close()
 
     asyncio.run(migrate())
-    text = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    now = datetime.now(UTC)
+    text = now.replace(tzinfo=None).isoformat(sep=" ")
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode=WAL")
-    for table, columns, values in rows(sizes, datetime.now(UTC)):
+    for table, columns, values in rows(sizes, now):
         names = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("?" for _ in columns)
         db.executemany(
@@ -207,16 +208,26 @@ def plain_url(url: str) -> str:
     return f"postgresql://{rest}" if scheme.startswith("postgres") else url
 
 
+def relay_url(url: str) -> str:
+    """A PostgreSQL URL as Relay takes it (``RELAY_DATABASE_URL``: SQLAlchemy's, on asyncpg)."""
+    return plain_url(url).replace("postgresql://", "postgresql+asyncpg://", 1)
+
+
+async def migrate_postgres(url: str) -> None:
+    """Relay's schema in the PostgreSQL database ``url`` names."""
+    from relay_core.storage.postgres import PostgresStorage
+
+    storage = PostgresStorage(relay_url(url))
+    await storage.migrate()
+    await storage.close()
+
+
 def seed_postgres(url: str, sizes: Sizes) -> None:
     """The same store in a PostgreSQL database, migrated, then copied in (fast)."""
     import asyncpg
 
-    from relay_core.storage.postgres import PostgresStorage
-
     async def fill() -> None:
-        storage = PostgresStorage(plain_url(url).replace("postgresql://", "postgresql+asyncpg://"))
-        await storage.migrate()
-        await storage.close()
+        await migrate_postgres(url)
         conn = await asyncpg.connect(plain_url(url))
         try:
             for table, columns, values in rows(sizes, datetime.now(UTC)):
@@ -292,9 +303,7 @@ def relay(data_dir: Path, database: str | None = None, workers: int = 1) -> Proc
         "RELAY_LOG_LEVEL": "WARNING",
     }
     if database is not None:
-        env["RELAY_DATABASE_URL"] = plain_url(database).replace(
-            "postgresql://", "postgresql+asyncpg://"
-        )
+        env["RELAY_DATABASE_URL"] = relay_url(database)
     command = [sys.executable, "-m", "relay_server", "--port", str(port)]
     return Process(command + ["--workers", str(workers)], env, port, "/health")
 

@@ -16,8 +16,8 @@ import time
 
 import asyncpg
 
-from bench.__main__ import plain_url, scratch_database
-from relay_core.storage.postgres import ORDERED_COMMITS_LOCK, PostgresStorage
+from bench.__main__ import migrate_postgres, plain_url, scratch_database
+from relay_core.storage.postgres import ORDERED_COMMITS_LOCK
 
 INSERT = (
     "INSERT INTO events (kind, audience, subject_id, data, created_at) "
@@ -50,9 +50,7 @@ async def commits_per_second(
 
 
 async def measure(url: str, seconds: float) -> None:
-    storage = PostgresStorage(url.replace("postgresql://", "postgresql+asyncpg://"))
-    await storage.migrate()
-    await storage.close()
+    await migrate_postgres(url)
     print(f"{'sessions':>8} {'synchronous_commit':>18} {'locked /s':>10} {'unlocked /s':>12}")
     for synchronous in ("on", "off"):
         for sessions in (1, 8, 32):
