@@ -635,7 +635,8 @@ EVERYONE = "*"
 
 
 class Event(Resource):
-    """Something that happened, in commit order; ``event_id`` is the feed's cursor."""
+    """Something that happened; ``event_id`` is the feed's cursor, and what committed before
+    another change began has a lower one."""
 
     event_id: int = 0
     kind: str

@@ -126,16 +126,20 @@ class Table(Protocol[R]):
         ...
 
 
+FEED = "events"  # the hub topic that wakes the event feed's readers
+
+
 @dataclass(frozen=True)
 class TableSpec:
-    """A stored resource: its table name, model, key field, whether the key is generated, and
-    whether rows must become visible in key order (a feed read by cursor)."""
+    """A stored resource: its table name, model, key field, whether the key is generated, and,
+    for a feed read by cursor, the hub topic its readers wait on (its rows must become
+    visible in key order)."""
 
     name: str
     model: type[BaseModel]
     key: str
     generated_key: bool
-    ordered_commits: bool = False
+    feed_topic: str | None = None
 
 
 TABLES: tuple[TableSpec, ...] = (
@@ -153,7 +157,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("interventions", m.Intervention, "intervention_id", False),
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
-    TableSpec("events", m.Event, "event_id", True, ordered_commits=True),
+    TableSpec("events", m.Event, "event_id", True, feed_topic=FEED),
     TableSpec("idempotency_keys", m.IdempotencyRecord, "record_id", True),
     TableSpec("bridge_offsets", m.BridgeOffset, "bridge", False),
 )

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -99,6 +101,19 @@ async def storage(request: pytest.FixtureRequest, sqlite_url: str) -> AsyncItera
     await store.close()
     if cleanup is not None:
         await _drop_schema(*cleanup)
+
+
+@asynccontextmanager
+async def other_application() -> AsyncIterator[asyncpg.Connection]:
+    """A transaction of another application on the same cluster, holding a transaction id
+    and writing no feed row."""
+    conn = await asyncpg.connect("postgresql://" + PG_URL.split("://", 1)[1])
+    try:
+        await conn.execute("BEGIN")
+        await conn.fetchval("SELECT pg_current_xact_id()")
+        yield conn
+    finally:
+        await conn.close()  # which ends the transaction if it is still open
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

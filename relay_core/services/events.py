@@ -1,7 +1,9 @@
-"""The event feed: what happened, in commit order, read by cursor (long-poll or SSE).
+"""The event feed: what happened, read by cursor (long-poll or SSE).
 
 Events are written in the same transaction as the change they describe (an outbox), so the feed
-never tells of a change that was rolled back and never misses one that committed.
+never tells of a change that was rolled back and never misses one that committed. What
+committed before another change began comes before it; storage makes an event visible only
+when no event can later appear below it (docs/behaviour.md), so a cursor never skips one.
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ from typing import Any
 
 from relay_core import models as m
 from relay_core.auth import Caller
-from relay_core.ports import Cond, UnitOfWork, gt, in_
+from relay_core.ports import FEED, Cond, UnitOfWork, gt, in_
 from relay_core.services.base import Service
-
-FEED = "events"
 
 
 def inbox_topic(agent_id: str) -> str:

@@ -6,8 +6,9 @@ text with ``$n`` parameters; asyncpg prepares each text once per connection and 
 request pays for the round trips, not for building and planning statements. Rows become models
 through the builders of ``rows.py``; JSON columns are (de)coded by orjson in asyncpg's codec.
 
-Other instances are told of commits by LISTEN/NOTIFY, and rows of the event feed become visible
-in id order under an advisory lock.
+Other instances are told of commits by LISTEN/NOTIFY. Rows of the event feed take their ids
+from their transaction's id and become visible to readers once every older transaction has
+ended (see ``FEED_FUNCTIONS``), so a cursor never skips a row that commits late.
 """
 
 from __future__ import annotations
@@ -44,12 +45,34 @@ T = TypeVar("T")
 
 _OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
-# PostgreSQL: the channel hints travel on, and the advisory locks that order commits.
+# PostgreSQL: the channel hints travel on, and the advisory lock of migrations.
 CHANNEL = "relay"
-ORDERED_COMMITS_LOCK = 0x72656C6179  # "relay": rows of ordered tables become visible in id order
 MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
 POOL_SIZE = 20  # connections per process by default (RELAY_POSTGRES_POOL_SIZE)
 _DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]  # column types' SQL names
+
+# A feed row's id is its transaction's id (xid8, which never wraps) times 2^16, plus the row's
+# ordinal in its transaction, plus a base. Ids so grow in the order transactions began, not in
+# the order they commit, and a read sees only ids below the horizon: the oldest transaction
+# still running, scaled alike. Every transaction below it has ended and every one that has yet
+# to add a row is at or above it, so nothing can later appear below a row a reader has seen,
+# and no commit waits for another's. The horizon is STABLE so that it is taken from the
+# snapshot of the statement that reads (a VOLATILE function would take a newer one). The base
+# keeps ids rising when transaction ids start again lower, as in a dump restored into a new
+# cluster: ``migrate`` raises it when it must, and only then.
+FEED_ORDINALS = 1 << 16  # rows one transaction may add to a feed
+OLDEST_SERVER = 130000  # server_version_num: pg_current_xact_id and pg_snapshot came in 13
+HELD_POKE_FIRST, HELD_POKE_LONGEST = 0.005, 1.0  # seconds (see _poke_if_held)
+_FEED_FUNCTIONS = (
+    "CREATE OR REPLACE FUNCTION relay_feed_base() RETURNS bigint LANGUAGE sql STABLE "
+    "AS $$ SELECT {base}::bigint $$",
+    "CREATE OR REPLACE FUNCTION relay_feed_id(ordinal integer) RETURNS bigint LANGUAGE sql STABLE "
+    f"AS $$ SELECT pg_current_xact_id()::text::bigint * {FEED_ORDINALS} + ordinal "
+    "+ relay_feed_base() $$",
+    "CREATE OR REPLACE FUNCTION relay_feed_horizon() RETURNS bigint LANGUAGE sql STABLE "
+    f"AS $$ SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint * {FEED_ORDINALS} "
+    "+ relay_feed_base() $$",
+)
 
 
 def _q(name: str) -> str:
@@ -65,27 +88,31 @@ class _Sql:
         self.columns = tuple(c.name for c in table.columns)
         self.listed = ", ".join(_q(c) for c in self.columns)
         self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, {})
-        self.get = f"SELECT {self.listed} FROM {self.name} WHERE {_q(spec.key)} = $1"
+        self.key = _q(spec.key)
+        self.key_position = self.columns.index(spec.key)
+        self.feed = spec.feed_topic is not None
+        # What a read of a feed may see: rows below the horizon (see FEED_FUNCTIONS).
+        self.visible = f"{self.key} < relay_feed_horizon()" if self.feed else None
+        self.get = f"SELECT {self.listed} FROM {self.name} WHERE {self.key} = $1"
+        if self.visible:
+            self.get += f" AND {self.visible}"
         generated = tuple(c for c in self.columns if c != spec.key)
-        self.types = {c.name: c.type.compile(dialect=_DIALECT) for c in table.columns}
-        self.insert_generated = self._insert(generated)
+        self.insert_generated = self._insert(generated, feed_key=self.feed)
         self.insert_given = self._insert(self.columns)
         self.generated_columns = generated
         self._cache: dict[tuple[Any, ...], str] = {}
 
-    def _insert(self, columns: tuple[str, ...]) -> str:
-        names = ", ".join(_q(c) for c in columns)
-        key = _q(self.spec.key)
-        if not self.spec.ordered_commits:
-            marks = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
-            return f"INSERT INTO {self.name} ({names}) VALUES ({marks}) RETURNING {key}"
-        # The ordering lock is taken by the insert itself, before the key is drawn from its
-        # sequence: one round trip. Typed, since a SELECT list does not take its target's types.
-        typed = ", ".join(f"${i}::{self.types[c]}" for i, c in enumerate(columns, start=1))
+    def _insert(self, columns: tuple[str, ...], *, feed_key: bool = False) -> str:
+        """An insert of ``columns`` from $1 on; with ``feed_key``, of the key as well, drawn
+        from the transaction and the row's ordinal (the last parameter)."""
+        names = [_q(c) for c in columns]
+        marks = [f"${i}" for i in range(1, len(columns) + 1)]
+        if feed_key:
+            names.append(self.key)
+            marks.append(f"relay_feed_id(${len(columns) + 1})")
+        listed = ", ".join(names)
         return (
-            f"INSERT INTO {self.name} ({names}) SELECT {typed} "
-            f"FROM (SELECT pg_advisory_xact_lock({ORDERED_COMMITS_LOCK})) AS ordered "
-            f"RETURNING {key}"
+            f"INSERT INTO {self.name} ({listed}) VALUES ({', '.join(marks)}) RETURNING {self.key}"
         )
 
     def cached(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
@@ -96,9 +123,10 @@ class _Sql:
         return sql
 
 
-def _where(conds: Sequence[Cond], first: int) -> tuple[str, list[Any]]:
-    """A WHERE clause numbering its parameters from ``$first``, and the parameters."""
-    parts: list[str] = []
+def _where(conds: Sequence[Cond], first: int, also: str | None = None) -> tuple[str, list[Any]]:
+    """A WHERE clause numbering its parameters from ``$first``, with ``also`` if given, and
+    the parameters."""
+    parts: list[str] = [also] if also else []
     params: list[Any] = []
     for cond in conds:
         column = _q(cond.field)
@@ -131,20 +159,23 @@ def _assignments(values: Mapping[str, Any], first: int) -> tuple[str, list[Any]]
 
 
 class _Transaction:
-    """What the tables of one unit of work share: the connection and what to publish."""
+    """What the tables of one unit of work share: the connection, what to publish, how many
+    feed rows it added, and the feeds it found rows held back in."""
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.topics: set[str] = set()
         self.committed = False
+        self.feed_rows = 0
+        self.held: set[str] = set()
+        self.feeds_read: set[str] = set()
 
 
 class PgTable(Generic[R]):
     """One table's verbs on the connection of one unit of work.
 
-    An insert into an ordered table (a feed read by cursor) first takes a transaction-level
-    advisory lock, so such transactions hand out ids in commit order and a cursor never skips
-    a row that commits late."""
+    A feed's rows are keyed by their transaction and read below the horizon (see
+    ``FEED_FUNCTIONS``); a read of a feed notes whether committed rows wait above it."""
 
     def __init__(self, sql: _Sql, tx: _Transaction) -> None:
         self._sql = sql
@@ -160,15 +191,23 @@ class PgTable(Generic[R]):
         generated = spec.generated_key and not getattr(record, spec.key)
         columns = sql.generated_columns if generated else sql.columns
         statement = sql.insert_generated if generated else sql.insert_given
+        values = [getattr(record, column) for column in columns]
+        if generated and sql.feed:
+            values.append(self._next_feed_ordinal())
         try:
-            key = await self._tx.conn.fetchval(
-                statement, *(getattr(record, column) for column in columns)
-            )
+            key = await self._tx.conn.fetchval(statement, *values)
         except _INTEGRITY as exc:
             raise StaleWrite(f"{spec.name}: {exc}") from exc
         if generated:
             setattr(record, spec.key, key)
         return record
+
+    def _next_feed_ordinal(self) -> int:
+        ordinal = self._tx.feed_rows
+        if ordinal >= FEED_ORDINALS:
+            raise ValueError(f"a transaction adds at most {FEED_ORDINALS} rows to a feed")
+        self._tx.feed_rows += 1
+        return ordinal
 
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
@@ -213,26 +252,48 @@ class PgTable(Generic[R]):
         skip_locked: bool = False,
     ) -> list[R]:
         sql = self._sql
-        where, params = _where(conds, 1)
+        where, params = _where(conds, 1, sql.visible)
         if limit is not None:
             params.append(limit)
 
         def build() -> str:
             direction = " DESC" if descending else ""
             order = [_q(order_by)] if order_by else []
-            order.append(_q(sql.spec.key))
+            order.append(sql.key)
             ordered = ", ".join(f"{column}{direction}" for column in order)
             bounded = f" LIMIT ${len(params)}" if limit is not None else ""
             locked = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
-            return f"SELECT {sql.listed} FROM {sql.name}{where} ORDER BY {ordered}{bounded}{locked}"
+            found = (
+                f"SELECT {sql.listed} FROM {sql.name}{where} ORDER BY {ordered}{bounded}{locked}"
+            )
+            if not sql.feed:
+                return found
+            # With the page, in the same snapshot: whether committed rows wait above the
+            # horizon (one row of NULLs and the answer when the page is empty).
+            return (
+                f"SELECT {sql.listed}, held FROM (SELECT EXISTS (SELECT 1 FROM {sql.name} "
+                f"WHERE {sql.key} >= relay_feed_horizon()) AS held) AS horizon "
+                f"LEFT JOIN LATERAL ({found}) AS page ON true ORDER BY {ordered}"
+            )
 
         key = ("find", _shape(conds), order_by, descending, limit is not None, skip_locked)
         statement = sql.cached(key, build)
-        return [sql.record(row) for row in await self._tx.conn.fetch(statement, *params)]
+        rows = await self._tx.conn.fetch(statement, *params)
+        if sql.feed:
+            self._note_feed_read(bool(rows[0][-1]))
+            rows = [row for row in rows if row[sql.key_position] is not None]
+        return [sql.record(row) for row in rows]
+
+    def _note_feed_read(self, held: bool) -> None:
+        topic = self._sql.spec.feed_topic
+        assert topic is not None
+        self._tx.feeds_read.add(topic)
+        if held:
+            self._tx.held.add(topic)
 
     async def count(self, *conds: Cond) -> int:
         sql = self._sql
-        where, params = _where(conds, 1)
+        where, params = _where(conds, 1, sql.visible)
         statement = sql.cached(
             ("count", _shape(conds)), lambda: f"SELECT count(*) FROM {sql.name}{where}"
         )
@@ -240,7 +301,7 @@ class PgTable(Generic[R]):
 
     async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
         sql = self._sql
-        where, params = _where(conds, 1)
+        where, params = _where(conds, 1, sql.visible)
         statement = sql.cached(
             ("count_by", field, _shape(conds)),
             lambda: f"SELECT {_q(field)}, count(*) FROM {sql.name}{where} GROUP BY {_q(field)}",
@@ -249,12 +310,12 @@ class PgTable(Generic[R]):
 
     async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
         sql = self._sql
-        where, params = _where(conds, 1)
+        where, params = _where(conds, 1, sql.visible)
         statement = sql.cached(
             ("newest_by", field, _shape(conds)),
             lambda: (
                 f"SELECT DISTINCT ON ({_q(field)}) {sql.listed} FROM {sql.name}{where} "
-                f"ORDER BY {_q(field)}, {_q(sql.spec.key)} DESC"
+                f"ORDER BY {_q(field)}, {sql.key} DESC"
             ),
         )
         found = [sql.record(row) for row in await self._tx.conn.fetch(statement, *params)]
@@ -305,6 +366,32 @@ def unavailable(exc: BaseException) -> StorageUnavailable | None:
 
 
 _DROPPED = "ConnectionDoesNotExistError"  # asyncpg's: the server closed the connection
+
+
+def _install_feed_functions(conn: Connection) -> None:
+    """Define the feeds' functions (see ``FEED_FUNCTIONS``). The base is raised only when a
+    feed holds an id that a transaction starting now could draw again (transaction ids
+    started lower than the ids stored: a restored dump); it never goes down."""
+    version = int(conn.execute(text("SHOW server_version_num")).scalar() or 0)
+    if version < OLDEST_SERVER:
+        raise RuntimeError(f"Relay needs PostgreSQL 13 or newer; this server is {version}")
+    defined = conn.execute(text("SELECT to_regproc('relay_feed_base') IS NOT NULL")).scalar()
+    current = int(conn.execute(text("SELECT relay_feed_base()")).scalar() or 0) if defined else 0
+    base = current
+    for spec in TABLES:
+        if spec.feed_topic is None:
+            continue
+        # Committed rows are below the snapshot's xmax; later transactions draw ids above it.
+        needed = conn.execute(
+            text(
+                f"SELECT max({_q(spec.key)}) + 1 - pg_snapshot_xmax(pg_current_snapshot())"
+                f"::text::bigint * {FEED_ORDINALS} FROM {_q(spec.name)}"
+            )
+        ).scalar()
+        base = max(base, int(needed or 0))
+    if not defined or base > current:
+        for statement in _FEED_FUNCTIONS:
+            conn.execute(text(statement.format(base=base)))
 
 
 def _literal(value: str) -> str:
@@ -376,6 +463,8 @@ class PostgresStorage:
         self._sqls = {spec.name: _Sql(spec, metadata.tables[spec.name]) for spec in TABLES}
         self._pool: Any = None
         self._pool_lock = asyncio.Lock()
+        self._held_reads: dict[str, int] = {}  # feed topic → reads in a row that found rows held
+        self._pokes: dict[str, asyncio.TimerHandle] = {}
 
     @property
     def _asyncpg_dsn(self) -> str:
@@ -398,6 +487,7 @@ class PostgresStorage:
         def locked_upgrade(conn: Connection) -> None:
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             upgrade(conn)
+            _install_feed_functions(conn)
 
         try:
             await self.run_sync(locked_upgrade)
@@ -458,6 +548,7 @@ class PostgresStorage:
                 uow = PgUnitOfWork(conn, self._sqls, self.hub)
                 if not write:
                     yield uow  # type: ignore[misc]
+                    self._poke_if_held(uow._tx)
                     return
                 await conn.execute("BEGIN")
                 try:
@@ -473,6 +564,23 @@ class PostgresStorage:
             if translated is None:
                 raise
             raise translated from exc
+
+    def _poke_if_held(self, tx: _Transaction) -> None:
+        """Wake a feed's readers again soon if a read found committed rows held back above the
+        horizon: the older transaction they wait for may end without a hint (it added no row).
+        The delay doubles while rows stay held (an old transaction of another application can
+        hold them for long), from 5 ms to 1 s."""
+        for topic in tx.feeds_read - tx.held:
+            self._held_reads.pop(topic, None)
+        for topic in tx.held - self._pokes.keys():
+            reads = self._held_reads.get(topic, 0)
+            self._held_reads[topic] = reads + 1
+            delay = min(HELD_POKE_LONGEST, HELD_POKE_FIRST * 2**reads)
+            self._pokes[topic] = asyncio.get_running_loop().call_later(delay, self._poke, topic)
+
+    def _poke(self, topic: str) -> None:
+        del self._pokes[topic]
+        self.hub.publish([topic])
 
     @asynccontextmanager
     async def exclusive(self, name: str) -> AsyncIterator[bool]:
@@ -491,6 +599,9 @@ class PostgresStorage:
 
     async def close(self) -> None:
         self.hub.close()
+        for poke in self._pokes.values():
+            poke.cancel()
+        self._pokes.clear()
         if self._pool is not None:
             await self._pool.close()
             self._pool = None

@@ -7,6 +7,10 @@ import json
 import time
 from typing import Any
 
+import pytest
+
+from relay_core.services.base import REPOLL_SECONDS
+from tests.conftest import other_application
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
 
@@ -83,6 +87,30 @@ async def test_event_feed_long_polls_from_now(api: Api) -> None:
     waited = await api.get("/v1/events", as_="bob", wait=10)
     await creator
     assert [e["kind"] for e in waited["events"]] == ["task.created"]
+
+
+async def test_a_long_poll_answers_an_event_held_behind_another_transaction(api: Api) -> None:
+    """On PostgreSQL an event is readable once every older transaction of the cluster has
+    ended. When the one it waits for belongs to another application, nothing announces its
+    end: the long poll answers when it ends, not at its next re-poll."""
+    if (await api.get("/v1/status"))["storage"] != "postgresql":
+        pytest.skip("only PostgreSQL holds events behind older transactions")
+    cursor = (await api.get("/v1/events"))["cursor"]
+    async with other_application() as other:
+        await api.post("/v1/tasks", {"title": "held"}, expect=201)
+        assert (await api.get("/v1/events", after=cursor))["events"] == []
+
+        async def end_later() -> None:
+            await asyncio.sleep(0.5)
+            await other.execute("ROLLBACK")
+
+        ender = asyncio.create_task(end_later())
+        started = time.monotonic()
+        waited = await api.get("/v1/events", after=cursor, wait=30)
+        waited_for = time.monotonic() - started
+        await ender
+    assert [e["kind"] for e in waited["events"]] == ["task.created"]
+    assert waited_for < REPOLL_SECONDS - 1, waited_for
 
 
 async def test_approvals_and_interventions_reach_the_feed(api: Api) -> None:

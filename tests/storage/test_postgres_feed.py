@@ -1,0 +1,155 @@
+"""The event feed on PostgreSQL: commits in any order, and a cursor still never skips a row.
+
+Feed rows are keyed by their transaction and read below the horizon of the oldest transaction
+still running, so these tests hold transactions open on purpose: Relay's own, and another
+application's on another connection (transaction ids are the cluster's)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from relay_core import models as m
+from relay_core.ports import FEED, gt
+from relay_core.storage.postgres import PostgresStorage
+from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage, other_application
+
+pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
+
+NOW = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def event(kind: str) -> m.Event:
+    return m.Event(kind=kind, subject_id="s", created_at=NOW)
+
+
+@pytest.fixture
+async def storage(sqlite_url: str) -> AsyncIterator[PostgresStorage]:
+    store, (url, schema) = await make_storage("postgres", sqlite_url)
+    assert isinstance(store, PostgresStorage)
+    yield store
+    await store.close()
+    await _drop_schema(url, schema)
+
+
+async def read_feed(storage: PostgresStorage, after: int = 0) -> list[str]:
+    async with storage.unit_of_work(write=False) as uow:
+        return [e.kind for e in await uow.events.find(gt("event_id", after), order_by="event_id")]
+
+
+async def newest_id(storage: PostgresStorage) -> int:
+    async with storage.unit_of_work(write=False) as uow:
+        newest = await uow.events.find(order_by="event_id", descending=True, limit=1)
+    return newest[0].event_id if newest else 0
+
+
+async def test_a_row_that_commits_late_is_not_skipped_by_a_cursor(
+    storage: PostgresStorage,
+) -> None:
+    async with storage.unit_of_work(write=True) as late:
+        await late.events.insert(event("late"))  # its transaction began first
+        async with storage.unit_of_work(write=True) as early:
+            await early.events.insert(event("early"))
+            await early.commit()
+        # "early" has committed, but a reader that saw it could move its cursor past "late".
+        assert await read_feed(storage) == []
+        assert await newest_id(storage) == 0
+        await late.commit()
+    assert await read_feed(storage) == ["late", "early"]
+
+
+async def test_rows_of_one_transaction_keep_their_order(storage: PostgresStorage) -> None:
+    async with storage.unit_of_work(write=True) as uow:
+        ids = [(await uow.events.insert(event(str(i)))).event_id for i in range(3)]
+        await uow.commit()
+    assert ids == sorted(ids) and len(set(ids)) == 3
+    assert await read_feed(storage) == ["0", "1", "2"]
+    assert await read_feed(storage, after=ids[0]) == ["1", "2"]
+
+
+async def test_another_applications_transaction_holds_rows_back_until_it_ends(
+    storage: PostgresStorage,
+) -> None:
+    async with other_application():
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.events.insert(event("held"))
+            await uow.commit()
+        assert await read_feed(storage) == []
+    assert await read_feed(storage) == ["held"]
+
+
+async def test_readers_are_woken_when_held_rows_are_released_without_a_hint(
+    storage: PostgresStorage,
+) -> None:
+    """The transaction the rows wait for adds no row, so no hint tells of its end: the
+    adapter wakes the feed's readers again until the rows are out."""
+    async with other_application() as other:
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.events.insert(event("held"))
+            await uow.commit()
+        with storage.hub.subscribe(FEED) as subscription:
+            assert await read_feed(storage) == []
+            assert await subscription.wait(2.0), "no wake-up while rows were held"
+            assert await read_feed(storage) == []  # a reader woken reads again: still held
+            await other.execute("ROLLBACK")
+            assert await subscription.wait(2.0), "no wake-up once the rows were released"
+    assert await read_feed(storage) == ["held"]
+
+
+async def test_ids_keep_rising_when_transaction_ids_start_lower(
+    storage: PostgresStorage,
+) -> None:
+    """A dump restored into a new cluster brings ids drawn from higher transaction ids than
+    the new cluster's; the next start raises the base so that new ids are above them."""
+    async with storage.unit_of_work(write=True) as uow:
+        xid = int(await uow._tx.conn.fetchval("SELECT pg_current_xact_id()::text::bigint"))  # type: ignore[attr-defined]
+        restored = (xid + 1_000_000) * 65_536
+        await uow.events.insert(event("restored").model_copy(update={"event_id": restored}))
+        await uow.commit()
+    await storage.migrate()  # as on the next start
+    async with storage.unit_of_work(write=True) as uow:
+        fresh = await uow.events.insert(event("fresh"))
+        await uow.commit()
+    assert fresh.event_id > restored
+    assert await read_feed(storage, after=restored) == ["fresh"]
+    async with storage.unit_of_work(write=False) as uow:
+        base = await uow._tx.conn.fetchval("SELECT relay_feed_base()")  # type: ignore[attr-defined]
+    await storage.migrate()
+    async with storage.unit_of_work(write=False) as uow:
+        assert await uow._tx.conn.fetchval("SELECT relay_feed_base()") == base  # type: ignore[attr-defined]
+
+
+async def test_readers_woken_by_hints_see_rows_of_concurrent_writers_exactly_once(
+    storage: PostgresStorage,
+) -> None:
+    """Writers commit in whatever order they finish; a reader following the cursor sees each
+    row once."""
+    written = 400
+
+    async def write(i: int) -> None:
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.events.insert(event(str(i)))
+            await asyncio.sleep(0.001 * (i % 7))  # commit out of the order ids were drawn
+            await uow.commit()
+
+    seen: list[str] = []
+
+    async def follow() -> None:
+        cursor = 0
+        while len(seen) < written:
+            with storage.hub.subscribe(FEED) as subscription:
+                async with storage.unit_of_work(write=False) as uow:
+                    page = await uow.events.find(gt("event_id", cursor), order_by="event_id")
+                seen.extend(e.kind for e in page)
+                if page:
+                    cursor = page[-1].event_id
+                else:
+                    await subscription.wait(1.0)
+
+    reader = asyncio.create_task(follow())
+    await asyncio.gather(*(write(i) for i in range(written)))
+    await asyncio.wait_for(reader, 30)
+    assert sorted(seen, key=int) == [str(i) for i in range(written)]
