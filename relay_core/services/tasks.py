@@ -38,24 +38,30 @@ async def reap_lapsed_leases(uow: UnitOfWork, now: datetime, limit: int | None =
     trail; how many."""
     lapsed = await uow.tasks.find(in_("status", HELD), lt("lease_expires_at", now), limit=limit)
     for task in lapsed:
-        reopened = await uow.tasks.update(
-            task.task_id,
-            {"status": "open", "claimed_by": None, "lease_expires_at": None, "updated_at": now},
-            expect={"status": task.status, "claimed_by": task.claimed_by},
-        )
-        if reopened is None:
-            raise StaleWrite("task changed while reaping")
-        await emit(uow, "task.lease_expired", task.task_id, task_data(reopened), now)
-        await uow.task_events.insert(
-            m.TaskEvent(
-                task_id=task.task_id,
-                agent_id=task.claimed_by,
-                kind="lease_expired",
-                message=f"the lease of agent '{task.claimed_by}' lapsed; the task is open again",
-                created_at=now,
-            )
-        )
+        await _reopen_lapsed(uow, task, now)
     return len(lapsed)
+
+
+async def _reopen_lapsed(uow: UnitOfWork, task: m.Task, now: datetime) -> m.Task:
+    """Return a task whose lease is over to ``open``, noting why on its trail and in the feed."""
+    reopened = await uow.tasks.update(
+        task.task_id,
+        {"status": "open", "claimed_by": None, "lease_expires_at": None, "updated_at": now},
+        expect={"status": task.status, "claimed_by": task.claimed_by},
+    )
+    if reopened is None:
+        raise StaleWrite("task changed while reaping")
+    await emit(uow, "task.lease_expired", task.task_id, task_data(reopened), now)
+    await uow.task_events.insert(
+        m.TaskEvent(
+            task_id=task.task_id,
+            agent_id=task.claimed_by,
+            kind="lease_expired",
+            message=f"the lease of agent '{task.claimed_by}' lapsed; the task is open again",
+            created_at=now,
+        )
+    )
+    return reopened
 
 
 async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
@@ -63,6 +69,16 @@ async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
     task = await uow.tasks.get(task_id)
     if task is None:
         raise NotFound(f"task {task_id} does not exist")
+    return task
+
+
+async def require_current_task(uow: UnitOfWork, task_id: int, now: datetime) -> m.Task:
+    """The task, reopened first if its lease is over (a write on a task reaps its own lease;
+    the sweep and the reads reap the others), or NotFound."""
+    task = await require_task(uow, task_id)
+    lapsed = task.lease_expires_at is not None and task.lease_expires_at < now
+    if task.status in HELD and lapsed:
+        return await _reopen_lapsed(uow, task, now)
     return task
 
 
@@ -192,8 +208,7 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
-            await reap_lapsed_leases(uow, now)
-            task = await require_task(uow, task_id)
+            task = await require_current_task(uow, task_id, now)
             if task.assignee is not None and task.assignee != body.agent_id:
                 raise PermissionDenied(
                     f"task {task_id} is assigned to agent '{task.assignee}' only"
@@ -202,7 +217,8 @@ class TasksService(Service):
                 return task
             if task.status != "open":
                 raise Conflict(f"task {task_id} is {task.status} and cannot be claimed")
-            await require_agent(uow, body.agent_id)
+            if body.agent_id != caller.agent_id:  # an agent's own token proves it registered
+                await require_agent(uow, body.agent_id)
             lease = body.lease_seconds or self.ctx.config.default_lease_seconds
             claimed = await self._guarded_update(
                 uow,
@@ -227,8 +243,7 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.TaskEvent:
             now = self.now()
-            await reap_lapsed_leases(uow, now)
-            task = await require_task(uow, task_id)
+            task = await require_current_task(uow, task_id, now)
             require_holder(task, body.agent_id)
             lease = task.lease_seconds or self.ctx.config.default_lease_seconds
             values: dict[str, Any] = {
@@ -249,8 +264,7 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
-            await reap_lapsed_leases(uow, now)
-            task = await require_task(uow, task_id)
+            task = await require_current_task(uow, task_id, now)
             if task.status == "completed" and task.claimed_by == body.agent_id:
                 return task
             require_holder(task, body.agent_id)
@@ -277,8 +291,7 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
-            await reap_lapsed_leases(uow, now)
-            task = await require_task(uow, task_id)
+            task = await require_current_task(uow, task_id, now)
             if task.status == "failed" and task.claimed_by == body.agent_id:
                 return task
             require_holder(task, body.agent_id)
