@@ -13,7 +13,7 @@ from relay_core.coalesce import Coalescer
 from relay_core.errors import NotFound, StaleWrite
 from relay_core.ports import Increment, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
-from relay_core.services.base import Context, Service
+from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import inbox_topic
 
 UNACKED: tuple[m.MessageStatus, ...] = ("pending", "delivered")
@@ -30,10 +30,14 @@ async def unacked_count(uow: UnitOfWork, agent_id: str) -> int:
     return await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
 
 
-async def require_registered(uow: UnitOfWork, agent_id: str) -> None:
-    """NotFound unless the agent is registered (cheaper than loading it)."""
+async def require_registered(uow: UnitOfWork, agent_id: str, known: Registered) -> None:
+    """NotFound unless the agent is registered (cheaper than loading it, and free for an id
+    this process has seen registered)."""
+    if agent_id in known:
+        return
     if not await uow.agents.count(eq("agent_id", agent_id)):
         raise NotFound(f"agent '{agent_id}' is not registered")
+    known.add(agent_id)
 
 
 async def require_agent(uow: UnitOfWork, agent_id: str) -> m.Agent:
@@ -153,7 +157,7 @@ class AgentsService(Service):
                 skip_locked=True,
             )
             if not messages:  # found ones prove the agent exists: "to" is a foreign key
-                await require_registered(uow, agent_id)
+                await require_registered(uow, agent_id, self.ctx.registered)
             else:
                 # Every read is a delivery: the count tells the agent it saw one before.
                 ids = [msg.message_id for msg in messages]

@@ -42,6 +42,24 @@ class CoreConfig:
     operator_token_hash: str = ""
 
 
+class Registered:
+    """Agent ids this process has found registered. Agents are never removed, so an id found
+    once stays true; it only spares a lookup. Bounded: emptied when full."""
+
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+
+    def __contains__(self, agent_id: str) -> bool:
+        return agent_id in self._ids
+
+    def add(self, agent_id: str) -> None:
+        if len(self._ids) >= self.LIMIT:
+            self._ids.clear()
+        self._ids.add(agent_id)
+
+
 @dataclass
 class Context:
     """Dependencies handed to every service."""
@@ -50,6 +68,7 @@ class Context:
     bridge: Bridge
     config: CoreConfig = field(default_factory=CoreConfig)
     clock: Callable[[], datetime] = utcnow
+    registered: Registered = field(default_factory=Registered)
 
 
 class Service:

@@ -61,7 +61,7 @@ class MessagesService(Service):
             if body.reply_to is not None and await uow.messages.get(body.reply_to) is None:
                 raise NotFound(f"message {body.reply_to} (reply_to) does not exist")
             if body.to is not None:
-                await require_registered(uow, body.to)
+                await require_registered(uow, body.to, self.ctx.registered)
                 status: m.MessageStatus = "pending"
             else:
                 assert body.room_id is not None  # MessageCreate guarantees one destination

@@ -14,6 +14,7 @@ from relay_core.bridges.local import LocalBridge
 from relay_core.errors import Conflict, PermissionDenied, StaleWrite
 from relay_core.ports import UnitOfWork
 from relay_core.services import Context, CoreConfig, Services
+from relay_core.services.base import Registered
 from relay_core.services.spaces import derive_id
 from relay_core.storage.memory import MemoryStorage
 
@@ -94,3 +95,13 @@ async def test_a_race_lost_every_time_ends_as_a_conflict() -> None:
     relay = services(FlakyStorage(failures=100))
     with pytest.raises(Conflict):
         await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id="a"))
+
+
+def test_registered_agents_are_remembered_up_to_a_bound() -> None:
+    known = Registered()
+    known.LIMIT = 3
+    for agent_id in ("a", "b", "c"):
+        known.add(agent_id)
+    assert all(agent_id in known for agent_id in ("a", "b", "c"))
+    known.add("d")  # full: emptied, then "d"
+    assert "d" in known and "a" not in known

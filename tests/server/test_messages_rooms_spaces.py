@@ -60,6 +60,8 @@ async def test_send_validation_and_errors(api: Api) -> None:
     await api.post("/v1/messages", {"to": "alice", "text": ""}, as_="alice", expect=422)
     missing = await api.post("/v1/messages", {"to": "ghost", "text": "x"}, as_="alice", expect=404)
     assert missing["code"] == "not_found"
+    await api.agent("ghost")  # an unknown recipient is not remembered as unknown
+    await api.post("/v1/messages", {"to": "ghost", "text": "x"}, as_="alice", expect=201)
     await api.post(
         "/v1/messages", {"to": "alice", "text": "x", "reply_to": 424242}, as_="alice", expect=404
     )
