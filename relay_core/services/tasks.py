@@ -17,7 +17,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
-from relay_core.ports import Cond, UnitOfWork, eq, in_, lt
+from relay_core.ports import Cond, Increment, UnitOfWork, eq, in_, lt
 from relay_core.services.agents import require_agent
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, task_data
@@ -208,34 +208,41 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
-            task = await require_current_task(uow, task_id, now)
-            if task.assignee is not None and task.assignee != body.agent_id:
-                raise PermissionDenied(
-                    f"task {task_id} is assigned to agent '{task.assignee}' only"
-                )
-            if task.status in HELD and task.claimed_by == body.agent_id:
-                return task
-            if task.status != "open":
-                raise Conflict(f"task {task_id} is {task.status} and cannot be claimed")
+            lease = body.lease_seconds or self.ctx.config.default_lease_seconds
+            claim = {
+                "status": "claimed",
+                "claimed_by": body.agent_id,
+                "claimed_at": now,
+                "lease_seconds": lease,
+                "lease_expires_at": now + timedelta(seconds=lease),
+                "attempts": Increment(),
+                "updated_at": now,
+            }
+            # Most claims are of an open task: claim it first, and read it only if it was not.
+            claimed = await uow.tasks.update(task_id, claim, expect={"status": "open"})
+            if claimed is None:
+                task = await require_current_task(uow, task_id, now)
+                self._require_assignable(task, body.agent_id)
+                if task.status in HELD and task.claimed_by == body.agent_id:
+                    return task
+                if task.status != "open":
+                    raise Conflict(f"task {task_id} is {task.status} and cannot be claimed")
+                claimed = await self._guarded_update(uow, task, claim)
+            else:
+                self._require_assignable(claimed, body.agent_id)  # else the unit rolls back
             if body.agent_id != caller.agent_id:  # an agent's own token proves it registered
                 await require_agent(uow, body.agent_id)
-            lease = body.lease_seconds or self.ctx.config.default_lease_seconds
-            claimed = await self._guarded_update(
-                uow,
-                task,
-                {
-                    "status": "claimed",
-                    "claimed_by": body.agent_id,
-                    "claimed_at": now,
-                    "lease_seconds": lease,
-                    "lease_expires_at": now + timedelta(seconds=lease),
-                    "attempts": task.attempts + 1,
-                },
-            )
             await self._trail(uow, claimed, body.agent_id, "claimed", f"lease {lease}s")
             return claimed
 
         return await self.write(work)
+
+    @staticmethod
+    def _require_assignable(task: m.Task, agent_id: str) -> None:
+        if task.assignee is not None and task.assignee != agent_id:
+            raise PermissionDenied(
+                f"task {task.task_id} is assigned to agent '{task.assignee}' only"
+            )
 
     async def event(self, caller: Caller, task_id: int, body: m.TaskEventCreate) -> m.TaskEvent:
         """Record progress by the claimer; it moves the task to in_progress and renews the lease."""

@@ -40,6 +40,24 @@ async def test_create_list_and_filter(api: Api) -> None:
     await api.get("/v1/tasks/999999", expect=404)
 
 
+async def test_a_refused_claim_leaves_the_task_open(api: Api) -> None:
+    """A claim is tried on the open task first; whatever refuses it after undoes it."""
+    await api.agent("alice")
+    task_id = await make_task(api)
+    await api.post("/v1/tasks/999999/claim", {"agent_id": "alice"}, as_="alice", expect=404)
+    await api.post(f"/v1/tasks/{task_id}/claim", {"agent_id": "ghost"}, expect=404)
+    assigned = await api.post("/v1/tasks", {"title": "t", "assignee": "alice"}, expect=201)
+    await api.agent("bob")
+    await api.post(
+        f"/v1/tasks/{assigned['task_id']}/claim", {"agent_id": "bob"}, as_="bob", expect=403
+    )
+    for unclaimed in (task_id, assigned["task_id"]):
+        task = await api.get(f"/v1/tasks/{unclaimed}")
+        assert task["status"] == "open" and task["attempts"] == 0 and task["claimed_by"] is None
+    trail = await api.get(f"/v1/tasks/{task_id}/events")
+    assert trail["events"] == []
+
+
 async def test_claim_progress_complete(api: Api) -> None:
     await api.agent("alice")
     await api.agent("bob")
