@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -239,6 +239,33 @@ def seed_postgres(url: str, sizes: Sizes) -> None:
             await conn.close()
 
     asyncio.run(fill())
+
+
+def statistics_keeper(url: str) -> Callable[[], None]:
+    """What keeps the planner's statistics current between scenarios: nothing where the
+    server runs autovacuum, else an ANALYZE before each (what autovacuum would do within a
+    minute of the claims' changes: with the statistics of the seed, the task list is planned
+    as a walk over every claimed task)."""
+    import asyncpg
+
+    async def query(statement: str) -> str:
+        conn = await asyncpg.connect(plain_url(url))
+        try:
+            return str(await conn.fetchval(statement))
+        finally:
+            await conn.close()
+
+    def analyze() -> None:
+        asyncio.run(query("ANALYZE"))
+
+    if asyncio.run(query("SHOW autovacuum")) == "on":
+        return nothing
+    print("PostgreSQL runs with autovacuum off: ANALYZE before each scenario", file=sys.stderr)
+    return analyze
+
+
+def nothing() -> None:
+    """No statistics to keep (SQLite; PostgreSQL with autovacuum)."""
 
 
 @contextmanager
@@ -483,10 +510,12 @@ def main(argv: list[str] | None = None) -> int:
         seed(work / "large", large)
         seed(work / "small", small)
         database = None
+        settle = nothing
         if args.database:
             database = stack.enter_context(scratch_database(args.database))
             print("seeding PostgreSQL …", file=sys.stderr)
             seed_postgres(database, large)
+            settle = statistics_keeper(database)
         servers: dict[str, Process] = {}
 
         def start(name: str, server: Process) -> None:
@@ -500,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
             start("relay_postgresql", relay(work / "postgresql", database))
             start("relay_postgresql_2", relay(work / "postgresql", database, workers=2))
         with PeakMemory(servers["relay"].process.pid) as memory:
-            results = run(servers, connections, rounds, duration, work)
+            results = run(servers, connections, rounds, duration, work, settle)
     report = {
         "when": datetime.now(UTC).isoformat(),
         "smoke": smoke,
@@ -529,7 +558,12 @@ BACKENDS = {
 
 
 def run(
-    servers: dict[str, Process], connections: list[int], rounds: int, duration: float, work: Path
+    servers: dict[str, Process],
+    connections: list[int],
+    rounds: int,
+    duration: float,
+    work: Path,
+    settle: Callable[[], None],
 ) -> list[dict[str, object]]:
     relays = [name for name in BACKENDS if name in servers]
     relay_runs: dict[tuple[str, str, int], list[dict[str, float]]] = {}
@@ -546,6 +580,7 @@ def run(
                 bare_runs.setdefault((scenario.name, conns), []).append(
                     wrk(servers["bare"], reference, conns, duration)
                 )
+                settle()
                 for name in relays:
                     relay_runs.setdefault((name, scenario.name, conns), []).append(
                         wrk(servers[name], lua, conns, duration)
