@@ -33,10 +33,18 @@ async def any_lapsed(uow: UnitOfWork, now: datetime) -> bool:
     return await uow.tasks.count(in_("status", HELD), lt("lease_expires_at", now)) > 0
 
 
-async def reap_lapsed_leases(uow: UnitOfWork, now: datetime, limit: int | None = None) -> int:
-    """Return every task whose lease is over (up to ``limit``) to ``open``, noting why on its
-    trail; how many."""
-    lapsed = await uow.tasks.find(in_("status", HELD), lt("lease_expires_at", now), limit=limit)
+async def reap_lapsed_leases(uow: UnitOfWork, now: datetime) -> int:
+    """Return up to ``SWEEP_BATCH`` tasks whose lease is over to ``open``, noting why on their
+    trails; how many. Tasks another transaction is reaping are skipped, not waited for, so
+    that readers reaping at once after many leases lapsed share the work instead of racing
+    for the same rows."""
+    lapsed = await uow.tasks.find(
+        in_("status", HELD),
+        lt("lease_expires_at", now),
+        order_by="task_id",
+        limit=SWEEP_BATCH,
+        skip_locked=True,
+    )
     for task in lapsed:
         await _reopen_lapsed(uow, task, now)
     return len(lapsed)
@@ -93,15 +101,15 @@ def require_holder(task: m.Task, agent_id: str) -> None:
 class TasksService(Service):
     """Work queue with leases."""
 
-    async def sweep(self, limit: int = SWEEP_BATCH) -> int:
-        """Reap up to ``limit`` lapsed leases in one transaction; how many were reaped. Run
-        in the background, it keeps task operations from finding (and reaping) many at once."""
+    async def sweep(self) -> int:
+        """Reap up to ``SWEEP_BATCH`` lapsed leases in one transaction; how many were reaped.
+        Run in the background, it keeps reads of tasks from finding (and reaping) many."""
 
         async def lapsed(uow: UnitOfWork) -> bool:
             return await any_lapsed(uow, self.now())
 
         async def work(uow: UnitOfWork) -> int:
-            return await reap_lapsed_leases(uow, self.now(), limit)
+            return await reap_lapsed_leases(uow, self.now())
 
         if not await self.read(lapsed):
             return 0  # an idle server reads once a second and writes nothing
@@ -109,7 +117,8 @@ class TasksService(Service):
 
     async def _after_reaping(self, fetch: Callable[[UnitOfWork], Awaitable[T]]) -> T:
         """``fetch`` as no lapsed lease shows: in a read when none has lapsed, else in a write
-        that reaps them first."""
+        that reaps a batch of them first (after a mass lapse, concurrent readers and the sweep
+        each reap their own batch, so a read may still show a lapsed claim for a moment)."""
 
         async def read(uow: UnitOfWork) -> tuple[T] | None:
             return None if await any_lapsed(uow, self.now()) else (await fetch(uow),)

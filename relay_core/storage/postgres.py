@@ -22,7 +22,6 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 from sqlalchemy import Connection, Table, text
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -50,7 +49,6 @@ _OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CHANNEL = "relay"
 MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
 POOL_SIZE = 20  # connections per process by default (RELAY_POSTGRES_POOL_SIZE)
-_DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]  # column types' SQL names
 
 # A feed row's id is its transaction's id (xid8, which never wraps) times 2^16, plus the row's
 # ordinal in its transaction, plus a base. Ids so grow in the order transactions began, not in
@@ -64,7 +62,7 @@ _DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]  # column types
 FEED_ORDINALS = 1 << 16  # rows one transaction may add to a feed
 OLDEST_SERVER = 130000  # server_version_num: pg_current_xact_id and pg_snapshot came in 13
 HELD_POKE_FIRST, HELD_POKE_LONGEST = 0.005, 1.0  # seconds (see _poke_if_held)
-_FEED_FUNCTIONS = (
+FEED_FUNCTIONS = (
     "CREATE OR REPLACE FUNCTION relay_feed_base() RETURNS bigint LANGUAGE sql STABLE "
     "AS $$ SELECT {base}::bigint $$",
     "CREATE OR REPLACE FUNCTION relay_feed_id(ordinal integer) RETURNS bigint LANGUAGE sql STABLE "
@@ -391,7 +389,7 @@ def _install_feed_functions(conn: Connection) -> None:
         ).scalar()
         base = max(base, int(needed or 0))
     if not defined or base > current:
-        for statement in _FEED_FUNCTIONS:
+        for statement in FEED_FUNCTIONS:
             conn.execute(text(statement.format(base=base)))
 
 
@@ -443,11 +441,12 @@ class _HintSender:
         batch: list[str] = []
         size = 0
         for topic in topics:
-            if batch and size + len(topic) + 3 > self.PAYLOAD_BYTES:
+            encoded = len(orjson.dumps(topic)) + 1  # with its comma
+            if batch and size + encoded > self.PAYLOAD_BYTES:
                 payloads.append(orjson.dumps(batch).decode())
                 batch, size = [], 0
             batch.append(topic)
-            size += len(orjson.dumps(topic)) + 1
+            size += encoded
         if batch:
             payloads.append(orjson.dumps(batch).decode())
         return payloads

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from relay_core.services.base import SWEEP_BATCH
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
 ROUNDS = 50
@@ -77,3 +78,40 @@ async def test_claim_race_has_one_winner_every_round(api: Api) -> None:
             )
         )
         assert sorted(status for status, _ in results) == [200, 409, 409, 409], n
+
+
+async def test_reads_while_leases_keep_lapsing_reap_every_task_once(api: Api) -> None:
+    """Leases lapse all along while 16 readers read tasks, more at once than one read reaps
+    (SWEEP_BATCH): readers share the reaping (none waits on or collides with another), none
+    is refused, and each task is reaped once."""
+    await api.agent("w")
+    lapsing = SWEEP_BATCH + 100
+    for n in range(lapsing):
+        task = await api.post("/v1/tasks", {"title": f"l{n}"}, expect=201)
+        claim = {"agent_id": "w", "lease_seconds": 5 + n // 10}  # 10 lapse each second
+        await api.post(f"/v1/tasks/{task['task_id']}/claim", claim, as_="w")
+    api.clock.advance(5 + SWEEP_BATCH // 10)  # SWEEP_BATCH have lapsed
+    reading = True
+
+    async def time_passes() -> None:
+        while reading:
+            api.clock.advance(1)
+            await asyncio.sleep(0.005)
+
+    clock = asyncio.create_task(time_passes())
+    for _ in range(5):
+        answers = await asyncio.gather(
+            *(status_of(api, "GET", "/v1/tasks?status=open", headers=OP) for _ in range(16))
+        )
+        assert {status for status, _ in answers} == {200}, answers
+    reading = False
+    await clock
+    api.clock.advance(lapsing)
+    still_held = await api.get("/v1/tasks", status="claimed")
+    assert still_held["tasks"] == []
+    reaped: list[str] = []
+    cursor = 0
+    while page := (await api.get("/v1/events", after=cursor, limit=500))["events"]:
+        reaped += [e["subject_id"] for e in page if e["kind"] == "task.lease_expired"]
+        cursor = page[-1]["event_id"]
+    assert len(reaped) == len(set(reaped)) == lapsing
