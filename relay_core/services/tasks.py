@@ -18,7 +18,7 @@ from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.ports import Cond, Increment, UnitOfWork, eq, in_, lt
-from relay_core.services.agents import require_agent
+from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, task_data
 from relay_core.services.messages import require_room
@@ -148,7 +148,7 @@ class TasksService(Service):
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
             if body.assignee is not None:
-                await require_agent(uow, body.assignee)
+                await require_registered(uow, body.assignee, self.ctx.registered)
             if body.room_id is not None:
                 await require_room(uow, body.room_id)
             task = m.Task(
@@ -240,7 +240,7 @@ class TasksService(Service):
             else:
                 self._require_assignable(claimed, body.agent_id)  # else the unit rolls back
             if body.agent_id != caller.agent_id:  # an agent's own token proves it registered
-                await require_agent(uow, body.agent_id)
+                await require_registered(uow, body.agent_id, self.ctx.registered)
             await self._trail(uow, claimed, body.agent_id, "claimed", f"lease {lease}s")
             return claimed
 
