@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import orjson
-
 from relay_core import idempotency, paging
 from relay_core import models as m
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
@@ -111,7 +109,7 @@ class AgentsService(Service):
             return await beat()
         # Racing heartbeats of one agent with the same report share one write, made after they
         # all arrived, so it records each of them; they do not queue on the agent's row.
-        report = orjson.dumps(reported, option=orjson.OPT_SORT_KEYS)
+        report = body.model_dump_json(include=body.model_fields_set, exclude_none=True)
         return await self._beats.run((agent_id, report), beat)
 
     async def list(

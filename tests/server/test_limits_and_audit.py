@@ -119,6 +119,15 @@ async def test_ids_past_64_bits_are_422_not_500(api: Api) -> None:
     await api.get(f"/v1/tasks/{2**63 - 1}", expect=404)
 
 
+async def test_json_objects_keep_integers_past_64_bits(api: Api) -> None:
+    await api.agent("alice")
+    huge = {"n": -(2**70), "nested": [2**64]}
+    beat = await api.post("/v1/agents/alice/heartbeat", {"metadata": huge}, as_="alice")
+    assert beat["metadata"] == huge
+    task = await api.post("/v1/tasks", {"title": "t", "payload": huge}, expect=201)
+    assert (await api.get(f"/v1/tasks/{task['task_id']}"))["payload"] == huge
+
+
 async def test_nul_characters_are_refused_on_every_backend(api: Api) -> None:
     await api.agent("alice")
     await api.post("/v1/messages", {"to": "alice", "text": "a\u0000b"}, expect=422)
