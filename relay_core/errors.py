@@ -5,8 +5,6 @@ RelayError                 internal
 ├── PermissionDenied       forbidden
 ├── NotFound               not_found
 ├── Conflict               conflict
-├── PayloadTooLarge        payload_too_large
-├── RateLimited            rate_limited
 ├── BridgeError            bridge_error
 ├── StorageUnavailable     storage_unavailable
 └── InvalidInput           invalid (a value the schema admits but the domain does not read)
@@ -48,22 +46,6 @@ class Conflict(RelayError):
     """The resource is in a state that forbids the operation."""
 
     code = "conflict"
-
-
-class PayloadTooLarge(RelayError):
-    """The request body is over the configured limit."""
-
-    code = "payload_too_large"
-
-
-class RateLimited(RelayError):
-    """The caller is over its rate limit."""
-
-    code = "rate_limited"
-
-    def __init__(self, detail: str, retry_after: float) -> None:
-        super().__init__(detail)
-        self.retry_after = retry_after
 
 
 class BridgeError(RelayError):

@@ -1,9 +1,10 @@
-"""Idempotency keys: a retried create answers what the first attempt answered, once.
+"""Retry keys: a retried create answers what the first attempt answered, once.
 
-The HTTP layer describes the request (who, which key, a fingerprint of what was asked) in a
-context variable; ``Service.write`` checks it at the start of its transaction and stores the
+A creating service method takes ``once`` (who asks, their key, a fingerprint of what was asked)
+and hands it to ``Service.write``, which checks it at the start of its transaction and stores the
 answer in the same transaction as the rows it creates, so a crash can never leave the row
-without its key or the key without its row.
+without its key or the key without its row. How a key travels (a header) is the transport's
+business.
 
 The stored answer may hold a secret shown once (an agent's token, an enrollment's claim), so it
 is never kept in the clear: it is sealed (AES-GCM) with a key derived from the Idempotency-Key
@@ -18,7 +19,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -37,13 +37,12 @@ _NONCE_BYTES = 12
 
 
 @dataclass
-class IdempotentRequest:
-    """A request that carried ``Idempotency-Key``."""
+class Once:
+    """A create to make once: who asks, the key they chose, and what they asked."""
 
     scope: str
     key: str
     fingerprint: str
-    status: int
     checked: bool = False
     recorded: bool = False
 
@@ -64,7 +63,7 @@ class IdempotentRequest:
 
     def _associated(self) -> bytes:
         # Binds the sealed answer to its row: it cannot be moved to another key's record.
-        return f"{self.key_hash}\0{self.fingerprint}\0{self.status}".encode()
+        return f"{self.key_hash}\0{self.fingerprint}".encode()
 
     def seal(self, body: str) -> str:
         """``body`` encrypted under this request's key, as text for the database."""
@@ -82,19 +81,15 @@ class IdempotentRequest:
         return body.decode()
 
 
-current: ContextVar[IdempotentRequest | None] = ContextVar("relay_idempotency", default=None)
-
-
 class Replay(Exception):
-    """The request was already answered; send this answer again."""
+    """The create was already made; ``body`` is its answer (JSON), to give again."""
 
-    def __init__(self, status: int, body: str) -> None:
+    def __init__(self, body: str) -> None:
         super().__init__("replay of an earlier answer")
-        self.status = status
         self.body = body
 
 
-async def check(uow: UnitOfWork, request: IdempotentRequest, now: datetime, ttl: float) -> None:
+async def check(uow: UnitOfWork, request: Once, now: datetime, ttl: float) -> None:
     """Raise ``Replay`` for a key already answered within ``ttl``; ``Conflict`` if it answered
     a different request."""
     found = await uow.idempotency_keys.find(
@@ -109,12 +104,10 @@ async def check(uow: UnitOfWork, request: IdempotentRequest, now: datetime, ttl:
     body = request.open(record.sealed_body) if record.fingerprint == request.fingerprint else None
     if body is None:
         raise Conflict("this Idempotency-Key was already used for a different request")
-    raise Replay(record.status, body)
+    raise Replay(body)
 
 
-async def record(
-    uow: UnitOfWork, request: IdempotentRequest, body: str, now: datetime, ttl: float
-) -> None:
+async def record(uow: UnitOfWork, request: Once, body: str, now: datetime, ttl: float) -> None:
     """Keep the answer, sealed, with the rows it describes; forget keys past their window."""
     await uow.idempotency_keys.delete_where([lt("created_at", now - timedelta(seconds=ttl))])
     await uow.idempotency_keys.insert(
@@ -122,7 +115,6 @@ async def record(
             scope=request.scope,
             key_hash=request.key_hash,
             fingerprint=request.fingerprint,
-            status=request.status,
             sealed_body=request.seal(body),
             created_at=now,
         )

@@ -668,7 +668,6 @@ class IdempotencyRecord(Resource):
     scope: str
     key_hash: str
     fingerprint: str
-    status: int
     sealed_body: str
     created_at: datetime
 
@@ -702,22 +701,6 @@ class Status(Resource):
 
 
 # ---------------------------------------------------------------- error bodies
-
-
-class ValidationError(BaseModel):
-    """One validation failure, shaped as FastAPI shapes it."""
-
-    loc: list[str | int] = Field(title="Location")
-    msg: str = Field(title="Message")
-    type: str = Field(title="Error Type")
-    input: Any = Field(default=None, title="Input")
-    ctx: dict[str, Any] | None = Field(default=None, title="Context")
-
-
-class HTTPValidationError(BaseModel):
-    """The body of a 422 answer."""
-
-    detail: list[ValidationError] = Field(default_factory=list, title="Detail")
 
 
 class ErrorResponse(BaseModel):

@@ -33,8 +33,6 @@ from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
 log = logging.getLogger("relay.server")
 
-OPENAPI = web.AppKey("openapi", bytes)
-
 
 async def open_storage(settings: Settings) -> Storage:
     """The storage the settings name, migrated to the newest schema."""
@@ -106,7 +104,6 @@ def create_app(
         app[SERVICES] = services
         refusal_limit = TokenBucket(settings.refusal_rate_limit, settings.refusal_rate_limit_burst)
         app[REFUSALS] = Refusals(services, refusal_limit, clock=lambda: clock().timestamp())
-        app[OPENAPI] = json.dumps(build_openapi(services)).encode()
         log.info("storage %s, bridge %s, auth %s", store.name, platform.name, settings.auth)
         background = [asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit")]
         if isinstance(platform, TelegramBridge) and settings.telegram_mode == "poll":
@@ -133,8 +130,10 @@ def create_app(
     app.on_shutdown.append(wake_waiters)
     add_routes(app)
 
+    document = json.dumps(build_openapi()).encode()
+
     async def openapi(request: web.Request) -> web.Response:
-        return web.Response(body=request.app[OPENAPI], content_type="application/json")
+        return web.Response(body=document, content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi, name="openapi")
     # A platform's callback, not an API operation: outside the route table and the SDK.

@@ -1,8 +1,4 @@
-"""Request ids, and the one place where errors become HTTP answers.
-
-A domain error's status is found by walking its class's MRO, so a new subclass inherits the
-status of its parent without touching this file.
-"""
+"""Request ids, and the one place where errors become HTTP answers."""
 
 from __future__ import annotations
 
@@ -16,6 +12,7 @@ from aiohttp import web
 
 from relay_core import errors
 from relay_server.clients import client_address
+from relay_server.http_errors import status_of
 from relay_server.keys import CLIENT_ADDRESS, REFUSALS, REQUEST_ID, SETTINGS
 from relay_server.logs import log_outage
 from relay_server.validation import RequestInvalid
@@ -23,18 +20,6 @@ from relay_server.validation import RequestInvalid
 log = logging.getLogger("relay.server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-STATUS: dict[type[errors.RelayError], int] = {
-    errors.AuthenticationError: 401,
-    errors.PermissionDenied: 403,
-    errors.NotFound: 404,
-    errors.Conflict: 409,
-    errors.PayloadTooLarge: 413,
-    errors.RateLimited: 429,
-    errors.BridgeError: 502,
-    errors.StorageUnavailable: 503,
-    errors.RelayError: 500,
-}
 
 # aiohttp's own HTTP errors (unknown path, wrong method) get the same body shape.
 HTTP_CODES = {
@@ -54,14 +39,6 @@ _REQUEST_NUMBERS = itertools.count(1)
 def new_request_id() -> str:
     """An id for a request that brought none: unique across processes and restarts."""
     return f"{_PROCESS_ID}{next(_REQUEST_NUMBERS):012x}"
-
-
-def status_for(exc: errors.RelayError) -> int:
-    """The HTTP status of a domain error: that of its nearest ancestor in ``STATUS``."""
-    for cls in type(exc).__mro__:
-        if cls in STATUS:
-            return STATUS[cls]
-    return 500
 
 
 def error_response(status: int, code: str, detail: str) -> web.Response:
@@ -95,8 +72,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return web.json_response({"detail": [error]}, status=422)
     except errors.RelayError as exc:
         if isinstance(exc, errors.AuthenticationError | errors.PermissionDenied):
-            exc = await request.app[REFUSALS].refused(request, exc, status_for(exc)) or exc
-        response = error_response(status_for(exc), exc.code, exc.detail)
+            exc = await request.app[REFUSALS].refused(request, exc, status_of(type(exc))) or exc
+        response = error_response(status_of(type(exc)), exc.code, exc.detail)
         if isinstance(exc, errors.AuthenticationError):
             response.headers["WWW-Authenticate"] = "Bearer"
         if exc.retry_after is not None:
@@ -109,9 +86,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             raise
         code = HTTP_CODES.get(exc.status, "http_error")
         response = error_response(exc.status, code, exc.reason)
-        for name in ("Allow",):
-            if name in exc.headers:
-                response.headers[name] = exc.headers[name]
+        if "Allow" in exc.headers:
+            response.headers["Allow"] = exc.headers["Allow"]
         if exc.status == 408:  # the client stalled mid-request: do not wait on it again
             response.force_close()
         return response

@@ -1,9 +1,7 @@
-"""The OpenAPI 3.1.0 document, generated from the route table and the pydantic models."""
+"""The OpenAPI 3.1.0 document, generated from the operation table and the pydantic models."""
 
 from __future__ import annotations
 
-import inspect
-import operator
 from typing import Any
 
 from pydantic import BaseModel
@@ -11,24 +9,10 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from relay_core import __version__, idempotency
 from relay_core import models as m
-from relay_core.services import Services
-from relay_server.routes import ROUTES, Route
+from relay_core.operations import OPERATIONS, Operation
+from relay_server.http_errors import DESCRIPTIONS, HTTPValidationError, statuses
 
 REF = "#/components/schemas/{model}"
-
-ERRORS = {
-    401: "Credentials are missing, malformed or unknown",
-    403: "The caller may not do this",
-    404: "Not found",
-    408: "The request body stopped coming; the connection is closed",
-    409: "The resource's state forbids this",
-    413: "The body is over the limit",
-    422: "Validation Error",
-    429: "Over a rate limit; retry after Retry-After seconds",
-    502: "The operator's messaging platform failed; the notification is kept as failed",
-    503: "The database cannot serve now, or the server is at its connection limit; retry after"
-    " Retry-After seconds",
-}
 
 _RETRY_AFTER = {
     "Retry-After": {
@@ -69,13 +53,13 @@ _IDEMPOTENCY_HEADER: dict[str, Any] = {
 }
 
 
-def _schemas(routes: tuple[Route, ...]) -> tuple[dict[Any, Any], dict[str, Any]]:
+def _schemas(operations: tuple[Operation[Any], ...]) -> tuple[dict[Any, Any], dict[str, Any]]:
     wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
-    for route in routes:
-        if route.body is not None:
-            wanted.append((route.body, "validation"))
-        wanted.append((route.response, "serialization"))
-    wanted += [(m.HTTPValidationError, "validation"), (m.ErrorResponse, "serialization")]
+    for op in operations:
+        if op.body is not None:
+            wanted.append((op.body, "validation"))
+        wanted.append((op.response, "serialization"))
+    wanted += [(HTTPValidationError, "validation"), (m.ErrorResponse, "serialization")]
     refs, top = models_json_schema(list(dict.fromkeys(wanted)), ref_template=REF)
     return refs, top.get("$defs", {})
 
@@ -91,17 +75,12 @@ def _parameters(model: type[BaseModel] | None, where: str) -> list[dict[str, Any
     ]
 
 
-def _summary(route: Route, services: Services) -> str:
-    method = operator.attrgetter(route.operation)(services)
-    return (inspect.getdoc(method) or route.operation).split("\n")[0]
-
-
-def _operation(route: Route, refs: dict[Any, Any], services: Services) -> dict[str, Any]:
+def _operation(op: Operation[Any], refs: dict[Any, Any]) -> dict[str, Any]:
     def content(ref: dict[str, Any]) -> dict[str, Any]:
         return {"application/json": {"schema": ref}}
 
-    success = content(refs[(route.response, "serialization")])
-    if route.stream:
+    success = content(refs[(op.response, "serialization")])
+    if op.stream:
         frame = {
             "type": "object",
             "description": "One Server-Sent Event: its id is the cursor to resume from",
@@ -111,54 +90,54 @@ def _operation(route: Route, refs: dict[Any, Any], services: Services) -> dict[s
                 "data": {
                     "type": "string",
                     "contentMediaType": "application/json",
-                    "contentSchema": refs[(route.response, "serialization")],
+                    "contentSchema": refs[(op.response, "serialization")],
                 },
             },
             "required": ["data"],
         }
         success = {"text/event-stream": {"schema": frame}}
-    responses: dict[str, Any] = {str(route.status): {"description": "Success", "content": success}}
+    responses: dict[str, Any] = {str(op.status): {"description": "Success", "content": success}}
     error_ref = refs[(m.ErrorResponse, "serialization")]
-    invalid_ref = refs[(m.HTTPValidationError, "validation")]
-    for status in route.statuses:
+    invalid_ref = refs[(HTTPValidationError, "validation")]
+    for status in statuses(op):
         described: dict[str, Any] = {
-            "description": ERRORS[status],
+            "description": DESCRIPTIONS[status],
             "content": content(invalid_ref if status == 422 else error_ref),
         }
         if status in (429, 503):
             described["headers"] = _RETRY_AFTER
         responses[str(status)] = described
-    parameters = _parameters(route.path_params, "path") + _parameters(route.query, "query")
-    if route.access == "token":
+    parameters = _parameters(op.path_params, "path") + _parameters(op.query, "query")
+    if op.access == "token":
         parameters += _HEADERS
-    if route.idempotent:
+    if op.creates:
         parameters.append(_IDEMPOTENCY_HEADER)
     operation: dict[str, Any] = {
-        "operationId": route.operation,
-        "summary": _summary(route, services),
-        "tags": [route.tag],
+        "operationId": op.id,
+        "summary": op.summary,
+        "tags": [op.tag],
         "responses": responses,
     }
     if parameters:
         operation["parameters"] = parameters
-    if route.body is not None:
+    if op.body is not None:
         operation["requestBody"] = {
             "required": True,
-            "content": content(refs[(route.body, "validation")]),
+            "content": content(refs[(op.body, "validation")]),
         }
-    if route.access == "token":
+    if op.access == "token":
         operation["security"] = [{"bearer": []}]
     else:
         operation["security"] = []
     return operation
 
 
-def build_openapi(services: Services, routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
+def build_openapi(operations: tuple[Operation[Any], ...] = OPERATIONS) -> dict[str, Any]:
     """The whole document; summaries are the first lines of the service methods' docstrings."""
-    refs, schemas = _schemas(routes)
+    refs, schemas = _schemas(operations)
     paths: dict[str, dict[str, Any]] = {}
-    for route in routes:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, refs, services)
+    for op in operations:
+        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, refs)
     return {
         "openapi": "3.1.0",
         "info": {

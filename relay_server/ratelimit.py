@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from relay_core.errors import RateLimited
+from relay_server.http_errors import RateLimited
 
 # Past this many buckets, the full ones (indistinguishable from new) are dropped.
 MAX_BUCKETS = 10_000

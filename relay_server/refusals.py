@@ -24,6 +24,7 @@ from aiohttp import web
 from relay_core import errors
 from relay_core.services import Services
 from relay_server.clients import remote
+from relay_server.http_errors import RateLimited
 from relay_server.keys import CALLER, REQUEST_ID
 from relay_server.ratelimit import TokenBucket
 
@@ -64,7 +65,7 @@ class Refusals:
         address = remote(request)
         try:
             self._limit.check(f"ip:{address}", address)
-        except errors.RateLimited:
+        except RateLimited:
             window = self._windows.get(address)
             if window is not None:
                 window.count += 1
@@ -72,14 +73,14 @@ class Refusals:
 
     async def refused(
         self, request: web.Request, exc: errors.RelayError, status: int
-    ) -> errors.RateLimited | None:
+    ) -> RateLimited | None:
         """Audit a 401 or 403; for a 401 past the address's budget, the 429 to answer instead."""
         address = remote(request)
-        over: errors.RateLimited | None = None
+        over: RateLimited | None = None
         if isinstance(exc, errors.AuthenticationError):
             try:
                 self._limit.take(f"ip:{address}", address)
-            except errors.RateLimited as limited:
+            except RateLimited as limited:
                 over = limited
         window = self._windows.get(address)
         if window is not None and self._clock() - window.opened < WINDOW_SECONDS:

@@ -17,9 +17,10 @@ from aiohttp import web
 
 from relay_core import idempotency
 from relay_core.auth import Caller
-from relay_core.errors import AuthenticationError, PayloadTooLarge
+from relay_core.errors import AuthenticationError
 from relay_core.models import ID_PATTERN
 from relay_core.services import Services
+from relay_server.http_errors import PayloadTooLarge
 from relay_server.keys import REFUSALS, SETTINGS
 
 M = TypeVar("M", bound=pydantic.BaseModel)

@@ -1,17 +1,15 @@
-"""The services, one per API resource; ``Services`` holds them all over one ``Context``.
-
-An operation id such as ``approvals.approve`` is the attribute path to its service method.
-"""
+"""The services, one per API resource; ``Services`` holds them all over one ``Context``."""
 
 from __future__ import annotations
 
-from relay_core import models as m
-from relay_core.auth import Caller
+from collections.abc import Callable
+from typing import Any
+
 from relay_core.services.access import AccessService
 from relay_core.services.actions import ActionsService
 from relay_core.services.agents import AgentsService
 from relay_core.services.approvals import ApprovalsService
-from relay_core.services.base import Context, CoreConfig
+from relay_core.services.base import Context, CoreConfig, Service
 from relay_core.services.enroll import EnrollService
 from relay_core.services.events import EventsService
 from relay_core.services.interventions import InterventionsService
@@ -44,10 +42,14 @@ class Services:
         self.events = EventsService(ctx)
         self.system = SystemService(ctx)
 
-    async def health(self) -> m.Health:
-        """Alive, and which version."""
-        return await self.system.health()
+        self._bound: dict[Callable[..., Any], Callable[..., Any]] = {
+            function: getattr(service, name)
+            for service in vars(self).values()
+            if isinstance(service, Service)
+            for name, function in vars(type(service)).items()
+            if callable(function) and not name.startswith("_")
+        }
 
-    async def status(self, caller: Caller) -> m.Status:
-        """Version, uptime, backends and counts."""
-        return await self.system.status(caller)
+    def bound(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """A service method of the class (``TasksService.claim``) as bound to its instance."""
+        return self._bound[function]

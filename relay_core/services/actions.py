@@ -5,6 +5,7 @@ from __future__ import annotations
 from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
+from relay_core.idempotency import Once
 from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services.base import Service
 from relay_core.services.tasks import require_task
@@ -13,7 +14,9 @@ from relay_core.services.tasks import require_task
 class ActionsService(Service):
     """Record and read the audit log."""
 
-    async def record(self, caller: Caller, body: m.ActionCreate) -> m.Action:
+    async def record(
+        self, caller: Caller, body: m.ActionCreate, once: Once | None = None
+    ) -> m.Action:
         """Append an action by the caller (or the agent the operator names)."""
         agent_id = caller.acting_as(body.agent_id)
 
@@ -25,7 +28,7 @@ class ActionsService(Service):
             )
             return await uow.actions.insert(action)
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def audit(
         self,

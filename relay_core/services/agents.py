@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from relay_core import idempotency, paging
 from relay_core import models as m
+from relay_core import paging
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
 from relay_core.coalesce import Coalescer
 from relay_core.errors import NotFound, StaleWrite
+from relay_core.idempotency import Once
 from relay_core.ports import Increment, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
@@ -51,12 +52,14 @@ class AgentsService(Service):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._beats: Coalescer[tuple[str, bytes], m.AgentHeartbeatResult] = Coalescer()
+        self._beats: Coalescer[tuple[str, str], m.AgentHeartbeatResult] = Coalescer()
 
     def _present(self, agent: m.Agent) -> m.Agent:
         return with_presence(agent, self.now(), self.ctx.config.presence_ttl)
 
-    async def register(self, caller: Caller, body: m.AgentRegister) -> m.AgentRegistered:
+    async def register(
+        self, caller: Caller, body: m.AgentRegister, once: Once | None = None
+    ) -> m.AgentRegistered:
         """Register an agent (or update it); a token is issued when it has none or on rotation."""
         caller.require_operator()
         fields = body.model_dump(include=body.model_fields_set - {"agent_id", "rotate_token"})
@@ -82,7 +85,7 @@ class AgentsService(Service):
                 agent = changed
             return m.AgentRegistered(**self._present(agent).model_dump(), token=token)
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def heartbeat(
         self, caller: Caller, agent_id: str, body: m.AgentHeartbeat
@@ -105,8 +108,6 @@ class AgentsService(Service):
         async def beat() -> m.AgentHeartbeatResult:
             return await self.write(work)
 
-        if idempotency.current.get() is not None:  # its answer is recorded for it alone
-            return await beat()
         # Racing heartbeats of one agent with the same report share one write, made after they
         # all arrived, so it records each of them; they do not queue on the agent's row.
         report = body.model_dump_json(include=body.model_fields_set, exclude_none=True)

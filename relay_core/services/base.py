@@ -81,29 +81,34 @@ class Service:
         """The context's clock."""
         return self.ctx.clock()
 
-    async def write(self, work: Callable[[UnitOfWork], Awaitable[T]], *, final: bool = True) -> T:
+    async def write(
+        self,
+        work: Callable[[UnitOfWork], Awaitable[T]],
+        *,
+        once: idempotency.Once | None = None,
+        final: bool = True,
+    ) -> T:
         """Run ``work`` in a write transaction and commit; retry it when a guarded write lost.
 
-        Under an ``Idempotency-Key`` the first write checks for an earlier answer (``Replay``),
-        and a ``final`` write stores its result as the answer, in the same transaction.
+        With ``once``, the first write checks for an earlier answer (``Replay``), and a
+        ``final`` write stores its result as the answer, in the same transaction.
         """
-        request = idempotency.current.get()
         ttl = self.ctx.config.idempotency_ttl_seconds
         for _ in range(MAX_ATTEMPTS):
             try:
                 async with self.ctx.storage.unit_of_work(write=True) as uow:
-                    if request is not None and not request.checked:
-                        await idempotency.check(uow, request, self.now(), ttl)
+                    if once is not None and not once.checked:
+                        await idempotency.check(uow, once, self.now(), ttl)
                     result = await work(uow)
-                    keep = request is not None and final and not request.recorded
+                    keep = once is not None and final and not once.recorded
                     if keep and isinstance(result, BaseModel):
-                        assert request is not None
+                        assert once is not None
                         body = result.model_dump_json()
-                        await idempotency.record(uow, request, body, self.now(), ttl)
+                        await idempotency.record(uow, once, body, self.now(), ttl)
                     await uow.commit()
-                    if request is not None:
-                        request.checked = True
-                        request.recorded = request.recorded or keep
+                    if once is not None:
+                        once.checked = True
+                        once.recorded = once.recorded or keep
                     return result
             except StaleWrite:
                 continue

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from relay_core import models as m
 from relay_core.auth import AGENT_TOKEN_PREFIX, CLAIM_PREFIX, hash_secret, new_token, same_secret
 from relay_core.errors import Conflict, NotFound, StaleWrite
+from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq, lt
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import SWEEP_BATCH, Service
@@ -103,7 +104,7 @@ class EnrollService(Service):
             return 0
         return await self.write(work)
 
-    async def request(self, body: m.EnrollRequest) -> m.EnrollmentCreated:
+    async def request(self, body: m.EnrollRequest, once: Once | None = None) -> m.EnrollmentCreated:
         """Ask to join; answers with the claim to poll with (shown once)."""
         claim = new_token(CLAIM_PREFIX)
 
@@ -142,7 +143,7 @@ class EnrollService(Service):
             )
 
         asked: list[m.Approval] = []
-        created = await self.write(work)
+        created = await self.write(work, once=once)
         if asked:
             await present(self, asked[-1])
         return created

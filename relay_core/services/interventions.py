@@ -13,6 +13,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, StaleWrite
+from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval, emit, intervention_data
@@ -77,7 +78,11 @@ class InterventionsService(Service):
         return await uow.interventions.insert(created)
 
     async def request_approval(
-        self, caller: Caller, intervention_id: str, body: m.InterventionApprovalRequest
+        self,
+        caller: Caller,
+        intervention_id: str,
+        body: m.InterventionApprovalRequest,
+        once: Once | None = None,
     ) -> m.InterventionApprovalResult:
         """Ask the operator to approve a proposed remediation (one pending request at a time)."""
         agent_id = caller.acting_as(body.agent_id)
@@ -126,7 +131,7 @@ class InterventionsService(Service):
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
 
-        result = await self.write(work)
+        result = await self.write(work, once=once)
         shown = await present(self, result.approval)
         return result.model_copy(update={"approval": shown})
 
@@ -147,7 +152,11 @@ class InterventionsService(Service):
         return await self.read(work)
 
     async def diagnostic(
-        self, caller: Caller, intervention_id: str, body: m.DiagnosticUpload
+        self,
+        caller: Caller,
+        intervention_id: str,
+        body: m.DiagnosticUpload,
+        once: Once | None = None,
     ) -> m.Diagnostic:
         """Keep a diagnostic; every upload is stored."""
         agent_id = caller.acting_as(body.agent_id)
@@ -167,7 +176,7 @@ class InterventionsService(Service):
             await emit(uow, "intervention.diagnostic", intervention_id, data, now)
             return diagnostic
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def show_diagnostic(self, caller: Caller, intervention_id: str) -> m.Diagnostic:
         """The latest diagnostic."""
@@ -212,7 +221,11 @@ class InterventionsService(Service):
         return await self.read(work)
 
     async def action(
-        self, caller: Caller, intervention_id: str, body: m.InterventionActionCreate
+        self,
+        caller: Caller,
+        intervention_id: str,
+        body: m.InterventionActionCreate,
+        once: Once | None = None,
     ) -> m.InterventionAction:
         """Record the real trace of a remediation; it needs an approved approval."""
         agent_id = caller.acting_as(body.agent_id)
@@ -241,4 +254,4 @@ class InterventionsService(Service):
                 await emit(uow, "intervention.updated", intervention_id, data, now)
             return recorded
 
-        return await self.write(work)
+        return await self.write(work, once=once)

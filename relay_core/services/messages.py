@@ -7,6 +7,7 @@ import logging
 from relay_core import models as m
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
+from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_registered
 from relay_core.services.base import Service
@@ -51,7 +52,9 @@ async def announce_direct_message(uow: UnitOfWork, message: m.Message) -> None:
 class MessagesService(Service):
     """Direct messages and room posts."""
 
-    async def send(self, caller: Caller, body: m.MessageCreate) -> m.Message:
+    async def send(
+        self, caller: Caller, body: m.MessageCreate, once: Once | None = None
+    ) -> m.Message:
         """Send a direct message or post to a room, as the caller."""
         if body.from_agent is not None and not caller.is_operator:
             caller.require_self(body.from_agent)
@@ -83,7 +86,7 @@ class MessagesService(Service):
             return message
 
         thread: list[str | None] = []
-        message = await self.write(work)
+        message = await self.write(work, once=once)
         if self.ctx.config.mirror_rooms and thread and thread[-1]:
             await self._mirror(thread[-1], message)
         return message

@@ -10,6 +10,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
+from relay_core.idempotency import Once
 from relay_core.ports import Cond, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.messages import announce_direct_message
@@ -27,7 +28,9 @@ async def _replied_notification(
 class NotifyService(Service):
     """Notifications to the operator and their replies."""
 
-    async def send(self, caller: Caller, body: m.NotifyText) -> m.Notification:
+    async def send(
+        self, caller: Caller, body: m.NotifyText, once: Once | None = None
+    ) -> m.Notification:
         """Send ``text`` to the operator; 502 (``BridgeError``) when the platform fails."""
         agent_id = caller.acting_as(body.agent_id)
         bridge = self.ctx.bridge
@@ -41,17 +44,18 @@ class NotifyService(Service):
             )
             return await uow.notifications.insert(notification)
 
-        notification = await self.write(store, final=False)
+        notification = await self.write(store, once=once, final=False)
         try:
             platform_id = await bridge.send(body.text, reference=str(notification.notification_id))
         except BridgeError as exc:
             await self._settle(
-                notification.notification_id, {"status": "failed", "error": exc.detail}
+                notification.notification_id, {"status": "failed", "error": exc.detail}, once
             )
             raise
         return await self._settle(
             notification.notification_id,
             {"status": "sent", "platform_message_id": platform_id, "sent_at": self.now()},
+            once,
         )
 
     async def retry(self, caller: Caller, notification_id: int) -> m.Notification:
@@ -87,21 +91,29 @@ class NotifyService(Service):
             },
         )
 
-    async def _settle(self, notification_id: int, values: dict[str, object]) -> m.Notification:
+    async def _settle(
+        self, notification_id: int, values: dict[str, object], once: Once | None = None
+    ) -> m.Notification:
         async def work(uow: UnitOfWork) -> m.Notification:
             settled = await uow.notifications.update(notification_id, values)
             if settled is None:
                 raise NotFound(f"notification {notification_id} does not exist")
             return settled
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
-    async def reply(self, caller: Caller, body: m.NotifyReply) -> m.Message:
+    async def reply(
+        self, caller: Caller, body: m.NotifyReply, once: Once | None = None
+    ) -> m.Message:
         """Deliver the operator's reply to the agent that sent the matching notification."""
         caller.require_operator()
-        return await self.receive_reply(self.ctx.bridge.name, body.platform_message_id, body.text)
+        return await self.receive_reply(
+            self.ctx.bridge.name, body.platform_message_id, body.text, once
+        )
 
-    async def receive_reply(self, bridge: str, platform_message_id: str, text: str) -> m.Message:
+    async def receive_reply(
+        self, bridge: str, platform_message_id: str, text: str, once: Once | None = None
+    ) -> m.Message:
         """Match a platform reply by the replied-to message id and put it in the agent's inbox."""
 
         async def work(uow: UnitOfWork) -> m.Message:
@@ -110,7 +122,7 @@ class NotifyService(Service):
                 raise NotFound(f"no notification has platform message id '{platform_message_id}'")
             return await self._deliver(uow, notification, text)
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def receive_update(
         self, bridge: str, update_id: int, replied_to: str | None, text: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
+from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
@@ -27,7 +28,9 @@ class RoomsService(Service):
 
         return await self.read(work)
 
-    async def join(self, caller: Caller, room_id: str, body: m.MessageAck) -> m.RoomMember:
+    async def join(
+        self, caller: Caller, room_id: str, body: m.MessageAck, once: Once | None = None
+    ) -> m.RoomMember:
         """Join a room, creating it (outside any space) when it does not exist yet."""
         caller.require_self(body.agent_id)
 
@@ -45,7 +48,7 @@ class RoomsService(Service):
             member = m.RoomMember(room_id=room_id, agent_id=body.agent_id, joined_at=now)
             return await uow.room_members.insert(member)
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def messages(
         self, caller: Caller, room_id: str, limit: int = 100

@@ -10,6 +10,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, StaleWrite
+from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Service
 
@@ -53,7 +54,9 @@ class SpacesService(Service):
 
         return await self.read(work)
 
-    async def create(self, caller: Caller, body: m.SpaceCreate) -> m.Space:
+    async def create(
+        self, caller: Caller, body: m.SpaceCreate, once: Once | None = None
+    ) -> m.Space:
         """Create a space; its id is derived from the name when not given."""
         caller.require_operator()
 
@@ -72,9 +75,15 @@ class SpacesService(Service):
             )
             return await uow.spaces.insert(space)
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
-    async def add_room(self, caller: Caller, space_id: str, body: m.RoomInSpaceCreate) -> m.Room:
+    async def add_room(
+        self,
+        caller: Caller,
+        space_id: str,
+        body: m.RoomInSpaceCreate,
+        once: Once | None = None,
+    ) -> m.Room:
         """Create a room inside a space that is not archived."""
         caller.require_operator()
 
@@ -98,7 +107,7 @@ class SpacesService(Service):
             )
             return await uow.rooms.insert(room)
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def archive(self, caller: Caller, space_id: str) -> m.Space:
         """Archive a space (one-way); its rooms become read-only. Archiving twice is a no-op."""

@@ -17,6 +17,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
+from relay_core.idempotency import Once
 from relay_core.ports import Cond, Increment, UnitOfWork, eq, in_, lt
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
@@ -142,7 +143,7 @@ class TasksService(Service):
             raise StaleWrite("task changed")
         return updated
 
-    async def create(self, caller: Caller, body: m.TaskCreate) -> m.Task:
+    async def create(self, caller: Caller, body: m.TaskCreate, once: Once | None = None) -> m.Task:
         """Create an open task."""
 
         async def work(uow: UnitOfWork) -> m.Task:
@@ -158,7 +159,7 @@ class TasksService(Service):
             await emit(uow, "task.created", task.task_id, task_data(task), now)
             return task
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def list(
         self,
@@ -253,7 +254,13 @@ class TasksService(Service):
                 f"task {task.task_id} is assigned to agent '{task.assignee}' only"
             )
 
-    async def event(self, caller: Caller, task_id: int, body: m.TaskEventCreate) -> m.TaskEvent:
+    async def event(
+        self,
+        caller: Caller,
+        task_id: int,
+        body: m.TaskEventCreate,
+        once: Once | None = None,
+    ) -> m.TaskEvent:
         """Record progress by the claimer; it moves the task to in_progress and renews the lease."""
         caller.require_self(body.agent_id)
 
@@ -272,7 +279,7 @@ class TasksService(Service):
             event = m.TaskEvent(task_id=task_id, **body.model_dump(), created_at=now)
             return await uow.task_events.insert(event)
 
-        return await self.write(work)
+        return await self.write(work, once=once)
 
     async def complete(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
         """Complete a task held by the agent; completing twice answers the same."""

@@ -318,7 +318,6 @@ idempotency_keys = Table(
     Column("scope", Ref, nullable=False),
     Column("key_hash", String(64), nullable=False),
     Column("fingerprint", String(64), nullable=False),
-    Column("status", Integer, nullable=False),
     Column("sealed_body", Text, nullable=False),
     _at(
         "created_at",

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from relay_cli.main import app
-from relay_server.routes import ROUTES
+from relay_core.operations import OPERATIONS
 from tests.live import LiveServer, live_server
 
 # Operation id → the CLI words that run it.
@@ -63,10 +63,10 @@ def relay(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def test_every_operation_has_a_command_with_an_example() -> None:
     runner = CliRunner()
-    for route in ROUTES:
-        result = runner.invoke(app, [*words(route.operation), "--help"])
-        assert result.exit_code == 0, (route.operation, result.stdout)
-        assert "Example: relay" in result.stdout, route.operation
+    for route in OPERATIONS:
+        result = runner.invoke(app, [*words(route.id), "--help"])
+        assert result.exit_code == 0, (route.id, result.stdout)
+        assert "Example: relay" in result.stdout, route.id
     assert "Example:" in runner.invoke(app, ["--help"]).stdout
 
 

@@ -6,7 +6,7 @@ import inspect
 import operator
 
 from relay_client import AsyncRelayClient, RelayClient
-from relay_server.routes import ROUTES
+from relay_core.operations import OPERATIONS
 
 
 def same_signature(sync_method: object, async_method: object) -> bool:
@@ -18,14 +18,14 @@ def same_signature(sync_method: object, async_method: object) -> bool:
 
 def test_every_route_has_a_method_on_both_twins() -> None:
     sync, async_ = RelayClient("http://relay.invalid"), AsyncRelayClient("http://relay.invalid")
-    for route in ROUTES:
-        sync_method = operator.attrgetter(route.operation)(sync)
-        async_method = operator.attrgetter(route.operation)(async_)
-        assert not inspect.iscoroutinefunction(sync_method), route.operation
+    for route in OPERATIONS:
+        sync_method = operator.attrgetter(route.id)(sync)
+        async_method = operator.attrgetter(route.id)(async_)
+        assert not inspect.iscoroutinefunction(sync_method), route.id
         assert inspect.iscoroutinefunction(async_method) or inspect.isasyncgenfunction(
             async_method
-        ), route.operation
-        assert same_signature(sync_method, async_method), route.operation
+        ), route.id
+        assert same_signature(sync_method, async_method), route.id
     sync.close()
 
 

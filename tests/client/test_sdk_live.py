@@ -23,7 +23,7 @@ from relay_client import (
     RelayClient,
     UnprocessableEntityError,
 )
-from relay_server.routes import ROUTES
+from relay_core.operations import OPERATIONS
 from tests.live import LiveServer
 
 
@@ -203,7 +203,7 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
         await op.rooms.messages(room, limit=0)
     assert invalid.value.errors[0]["loc"] == ["query", "limit"]
 
-    assert calls == {route.operation for route in ROUTES}
+    assert calls == {route.id for route in OPERATIONS}
 
 
 async def test_iterators_follow_every_cursor_in_both_twins(server: LiveServer) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from relay_server.routes import ROUTES, Route
+from relay_core.operations import OPERATIONS, Operation
 from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 
 # SPEC.md: "Operator only: register, spaces create/archive/sync, rooms in spaces, approve/reject"
@@ -120,7 +120,7 @@ def headers(api: Api, who: str) -> dict[str, str]:
     }[who]
 
 
-def expected(route: Route, who: str) -> str:
+def expected(route: Operation[Any], who: str) -> str:
     """'401', '403' or 'allowed' (any answer that is not a refusal nor a server error)."""
     if route.access == "public":
         return "allowed"
@@ -130,9 +130,9 @@ def expected(route: Route, who: str) -> str:
         return "403"
     if who == "operator":
         return "allowed"
-    if route.operation in OPERATOR_ONLY:
+    if route.id in OPERATOR_ONLY:
         return "403"
-    if who == "B" and route.operation in A_ONLY:
+    if who == "B" and route.id in A_ONLY:
         return "403"
     return "allowed"
 
@@ -142,13 +142,13 @@ async def test_authorization_matrix(make_api: AppFactory) -> None:
     api = await make_api(refusal_rate_limit=0)
     ids = await world(api)
     outcomes: dict[tuple[str, str], tuple[str, int]] = {}
-    for route in ROUTES:
+    for route in OPERATIONS:
         path = re.sub(r"\{(\w+)\}", lambda match: ids[match.group(1)], route.path)
         for who in IDENTITIES:
-            body = BODIES[route.operation] if route.body is not None else None
-            if route.operation == "enroll.request":
+            body = BODIES[route.id] if route.body is not None else None
+            if route.id == "enroll.request":
                 body = {"agent_id": f"dave-{IDENTITIES.index(who)}"}
-            params = {"claim": ids["claim"]} if route.operation == "enroll.status" else None
+            params = {"claim": ids["claim"]} if route.id == "enroll.status" else None
             response = await api.client.request(
                 route.method, path, json=body, params=params, headers=headers(api, who)
             )
@@ -156,30 +156,30 @@ async def test_authorization_matrix(make_api: AppFactory) -> None:
             got = str(response.status) if response.status in (401, 403) else "allowed"
             if route.stream and response.status == 200:
                 response.close()  # an allowed stream never ends on its own
-                outcomes[(route.operation, who)] = (want, response.status)
-                assert got == want, (route.operation, who)
+                outcomes[(route.id, who)] = (want, response.status)
+                assert got == want, (route.id, who)
                 continue
-            assert response.status < 500, (route.operation, who, await response.text())
-            outcomes[(route.operation, who)] = (want, response.status)
-            assert got == want, (route.operation, who, response.status, await response.text())
-    assert len(outcomes) == len(ROUTES) * len(IDENTITIES)
+            assert response.status < 500, (route.id, who, await response.text())
+            outcomes[(route.id, who)] = (want, response.status)
+            assert got == want, (route.id, who, response.status, await response.text())
+    assert len(outcomes) == len(OPERATIONS) * len(IDENTITIES)
 
 
 @pytest.mark.parametrize(
-    "route", [r for r in ROUTES if r.body is not None], ids=lambda r: r.operation
+    "route", [r for r in OPERATIONS if r.body is not None], ids=lambda r: r.id
 )
-async def test_server_owned_fields_are_never_accepted(api: Api, route: Route) -> None:
+async def test_server_owned_fields_are_never_accepted(api: Api, route: Operation[Any]) -> None:
     assert route.body is not None
     declared = set(route.body.model_fields)
     for field in SMUGGLED:
         if field in declared:
-            assert (route.body.__name__, field) in DECLARED, (route.operation, field)
+            assert (route.body.__name__, field) in DECLARED, (route.id, field)
             continue
-        body = {**BODIES[route.operation], field: "smuggled"}
+        body = {**BODIES[route.id], field: "smuggled"}
         path = re.sub(r"\{\w+\}", "1", route.path)  # "1" is a valid id of either kind
         response = await api.client.request(
             route.method, path, json=body, headers={"Authorization": f"Bearer {OPERATOR_TOKEN}"}
         )
         detail = (await response.json())["detail"]
-        assert response.status == 422, (route.operation, field, detail)
+        assert response.status == 422, (route.id, field, detail)
         assert any(d["loc"] == ["body", field] and d["type"] == "extra_forbidden" for d in detail)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
-from relay_server.routes import ROUTES, Route
+from relay_core.operations import OPERATIONS, Operation
 from tests.server.conftest import Api
 
 SAMPLE = {
@@ -22,33 +23,33 @@ SAMPLE = {
 }
 
 
-def concrete(route: Route) -> str:
+def concrete(route: Operation[Any]) -> str:
     return re.sub(r"\{(\w+)\}", lambda match: SAMPLE[match.group(1)], route.path)
 
 
-def ids(routes: list[Route]) -> list[str]:
-    return [r.operation for r in routes]
+def ids(routes: list[Operation[Any]]) -> list[str]:
+    return [r.id for r in routes]
 
 
-PROTECTED = [r for r in ROUTES if r.access == "token"]
-WITH_BODY = [r for r in ROUTES if r.body is not None]
+PROTECTED = [r for r in OPERATIONS if r.access == "token"]
+WITH_BODY = [r for r in OPERATIONS if r.body is not None]
 
 
 @pytest.mark.parametrize("route", PROTECTED, ids=ids(PROTECTED))
 async def test_every_protected_route_refuses_missing_and_unknown_tokens(
-    api: Api, route: Route
+    api: Api, route: Operation[Any]
 ) -> None:
     for headers in ({}, {"Authorization": "Bearer rly_agent_unknown"}):
         response = await api.client.request(route.method, concrete(route), json={}, headers=headers)
         body = await response.json()
-        assert response.status == 401, (route.operation, body)
+        assert response.status == 401, (route.id, body)
         assert body["code"] == "unauthenticated"
         assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
 @pytest.mark.parametrize("route", WITH_BODY, ids=ids(WITH_BODY))
 async def test_every_body_rejects_bad_json_unknown_fields_and_oversize(
-    make_api: object, route: Route
+    make_api: object, route: Operation[Any]
 ) -> None:
     api: Api = await make_api(max_body_bytes=4096)  # type: ignore[operator]
     headers = {"Authorization": "Bearer rly_op_test-operator-token-0123456789"}
