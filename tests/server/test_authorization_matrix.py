@@ -165,9 +165,7 @@ async def test_authorization_matrix(make_api: AppFactory) -> None:
     assert len(outcomes) == len(OPERATIONS) * len(IDENTITIES)
 
 
-@pytest.mark.parametrize(
-    "route", [r for r in OPERATIONS if r.body is not None], ids=lambda r: r.id
-)
+@pytest.mark.parametrize("route", [r for r in OPERATIONS if r.body is not None], ids=lambda r: r.id)
 async def test_server_owned_fields_are_never_accepted(api: Api, route: Operation[Any]) -> None:
     assert route.body is not None
     declared = set(route.body.model_fields)
