@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 from platformdirs import user_config_dir
@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from relay_client import errors
 from relay_core import __version__
+from relay_core.operations import Operation
 from relay_core.paths import default_data_dir, operator_token_path
 
 M = TypeVar("M", bound=BaseModel)
@@ -152,3 +153,13 @@ def long_poll_timeout(wait: float | None, timeout: float) -> float | None:
 def compact(**fields: Any) -> dict[str, Any]:
     """Request fields without the ones left unset."""
     return {name: value for name, value in fields.items() if value is not None}
+
+
+def segment(value: str | int) -> str:
+    """A path segment, escaped."""
+    return quote(str(value), safe=":@")
+
+
+def path_of(op: Operation[Any], values: dict[str, str | int] | None) -> str:
+    """The operation's path with its parameters filled in, escaped."""
+    return op.path.format(**{name: segment(value) for name, value in (values or {}).items()})

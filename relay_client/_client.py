@@ -16,6 +16,7 @@ from relay_client._base import (
     backoff,
     decode,
     idempotency_headers,
+    path_of,
     retry_after_of,
     retryable_error,
     retryable_response,
@@ -32,7 +33,9 @@ from relay_client.resources.notify import AsyncNotify, Notify
 from relay_client.resources.rooms import AsyncRooms, Rooms
 from relay_client.resources.spaces import AsyncSpaces, Spaces
 from relay_client.resources.tasks import AsyncTasks, Tasks
+from relay_core import operations as ops
 from relay_core.models import Health, Status
+from relay_core.operations import Operation
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -70,6 +73,27 @@ class RelayClient:
         self.interventions = Interventions(self)
         self.events = Events(self)
 
+    def call(
+        self,
+        op: Operation[M],
+        path: dict[str, str | int] | None = None,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> M:
+        """Send the operation's request: its path filled from ``path``, retry-safe as the operation
+        is (a create carries an ``Idempotency-Key``), its answer decoded as its response model."""
+        return self.request(
+            op.method,
+            path_of(op, path),
+            op.response,
+            json=json,
+            params=params,
+            timeout=timeout,
+            idempotent=op.creates,
+        )
+
     def request(
         self,
         method: str,
@@ -104,11 +128,11 @@ class RelayClient:
 
     def health(self) -> Health:
         """Alive, and which version."""
-        return self.request("GET", "/health", Health)
+        return self.call(ops.HEALTH)
 
     def status(self) -> Status:
         """Version, uptime, backends and counts."""
-        return self.request("GET", "/v1/status", Status)
+        return self.call(ops.STATUS)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -159,6 +183,27 @@ class AsyncRelayClient:
         self.interventions = AsyncInterventions(self)
         self.events = AsyncEvents(self)
 
+    async def call(
+        self,
+        op: Operation[M],
+        path: dict[str, str | int] | None = None,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> M:
+        """Send the operation's request: its path filled from ``path``, retry-safe as the operation
+        is (a create carries an ``Idempotency-Key``), its answer decoded as its response model."""
+        return await self.request(
+            op.method,
+            path_of(op, path),
+            op.response,
+            json=json,
+            params=params,
+            timeout=timeout,
+            idempotent=op.creates,
+        )
+
     async def request(
         self,
         method: str,
@@ -193,11 +238,11 @@ class AsyncRelayClient:
 
     async def health(self) -> Health:
         """Alive, and which version."""
-        return await self.request("GET", "/health", Health)
+        return await self.call(ops.HEALTH)
 
     async def status(self) -> Status:
         """Version, uptime, backends and counts."""
-        return await self.request("GET", "/v1/status", Status)
+        return await self.call(ops.STATUS)
 
     async def close(self) -> None:
         """Close the connection pool."""

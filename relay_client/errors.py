@@ -26,6 +26,8 @@ from typing import Any
 
 import httpx
 
+from relay_core import errors as domain
+
 
 class RelayError(Exception):
     """Base of every error the client raises."""
@@ -146,6 +148,23 @@ class EnrollmentError(RelayError):
         self.enroll_id = enroll_id
 
 
+# The body's ``code`` names the error; the status decides only for bodies without one (a 422, or
+# an answer from a proxy in front of the server).
+_BY_CODE: dict[str, type[APIStatusError]] = {
+    domain.AuthenticationError.code: AuthenticationError,
+    domain.PermissionDenied.code: PermissionDeniedError,
+    domain.NotFound.code: NotFoundError,
+    domain.Conflict.code: ConflictError,
+    domain.BridgeError.code: BridgeError,
+    domain.StorageUnavailable.code: ServiceUnavailableError,
+    domain.RelayError.code: ServerError,
+    # the transport's own: a body over the limit or too slow, a rate limit, a full server
+    "payload_too_large": PayloadTooLargeError,
+    "request_timeout": RequestTimeoutError,
+    "rate_limited": RateLimitError,
+    "unavailable": ServiceUnavailableError,
+}
+
 _BY_STATUS: dict[int, type[APIStatusError]] = {
     400: BadRequestError,
     401: AuthenticationError,
@@ -185,7 +204,9 @@ def error_for(response: httpx.Response) -> APIStatusError:
         body: Any = response.json()
     except ValueError:
         body = None
-    cls = _BY_STATUS.get(response.status_code)
+    code = body.get("code") if isinstance(body, dict) else None
+    cls = _BY_CODE.get(code) if isinstance(code, str) else None
+    cls = cls or _BY_STATUS.get(response.status_code)
     if cls is None:
         cls = ServerError if response.status_code >= 500 else APIStatusError
     return cls(response, body)

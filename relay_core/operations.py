@@ -92,10 +92,6 @@ class Operation(Generic[R]):
         """The first line of the service method's docstring."""
         return (self.serve.__doc__ or self.id).strip().split("\n")[0]
 
-    def url(self, **values: str | int) -> str:
-        """The path with its parameters filled in (the caller escapes them)."""
-        return self.path.format(**values)
-
 
 Op = Operation
 HEALTH = Op("health", "GET", "/health", SystemService.health, m.Health, access="public",

@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 from relay_client._base import compact
 from relay_core.models import Page
+from relay_core.operations import Operation
 
 if TYPE_CHECKING:
     from relay_client._client import AsyncRelayClient, RelayClient
 
 P = TypeVar("P", bound=Page)
-
-
-def segment(value: str | int) -> str:
-    """A path segment, escaped."""
-    return quote(str(value), safe=":@")
 
 
 class _Bound:
@@ -38,11 +33,13 @@ class SyncResource(_Bound):
         self._client = client
         self._config_agent = client.config.agent_id
 
-    def _pages(self, path: str, cast: type[P], params: dict[str, Any]) -> Iterator[P]:
+    def _pages(
+        self, op: Operation[P], params: dict[str, Any], path: dict[str, str | int] | None = None
+    ) -> Iterator[P]:
         """Every page of a list from the first, following ``next_cursor``."""
         cursor = None
         while True:
-            page = self._client.request("GET", path, cast, params=params | compact(cursor=cursor))
+            page = self._client.call(op, path, params=params | compact(cursor=cursor))
             yield page
             if page.next_cursor is None:
                 return
@@ -56,13 +53,13 @@ class AsyncResource(_Bound):
         self._client = client
         self._config_agent = client.config.agent_id
 
-    async def _pages(self, path: str, cast: type[P], params: dict[str, Any]) -> AsyncIterator[P]:
+    async def _pages(
+        self, op: Operation[P], params: dict[str, Any], path: dict[str, str | int] | None = None
+    ) -> AsyncIterator[P]:
         """Every page of a list from the first, following ``next_cursor``."""
         cursor = None
         while True:
-            page = await self._client.request(
-                "GET", path, cast, params=params | compact(cursor=cursor)
-            )
+            page = await self._client.call(op, path, params=params | compact(cursor=cursor))
             yield page
             if page.next_cursor is None:
                 return

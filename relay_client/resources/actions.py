@@ -7,6 +7,7 @@ from typing import Any
 
 from relay_client._base import compact
 from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import Action, ActionsResponse
 
 
@@ -32,20 +33,18 @@ class Actions(SyncResource):
             outcome=outcome,
             task_id=task_id,
         )
-        return self._client.request("POST", "/v1/actions", Action, json=body, idempotent=True)
+        return self._client.call(ops.ACTIONS_RECORD, json=body)
 
     def list(
         self, *, agent_id: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> ActionsResponse:
         """One page of actions, newest first, optionally of one agent."""
         params = compact(agent_id=agent_id, limit=limit, cursor=cursor)
-        return self._client.request("GET", "/v1/actions", ActionsResponse, params=params)
+        return self._client.call(ops.ACTIONS_LIST, params=params)
 
     def iterate(self, *, agent_id: str | None = None, limit: int | None = None) -> Iterator[Action]:
         """Every action, newest first, page after page."""
-        for page in self._pages(
-            "/v1/actions", ActionsResponse, compact(agent_id=agent_id, limit=limit)
-        ):
+        for page in self._pages(ops.ACTIONS_LIST, compact(agent_id=agent_id, limit=limit)):
             yield from page.actions
 
 
@@ -71,21 +70,19 @@ class AsyncActions(AsyncResource):
             outcome=outcome,
             task_id=task_id,
         )
-        return await self._client.request("POST", "/v1/actions", Action, json=body, idempotent=True)
+        return await self._client.call(ops.ACTIONS_RECORD, json=body)
 
     async def list(
         self, *, agent_id: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> ActionsResponse:
         """One page of actions, newest first, optionally of one agent."""
         params = compact(agent_id=agent_id, limit=limit, cursor=cursor)
-        return await self._client.request("GET", "/v1/actions", ActionsResponse, params=params)
+        return await self._client.call(ops.ACTIONS_LIST, params=params)
 
     async def iterate(
         self, *, agent_id: str | None = None, limit: int | None = None
     ) -> AsyncIterator[Action]:
         """Every action, newest first, page after page."""
-        async for page in self._pages(
-            "/v1/actions", ActionsResponse, compact(agent_id=agent_id, limit=limit)
-        ):
+        async for page in self._pages(ops.ACTIONS_LIST, compact(agent_id=agent_id, limit=limit)):
             for item in page.actions:
                 yield item

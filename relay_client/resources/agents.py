@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from relay_client._base import compact, long_poll_timeout
-from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import (
     Agent,
     AgentHeartbeatResult,
@@ -38,9 +39,7 @@ class Agents(SyncResource):
             metadata=metadata,
             rotate_token=rotate_token or None,
         )
-        return self._client.request(
-            "POST", "/v1/agents/register", AgentRegistered, json=body, idempotent=True
-        )
+        return self._client.call(ops.AGENTS_REGISTER, json=body)
 
     def heartbeat(
         self,
@@ -51,28 +50,30 @@ class Agents(SyncResource):
         metadata: dict[str, Any] | None = None,
     ) -> AgentHeartbeatResult:
         """Record a sign of life; the answer counts unacknowledged messages."""
-        path = f"/v1/agents/{segment(self._agent(agent_id))}/heartbeat"
         body = compact(status=status, note=note, metadata=metadata)
-        return self._client.request("POST", path, AgentHeartbeatResult, json=body)
+        return self._client.call(
+            ops.AGENTS_HEARTBEAT, {"agent_id": self._agent(agent_id)}, json=body
+        )
 
     def inbox(
         self, agent_id: str | None = None, *, limit: int | None = None, wait: float | None = None
     ) -> InboxResponse:
         """Unacknowledged direct messages, oldest first; ``wait`` long-polls up to that many
         seconds (at most 60) for the first one."""
-        path = f"/v1/agents/{segment(self._agent(agent_id))}/inbox"
         params = compact(limit=limit, wait=wait)
         timeout = long_poll_timeout(wait, self._client.config.timeout)
-        return self._client.request("GET", path, InboxResponse, params=params, timeout=timeout)
+        return self._client.call(
+            ops.AGENTS_INBOX, {"agent_id": self._agent(agent_id)}, params=params, timeout=timeout
+        )
 
     def list(self, *, limit: int | None = None, cursor: str | None = None) -> AgentsResponse:
         """One page of registered agents, by id, with presence."""
         params = compact(limit=limit, cursor=cursor)
-        return self._client.request("GET", "/v1/agents", AgentsResponse, params=params)
+        return self._client.call(ops.AGENTS_LIST, params=params)
 
     def iterate(self, *, limit: int | None = None) -> Iterator[Agent]:
         """Every registered agent, page after page."""
-        for page in self._pages("/v1/agents", AgentsResponse, compact(limit=limit)):
+        for page in self._pages(ops.AGENTS_LIST, compact(limit=limit)):
             yield from page.agents
 
 
@@ -98,9 +99,7 @@ class AsyncAgents(AsyncResource):
             metadata=metadata,
             rotate_token=rotate_token or None,
         )
-        return await self._client.request(
-            "POST", "/v1/agents/register", AgentRegistered, json=body, idempotent=True
-        )
+        return await self._client.call(ops.AGENTS_REGISTER, json=body)
 
     async def heartbeat(
         self,
@@ -111,29 +110,29 @@ class AsyncAgents(AsyncResource):
         metadata: dict[str, Any] | None = None,
     ) -> AgentHeartbeatResult:
         """Record a sign of life; the answer counts unacknowledged messages."""
-        path = f"/v1/agents/{segment(self._agent(agent_id))}/heartbeat"
         body = compact(status=status, note=note, metadata=metadata)
-        return await self._client.request("POST", path, AgentHeartbeatResult, json=body)
+        return await self._client.call(
+            ops.AGENTS_HEARTBEAT, {"agent_id": self._agent(agent_id)}, json=body
+        )
 
     async def inbox(
         self, agent_id: str | None = None, *, limit: int | None = None, wait: float | None = None
     ) -> InboxResponse:
         """Unacknowledged direct messages, oldest first; ``wait`` long-polls up to that many
         seconds (at most 60) for the first one."""
-        path = f"/v1/agents/{segment(self._agent(agent_id))}/inbox"
         params = compact(limit=limit, wait=wait)
         timeout = long_poll_timeout(wait, self._client.config.timeout)
-        return await self._client.request(
-            "GET", path, InboxResponse, params=params, timeout=timeout
+        return await self._client.call(
+            ops.AGENTS_INBOX, {"agent_id": self._agent(agent_id)}, params=params, timeout=timeout
         )
 
     async def list(self, *, limit: int | None = None, cursor: str | None = None) -> AgentsResponse:
         """One page of registered agents, by id, with presence."""
         params = compact(limit=limit, cursor=cursor)
-        return await self._client.request("GET", "/v1/agents", AgentsResponse, params=params)
+        return await self._client.call(ops.AGENTS_LIST, params=params)
 
     async def iterate(self, *, limit: int | None = None) -> AsyncIterator[Agent]:
         """Every registered agent, page after page."""
-        async for page in self._pages("/v1/agents", AgentsResponse, compact(limit=limit)):
+        async for page in self._pages(ops.AGENTS_LIST, compact(limit=limit)):
             for item in page.agents:
                 yield item

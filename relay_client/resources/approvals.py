@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 from relay_client._base import compact
-from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import Approval, ApprovalsResponse
 
 
@@ -14,36 +15,32 @@ class Approvals(SyncResource):
 
     def show(self, approval_id: int) -> Approval:
         """One approval."""
-        return self._client.request("GET", f"/v1/approvals/{segment(approval_id)}", Approval)
+        return self._client.call(ops.APPROVALS_SHOW, {"approval_id": approval_id})
 
     def approve(
         self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
     ) -> Approval:
         """Approve (operator only); approving twice is fine, a decided one is ``ConflictError``."""
-        path = f"/v1/approvals/{segment(approval_id)}/approve"
         body = compact(note=note, decided_by=decided_by)
-        return self._client.request("POST", path, Approval, json=body)
+        return self._client.call(ops.APPROVALS_APPROVE, {"approval_id": approval_id}, json=body)
 
     def reject(
         self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
     ) -> Approval:
         """Reject (operator only); rejecting twice is fine, a decided one is ``ConflictError``."""
-        path = f"/v1/approvals/{segment(approval_id)}/reject"
         body = compact(note=note, decided_by=decided_by)
-        return self._client.request("POST", path, Approval, json=body)
+        return self._client.call(ops.APPROVALS_REJECT, {"approval_id": approval_id}, json=body)
 
     def list(
         self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> ApprovalsResponse:
         """One page of approvals, newest first, optionally of one status."""
         params = compact(status=status, limit=limit, cursor=cursor)
-        return self._client.request("GET", "/v1/approvals", ApprovalsResponse, params=params)
+        return self._client.call(ops.APPROVALS_LIST, params=params)
 
     def iterate(self, *, status: str | None = None, limit: int | None = None) -> Iterator[Approval]:
         """Every approval, newest first, optionally of one status."""
-        for page in self._pages(
-            "/v1/approvals", ApprovalsResponse, compact(status=status, limit=limit)
-        ):
+        for page in self._pages(ops.APPROVALS_LIST, compact(status=status, limit=limit)):
             yield from page.approvals
 
 
@@ -52,37 +49,37 @@ class AsyncApprovals(AsyncResource):
 
     async def show(self, approval_id: int) -> Approval:
         """One approval."""
-        return await self._client.request("GET", f"/v1/approvals/{segment(approval_id)}", Approval)
+        return await self._client.call(ops.APPROVALS_SHOW, {"approval_id": approval_id})
 
     async def approve(
         self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
     ) -> Approval:
         """Approve (operator only); approving twice is fine, a decided one is ``ConflictError``."""
-        path = f"/v1/approvals/{segment(approval_id)}/approve"
         body = compact(note=note, decided_by=decided_by)
-        return await self._client.request("POST", path, Approval, json=body)
+        return await self._client.call(
+            ops.APPROVALS_APPROVE, {"approval_id": approval_id}, json=body
+        )
 
     async def reject(
         self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
     ) -> Approval:
         """Reject (operator only); rejecting twice is fine, a decided one is ``ConflictError``."""
-        path = f"/v1/approvals/{segment(approval_id)}/reject"
         body = compact(note=note, decided_by=decided_by)
-        return await self._client.request("POST", path, Approval, json=body)
+        return await self._client.call(
+            ops.APPROVALS_REJECT, {"approval_id": approval_id}, json=body
+        )
 
     async def list(
         self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> ApprovalsResponse:
         """One page of approvals, newest first, optionally of one status."""
         params = compact(status=status, limit=limit, cursor=cursor)
-        return await self._client.request("GET", "/v1/approvals", ApprovalsResponse, params=params)
+        return await self._client.call(ops.APPROVALS_LIST, params=params)
 
     async def iterate(
         self, *, status: str | None = None, limit: int | None = None
     ) -> AsyncIterator[Approval]:
         """Every approval, newest first, optionally of one status."""
-        async for page in self._pages(
-            "/v1/approvals", ApprovalsResponse, compact(status=status, limit=limit)
-        ):
+        async for page in self._pages(ops.APPROVALS_LIST, compact(status=status, limit=limit)):
             for item in page.approvals:
                 yield item

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from relay_client._base import compact
-from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import EnrollmentCreated, EnrollmentState
 
 
@@ -30,14 +31,13 @@ class Enroll(SyncResource):
             metadata=metadata,
             reason=reason,
         )
-        return self._client.request(
-            "POST", "/v1/enroll", EnrollmentCreated, json=body, idempotent=True
-        )
+        return self._client.call(ops.ENROLL_REQUEST, json=body)
 
     def status(self, enroll_id: int, claim: str) -> EnrollmentState:
         """The enrollment's state; the first poll after approval carries the token."""
-        path = f"/v1/enroll/{segment(enroll_id)}"
-        return self._client.request("GET", path, EnrollmentState, params={"claim": claim})
+        return self._client.call(
+            ops.ENROLL_STATUS, {"enroll_id": enroll_id}, params={"claim": claim}
+        )
 
 
 class AsyncEnroll(AsyncResource):
@@ -60,11 +60,10 @@ class AsyncEnroll(AsyncResource):
             metadata=metadata,
             reason=reason,
         )
-        return await self._client.request(
-            "POST", "/v1/enroll", EnrollmentCreated, json=body, idempotent=True
-        )
+        return await self._client.call(ops.ENROLL_REQUEST, json=body)
 
     async def status(self, enroll_id: int, claim: str) -> EnrollmentState:
         """The enrollment's state; the first poll after approval carries the token."""
-        path = f"/v1/enroll/{segment(enroll_id)}"
-        return await self._client.request("GET", path, EnrollmentState, params={"claim": claim})
+        return await self._client.call(
+            ops.ENROLL_STATUS, {"enroll_id": enroll_id}, params={"claim": claim}
+        )

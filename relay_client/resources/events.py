@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from relay_client._base import compact, long_poll_timeout
 from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import Event, EventsResponse
 
 
@@ -19,9 +20,7 @@ class Events(SyncResource):
         ``wait`` long-polls up to that many seconds (at most 60) for the first one."""
         params = compact(after=after, wait=wait, limit=limit)
         timeout = long_poll_timeout(wait, self._client.config.timeout)
-        return self._client.request(
-            "GET", "/v1/events", EventsResponse, params=params, timeout=timeout
-        )
+        return self._client.call(ops.EVENTS_LIST, params=params, timeout=timeout)
 
     def stream(self, *, after: int | None = None) -> Iterator[Event]:
         """Events as they commit, forever: a long-poll loop that resumes at its cursor."""
@@ -42,9 +41,7 @@ class AsyncEvents(AsyncResource):
         ``wait`` long-polls up to that many seconds (at most 60) for the first one."""
         params = compact(after=after, wait=wait, limit=limit)
         timeout = long_poll_timeout(wait, self._client.config.timeout)
-        return await self._client.request(
-            "GET", "/v1/events", EventsResponse, params=params, timeout=timeout
-        )
+        return await self._client.call(ops.EVENTS_LIST, params=params, timeout=timeout)
 
     async def stream(self, *, after: int | None = None) -> AsyncIterator[Event]:
         """Events as they commit, forever: a long-poll loop that resumes at its cursor."""

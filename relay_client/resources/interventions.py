@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from relay_client._base import compact
-from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import (
     Approval,
     Diagnostic,
@@ -33,7 +34,6 @@ class Interventions(SyncResource):
         agent_id: str | None = None,
     ) -> InterventionApprovalResult:
         """Ask the operator to approve a proposed remediation."""
-        path = f"/v1/interventions/{segment(intervention_id)}/request-approval"
         body = compact(
             title=title,
             reason=reason,
@@ -41,14 +41,13 @@ class Interventions(SyncResource):
             risk=risk,
             agent_id=agent_id,
         )
-        return self._client.request(
-            "POST", path, InterventionApprovalResult, json=body, idempotent=True
+        return self._client.call(
+            ops.INTERVENTIONS_REQUEST_APPROVAL, {"intervention_id": intervention_id}, json=body
         )
 
     def approval(self, intervention_id: str) -> Approval:
         """The intervention's current approval request."""
-        path = f"/v1/interventions/{segment(intervention_id)}/approval"
-        return self._client.request("GET", path, Approval)
+        return self._client.call(ops.INTERVENTIONS_APPROVAL, {"intervention_id": intervention_id})
 
     def diagnostic(
         self,
@@ -61,7 +60,6 @@ class Interventions(SyncResource):
         agent_id: str | None = None,
     ) -> Diagnostic:
         """Upload a diagnostic (every upload is kept)."""
-        path = f"/v1/interventions/{segment(intervention_id)}/diagnostic"
         body = compact(
             summary=summary,
             content=content,
@@ -69,12 +67,15 @@ class Interventions(SyncResource):
             severity=severity,
             agent_id=agent_id,
         )
-        return self._client.request("POST", path, Diagnostic, json=body, idempotent=True)
+        return self._client.call(
+            ops.INTERVENTIONS_DIAGNOSTIC, {"intervention_id": intervention_id}, json=body
+        )
 
     def show_diagnostic(self, intervention_id: str) -> Diagnostic:
         """The latest diagnostic."""
-        path = f"/v1/interventions/{segment(intervention_id)}/diagnostic"
-        return self._client.request("GET", path, Diagnostic)
+        return self._client.call(
+            ops.INTERVENTIONS_SHOW_DIAGNOSTIC, {"intervention_id": intervention_id}
+        )
 
     def action(
         self,
@@ -88,7 +89,6 @@ class Interventions(SyncResource):
         agent_id: str | None = None,
     ) -> InterventionAction:
         """Record the real trace of an approved remediation."""
-        path = f"/v1/interventions/{segment(intervention_id)}/action"
         body = compact(
             action=action,
             status=status,
@@ -97,19 +97,19 @@ class Interventions(SyncResource):
             link=link,
             agent_id=agent_id,
         )
-        return self._client.request("POST", path, InterventionAction, json=body, idempotent=True)
+        return self._client.call(
+            ops.INTERVENTIONS_ACTION, {"intervention_id": intervention_id}, json=body
+        )
 
     def list(self, *, limit: int | None = None, cursor: str | None = None) -> InterventionsResponse:
         """One page of interventions, newest first, each with its latest diagnostic and last
         action."""
         params = compact(limit=limit, cursor=cursor)
-        return self._client.request(
-            "GET", "/v1/interventions", InterventionsResponse, params=params
-        )
+        return self._client.call(ops.INTERVENTIONS_LIST, params=params)
 
     def iterate(self, *, limit: int | None = None) -> Iterator[InterventionSummary]:
         """Every intervention, newest first, page after page."""
-        for page in self._pages("/v1/interventions", InterventionsResponse, compact(limit=limit)):
+        for page in self._pages(ops.INTERVENTIONS_LIST, compact(limit=limit)):
             yield from page.interventions
 
 
@@ -127,7 +127,6 @@ class AsyncInterventions(AsyncResource):
         agent_id: str | None = None,
     ) -> InterventionApprovalResult:
         """Ask the operator to approve a proposed remediation."""
-        path = f"/v1/interventions/{segment(intervention_id)}/request-approval"
         body = compact(
             title=title,
             reason=reason,
@@ -135,14 +134,15 @@ class AsyncInterventions(AsyncResource):
             risk=risk,
             agent_id=agent_id,
         )
-        return await self._client.request(
-            "POST", path, InterventionApprovalResult, json=body, idempotent=True
+        return await self._client.call(
+            ops.INTERVENTIONS_REQUEST_APPROVAL, {"intervention_id": intervention_id}, json=body
         )
 
     async def approval(self, intervention_id: str) -> Approval:
         """The intervention's current approval request."""
-        path = f"/v1/interventions/{segment(intervention_id)}/approval"
-        return await self._client.request("GET", path, Approval)
+        return await self._client.call(
+            ops.INTERVENTIONS_APPROVAL, {"intervention_id": intervention_id}
+        )
 
     async def diagnostic(
         self,
@@ -155,7 +155,6 @@ class AsyncInterventions(AsyncResource):
         agent_id: str | None = None,
     ) -> Diagnostic:
         """Upload a diagnostic (every upload is kept)."""
-        path = f"/v1/interventions/{segment(intervention_id)}/diagnostic"
         body = compact(
             summary=summary,
             content=content,
@@ -163,12 +162,15 @@ class AsyncInterventions(AsyncResource):
             severity=severity,
             agent_id=agent_id,
         )
-        return await self._client.request("POST", path, Diagnostic, json=body, idempotent=True)
+        return await self._client.call(
+            ops.INTERVENTIONS_DIAGNOSTIC, {"intervention_id": intervention_id}, json=body
+        )
 
     async def show_diagnostic(self, intervention_id: str) -> Diagnostic:
         """The latest diagnostic."""
-        path = f"/v1/interventions/{segment(intervention_id)}/diagnostic"
-        return await self._client.request("GET", path, Diagnostic)
+        return await self._client.call(
+            ops.INTERVENTIONS_SHOW_DIAGNOSTIC, {"intervention_id": intervention_id}
+        )
 
     async def action(
         self,
@@ -182,7 +184,6 @@ class AsyncInterventions(AsyncResource):
         agent_id: str | None = None,
     ) -> InterventionAction:
         """Record the real trace of an approved remediation."""
-        path = f"/v1/interventions/{segment(intervention_id)}/action"
         body = compact(
             action=action,
             status=status,
@@ -191,8 +192,8 @@ class AsyncInterventions(AsyncResource):
             link=link,
             agent_id=agent_id,
         )
-        return await self._client.request(
-            "POST", path, InterventionAction, json=body, idempotent=True
+        return await self._client.call(
+            ops.INTERVENTIONS_ACTION, {"intervention_id": intervention_id}, json=body
         )
 
     async def list(
@@ -201,14 +202,10 @@ class AsyncInterventions(AsyncResource):
         """One page of interventions, newest first, each with its latest diagnostic and last
         action."""
         params = compact(limit=limit, cursor=cursor)
-        return await self._client.request(
-            "GET", "/v1/interventions", InterventionsResponse, params=params
-        )
+        return await self._client.call(ops.INTERVENTIONS_LIST, params=params)
 
     async def iterate(self, *, limit: int | None = None) -> AsyncIterator[InterventionSummary]:
         """Every intervention, newest first, page after page."""
-        async for page in self._pages(
-            "/v1/interventions", InterventionsResponse, compact(limit=limit)
-        ):
+        async for page in self._pages(ops.INTERVENTIONS_LIST, compact(limit=limit)):
             for item in page.interventions:
                 yield item

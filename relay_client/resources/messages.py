@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from relay_client._base import compact
-from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import Message
 
 
@@ -33,12 +34,13 @@ class Messages(SyncResource):
             reply_to=reply_to,
             from_agent=from_agent,
         )
-        return self._client.request("POST", "/v1/messages", Message, json=body, idempotent=True)
+        return self._client.call(ops.MESSAGES_SEND, json=body)
 
     def ack(self, message_id: int, *, agent_id: str | None = None) -> Message:
         """Acknowledge a direct message (twice is fine)."""
-        path = f"/v1/messages/{segment(message_id)}/ack"
-        return self._client.request("POST", path, Message, json={"agent_id": self._agent(agent_id)})
+        return self._client.call(
+            ops.MESSAGES_ACK, {"message_id": message_id}, json={"agent_id": self._agent(agent_id)}
+        )
 
 
 class AsyncMessages(AsyncResource):
@@ -65,12 +67,9 @@ class AsyncMessages(AsyncResource):
             reply_to=reply_to,
             from_agent=from_agent,
         )
-        return await self._client.request(
-            "POST", "/v1/messages", Message, json=body, idempotent=True
-        )
+        return await self._client.call(ops.MESSAGES_SEND, json=body)
 
     async def ack(self, message_id: int, *, agent_id: str | None = None) -> Message:
         """Acknowledge a direct message (twice is fine)."""
-        path = f"/v1/messages/{segment(message_id)}/ack"
         body = {"agent_id": self._agent(agent_id)}
-        return await self._client.request("POST", path, Message, json=body)
+        return await self._client.call(ops.MESSAGES_ACK, {"message_id": message_id}, json=body)

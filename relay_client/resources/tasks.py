@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from relay_client._base import compact
-from relay_client.resources._resource import AsyncResource, SyncResource, segment
+from relay_client.resources._resource import AsyncResource, SyncResource
+from relay_core import operations as ops
 from relay_core.models import Task, TaskEvent, TaskEventsResponse, TasksResponse
 
 
@@ -34,24 +35,22 @@ class Tasks(SyncResource):
             room_id=room_id,
             max_attempts=max_attempts,
         )
-        return self._client.request("POST", "/v1/tasks", Task, json=body, idempotent=True)
+        return self._client.call(ops.TASKS_CREATE, json=body)
 
     def get(self, task_id: int) -> Task:
         """One task."""
-        return self._client.request("GET", f"/v1/tasks/{segment(task_id)}", Task)
+        return self._client.call(ops.TASKS_GET, {"task_id": task_id})
 
     def events(
         self, task_id: int, *, limit: int | None = None, cursor: str | None = None
     ) -> TaskEventsResponse:
         """One page of a task's trail, oldest first."""
-        path = f"/v1/tasks/{segment(task_id)}/events"
         params = compact(limit=limit, cursor=cursor)
-        return self._client.request("GET", path, TaskEventsResponse, params=params)
+        return self._client.call(ops.TASKS_EVENTS, {"task_id": task_id}, params=params)
 
     def iterate_events(self, task_id: int, *, limit: int | None = None) -> Iterator[TaskEvent]:
         """A task's whole trail, oldest first, page after page."""
-        path = f"/v1/tasks/{segment(task_id)}/events"
-        for page in self._pages(path, TaskEventsResponse, compact(limit=limit)):
+        for page in self._pages(ops.TASKS_EVENTS, compact(limit=limit), {"task_id": task_id}):
             yield from page.events
 
     def claim(
@@ -59,7 +58,7 @@ class Tasks(SyncResource):
     ) -> Task:
         """Claim an open task; ``ConflictError`` if another agent holds it."""
         body = compact(agent_id=self._agent(agent_id), lease_seconds=lease_seconds)
-        return self._client.request("POST", f"/v1/tasks/{segment(task_id)}/claim", Task, json=body)
+        return self._client.call(ops.TASKS_CLAIM, {"task_id": task_id}, json=body)
 
     def event(
         self,
@@ -75,16 +74,14 @@ class Tasks(SyncResource):
         body = compact(
             agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
         )
-        path = f"/v1/tasks/{segment(task_id)}/events"
-        return self._client.request("POST", path, TaskEvent, json=body, idempotent=True)
+        return self._client.call(ops.TASKS_EVENT, {"task_id": task_id}, json=body)
 
     def complete(
         self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None
     ) -> Task:
         """Complete a claimed task."""
         body = compact(agent_id=self._agent(agent_id), result=result)
-        path = f"/v1/tasks/{segment(task_id)}/complete"
-        return self._client.request("POST", path, Task, json=body)
+        return self._client.call(ops.TASKS_COMPLETE, {"task_id": task_id}, json=body)
 
     def fail(
         self,
@@ -99,7 +96,7 @@ class Tasks(SyncResource):
         body = compact(
             agent_id=self._agent(agent_id), error=error, result=result, retry=retry or None
         )
-        return self._client.request("POST", f"/v1/tasks/{segment(task_id)}/fail", Task, json=body)
+        return self._client.call(ops.TASKS_FAIL, {"task_id": task_id}, json=body)
 
     def list(
         self,
@@ -115,7 +112,7 @@ class Tasks(SyncResource):
         params = compact(
             status=status, assignee=assignee, claimed_by=claimed_by, limit=limit, cursor=cursor
         )
-        return self._client.request("GET", "/v1/tasks", TasksResponse, params=params)
+        return self._client.call(ops.TASKS_LIST, params=params)
 
     def iterate(
         self,
@@ -127,7 +124,7 @@ class Tasks(SyncResource):
     ) -> Iterator[Task]:
         """Every task matching every given filter, by id, page after page."""
         params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
-        for page in self._pages("/v1/tasks", TasksResponse, params):
+        for page in self._pages(ops.TASKS_LIST, params):
             yield from page.tasks
 
 
@@ -155,26 +152,24 @@ class AsyncTasks(AsyncResource):
             room_id=room_id,
             max_attempts=max_attempts,
         )
-        return await self._client.request("POST", "/v1/tasks", Task, json=body, idempotent=True)
+        return await self._client.call(ops.TASKS_CREATE, json=body)
 
     async def get(self, task_id: int) -> Task:
         """One task."""
-        return await self._client.request("GET", f"/v1/tasks/{segment(task_id)}", Task)
+        return await self._client.call(ops.TASKS_GET, {"task_id": task_id})
 
     async def events(
         self, task_id: int, *, limit: int | None = None, cursor: str | None = None
     ) -> TaskEventsResponse:
         """One page of a task's trail, oldest first."""
-        path = f"/v1/tasks/{segment(task_id)}/events"
         params = compact(limit=limit, cursor=cursor)
-        return await self._client.request("GET", path, TaskEventsResponse, params=params)
+        return await self._client.call(ops.TASKS_EVENTS, {"task_id": task_id}, params=params)
 
     async def iterate_events(
         self, task_id: int, *, limit: int | None = None
     ) -> AsyncIterator[TaskEvent]:
         """A task's whole trail, oldest first, page after page."""
-        path = f"/v1/tasks/{segment(task_id)}/events"
-        async for page in self._pages(path, TaskEventsResponse, compact(limit=limit)):
+        async for page in self._pages(ops.TASKS_EVENTS, compact(limit=limit), {"task_id": task_id}):
             for event in page.events:
                 yield event
 
@@ -183,8 +178,7 @@ class AsyncTasks(AsyncResource):
     ) -> Task:
         """Claim an open task; ``ConflictError`` if another agent holds it."""
         body = compact(agent_id=self._agent(agent_id), lease_seconds=lease_seconds)
-        path = f"/v1/tasks/{segment(task_id)}/claim"
-        return await self._client.request("POST", path, Task, json=body)
+        return await self._client.call(ops.TASKS_CLAIM, {"task_id": task_id}, json=body)
 
     async def event(
         self,
@@ -200,16 +194,14 @@ class AsyncTasks(AsyncResource):
         body = compact(
             agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
         )
-        path = f"/v1/tasks/{segment(task_id)}/events"
-        return await self._client.request("POST", path, TaskEvent, json=body, idempotent=True)
+        return await self._client.call(ops.TASKS_EVENT, {"task_id": task_id}, json=body)
 
     async def complete(
         self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None
     ) -> Task:
         """Complete a claimed task."""
         body = compact(agent_id=self._agent(agent_id), result=result)
-        path = f"/v1/tasks/{segment(task_id)}/complete"
-        return await self._client.request("POST", path, Task, json=body)
+        return await self._client.call(ops.TASKS_COMPLETE, {"task_id": task_id}, json=body)
 
     async def fail(
         self,
@@ -224,8 +216,7 @@ class AsyncTasks(AsyncResource):
         body = compact(
             agent_id=self._agent(agent_id), error=error, result=result, retry=retry or None
         )
-        path = f"/v1/tasks/{segment(task_id)}/fail"
-        return await self._client.request("POST", path, Task, json=body)
+        return await self._client.call(ops.TASKS_FAIL, {"task_id": task_id}, json=body)
 
     async def list(
         self,
@@ -241,7 +232,7 @@ class AsyncTasks(AsyncResource):
         params = compact(
             status=status, assignee=assignee, claimed_by=claimed_by, limit=limit, cursor=cursor
         )
-        return await self._client.request("GET", "/v1/tasks", TasksResponse, params=params)
+        return await self._client.call(ops.TASKS_LIST, params=params)
 
     async def iterate(
         self,
@@ -253,6 +244,6 @@ class AsyncTasks(AsyncResource):
     ) -> AsyncIterator[Task]:
         """Every task matching every given filter, by id, page after page."""
         params = compact(status=status, assignee=assignee, claimed_by=claimed_by, limit=limit)
-        async for page in self._pages("/v1/tasks", TasksResponse, params):
+        async for page in self._pages(ops.TASKS_LIST, params):
             for task in page.tasks:
                 yield task

@@ -6,33 +6,49 @@ way it is on the server's machine, with no flags.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
+import operator
+import textwrap
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner, Result
 
 from relay_cli.main import app
+from relay_client import RelayClient
 from relay_core.operations import OPERATIONS
 from tests.live import LiveServer, live_server
 
-# Operation id → the CLI words that run it.
-COMMANDS = {
-    "health": ["health"],
-    "status": ["status"],
-    "agents.inbox": ["inbox"],
-    "notify.send": ["notify"],
-    "notify.reply": ["notifications", "reply"],
-    "notify.list": ["notifications", "list"],
-    "notify.retry": ["notifications", "retry"],
-    "tasks.get": ["tasks", "show"],
-}
+
+def commands(
+    group: typer.Typer, words: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every command of the CLI: the words that run it, and its function."""
+    for command in group.registered_commands:
+        assert command.callback is not None
+        yield (*words, command.name or command.callback.__name__), command.callback
+    for sub in group.registered_groups:
+        assert sub.typer_instance is not None and sub.name is not None
+        yield from commands(sub.typer_instance, (*words, sub.name))
 
 
-def words(operation: str) -> list[str]:
-    return COMMANDS.get(operation) or [part.replace("_", "-") for part in operation.split(".")]
+def sdk_calls(function: Any) -> set[str]:
+    """The client methods a command calls: ``c.tasks.get(...)`` is ``tasks.get``."""
+    found = set()
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function)))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            chain, target = [node.func.attr], node.func.value
+            while isinstance(target, ast.Attribute):
+                chain.insert(0, target.attr)
+                target = target.value
+            if isinstance(target, ast.Name) and target.id in ("c", "client"):
+                found.add(".".join(chain))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +78,19 @@ def relay(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_every_operation_has_a_command_with_an_example() -> None:
+    """Found from the commands' own code (the client method each calls), not from a list: every
+    operation has a command, and every client method a command calls exists."""
     runner = CliRunner()
-    for route in OPERATIONS:
-        result = runner.invoke(app, [*words(route.id), "--help"])
-        assert result.exit_code == 0, (route.id, result.stdout)
-        assert "Example: relay" in result.stdout, route.id
+    reached: dict[str, tuple[str, ...]] = {}
+    for words, function in commands(app):
+        for name in sdk_calls(function):
+            assert callable(operator.attrgetter(name)(RelayClient("http://relay.invalid"))), name
+            reached.setdefault(name, words)
+    for op in OPERATIONS:
+        assert op.id in reached, f"no command runs {op.id}"
+        result = runner.invoke(app, [*reached[op.id], "--help"])
+        assert result.exit_code == 0, (op.id, result.stdout)
+        assert "Example: relay" in result.stdout, op.id
     assert "Example:" in runner.invoke(app, ["--help"]).stdout
 
 

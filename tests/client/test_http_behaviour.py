@@ -27,6 +27,8 @@ from relay_client import (
     errors,
 )
 from relay_client._base import ClientConfig, backoff
+from relay_core import errors as domain
+from relay_server import http_errors
 
 URL = "http://relay.test"
 AGENTS = f"{URL}/v1/agents"
@@ -206,6 +208,18 @@ def test_a_create_is_retried_with_one_idempotency_key() -> None:
 
 
 @respx.mock
+def test_joining_a_room_is_retried_safely_like_every_create() -> None:
+    member = {"room_id": "ops", "agent_id": "a", "joined_at": "2026-11-22T00:00:00Z"}
+    route = respx.post(f"{URL}/v1/rooms/ops/join").mock(
+        side_effect=[httpx.ReadTimeout("answer lost"), httpx.Response(201, json=member)]
+    )
+    client, _ = sync_client(max_retries=2)
+    assert client.rooms.join("ops", agent_id="a").room_id == "ops"
+    keys = [call.request.headers.get("Idempotency-Key") for call in route.calls]
+    assert len(keys) == 2 and keys[0] is not None and keys[0] == keys[1]
+
+
+@respx.mock
 def test_a_read_timeout_on_get_is_retried() -> None:
     route = respx.get(AGENTS).mock(
         side_effect=[httpx.ReadTimeout("slow"), httpx.Response(200, json=EMPTY)]
@@ -311,3 +325,45 @@ def test_configuration_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_agent_id_is_required_where_an_agent_acts() -> None:
     with RelayClient(URL) as client, pytest.raises(ValueError, match="agent_id is required"):
         client.agents.heartbeat()
+
+
+# The client's class for each status the server answers.
+CLASS_OF_STATUS: dict[int, type[errors.APIStatusError]] = {
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    413: PayloadTooLargeError,
+    429: RateLimitError,
+    500: ServerError,
+    502: BridgeError,
+    503: errors.ServiceUnavailableError,
+}
+
+
+def domain_errors() -> list[type[domain.RelayError]]:
+    """Every error class the server raises on purpose, its transport's own included."""
+    found, todo = [], [domain.RelayError]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo += cls.__subclasses__()
+    return [cls for cls in found if cls is not domain.InvalidInput]  # a 422 list, no code
+
+
+@pytest.mark.parametrize("error", domain_errors(), ids=lambda cls: cls.__name__)
+@respx.mock
+def test_the_body_code_picks_the_class_of_the_status_the_server_answers(
+    error: type[domain.RelayError],
+) -> None:
+    """Each error reaches the client as the class of the status the server answers it with,
+    chosen by its code: also when something in between changed the status (here to 500)."""
+    expected = CLASS_OF_STATUS[http_errors.status_of(error)]
+    for sent in (http_errors.status_of(error), 500):
+        respx.get(AGENTS).mock(
+            return_value=httpx.Response(sent, json={"detail": "x", "code": error.code})
+        )
+        client, _ = sync_client(max_retries=0)
+        with pytest.raises(errors.APIStatusError) as caught:
+            client.agents.list()
+        assert type(caught.value) is expected, (sent, type(caught.value))

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import operator
+import textwrap
 
 from relay_client import AsyncRelayClient, RelayClient
+from relay_client.resources._resource import SyncResource
+from relay_core import operations as ops
 from relay_core.operations import OPERATIONS
 
 
@@ -48,4 +52,37 @@ def test_twin_resources_have_the_same_public_methods() -> None:
         assert public == {n for n in dir(right) if not n.startswith("_")}, name
         for method in public:
             assert same_signature(getattr(left, method), getattr(right, method)), f"{name}.{method}"
+    sync.close()
+
+
+def operations_named_in(cls: type) -> set[str]:
+    """The table rows (``ops.NAME``) a resource class's methods use."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "ops"
+    }
+
+
+def test_the_sdk_reaches_the_server_only_through_the_operation_table() -> None:
+    """No path, method or retry flag is written in a resource: each comes from its row. Both
+    twins use the same rows, and together every row of the table."""
+    sync, async_ = RelayClient("http://relay.invalid"), AsyncRelayClient("http://relay.invalid")
+    used: set[str] = set()
+    for name, resource in vars(sync).items():
+        if not isinstance(resource, SyncResource):
+            continue
+        twin = getattr(async_, name)
+        source = inspect.getsource(type(resource)) + inspect.getsource(type(twin))
+        assert "/v1" not in source and ".request(" not in source, name
+        assert operations_named_in(type(resource)) == operations_named_in(type(twin)), name
+        used |= operations_named_in(type(resource))
+    rows = {name for name, value in vars(ops).items() if isinstance(value, ops.Operation)}
+    on_the_client = {"HEALTH", "STATUS"}
+    # events.stream is a loop of long-polls on events.list: it resumes through any proxy.
+    long_polled = {"EVENTS_STREAM"}
+    assert used | on_the_client | long_polled == rows
     sync.close()

@@ -15,11 +15,13 @@ from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 from openapi_spec_validator import validate
 from pydantic import SecretStr
 
+from relay_core.operations import OPERATIONS
 from relay_core.ports import UnitOfWork
 from relay_core.storage.memory import MemoryStorage
 from relay_server import Settings, create_app
 from relay_server.keys import REQUEST_ID
 from relay_server.logs import AccessLogger
+from relay_server.openapi import build_openapi
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
 Client = Callable[..., Awaitable[TestClient[Any, Any]]]
@@ -402,3 +404,20 @@ def test_access_log_writes_one_line_per_request_only_when_info_is_on(
     (line,) = [r.getMessage() for r in caplog.records if r.name == logger.name]
     assert '"GET /health" 200 1.2ms id=req-1' in line
     assert "secret-x" not in line
+
+
+def test_the_document_describes_the_operation_table_exactly_without_storage() -> None:
+    """Built from the table alone (no storage opened): one operation per row, the other way
+    round too, each under its row's method, path, id and success status."""
+    document = build_openapi()
+    described = {
+        op["operationId"]: (method.upper(), path, op)
+        for path, item in document["paths"].items()
+        for method, op in item.items()
+    }
+    assert set(described) == {op.id for op in OPERATIONS}
+    for row in OPERATIONS:
+        method, path, op = described[row.id]
+        assert (method, path) == (row.method, row.path)
+        assert str(row.status) in op["responses"]
+        assert ("Idempotency-Key" in str(op.get("parameters"))) == row.creates
