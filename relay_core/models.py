@@ -85,7 +85,8 @@ class RequestBody(BaseModel):
 class Resource(BaseModel):
     """Base of returned resources: tolerant of fields a newer server adds."""
 
-    model_config = ConfigDict(extra="ignore")
+    # Every field is in every answer (``None`` included), so a described answer requires them all.
+    model_config = ConfigDict(extra="ignore", json_schema_serialization_defaults_required=True)
 
 
 class Page(Resource):

@@ -1,7 +1,15 @@
-"""The OpenAPI 3.1.0 document, generated from the operation table and the pydantic models."""
+"""The OpenAPI 3.1.0 document, generated from the operation table and the pydantic models.
+
+Shaped for the client generators people point at it (openapi-python-client, openapi-typescript):
+every enum is named once in the components, so that generators make one class for it; an
+optional field has no ``default: null``, which some read as "always present"; the event stream
+is text, not a JSON object.
+"""
 
 from __future__ import annotations
 
+import json
+import typing
 from typing import Any
 
 from pydantic import BaseModel
@@ -21,6 +29,7 @@ _RETRY_AFTER = {
     }
 }
 
+# Authorization is the bearer security scheme's (OpenAPI ignores it as a parameter).
 _HEADERS: list[dict[str, Any]] = [
     {
         "name": "X-Agent-ID",
@@ -28,13 +37,6 @@ _HEADERS: list[dict[str, Any]] = [
         "required": False,
         "schema": {"type": "string", "pattern": m.ID_PATTERN},
         "description": "The calling agent; must match an agent token's agent",
-    },
-    {
-        "name": "Authorization",
-        "in": "header",
-        "required": False,
-        "schema": {"type": "string"},
-        "description": "Bearer <token>: the operator token or an agent token",
     },
 ]
 
@@ -53,6 +55,65 @@ _IDEMPOTENCY_HEADER: dict[str, Any] = {
 }
 
 
+_LAST_EVENT_ID: dict[str, Any] = {
+    "name": "Last-Event-ID",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "pattern": "^[0-9]{1,19}$"},
+    "description": "The id of the last event received; the stream resumes after it (wins over"
+    " `after`)",
+}
+
+
+def _named_enums() -> dict[tuple[Any, ...], str]:
+    """The enums ``relay_core.models`` names (``TaskStatus = Literal[...]``), by their values;
+    the first name of a set of values wins (``EnrollmentStatus`` is ``ApprovalStatus``)."""
+    named: dict[tuple[Any, ...], str] = {}
+    for name, value in vars(m).items():
+        if typing.get_origin(value) is typing.Literal:
+            named.setdefault(typing.get_args(value), name)
+    return named
+
+
+_ENUMS = _named_enums()
+
+
+def _tidy(node: Any, used: set[str]) -> Any:
+    """``node`` with each enum the models name replaced by a reference to it (noted in ``used``)
+    and without ``default: null``."""
+    if isinstance(node, list):
+        return [_tidy(item, used) for item in node]
+    if not isinstance(node, dict):
+        return node
+    name = _ENUMS.get(tuple(node.get("enum", ())))
+    if name is not None:
+        used.add(name)
+        kept = {key: node[key] for key in ("description", "default") if key in node}
+        return {"$ref": REF.format(model=name), **kept}
+    return {
+        key: _tidy(value, used)
+        for key, value in node.items()
+        if not (key == "default" and value is None)
+    }
+
+
+def _enum_schemas(used: set[str]) -> dict[str, Any]:
+    by_name = {name: values for values, name in _ENUMS.items()}
+    return {
+        name: {"type": "string", "enum": list(by_name[name]), "title": name}
+        for name in sorted(used)
+    }
+
+
+def _summary_and_description(op: Operation[Any]) -> dict[str, str]:
+    """The docstring's first sentence as the summary; the whole docstring as the description
+    when it says more."""
+    text = " ".join((op.serve.__doc__ or op.id).split()).replace("``", "`")
+    end = text.find(". ")
+    summary = text if end < 0 else text[: end + 1]
+    return {"summary": summary} | ({"description": text} if text != summary else {})
+
+
 def _schemas(operations: tuple[Operation[Any], ...]) -> tuple[dict[Any, Any], dict[str, Any]]:
     wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
     for op in operations:
@@ -61,7 +122,23 @@ def _schemas(operations: tuple[Operation[Any], ...]) -> tuple[dict[Any, Any], di
         wanted.append((op.response, "serialization"))
     wanted += [(HTTPValidationError, "validation"), (m.ErrorResponse, "serialization")]
     refs, top = models_json_schema(list(dict.fromkeys(wanted)), ref_template=REF)
-    return refs, top.get("$defs", {})
+    schemas: dict[str, Any] = top.get("$defs", {})
+    for op in operations:
+        if op.body is not None:
+            _defaults_described(schemas[op.body.__name__])
+    return refs, schemas
+
+
+def _defaults_described(body: dict[str, Any]) -> None:
+    """A request body's defaults said in words: generators (openapi-typescript) read a
+    ``default`` as "always present" and would make the client send every such field."""
+    for field in body.get("properties", {}).values():
+        if field.get("default") is not None:
+            default = json.dumps(field.pop("default"))
+            said = f"Omitted: {default}."
+            field["description"] = (
+                f"{field['description']} {said}" if "description" in field else said
+            )
 
 
 def _parameters(model: type[BaseModel] | None, where: str) -> list[dict[str, Any]]:
@@ -81,21 +158,13 @@ def _operation(op: Operation[Any], refs: dict[Any, Any]) -> dict[str, Any]:
 
     success = content(refs[(op.response, "serialization")])
     if op.stream:
-        frame = {
-            "type": "object",
-            "description": "One Server-Sent Event: its id is the cursor to resume from",
-            "properties": {
-                "id": {"type": "string"},
-                "event": {"type": "string"},
-                "data": {
-                    "type": "string",
-                    "contentMediaType": "application/json",
-                    "contentSchema": refs[(op.response, "serialization")],
-                },
-            },
-            "required": ["data"],
+        stream = {
+            "type": "string",
+            "description": "Server-Sent Events: each `data:` line is one JSON "
+            f"`{op.response.__name__}`, its `id:` the cursor to resume from; a comment line now"
+            " and then keeps the connection alive",
         }
-        success = {"text/event-stream": {"schema": frame}}
+        success = {"text/event-stream": {"schema": stream}}
     responses: dict[str, Any] = {str(op.status): {"description": "Success", "content": success}}
     error_ref = refs[(m.ErrorResponse, "serialization")]
     invalid_ref = refs[(HTTPValidationError, "validation")]
@@ -112,9 +181,11 @@ def _operation(op: Operation[Any], refs: dict[Any, Any]) -> dict[str, Any]:
         parameters += _HEADERS
     if op.creates:
         parameters.append(_IDEMPOTENCY_HEADER)
+    if op.stream:
+        parameters.append(_LAST_EVENT_ID)
     operation: dict[str, Any] = {
         "operationId": op.id,
-        "summary": op.summary,
+        **_summary_and_description(op),
         "tags": [op.tag],
         "responses": responses,
     }
@@ -133,11 +204,14 @@ def _operation(op: Operation[Any], refs: dict[Any, Any]) -> dict[str, Any]:
 
 
 def build_openapi(operations: tuple[Operation[Any], ...] = OPERATIONS) -> dict[str, Any]:
-    """The whole document; summaries are the first lines of the service methods' docstrings."""
+    """The whole document; summaries are the first sentences of the service methods'
+    docstrings."""
     refs, schemas = _schemas(operations)
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
         paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, refs)
+    enums: set[str] = set()
+    paths, schemas = _tidy(paths, enums), _tidy(schemas, enums)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -145,9 +219,17 @@ def build_openapi(operations: tuple[Operation[Any], ...] = OPERATIONS) -> dict[s
             "version": __version__,
             "description": "Coordination service for software agents and one human operator.",
         },
+        # Relative: the API is where this document was served from.
+        "servers": [{"url": "/", "description": "The server that serves this document"}],
         "paths": paths,
         "components": {
-            "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": schemas | _enum_schemas(enums),
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "The operator token or an agent token",
+                }
+            },
         },
     }

@@ -114,8 +114,8 @@ class EventsService(Service):
     async def stream(
         self, caller: Caller, after: int | None, keepalive: float = 15.0
     ) -> AsyncIterator[m.Event | None]:
-        """Events as they commit, forever; None now and then when there was nothing (a
-        keep-alive). Ends when the service shuts down."""
+        """Events as they commit, forever. Yields None now and then when nothing happened (the
+        transport sends a keep-alive); ends when the service shuts down."""
         cursor = after
         while not self.ctx.storage.hub.closed:
             page = await self.list(caller, after=cursor, wait=keepalive)

@@ -31,7 +31,8 @@ class NotifyService(Service):
     async def send(
         self, caller: Caller, body: m.NotifyText, once: Once | None = None
     ) -> m.Notification:
-        """Send ``text`` to the operator; 502 (``BridgeError``) when the platform fails."""
+        """Send ``text`` to the operator. When the platform fails, the notification is kept as
+        failed and ``BridgeError`` is raised (502)."""
         agent_id = caller.acting_as(body.agent_id)
         bridge = self.ctx.bridge
 

@@ -134,7 +134,7 @@ async def test_openapi_document_keeps_every_promise(api: Api) -> None:
         "/HTTPValidationError"
     )
     headers = {p["name"] for p in register["parameters"] if p["in"] == "header"}
-    assert headers == {"X-Agent-ID", "Authorization", "Idempotency-Key"}
+    assert headers == {"X-Agent-ID", "Idempotency-Key"}
     enroll = {p["name"] for p in operations[("POST", "/v1/enroll")]["parameters"]}
     assert enroll == {"Idempotency-Key"}
     assert "parameters" not in operations[("GET", "/health")]

@@ -1,0 +1,161 @@
+"""The served /openapi.json through the tools people point at it, with their default settings:
+Redocly's recommended lint finds no error, and the clients openapi-python-client and
+openapi-typescript (with openapi-fetch) generate compile strictly and run the README's curl
+walkthrough against a live server.
+
+The npm tools are installed once, pinned, under the temp dir, and reused by later runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.live import LiveServer, live_server
+
+HERE = Path(__file__).parent / "generated"
+NPM_TOOLS = {
+    "@redocly/cli": "2.77.0",
+    "openapi-typescript": "7.13.0",
+    "openapi-fetch": "0.17.0",
+    "typescript": "5.9.3",
+    "@types/node": "20.19.43",
+}
+WALKED = {
+    "inbox": ["build 7 is green"],
+    "acked": "acked",
+    "claimed_by": "bob",
+    "completed": "completed",
+    "approval": "approved",
+    "enrollment": "approved",
+    "carol_has_token": True,
+}
+
+
+@pytest.fixture(scope="module")
+def npm_tools() -> Path:
+    """A node_modules with the pinned tools, installed on first use."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed: the generated TypeScript client cannot be built")
+    key = "-".join(f"{name.replace('/', '_')}@{version}" for name, version in NPM_TOOLS.items())
+    home = Path(tempfile.gettempdir()) / "relay-npm-tools" / key
+    if not (home / "node_modules" / ".bin" / "tsc").exists():
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "package.json").write_text('{"private": true}')
+        packages = [f"{name}@{version}" for name, version in NPM_TOOLS.items()]
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
+            cwd=home,
+            check=True,
+            timeout=600,
+        )
+    return home / "node_modules"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay-generated")) as running:
+        yield running
+
+
+@pytest.fixture
+def document(server: LiveServer, tmp_path: Path) -> Path:
+    """The document as the server serves it."""
+    path = tmp_path / "openapi.json"
+    path.write_bytes(httpx.get(f"{server.url}/openapi.json").content)
+    return path
+
+
+def walk(command: list[str], cwd: Path, tmp_path: Path, **env: str) -> dict[str, object]:
+    """Run a walkthrough against a server of its own (the names it registers are fixed)."""
+    (tmp_path / "walk").mkdir()
+    with live_server(tmp_path / "walk") as walked:
+        environment = os.environ | env | {"RELAY_URL": walked.url}
+        environment["RELAY_TOKEN"] = walked.operator_token
+        done = subprocess.run(
+            command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_redocly_recommended_lint_finds_no_error(npm_tools: Path, document: Path) -> None:
+    lint = subprocess.run(
+        [str(npm_tools / ".bin" / "redocly"), "lint", str(document), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report = json.loads(lint.stdout)
+    errors = [p for p in report["problems"] if p["severity"] == "error"]
+    assert lint.returncode == 0 and not errors, errors
+
+
+def test_openapi_python_client_compiles_strictly_and_walks_the_readme(
+    document: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "generator.yaml"
+    # Its default name, relay-client, is our SDK's: only the names change, nothing else.
+    config.write_text(
+        "project_name_override: relay-generated\n"
+        "package_name_override: relay_generated\n"
+        "post_hooks: []\n"
+    )
+    out = tmp_path / "generated"
+    generator = Path(sys.executable).with_name("openapi-python-client")
+    subprocess.run(
+        [str(generator), "generate", "--path", str(document), "--output-path", str(out)]
+        + ["--config", str(config)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    shutil.copy(HERE / "walkthrough.py", out)
+    mypy = Path(sys.executable).with_name("mypy")
+    checked = subprocess.run(
+        [str(mypy), "--strict", "--no-incremental", "walkthrough.py", "relay_generated"],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stdout
+    assert walk([sys.executable, "walkthrough.py"], out, tmp_path) == WALKED
+
+
+def test_openapi_typescript_compiles_strictly_and_walks_the_readme(
+    npm_tools: Path, document: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "ts"
+    work.mkdir()
+    (work / "node_modules").symlink_to(npm_tools)
+    (work / "package.json").write_text('{"type": "module"}')
+    shutil.copy(HERE / "walkthrough.ts", work)
+    bin_ = npm_tools / ".bin"
+    subprocess.run(
+        [str(bin_ / "openapi-typescript"), str(document), "-o", "schema.d.ts"],
+        cwd=work,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    compiled = subprocess.run(
+        [str(bin_ / "tsc"), "--strict", "--target", "es2022", "--module", "nodenext"]
+        + ["--outDir", "out", "walkthrough.ts", "schema.d.ts"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert compiled.returncode == 0, compiled.stdout
+    assert walk(["node", "out/walkthrough.js"], work, tmp_path) == WALKED
