@@ -20,7 +20,7 @@ from relay_core.hub import Hub
 
 R = TypeVar("R", bound=BaseModel)
 
-Op = Literal["eq", "ne", "in", "lt", "le", "gt", "ge"]
+Op = Literal["eq", "ne", "in", "lt", "gt"]
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,6 @@ def lt(field: str, value: Any) -> Cond:
 def gt(field: str, value: Any) -> Cond:
     """``field > value``."""
     return Cond(field, "gt", value)
-
-
-def ge(field: str, value: Any) -> Cond:
-    """``field >= value``."""
-    return Cond(field, "ge", value)
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,7 @@ from relay_core.storage.locks import ProcessLocks
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
-    "le": operator.le,
     "gt": operator.gt,
-    "ge": operator.ge,
 }
 
 

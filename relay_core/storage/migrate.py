@@ -6,7 +6,6 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy.engine import Connection
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -23,8 +22,3 @@ def alembic_config(connection: Connection | None = None) -> Config:
 def upgrade(connection: Connection) -> None:
     """Upgrade the database behind ``connection`` to the newest revision."""
     command.upgrade(alembic_config(connection), "head")
-
-
-def current_revision(connection: Connection) -> str | None:
-    """The revision the database is at, or None for an empty database."""
-    return MigrationContext.configure(connection).get_current_revision()

@@ -43,7 +43,7 @@ _INTEGRITY: type[Exception] | tuple[()] = (
 
 T = TypeVar("T")
 
-_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_OPS = {"eq": "=", "ne": "<>", "lt": "<", "gt": ">"}
 
 # PostgreSQL: the channel hints travel on, and the advisory lock of migrations.
 CHANNEL = "relay"

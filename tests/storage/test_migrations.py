@@ -14,7 +14,7 @@ from sqlalchemy import text
 from relay_core import models as m
 from relay_core.errors import StaleWrite
 from relay_core.ports import Storage
-from relay_core.storage.migrate import alembic_config, current_revision
+from relay_core.storage.migrate import alembic_config
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import SqliteStorage
@@ -22,6 +22,11 @@ from tests.conftest import BACKENDS
 
 SQL_BACKENDS = [b for b in BACKENDS if b != "memory"]
 SqlStorage = SqliteStorage | PostgresStorage
+
+
+def current_revision(connection: Any) -> str | None:
+    """The revision the database is at, or None for an empty database."""
+    return MigrationContext.configure(connection).get_current_revision()
 
 
 @pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)

@@ -1,0 +1,131 @@
+"""SQL text and codecs: each table's statements and the conversions between model values and
+SQLite's, derived once at start from the tables of ``schema.py`` (the tables Alembic migrates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Table
+
+from relay_core.ports import Cond, Increment, TableSpec
+from relay_core.storage.rows import Decode, Encode, decode_json, encode_json, row_builder
+from relay_core.storage.schema import UTCDateTime
+
+_OPS = {"eq": "=", "ne": "!=", "lt": "<", "gt": ">"}
+
+
+def _encode_datetime(value: datetime) -> str:
+    # The text SQLAlchemy's SQLite dialect stores (naive UTC, always with microseconds), so
+    # comparisons stay textual and rows written by either read the same.
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return value.isoformat(" ", "microseconds")[:26]
+
+
+def _decode_datetime(value: str) -> datetime:
+    return datetime.fromisoformat(value + "+00:00")
+
+
+def _codecs(table: Table) -> dict[str, tuple[Encode, Decode]]:
+    """How each column's values go in and come out, for the columns that need converting."""
+    codecs: dict[str, tuple[Encode, Decode]] = {}
+    for column in table.columns:
+        if isinstance(column.type, UTCDateTime):
+            codecs[column.name] = (_encode_datetime, _decode_datetime)
+        elif isinstance(column.type, JSON):
+            codecs[column.name] = (encode_json, decode_json)
+        elif isinstance(column.type, Boolean):
+            codecs[column.name] = (int, bool)
+    return codecs
+
+
+def quote(name: str) -> str:
+    """An identifier, quoted."""
+    return f'"{name}"'
+
+
+class TableSql:
+    """One table's SQL text and codecs, built once and shared by every connection."""
+
+    def __init__(self, spec: TableSpec, table: Table) -> None:
+        self.spec = spec
+        self.name = quote(table.name)
+        self.columns = tuple(c.name for c in table.columns)
+        self.generated_columns = tuple(c for c in self.columns if c != spec.key)
+        self.listed = ", ".join(quote(c) for c in self.columns)
+        codecs = _codecs(table)
+        self._encoders = {column: encode for column, (encode, _) in codecs.items()}
+        self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, codecs)
+        self.get = f"SELECT {self.listed} FROM {self.name} WHERE {quote(spec.key)} = ?"
+        self._cache: dict[tuple[Any, ...], str] = {}
+
+    def encode(self, column: str, value: Any) -> Any:
+        """A model value as SQLite stores it."""
+        encoder = self._encoders.get(column)
+        return value if value is None or encoder is None else encoder(value)
+
+    def insert_params(self, record: Any, columns: Sequence[str]) -> list[Any]:
+        """The parameters of ``insert(columns)`` for one record."""
+        return [self.encode(column, getattr(record, column)) for column in columns]
+
+    def insert(self, columns: tuple[str, ...]) -> str:
+        """INSERT text for these columns."""
+
+        def build() -> str:
+            names = ", ".join(quote(c) for c in columns)
+            marks = ", ".join("?" for _ in columns)
+            return f"INSERT INTO {self.name} ({names}) VALUES ({marks})"
+
+        return self.cached(("insert", columns), build)
+
+    def where(self, conds: Sequence[Cond]) -> str:
+        """The WHERE clause of these conditions (empty for none)."""
+        parts: list[str] = []
+        for cond in conds:
+            column = quote(cond.field)
+            if cond.op in ("eq", "ne") and cond.value is None:
+                parts.append(f"{column} IS {'NOT ' if cond.op == 'ne' else ''}NULL")
+            elif cond.op == "in":
+                marks = ", ".join("?" for _ in cond.value)
+                parts.append(f"{column} IN ({marks})" if marks else "0")
+            else:
+                parts.append(f"{column} {_OPS[cond.op]} ?")
+        return f" WHERE {' AND '.join(parts)}" if parts else ""
+
+    def where_params(self, conds: Sequence[Cond]) -> list[Any]:
+        """The parameters of ``where(conds)``, in order."""
+        params: list[Any] = []
+        for cond in conds:
+            if cond.op == "in":
+                params.extend(self.encode(cond.field, v) for v in cond.value)
+            elif cond.value is not None:
+                params.append(self.encode(cond.field, cond.value))
+        return params
+
+    def assignments(self, values: Mapping[str, Any]) -> str:
+        """``SET`` text, every ``Increment`` computed by the database."""
+        return ", ".join(
+            f"{quote(f)} = {quote(f)} + ?" if isinstance(v, Increment) else f"{quote(f)} = ?"
+            for f, v in values.items()
+        )
+
+    def assignment_params(self, values: Mapping[str, Any]) -> list[Any]:
+        """The parameters of ``assignments(values)``, in order."""
+        return [v.by if isinstance(v, Increment) else self.encode(f, v) for f, v in values.items()]
+
+    def cached(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
+        """SQL text by its shape, built the first time the shape is seen."""
+        sql = self._cache.get(key)
+        if sql is None:
+            sql = self._cache[key] = build()
+        return sql
+
+
+def shape(conds: Sequence[Cond]) -> tuple[Any, ...]:
+    """What the SQL text of these conditions depends on (not their values)."""
+    return tuple(
+        (c.field, c.op, c.value is None, len(c.value) if c.op == "in" else 0) for c in conds
+    )

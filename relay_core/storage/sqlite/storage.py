@@ -1,0 +1,214 @@
+"""The SQLite adapter: the connections (a writer with group commit, readers of their own),
+migrations, and the checkpointer that copies the WAL back off the commit path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import logging
+import os
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from sqlalchemy import Connection, create_engine
+from sqlalchemy.engine import make_url
+
+from relay_core.errors import StorageUnavailable
+from relay_core.hub import Hub
+from relay_core.ports import TABLES
+from relay_core.storage.locks import ProcessLocks
+from relay_core.storage.schema import metadata
+from relay_core.storage.sqlite.sql import TableSql
+from relay_core.storage.sqlite.tables import SqliteTable, tables_on
+from relay_core.storage.sqlite.writer import ReadUnit, Writer, WriteUnit, outages
+
+log = logging.getLogger("relay.storage")
+
+T = TypeVar("T")
+
+CHECKPOINT_SECONDS = 1.0
+WAL_BACKSTOP_PAGES = 10_000
+
+
+def serve_alone(path: Path) -> TextIO:
+    """Take the lock that says this process serves the SQLite file at ``path``; keep the
+    returned file open for as long as it does (closing it, or exiting, lets go).
+
+    Two servers on one file would each run a writer and miss the other's wake-ups, so a second
+    is refused, naming the first."""
+    lock = path.with_name(path.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = lock.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise StorageUnavailable(
+            f"{path} is already served by process {holder}; stop it first, or run several "
+            "processes over PostgreSQL"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+class SqliteStorage:
+    """Storage in one SQLite file, served by this process (see the module's docstring)."""
+
+    name = "sqlite"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        synchronous: str = "FULL",
+        busy_timeout_ms: int = 30_000,
+        hub: Hub | None = None,
+    ) -> None:
+        self.path = self.file_of(url)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.hub = hub or Hub()
+        self._synchronous = synchronous.upper()
+        self._busy_timeout_ms = busy_timeout_ms
+        self._locks = ProcessLocks()
+        self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
+        self._writer: Writer | None = None
+        self._checkpointer: asyncio.Task[None] | None = None
+        self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
+        self._write_tables: dict[str, SqliteTable[Any]] = {}
+        self._readers: list[sqlite3.Connection] = []
+        self._reader_tables: dict[int, dict[str, SqliteTable[Any]]] = {}
+        self._all: list[sqlite3.Connection] = []
+
+    @staticmethod
+    def file_of(url: str) -> Path:
+        """The database file a ``sqlite:///`` URL names."""
+        database = make_url(url).database
+        if not database or database == ":memory:":
+            raise ValueError("SQLite storage needs a file (for a store in memory, use 'memory')")
+        return Path(database)
+
+    def connect(self, *, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
+        """A connection set up for a server: WAL, foreign keys, the chosen ``synchronous``."""
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, cached_statements=512
+        )
+        timeout = self._busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        return conn
+
+    async def run_sync(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` on a SQLAlchemy connection of its own in a write transaction, and
+        commit (for migrations, and for tests that inspect the schema)."""
+        engine = create_engine("sqlite://", creator=self.connect)
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                result = work(conn)
+                conn.commit()
+                return result
+        finally:
+            engine.dispose()
+
+    async def migrate(self) -> None:
+        """Bring the schema to the newest revision, keeping every stored row."""
+        from relay_core.storage.migrate import upgrade
+
+        with outages(self.path):
+            await self.run_sync(upgrade)
+            # A revision may have dropped rows that must not linger in the WAL's old frames.
+            conn = self.connect()
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+
+    async def listen(self) -> None:
+        """Nothing to listen to: one process serves a SQLite file."""
+
+    def _writer_for_loop(self) -> Writer:
+        if self._writer is None:
+            conn = self.connect(busy_timeout_ms=0)
+            # Checkpoints are the checkpointer's; this is only the backstop should it fall behind.
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")
+            self._all.append(conn)
+            self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
+            self._write_tables = tables_on(self._sqls, conn)
+            self._checkpointer = asyncio.create_task(
+                self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
+            )
+        return self._writer
+
+    async def _checkpoint_forever(self, writer: Writer) -> None:
+        """Copy the WAL back into the database every so often, off the commit path.
+
+        SQLite would otherwise checkpoint inside a COMMIT every thousand pages, and every
+        request waiting on that commit would wait for the copy and its fsync too. A PASSIVE
+        checkpoint runs beside the writer and the readers without blocking either.
+        """
+        loop = asyncio.get_running_loop()
+        conn = self.connect()
+        seen = writer.commits
+        try:
+            while True:
+                await asyncio.sleep(CHECKPOINT_SECONDS)
+                if writer.commits == seen:
+                    continue
+                seen = writer.commits
+                try:
+                    await loop.run_in_executor(
+                        self._checkpoint_thread, conn.execute, "PRAGMA wal_checkpoint(PASSIVE)"
+                    )
+                except sqlite3.Error as exc:
+                    log.warning("WAL checkpoint failed (%s); the writer's backstop remains", exc)
+        finally:
+            self._checkpoint_thread.shutdown(wait=True)  # before its connection is closed
+            conn.close()
+
+    def _reader(self) -> tuple[sqlite3.Connection, dict[str, SqliteTable[Any]]]:
+        if self._readers:
+            conn = self._readers.pop()
+        else:
+            conn = self.connect()
+            conn.execute("PRAGMA query_only=ON")
+            self._all.append(conn)
+            self._reader_tables[id(conn)] = tables_on(self._sqls, conn)
+        return conn, self._reader_tables[id(conn)]
+
+    def unit_of_work(self, *, write: bool) -> WriteUnit | ReadUnit:
+        if write:
+            with outages(self.path):
+                writer = self._writer_for_loop()
+            return WriteUnit(writer, self._write_tables, self.path)
+        return ReadUnit(self)
+
+    def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:
+        """Held among this process's tasks: one process serves a SQLite file."""
+        return self._locks.exclusive(name)
+
+    async def close(self) -> None:
+        self.hub.close()
+        if self._checkpointer is not None:
+            self._checkpointer.cancel()
+            await asyncio.gather(self._checkpointer, return_exceptions=True)
+            self._checkpointer = None
+        if self._writer is not None:
+            await self._writer.drain()
+            self._writer.thread.shutdown(wait=True)
+        for conn in self._all:
+            conn.close()
+        self._all.clear()
+        self._readers.clear()
+        self._writer = None

@@ -1,0 +1,137 @@
+"""Each table's verbs (``relay_core.ports.Table``) on one SQLite connection."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic
+
+from relay_core.errors import StaleWrite
+from relay_core.ports import Cond, Increment, R
+from relay_core.storage.sqlite.sql import TableSql, quote, shape
+
+
+class SqliteTable(Generic[R]):
+    """One table's verbs on one connection; every call runs to completion without yielding."""
+
+    def __init__(self, sql: TableSql, conn: sqlite3.Connection) -> None:
+        self._sql = sql
+        self._conn = conn
+
+    async def get(self, key: Any) -> R | None:
+        row = self._conn.execute(self._sql.get, (key,)).fetchone()
+        return self._sql.record(row) if row is not None else None
+
+    async def insert(self, record: R) -> R:
+        sql = self._sql
+        spec = sql.spec
+        generated = spec.generated_key and not getattr(record, spec.key)
+        columns = sql.generated_columns if generated else sql.columns
+        try:
+            cursor = self._conn.execute(sql.insert(columns), sql.insert_params(record, columns))
+        except sqlite3.IntegrityError as exc:
+            raise StaleWrite(f"{spec.name}: {exc}") from exc
+        if generated:
+            setattr(record, spec.key, cursor.lastrowid)
+        return record
+
+    async def update(
+        self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+    ) -> R | None:
+        sql = self._sql
+        guards = [Cond(sql.spec.key, "eq", key)]
+        guards += [Cond(f, "eq", v) for f, v in (expect or {}).items()]
+        text = sql.cached(
+            ("update", tuple(values), _incremented(values), shape(guards)),
+            lambda: (
+                f"UPDATE {sql.name} SET {sql.assignments(values)}{sql.where(guards)}"
+                f" RETURNING {sql.listed}"
+            ),
+        )
+        params = sql.assignment_params(values) + sql.where_params(guards)
+        try:
+            row = self._conn.execute(text, params).fetchone()
+        except sqlite3.IntegrityError as exc:
+            raise StaleWrite(f"{sql.spec.name}: {exc}") from exc
+        return sql.record(row) if row is not None else None
+
+    async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
+        sql = self._sql
+        text = sql.cached(
+            ("update_where", tuple(values), _incremented(values), shape(conds)),
+            lambda: f"UPDATE {sql.name} SET {sql.assignments(values)}{sql.where(conds)}",
+        )
+        params = sql.assignment_params(values) + sql.where_params(conds)
+        return self._conn.execute(text, params).rowcount
+
+    async def delete_where(self, conds: Sequence[Cond]) -> int:
+        sql = self._sql
+        text = sql.cached(
+            ("delete", shape(conds)), lambda: f"DELETE FROM {sql.name}{sql.where(conds)}"
+        )
+        return self._conn.execute(text, sql.where_params(conds)).rowcount
+
+    async def find(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        skip_locked: bool = False,  # one writer runs write units one at a time: nothing is held
+    ) -> list[R]:
+        sql = self._sql
+
+        def build() -> str:
+            direction = " DESC" if descending else ""
+            order = [quote(order_by)] if order_by else []
+            order.append(quote(sql.spec.key))
+            ordered = ", ".join(f"{column}{direction}" for column in order)
+            bounded = " LIMIT ?" if limit is not None else ""
+            where = sql.where(conds)
+            return f"SELECT {sql.listed} FROM {sql.name}{where} ORDER BY {ordered}{bounded}"
+
+        text = sql.cached(("find", shape(conds), order_by, descending, limit is not None), build)
+        params = sql.where_params(conds)
+        if limit is not None:
+            params.append(limit)
+        return [sql.record(row) for row in self._conn.execute(text, params)]
+
+    async def count(self, *conds: Cond) -> int:
+        sql = self._sql
+        text = sql.cached(
+            ("count", shape(conds)), lambda: f"SELECT count(*) FROM {sql.name}{sql.where(conds)}"
+        )
+        return int(self._conn.execute(text, sql.where_params(conds)).fetchone()[0])
+
+    async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
+        sql = self._sql
+        text = sql.cached(
+            ("count_by", field, shape(conds)),
+            lambda: (
+                f"SELECT {quote(field)}, count(*) FROM {sql.name}{sql.where(conds)} "
+                f"GROUP BY {quote(field)}"
+            ),
+        )
+        return dict(self._conn.execute(text, sql.where_params(conds)).fetchall())
+
+    async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
+        sql = self._sql
+        key = quote(sql.spec.key)
+        text = sql.cached(
+            ("newest_by", field, shape(conds)),
+            lambda: (
+                f"SELECT {sql.listed} FROM {sql.name} WHERE {key} IN "
+                f"(SELECT max({key}) FROM {sql.name}{sql.where(conds)} GROUP BY {quote(field)})"
+            ),
+        )
+        found = [sql.record(row) for row in self._conn.execute(text, sql.where_params(conds))]
+        return {getattr(record, field): record for record in found}
+
+
+def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
+    return tuple(isinstance(v, Increment) for v in values.values())
+
+
+def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection) -> dict[str, SqliteTable[Any]]:
+    """Every table's verbs on one connection."""
+    return {name: SqliteTable(sql, conn) for name, sql in sqls.items()}

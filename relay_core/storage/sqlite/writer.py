@@ -1,0 +1,267 @@
+"""The group-commit writer, and the units of work that write through it or read beside it.
+
+SQLite lets one connection write at a time however many ask, and a writer that waits for its
+lock sleeps in the busy handler. So writes in this process never compete for it: every write
+unit of work runs, one after another, inside the one open transaction of the writer connection,
+each in a SAVEPOINT of its own (a unit that fails rolls back alone). A unit's ``commit()``
+returns only once the transaction holding it is durable. The transaction commits as soon as no
+unit is mid-way, so the units that arrived while the previous COMMIT was being flushed to disk
+share the next one: group commit, one fsync for many writes, each answered only after it.
+
+Statements are short and indexed, and run synchronously on the event loop: a thread hop costs
+more than most of them. The one slow step, COMMIT with its fsync, runs on a thread of its own.
+Reads run on separate ``query_only`` connections, each unit in a read transaction of its own,
+so they see committed rows only and never wait for the writer (WAL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.exc import DBAPIError
+
+from relay_core.errors import StorageUnavailable
+from relay_core.hub import Hub
+from relay_core.ports import UnitOfWork
+from relay_core.storage.sqlite.tables import SqliteTable
+
+if TYPE_CHECKING:
+    from relay_core.storage.sqlite.storage import SqliteStorage
+
+log = logging.getLogger("relay.storage")
+
+_BUSY_BACKOFF_SECONDS = 0.002
+
+
+# Failures of the file or the disk rather than of a statement: the request can be retried.
+_OUTAGES = (
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_CANTOPEN",
+    "SQLITE_READONLY",
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_NOMEM",
+    "SQLITE_PROTOCOL",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+)
+
+
+def unavailable(exc: BaseException, path: Path) -> StorageUnavailable | None:
+    """The StorageUnavailable an error of SQLite (or of SQLAlchemy over it) amounts to, if it
+    is one of the file or the disk."""
+    cause = exc.orig if isinstance(exc, DBAPIError) else exc
+    name = getattr(cause, "sqlite_errorname", "")
+    if isinstance(cause, sqlite3.Error) and name.startswith(_OUTAGES):
+        return StorageUnavailable(f"the SQLite database {path} cannot be used: {cause}")
+    return None
+
+
+@contextmanager
+def outages(path: Path) -> Iterator[None]:
+    """Raise a file's or a disk's failure inside the block as StorageUnavailable."""
+    try:
+        yield
+    except (sqlite3.Error, DBAPIError) as exc:
+        translated = unavailable(exc, path)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+class Writer:
+    """The writer connection, whose one open transaction every write unit of work joins.
+
+    ``turn`` is held by whoever uses the connection: one unit at a time, or the COMMIT.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, hub: Hub, busy_timeout: float) -> None:
+        self.conn = conn
+        self.hub = hub
+        self.busy_timeout = busy_timeout
+        self.turn = asyncio.Lock()
+        self.batch: asyncio.Future[None] | None = None  # done when the open transaction commits
+        self.topics: set[str] = set()
+        self.committer: asyncio.Task[None] | None = None
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-commit")
+        self.commits = 0  # transactions committed (each holding one or more units)
+
+    async def join(self) -> asyncio.Future[None]:
+        """Take the turn and start a unit in the open transaction (opening one if none is)."""
+        await self.turn.acquire()
+        try:
+            if not self.conn.in_transaction:
+                await self._begin()
+            if self.batch is None:
+                self.batch = asyncio.get_running_loop().create_future()
+            self.conn.execute("SAVEPOINT unit")
+        except BaseException:
+            self.turn.release()
+            raise
+        return self.batch
+
+    async def _begin(self) -> None:
+        # The writer's busy timeout is zero: another process holding the lock is waited for
+        # here, without blocking the event loop, up to the configured timeout.
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(_BUSY_BACKOFF_SECONDS)
+
+    def leave(self, keep: bool, topics: set[str]) -> None:
+        """End the unit: keep its changes for the coming COMMIT, or roll them back."""
+        try:
+            if keep:
+                self.conn.execute("RELEASE unit")
+                self.topics |= topics
+                if self.committer is None:
+                    self.committer = asyncio.create_task(self._commit(), name="relay-commit")
+            else:
+                self.conn.execute("ROLLBACK TO unit")
+                self.conn.execute("RELEASE unit")
+        except sqlite3.Error as exc:
+            self._lost(exc)
+            raise
+        finally:
+            if not self.conn.in_transaction and self.batch is not None:
+                self._lost(sqlite3.OperationalError("the transaction was rolled back"))
+            self.turn.release()
+
+    def _lost(self, exc: BaseException) -> None:
+        """The open transaction is gone: nothing it held was committed; its units fail."""
+        try:
+            if self.conn.in_transaction:
+                self.conn.rollback()
+        except sqlite3.Error:
+            log.exception("could not roll back the writer's transaction")
+        batch, self.batch, self.topics = self.batch, None, set()
+        if batch is not None and not batch.done():
+            batch.set_exception(exc)
+            batch.exception()  # retrieved: each waiter raises it; none may be left to log it
+
+    async def _commit(self) -> None:
+        await asyncio.sleep(0)  # units woken in this turn of the loop join this transaction
+        await self.turn.acquire()  # behind every unit already waiting for its turn
+        self.committer = None
+        batch, topics = self.batch, self.topics
+        self.batch, self.topics = None, set()
+        if batch is None:
+            self.turn.release()
+            return
+        commit = asyncio.get_running_loop().run_in_executor(self.thread, self.conn.commit)
+        # Settled by the COMMIT's end, not by this task, which may be cancelled meanwhile.
+        commit.add_done_callback(lambda done: self._settle(batch, topics, done))
+        # A failed COMMIT is reported to its units by _settle; this task has nothing to add.
+        await asyncio.wait([commit])
+
+    def _settle(
+        self, batch: asyncio.Future[None], topics: set[str], done: asyncio.Future[None]
+    ) -> None:
+        """Answer every unit of a batch once its COMMIT ended, then hand the turn on."""
+        try:
+            failure = done.exception()
+            if failure is None:
+                self.commits += 1
+                batch.set_result(None)
+                self.hub.publish(sorted(topics))
+            else:
+                self.batch = batch
+                self._lost(failure)
+        finally:
+            self.turn.release()
+
+    async def drain(self) -> None:
+        """Wait until every unit that asked has been committed (or failed)."""
+        while self.committer is not None:
+            await asyncio.gather(self.committer, return_exceptions=True)
+        async with self.turn:  # a COMMIT in flight holds it until settled
+            pass
+
+
+class WriteUnit:
+    """A unit of work on the writer connection; its tables are attributes."""
+
+    def __init__(self, writer: Writer, tables: dict[str, SqliteTable[Any]], path: Path) -> None:
+        self.__dict__.update(tables)
+        self._writer = writer
+        self._path = path
+        self._topics: set[str] = set()
+        self._batch: asyncio.Future[None] | None = None
+        self._open = False
+
+    async def __aenter__(self) -> UnitOfWork:
+        with outages(self._path):
+            self._batch = await self._writer.join()
+        self._open = True
+        return self  # type: ignore[return-value]
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._open:
+            self._open = False
+            with outages(self._path):
+                self._writer.leave(False, set())
+        translated = unavailable(exc, self._path) if exc is not None else None
+        if translated is not None:
+            raise translated from exc
+
+    def publish(self, topic: str) -> None:
+        self._topics.add(topic)
+
+    async def commit(self) -> None:
+        if not self._open:
+            raise RuntimeError("this unit of work has already ended")
+        self._open = False
+        with outages(self._path):
+            self._writer.leave(True, self._topics)
+            assert self._batch is not None
+            await asyncio.shield(self._batch)
+
+
+class ReadUnit:
+    """A unit of work in a read transaction of one reader connection."""
+
+    def __init__(self, storage: SqliteStorage) -> None:
+        self._storage = storage
+        self._conn: sqlite3.Connection | None = None
+
+    async def __aenter__(self) -> UnitOfWork:
+        with outages(self._storage.path):
+            self._conn, tables = self._storage._reader()
+            self.__dict__.update(tables)
+            self._conn.execute("BEGIN")
+        return self  # type: ignore[return-value]
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._conn is not None
+        with outages(self._storage.path):
+            self._conn.execute("ROLLBACK")
+        self._storage._readers.append(self._conn)
+        self._conn = None
+        translated = unavailable(exc, self._storage.path) if exc is not None else None
+        if translated is not None:
+            raise translated from exc
+
+    def publish(self, topic: str) -> None:
+        raise RuntimeError("a read unit of work cannot publish")
+
+    async def commit(self) -> None:
+        """Nothing to make durable: a read unit ends when it is left."""
