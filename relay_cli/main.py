@@ -6,8 +6,7 @@ when it runs.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -22,6 +21,7 @@ from relay_cli.commands import (
     messages,
     notify,
     rooms,
+    serve,
     spaces,
     tasks,
 )
@@ -85,31 +85,4 @@ def health(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     render(call(ctx, lambda c: c.health()), as_json)
 
 
-@app.command()
-def serve(
-    host: Annotated[str | None, typer.Option(help="Address to listen on [RELAY_HOST].")] = None,
-    port: Annotated[int | None, typer.Option(help="Port to listen on [RELAY_PORT].")] = None,
-    database_url: Annotated[
-        str | None, typer.Option(help="SQLAlchemy URL [RELAY_DATABASE_URL].")
-    ] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Data directory [RELAY_DATA_DIR].")] = None,
-    workers: Annotated[
-        int | None, typer.Option(help="Processes sharing the port; above 1 needs PostgreSQL.")
-    ] = None,
-) -> None:
-    """Run the Relay server (SQLite in the data directory unless told otherwise).
-
-    Example: relay serve --port 8765
-    """
-    from relay_server.serving import serve as run
-    from relay_server.settings import Settings
-
-    given: dict[str, Any] = {
-        "host": host,
-        "port": port,
-        "database_url": database_url,
-        "data_dir": data_dir,
-        "workers": workers,
-    }
-    # Settings(...) and not model_validate: only the constructor reads RELAY_* from the environment.
-    run(Settings(**{k: v for k, v in given.items() if v is not None}))
+app.command("serve")(serve.serve)

@@ -1,25 +1,33 @@
-"""``python -m relay_server [--host H] [--port P] [--workers N]``: run the server."""
+"""``python -m relay_server [--port P] [--workers N] ...``: run the server; every setting but a
+secret is a flag (``--help`` lists them with their ``RELAY_*`` variables)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+
+import pydantic
 
 from relay_server.serving import serve
-from relay_server.settings import Settings
+from relay_server.settings import options, settings_from
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse flags over the environment's settings and serve."""
     parser = argparse.ArgumentParser(prog="python -m relay_server", description=__doc__)
-    parser.add_argument("--host", help="address to listen on (RELAY_HOST, default 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port to listen on (RELAY_PORT, default 8765)")
-    parser.add_argument("--database-url", help="SQLAlchemy URL (RELAY_DATABASE_URL)")
-    parser.add_argument("--data-dir", help="data directory (RELAY_DATA_DIR)")
-    parser.add_argument("--workers", type=int, help="processes (RELAY_WORKERS; PostgreSQL only)")
+    for option in options():
+        if option.secret:
+            continue
+        if option.kind is bool:
+            action = argparse.BooleanOptionalAction
+            parser.add_argument(option.flag, dest=option.name, help=option.help, action=action)
+        else:
+            parser.add_argument(option.flag, dest=option.name, help=option.help)
     args = parser.parse_args(argv)
-    overrides: dict[str, Any] = {k: v for k, v in vars(args).items() if v is not None}
-    serve(Settings(**overrides))
+    try:
+        settings = settings_from(vars(args))
+    except pydantic.ValidationError as exc:
+        parser.error(str(exc))
+    serve(settings)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ from aiohttp import web
 from relay_core.auth import hash_secret
 from relay_core.bridges.local import LocalBridge
 from relay_core.bridges.telegram import TelegramBridge
+from relay_core.config import CoreConfig
 from relay_core.ports import Bridge, Storage
-from relay_core.services import Context, CoreConfig, Services
+from relay_core.services import Context, Services
 from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
@@ -41,12 +42,12 @@ async def open_storage(settings: Settings) -> Storage:
         return MemoryStorage()
     storage: SqliteStorage | PostgresStorage
     if url.startswith("sqlite"):
-        storage = SqliteStorage(url, synchronous=settings.sqlite_synchronous)
+        storage = SqliteStorage(url, synchronous=settings.sqlite.synchronous)
     else:
         storage = PostgresStorage(
             url,
-            pool_size=settings.postgres_pool_size,
-            synchronous_commit=settings.postgres_synchronous_commit,
+            pool_size=settings.postgres.pool_size,
+            synchronous_commit=settings.postgres.synchronous_commit,
         )
     await storage.migrate()
     await storage.listen()
@@ -55,26 +56,23 @@ async def open_storage(settings: Settings) -> Storage:
 
 def open_bridge(settings: Settings) -> Bridge:
     """Telegram when a bot token and chat are configured, else the built-in local bridge."""
-    if settings.telegram_bot_token is None or settings.telegram_chat_id is None:
+    if settings.telegram.bot_token is None or settings.telegram.chat_id is None:
         return LocalBridge()
     return TelegramBridge(
-        settings.telegram_bot_token.get_secret_value(),
-        settings.telegram_chat_id,
-        api_url=settings.telegram_api_url,
+        settings.telegram.bot_token.get_secret_value(),
+        settings.telegram.chat_id,
+        api_url=settings.telegram.api_url,
     )
 
 
 def core_config(settings: Settings) -> CoreConfig:
-    """The domain's view of the settings (the operator token only as a hash)."""
+    """The domain's part of the settings, and what the server derives from the rest (the
+    operator token only as a hash)."""
     auth = settings.auth == "token"
     return CoreConfig(
-        presence_ttl=settings.presence_ttl,
-        default_lease_seconds=settings.task_lease_seconds,
-        enrollment_ttl_seconds=settings.enrollment_ttl_seconds,
-        idempotency_ttl_seconds=settings.idempotency_ttl_seconds,
-        max_wait_seconds=settings.max_wait_seconds,
+        **settings.domain.model_dump(),
         auth_enabled=auth,
-        mirror_rooms=settings.telegram_mirror_rooms,
+        mirror_rooms=settings.telegram.mirror_rooms,
         operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
     )
 
@@ -89,12 +87,14 @@ def create_app(
     """A ready-to-run Relay application; ``storage``/``bridge``/``clock`` override for tests."""
     settings = settings or Settings()
     app = web.Application(
-        client_max_size=settings.max_body_bytes,
+        client_max_size=settings.http.max_body_bytes,
         middlewares=[request_id_middleware, ceiling_middleware, error_middleware],
     )
     app[SETTINGS] = settings
-    app[CALLER_LIMIT] = TokenBucket(settings.rate_limit, settings.rate_limit_burst)
-    app[ENROLL_LIMIT] = TokenBucket(settings.enroll_rate_limit, settings.enroll_rate_limit_burst)
+    app[CALLER_LIMIT] = TokenBucket(settings.limits.rate_limit, settings.limits.rate_limit_burst)
+    app[ENROLL_LIMIT] = TokenBucket(
+        settings.limits.enroll_rate_limit, settings.limits.enroll_rate_limit_burst
+    )
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)
@@ -102,15 +102,17 @@ def create_app(
         await platform.start()
         services = Services(Context(store, platform, core_config(settings), clock))
         app[SERVICES] = services
-        refusal_limit = TokenBucket(settings.refusal_rate_limit, settings.refusal_rate_limit_burst)
+        refusal_limit = TokenBucket(
+            settings.limits.refusal_rate_limit, settings.limits.refusal_rate_limit_burst
+        )
         app[REFUSALS] = Refusals(services, refusal_limit, clock=lambda: clock().timestamp())
         log.info("storage %s, bridge %s, auth %s", store.name, platform.name, settings.auth)
         background = [asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit")]
-        if isinstance(platform, TelegramBridge) and settings.telegram_mode == "poll":
+        if isinstance(platform, TelegramBridge) and settings.telegram.mode == "poll":
             poll = telegram.poll(services, platform)
             background.append(asyncio.create_task(poll, name="telegram-poll"))
-        if settings.sweep_seconds > 0:
-            sweeping = sweep(services, settings.sweep_seconds)
+        if settings.domain.sweep_seconds > 0:
+            sweeping = sweep(services, settings.domain.sweep_seconds)
             background.append(asyncio.create_task(sweeping, name="sweep"))
         try:
             yield

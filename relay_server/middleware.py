@@ -51,7 +51,7 @@ async def request_id_middleware(request: web.Request, handler: Handler) -> web.S
     """Adopt a sane incoming ``X-Request-ID`` or make one; note the client's address."""
     incoming = request.headers.get("X-Request-ID", "")
     request[REQUEST_ID] = incoming if _INCOMING_ID.match(incoming) else new_request_id()
-    request[CLIENT_ADDRESS] = client_address(request, request.app[SETTINGS].trusted_proxies)
+    request[CLIENT_ADDRESS] = client_address(request, request.app[SETTINGS].http.trusted_proxies)
     return await handler(request)
 
 

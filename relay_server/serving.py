@@ -85,8 +85,8 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
     app = create_app(settings)
     app.on_startup.append(_settle_the_heap)
     limits = connections.Limits(
-        header_timeout=settings.header_timeout_seconds,
-        max_connections=connections.fit_file_limit(settings.max_connections),
+        header_timeout=settings.http.header_timeout_seconds,
+        max_connections=connections.fit_file_limit(settings.http.max_connections),
     )
     connections.run(
         app,

@@ -1,55 +1,50 @@
-"""Server settings, from flags and ``RELAY_*`` environment variables (pydantic-settings)."""
+"""Server settings: one pydantic-settings model, nested per part, read once.
+
+Every setting is an environment variable and a flag of both entry points (``relay serve`` and
+``python -m relay_server``), derived here from the model's fields:
+
+- a field of the top level or of an unprefixed part is ``RELAY_<FIELD>`` and ``--<field>``
+  (``RELAY_PORT``, ``--port``; ``RELAY_RATE_LIMIT``, ``--rate-limit``);
+- a field of a prefixed part carries the part's name: ``RELAY_TELEGRAM_CHAT_ID``,
+  ``--telegram-chat-id``.
+
+Secrets (tokens) are environment variables only: a flag would show them to anyone who lists
+processes. Importing this module loads neither aiohttp nor SQLAlchemy: the CLI builds its
+``serve`` command from it.
+"""
 
 from __future__ import annotations
 
 import os
+import types
+import typing
+from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from relay_core.auth import OPERATOR_TOKEN_PREFIX, new_token
+from relay_core.config import POSTGRES_POOL_SIZE, DomainSettings
 from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path
-from relay_core.storage.postgres import POOL_SIZE
 
 MEMORY_URL = "memory://"
 
+# Names the environment may still use for a setting that was renamed.
+_FORMER_NAMES = {"RELAY_SWEEP_SECONDS": "RELAY_LEASE_SWEEP_SECONDS"}
 
-class Settings(BaseSettings):
-    """Everything the server can be told; every field is also ``RELAY_<NAME>``."""
 
-    model_config = SettingsConfigDict(env_prefix="RELAY_", extra="ignore")
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=8765, ge=0, le=65535)
-    data_dir: Path = Field(default_factory=default_data_dir)
-    database_url: str | None = Field(
-        default=None,
-        description="SQLAlchemy URL; default: SQLite file in the data dir; 'memory://' keeps "
-        "nothing on disk",
-    )
-    operator_token: SecretStr | None = None
-    auth: Literal["token", "none"] = "token"
-    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
-    presence_ttl: float = Field(default=60.0, gt=0)
-    task_lease_seconds: int = Field(default=300, ge=1, le=86400)
-    enrollment_ttl_seconds: int = Field(default=86400, ge=60)
-    sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
-        default="FULL",
-        description="FULL survives power loss; NORMAL (with WAL) survives a process crash only",
-    )
-    postgres_pool_size: int = Field(
-        default=POOL_SIZE, ge=1, le=1000, description="PostgreSQL connections per process"
-    )
-    postgres_synchronous_commit: (
-        Literal["on", "off", "local", "remote_write", "remote_apply"] | None
-    ) = Field(
-        default=None,
-        description="PostgreSQL synchronous_commit for Relay's sessions; default: the server's",
-    )
-    shutdown_timeout: float = Field(default=10.0, ge=0)
+
+class HttpSettings(_Part):
+    """What a request may be and how long it may take."""
+
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, description="largest request body")
     header_timeout_seconds: float = Field(
         default=10.0, gt=0, description="time to send a request's head, from its first byte"
     )
@@ -59,40 +54,10 @@ class Settings(BaseSettings):
     max_connections: int = Field(
         default=1000, ge=1, description="open connections; past it a new one is answered 503"
     )
-    idempotency_ttl_seconds: float = Field(default=86400.0, ge=1)
-    rate_limit: float = Field(default=100.0, ge=0, description="requests/s per caller; 0: off")
-    rate_limit_burst: float = Field(default=400.0, ge=1)
-    enroll_rate_limit: float = Field(default=1.0, ge=0, description="enrollments/s per address")
-    enroll_rate_limit_burst: float = Field(default=20.0, ge=1)
-    refusal_rate_limit: float = Field(
-        default=2.0, ge=0, description="refused authentications/s per address before 429; 0: off"
-    )
-    refusal_rate_limit_burst: float = Field(default=20.0, ge=1)
-    max_wait_seconds: float = Field(
-        default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"
-    )
-    sweep_seconds: float = Field(
-        default=1.0,
-        ge=0,
-        # RELAY_LEASE_SWEEP_SECONDS: its name before the sweep also expired enrollments.
-        validation_alias=AliasChoices(
-            "sweep_seconds", "RELAY_SWEEP_SECONDS", "RELAY_LEASE_SWEEP_SECONDS"
-        ),
-        description="how often lapsed task leases are reaped and due enrollments expired in the "
-        "background; 0: only when an operation finds them",
-    )
-    telegram_bot_token: SecretStr | None = None
-    telegram_chat_id: int | None = None
-    telegram_api_url: str = "https://api.telegram.org"
-    telegram_mode: Literal["poll", "webhook"] = "poll"
-    telegram_webhook_secret: SecretStr | None = None
-    telegram_mirror_rooms: bool = False
-    trusted_proxies: Annotated[list[IPv4Network | IPv6Network], NoDecode] = Field(
+    trusted_proxies: list[IPv4Network | IPv6Network] = Field(
         default_factory=list,
         description="CIDRs of proxies whose X-Forwarded-For is believed (comma-separated)",
     )
-    workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
-    log_level: str = "INFO"
 
     @field_validator("trusted_proxies", mode="before")
     @classmethod
@@ -101,10 +66,200 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
+
+class LimitSettings(_Part):
+    """Rate limits: per caller, per enrolling address, per refused address."""
+
+    rate_limit: float = Field(default=100.0, ge=0, description="requests/s per caller; 0: off")
+    rate_limit_burst: float = Field(default=400.0, ge=1, description="a caller's burst")
+    enroll_rate_limit: float = Field(default=1.0, ge=0, description="enrollments/s per address")
+    enroll_rate_limit_burst: float = Field(default=20.0, ge=1, description="an address's burst")
+    refusal_rate_limit: float = Field(
+        default=2.0, ge=0, description="refused authentications/s per address before 429; 0: off"
+    )
+    refusal_rate_limit_burst: float = Field(default=20.0, ge=1, description="refusals' burst")
+
+
+class SqliteSettings(_Part):
+    """The embedded default."""
+
+    synchronous: Literal["FULL", "NORMAL"] = Field(
+        default="FULL",
+        description="FULL survives power loss; NORMAL (with WAL) survives a process crash only",
+    )
+
+
+class PostgresSettings(_Part):
+    """The database for several processes or machines."""
+
+    pool_size: int = Field(
+        default=POSTGRES_POOL_SIZE, ge=1, le=1000, description="connections per process"
+    )
+    synchronous_commit: Literal["on", "off", "local", "remote_write", "remote_apply"] | None = (
+        Field(default=None, description="for Relay's sessions; default: the server's")
+    )
+
+
+class TelegramSettings(_Part):
+    """The operator's Telegram chat (the local bridge when no bot is configured)."""
+
+    bot_token: SecretStr | None = Field(default=None, description="the bot's token")
+    chat_id: int | None = Field(default=None, description="the operator's chat")
+    api_url: str = Field(default="https://api.telegram.org", description="Bot API base URL")
+    mode: Literal["poll", "webhook"] = Field(default="poll", description="how updates arrive")
+    webhook_secret: SecretStr | None = Field(
+        default=None, description="the secret Telegram sends with each webhook call"
+    )
+    mirror_rooms: bool = Field(default=False, description="post room messages to their threads")
+
+
+# A part's fields are named with its prefix outside the model (RELAY_TELEGRAM_CHAT_ID).
+PREFIXED = {"sqlite", "postgres", "telegram"}
+
+
+class Settings(BaseSettings):
+    """Everything the server can be told."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    host: str = Field(default="127.0.0.1", description="address to listen on")
+    port: int = Field(default=8765, ge=0, le=65535, description="port to listen on")
+    data_dir: Path = Field(
+        default_factory=default_data_dir, description="where the SQLite file and token live"
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; default: SQLite file in the data dir; 'memory://' keeps "
+        "nothing on disk",
+    )
+    operator_token: SecretStr | None = Field(
+        default=None, description="the operator's token; default: generated in the data dir"
+    )
+    auth: Literal["token", "none"] = Field(default="token", description="'none': no tokens")
+    workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
+    shutdown_timeout: float = Field(
+        default=10.0, ge=0, description="seconds in-flight requests get to finish on shutdown"
+    )
+    log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR")
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    domain: DomainSettings = Field(default_factory=DomainSettings)
+    sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments first, then ``RELAY_*`` variables under the names of ``options()``."""
+        return init_settings, _Environment(settings_cls)
+
     @property
     def resolved_database_url(self) -> str:
         """The database URL, defaulting to a SQLite file in the data directory."""
         return self.database_url or f"sqlite:///{self.data_dir / DATABASE_FILE}"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting as the outside names it."""
+
+    path: tuple[str, ...]  # ("telegram", "chat_id")
+    field: FieldInfo
+
+    @property
+    def name(self) -> str:
+        """``telegram_chat_id``: the part's name when it is prefixed, then the field's."""
+        part, *rest = self.path
+        return "_".join(self.path) if part in PREFIXED else "_".join(rest or [part])
+
+    @property
+    def env(self) -> str:
+        return f"RELAY_{self.name.upper()}"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def secret(self) -> bool:
+        return SecretStr in _members(self.field.annotation)
+
+    @property
+    def kind(self) -> type:
+        """What a flag's value is read as: the settings validate it further."""
+        members = _members(self.field.annotation) - {type(None)}
+        for simple in (bool, int, float, Path):
+            if members == {simple}:
+                return simple
+        return str
+
+    @property
+    def help(self) -> str:
+        default = self.field.get_default(call_default_factory=True)
+        shown = "" if default in (None, [], "") or isinstance(default, Path) else f"; {default}"
+        return f"{self.field.description or self.name} [{self.env}{shown}]"
+
+
+def _members(annotation: Any) -> set[Any]:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return {member for arg in typing.get_args(annotation) for member in _members(arg)}
+    if origin is Literal:
+        return {str}
+    return {origin or annotation}
+
+
+def options() -> list[Option]:
+    """Every setting, parts included, in the order of the model."""
+    found: list[Option] = []
+    for name, field in Settings.model_fields.items():
+        part = field.annotation
+        if isinstance(part, type) and issubclass(part, BaseModel):
+            found += [Option((name, sub), info) for sub, info in part.model_fields.items()]
+        else:
+            found.append(Option((name,), field))
+    return found
+
+
+def settings_from(given: dict[str, Any]) -> Settings:
+    """Settings from values given by ``Option.name`` (flags), over the environment's."""
+    nested: dict[str, Any] = {}
+    by_name = {option.name: option for option in options()}
+    for name, value in given.items():
+        if value is not None:
+            _place(nested, by_name[name].path, value)
+    return Settings(**nested)
+
+
+def _place(into: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    *parts, last = path
+    for part in parts:
+        into = into.setdefault(part, {})
+    into[last] = value
+
+
+class _Environment(PydanticBaseSettingsSource):
+    """``RELAY_<NAME>`` for every option, nested into its part."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        raise NotImplementedError  # __call__ reads every option at once
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for option in options():
+            value = os.environ.get(option.env)
+            if value is None and option.env in _FORMER_NAMES:
+                value = os.environ.get(_FORMER_NAMES[option.env])
+            if value is not None:
+                _place(found, option.path, value)
+        return found
 
 
 def ensure_operator_token(settings: Settings) -> str:

@@ -123,7 +123,7 @@ async def _poll_updates(
 async def webhook(request: web.Request) -> web.Response:
     """POST /v1/bridges/telegram/webhook: Telegram's push, checked against the shared secret."""
     settings = request.app[SETTINGS]
-    expected = settings.telegram_webhook_secret
+    expected = settings.telegram.webhook_secret
     given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
     # Bytes, not str: compare_digest refuses non-ASCII text, and a header may carry any byte.
     presented = given.encode("utf-8", "surrogateescape")

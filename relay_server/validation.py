@@ -60,18 +60,18 @@ async def read_body(request: web.Request) -> bytes:
     """The raw body, refused past the configured size (declared or streamed), and given up on
     (408, connection closed) when the client stops sending it."""
     settings = request.app[SETTINGS]
-    limit = settings.max_body_bytes
+    limit = settings.http.max_body_bytes
     too_large = PayloadTooLarge(f"the request body is over the limit of {limit} bytes")
     if request.content_length is not None and request.content_length > limit:
         raise too_large
     body = bytearray()
     while True:
         try:
-            async with asyncio.timeout(settings.body_timeout_seconds):
+            async with asyncio.timeout(settings.http.body_timeout_seconds):
                 chunk = await request.content.readany()
         except TimeoutError:
             raise web.HTTPRequestTimeout(
-                reason=f"no part of the body came for {settings.body_timeout_seconds:g} s"
+                reason=f"no part of the body came for {settings.http.body_timeout_seconds:g} s"
             ) from None
         if not chunk:
             return bytes(body)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from relay_core.config import CoreConfig
 from relay_core.services.access import AccessService
 from relay_core.services.actions import ActionsService
 from relay_core.services.agents import AgentsService
 from relay_core.services.approvals import ApprovalsService
-from relay_core.services.base import Context, CoreConfig, Service
+from relay_core.services.base import Context, Service
 from relay_core.services.enroll import EnrollService
 from relay_core.services.events import EventsService
 from relay_core.services.interventions import InterventionsService

@@ -11,6 +11,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from relay_core import idempotency
+from relay_core.config import CoreConfig
 from relay_core.errors import Conflict, StaleWrite
 from relay_core.ports import Bridge, Storage, UnitOfWork
 
@@ -26,20 +27,6 @@ SWEEP_BATCH = 200  # rows one reaping transaction changes: the background sweep'
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC."""
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class CoreConfig:
-    """The settings the domain needs (the server builds it from its own settings)."""
-
-    presence_ttl: float = 60.0
-    default_lease_seconds: int = 300
-    enrollment_ttl_seconds: int = 86_400
-    idempotency_ttl_seconds: float = 86_400.0
-    max_wait_seconds: float = 60.0
-    mirror_rooms: bool = False
-    auth_enabled: bool = True
-    operator_token_hash: str = ""
 
 
 class Registered:

@@ -218,7 +218,7 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
-            lease = body.lease_seconds or self.ctx.config.default_lease_seconds
+            lease = body.lease_seconds or self.ctx.config.task_lease_seconds
             claim = {
                 "status": "claimed",
                 "claimed_by": body.agent_id,
@@ -268,7 +268,7 @@ class TasksService(Service):
             now = self.now()
             task = await require_current_task(uow, task_id, now)
             require_holder(task, body.agent_id)
-            lease = task.lease_seconds or self.ctx.config.default_lease_seconds
+            lease = task.lease_seconds or self.ctx.config.task_lease_seconds
             values: dict[str, Any] = {
                 "status": "in_progress",
                 "lease_expires_at": now + timedelta(seconds=lease),

@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Table, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
@@ -48,7 +49,6 @@ _OPS = {"eq": "=", "ne": "<>", "lt": "<", "gt": ">"}
 # PostgreSQL: the channel hints travel on, and the advisory lock of migrations.
 CHANNEL = "relay"
 MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
-POOL_SIZE = 20  # connections per process by default (RELAY_POSTGRES_POOL_SIZE)
 
 # A feed row's id is its transaction's id (xid8, which never wraps) times 2^16, plus the row's
 # ordinal in its transaction, plus a base. Ids so grow in the order transactions began, not in
@@ -503,7 +503,7 @@ class PostgresStorage:
         *,
         connect_args: dict[str, Any] | None = None,
         hub: Hub | None = None,
-        pool_size: int = POOL_SIZE,
+        pool_size: int = POSTGRES_POOL_SIZE,
         synchronous_commit: str | None = None,
     ) -> None:
         self.hub = hub or Hub()

@@ -11,7 +11,8 @@ from aiohttp.test_utils import TestClient
 from pydantic import SecretStr
 
 from relay_core.ports import Bridge
-from relay_server import Settings, create_app
+from relay_server import create_app
+from relay_server.settings import settings_from
 from tests.conftest import BACKENDS, Clock, _drop_schema, make_storage
 
 OPERATOR_TOKEN = "rly_op_test-operator-token-0123456789"
@@ -83,9 +84,8 @@ async def make_api(
     async def build(bridge: Bridge | None = None, **overrides: Any) -> Api:
         store, cleanup = await make_storage(request.param, sqlite_url)
         cleanups.append(cleanup)
-        settings = Settings(
-            data_dir=tmp_path, operator_token=SecretStr(OPERATOR_TOKEN), **overrides
-        )
+        given = {"data_dir": tmp_path, "operator_token": SecretStr(OPERATOR_TOKEN), **overrides}
+        settings = settings_from(given)  # by their flag names: rate_limit, telegram_mode...
         client = await aiohttp_client(
             create_app(settings, storage=store, bridge=bridge, clock=clock)
         )
