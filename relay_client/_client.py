@@ -52,8 +52,9 @@ class RelayClient:
         timeout: float | None = None,
         max_retries: int | None = None,
         transport: httpx.BaseTransport | None = None,
+        anonymous: bool = False,
     ) -> None:
-        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries)
+        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries, anonymous)
         self._sleep: Callable[[float], None] = time.sleep
         self._http = httpx.Client(
             base_url=self.config.url,
@@ -162,8 +163,9 @@ class AsyncRelayClient:
         timeout: float | None = None,
         max_retries: int | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        anonymous: bool = False,
     ) -> None:
-        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries)
+        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries, anonymous)
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self._http = httpx.AsyncClient(
             base_url=self.config.url,

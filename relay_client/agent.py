@@ -327,7 +327,7 @@ def enroll_and_wait(
 ) -> RelayClient:
     """Ask to join, wait (polling with backoff) for the operator's decision, and return a client
     holding the new agent's token. ``EnrollmentError`` if rejected or expired."""
-    with RelayClient(url, max_retries=5) as anonymous:
+    with RelayClient(url, max_retries=5, anonymous=True) as anonymous:
         created = anonymous.enroll.request(
             agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
         )
@@ -356,7 +356,7 @@ async def async_enroll_and_wait(
     max_poll_interval: float = 10.0,
 ) -> AsyncRelayClient:
     """Async twin of ``enroll_and_wait``."""
-    async with AsyncRelayClient(url, max_retries=5) as anonymous:
+    async with AsyncRelayClient(url, max_retries=5, anonymous=True) as anonymous:
         created = await anonymous.enroll.request(
             agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
         )

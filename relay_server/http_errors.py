@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from relay_core import errors
 from relay_core.operations import Operation
@@ -80,8 +80,11 @@ def statuses(op: Operation[Any]) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
-class ValidationError(BaseModel):
-    """One validation failure, shaped as FastAPI shapes it (the schema SPEC.md names)."""
+class ValidationFailure(BaseModel):
+    """One validation failure, shaped as FastAPI shapes it; its schema is ``ValidationError``,
+    the name SPEC.md gives it (see ``openapi.SCHEMA_NAMES``)."""
+
+    model_config = ConfigDict(title="ValidationError")
 
     loc: list[str | int] = Field(title="Location")
     msg: str = Field(title="Message")
@@ -93,4 +96,4 @@ class ValidationError(BaseModel):
 class HTTPValidationError(BaseModel):
     """The body of a 422 answer."""
 
-    detail: list[ValidationError] = Field(default_factory=list, title="Detail")
+    detail: list[ValidationFailure] = Field(default_factory=list, title="Detail")

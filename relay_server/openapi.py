@@ -13,7 +13,7 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import JsonSchemaMode, models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from relay_core import __version__, idempotency
 from relay_core import models as m
@@ -21,6 +21,15 @@ from relay_core.operations import OPERATIONS, Operation
 from relay_server.http_errors import DESCRIPTIONS, HTTPValidationError, statuses
 
 REF = "#/components/schemas/{model}"
+
+# Schemas named otherwise than their class: FastAPI's name for a 422's item, which SPEC.md keeps.
+SCHEMA_NAMES = {"ValidationFailure": "ValidationError"}
+
+
+class _Named(GenerateJsonSchema):
+    def normalize_name(self, name: str) -> str:
+        return super().normalize_name(SCHEMA_NAMES.get(name, name))
+
 
 _RETRY_AFTER = {
     "Retry-After": {
@@ -121,7 +130,9 @@ def _schemas(operations: tuple[Operation[Any], ...]) -> tuple[dict[Any, Any], di
             wanted.append((op.body, "validation"))
         wanted.append((op.response, "serialization"))
     wanted += [(HTTPValidationError, "validation"), (m.ErrorResponse, "serialization")]
-    refs, top = models_json_schema(list(dict.fromkeys(wanted)), ref_template=REF)
+    refs, top = models_json_schema(
+        list(dict.fromkeys(wanted)), ref_template=REF, schema_generator=_Named
+    )
     schemas: dict[str, Any] = top.get("$defs", {})
     for op in operations:
         if op.body is not None:

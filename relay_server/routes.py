@@ -17,10 +17,11 @@ from pydantic import BaseModel
 
 from relay_core import idempotency
 from relay_core.operations import OPERATIONS, Operation
+from relay_server.authentication import authenticate
 from relay_server.clients import remote
 from relay_server.keys import CALLER, CALLER_LIMIT, ENROLL_LIMIT, SERVICES
 from relay_server.sse import parse_last_event_id, stream_events
-from relay_server.validation import authenticate, idempotency_key, parse_body, parse_params
+from relay_server.validation import idempotency_key, parse_body, parse_params
 
 
 def fingerprint(request: web.Request, kwargs: dict[str, Any]) -> str:

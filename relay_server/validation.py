@@ -16,17 +16,10 @@ import pydantic
 from aiohttp import web
 
 from relay_core import idempotency
-from relay_core.auth import Caller
-from relay_core.errors import AuthenticationError
-from relay_core.models import ID_PATTERN
-from relay_core.services import Services
 from relay_server.http_errors import PayloadTooLarge
-from relay_server.keys import REFUSALS, SETTINGS
+from relay_server.keys import SETTINGS
 
 M = TypeVar("M", bound=pydantic.BaseModel)
-
-_AGENT_HEADER = re.compile(ID_PATTERN)
-_BEARER = re.compile(r"^Bearer ([!-~]+)$", re.IGNORECASE)
 
 
 class RequestInvalid(Exception):
@@ -130,7 +123,7 @@ def idempotency_key(request: web.Request) -> str | None:
     if key is None:
         return None
     if not _IDEMPOTENCY_KEY.match(key):
-        raise _header_error(
+        raise header_error(
             "idempotency-key",
             f"Idempotency-Key must be {idempotency.MIN_KEY_LENGTH}-{idempotency.MAX_KEY_LENGTH}"
             " visible ASCII characters (a random value, such as a UUID)",
@@ -138,25 +131,6 @@ def idempotency_key(request: web.Request) -> str | None:
     return key
 
 
-def _header_error(name: str, msg: str) -> RequestInvalid:
+def header_error(name: str, msg: str) -> RequestInvalid:
     # The header's value is never echoed: it may be a credential.
     return RequestInvalid([{"type": "value_error", "loc": ["header", name], "msg": msg}])
-
-
-async def authenticate(request: web.Request, services: Services) -> Caller:
-    """The caller named by ``Authorization: Bearer`` and ``X-Agent-ID``."""
-    agent_header = request.headers.get("X-Agent-ID")
-    if agent_header is not None and not _AGENT_HEADER.match(agent_header):
-        raise _header_error("x-agent-id", f"X-Agent-ID must match {ID_PATTERN}")
-    authorization = request.headers.get("Authorization")
-    token = None
-    if authorization is not None:
-        match = _BEARER.match(authorization.strip())
-        if match is not None:
-            token = match.group(1)
-        elif services.ctx.config.auth_enabled:
-            raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
-    # An address that spent its budget of refusals gets 429 rather than another lookup.
-    return await services.access.authenticate(
-        token, agent_header, before_lookup=lambda: request.app[REFUSALS].check(request)
-    )

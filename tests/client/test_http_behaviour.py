@@ -24,6 +24,7 @@ from relay_client import (
     ServerError,
     TimeoutError,
     UnprocessableEntityError,
+    enroll_and_wait,
     errors,
 )
 from relay_client._base import ClientConfig, backoff
@@ -367,3 +368,29 @@ def test_the_body_code_picks_the_class_of_the_status_the_server_answers(
         with pytest.raises(errors.APIStatusError) as caught:
             client.agents.list()
         assert type(caught.value) is expected, (sent, type(caught.value))
+
+
+@respx.mock
+def test_enrolling_sends_no_credential_the_environment_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``enroll_and_wait`` asks a public endpoint: a token or agent id in the environment (the
+    operator's, say) is not sent along."""
+    monkeypatch.setenv("RELAY_TOKEN", "rly_op_not-for-an-enrollment")
+    monkeypatch.setenv("RELAY_AGENT_ID", "someone")
+    created = {
+        "enroll_id": 1,
+        "agent_id": "carol",
+        "claim": "rly_claim_x",
+        "status": "pending",
+        "approval_id": 1,
+    }
+    asked = respx.post(f"{URL}/v1/enroll").mock(return_value=httpx.Response(201, json=created))
+    polled = respx.get(f"{URL}/v1/enroll/1").mock(
+        return_value=httpx.Response(404, json={"detail": "gone", "code": "not_found"})
+    )
+    with pytest.raises(NotFoundError):
+        enroll_and_wait("carol", url=URL, poll_interval=0.01)
+    for call in [*asked.calls, *polled.calls]:
+        assert "Authorization" not in call.request.headers
+        assert "X-Agent-ID" not in call.request.headers

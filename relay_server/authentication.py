@@ -1,0 +1,36 @@
+"""Who is calling: the caller named by ``Authorization: Bearer`` and ``X-Agent-ID``."""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp import web
+
+from relay_core.auth import Caller
+from relay_core.errors import AuthenticationError
+from relay_core.models import ID_PATTERN
+from relay_core.services import Services
+from relay_server.keys import REFUSALS
+from relay_server.validation import header_error
+
+_AGENT_HEADER = re.compile(ID_PATTERN)
+_BEARER = re.compile(r"^Bearer ([!-~]+)$", re.IGNORECASE)
+
+
+async def authenticate(request: web.Request, services: Services) -> Caller:
+    """The caller named by ``Authorization: Bearer`` and ``X-Agent-ID``."""
+    agent_header = request.headers.get("X-Agent-ID")
+    if agent_header is not None and not _AGENT_HEADER.match(agent_header):
+        raise header_error("x-agent-id", f"X-Agent-ID must match {ID_PATTERN}")
+    authorization = request.headers.get("Authorization")
+    token = None
+    if authorization is not None:
+        match = _BEARER.match(authorization.strip())
+        if match is not None:
+            token = match.group(1)
+        elif services.ctx.config.auth_enabled:
+            raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
+    # An address that spent its budget of refusals gets 429 rather than another lookup.
+    return await services.access.authenticate(
+        token, agent_header, before_lookup=lambda: request.app[REFUSALS].check(request)
+    )
