@@ -315,8 +315,6 @@ class AgentRegistered(Agent):
 class AgentHeartbeatResult(Agent):
     """The agent after a heartbeat, with its count of unacknowledged messages."""
 
-    pending_messages: int | None = None
-
 
 class AgentsResponse(Page):
     """Every registered agent."""

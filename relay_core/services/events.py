@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
+from pydantic import BaseModel
+
 from relay_core import models as m
 from relay_core.auth import Caller
 from relay_core.ports import FEED, Cond, UnitOfWork, gt, in_
@@ -39,42 +41,25 @@ async def emit(
     uow.publish(FEED)
 
 
-def task_data(task: m.Task) -> dict[str, Any]:
-    """What a task event says about its task."""
-    return {
-        "task_id": task.task_id,
-        "status": task.status,
-        "assignee": task.assignee,
-        "claimed_by": task.claimed_by,
-    }
+# What an event says about the resource it concerns, by the resource's type.
+EVENT_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
+    m.Task: ("task_id", "status", "assignee", "claimed_by"),
+    m.Approval: ("approval_id", "kind", "status", "subject_id"),
+    m.Intervention: ("intervention_id", "status", "approval_status", "approval_id"),
+}
 
 
-def approval_data(approval: m.Approval) -> dict[str, Any]:
-    """What an approval event says about its approval."""
-    return {
-        "approval_id": approval.approval_id,
-        "kind": approval.kind,
-        "status": approval.status,
-        "subject_id": approval.subject_id,
-    }
+def event_data(resource: BaseModel) -> dict[str, Any]:
+    """What an event says about ``resource``: its id and the fields that tell its state."""
+    return {name: getattr(resource, name) for name in EVENT_FIELDS[type(resource)]}
 
 
 async def announce_approval(
     uow: UnitOfWork, approval: m.Approval, kind: str, now: datetime
 ) -> None:
     """An approval event, for the operator and the agent that asked."""
-    data = approval_data(approval)
+    data = event_data(approval)
     await emit(uow, kind, approval.approval_id, data, now, approval.requested_by)
-
-
-def intervention_data(intervention: m.Intervention) -> dict[str, Any]:
-    """What an intervention event says about its intervention."""
-    return {
-        "intervention_id": intervention.intervention_id,
-        "status": intervention.status,
-        "approval_status": intervention.approval_status,
-        "approval_id": intervention.approval_id,
-    }
 
 
 class EventsService(Service):

@@ -16,7 +16,7 @@ from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Service
-from relay_core.services.events import announce_approval, emit, intervention_data
+from relay_core.services.events import announce_approval, emit, event_data
 from relay_core.services.operator import present
 
 OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
@@ -37,9 +37,7 @@ async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -
         {"status": status, "approval_status": approval.status, "updated_at": now},
     )
     if updated is not None:
-        await emit(
-            uow, "intervention.updated", updated.intervention_id, intervention_data(updated), now
-        )
+        await emit(uow, "intervention.updated", updated.intervention_id, event_data(updated), now)
 
 
 async def require_intervention(uow: UnitOfWork, intervention_id: str) -> m.Intervention:
@@ -124,9 +122,7 @@ class InterventionsService(Service):
             if updated is None:
                 raise StaleWrite("intervention changed")
             await announce_approval(uow, approval, "approval.requested", now)
-            await emit(
-                uow, "intervention.updated", intervention_id, intervention_data(updated), now
-            )
+            await emit(uow, "intervention.updated", intervention_id, event_data(updated), now)
             return m.InterventionApprovalResult(
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
@@ -250,7 +246,7 @@ class InterventionsService(Service):
                 intervention_id, {"status": OUTCOME[body.status], "updated_at": now}
             )
             if updated is not None:
-                data = intervention_data(updated)
+                data = event_data(updated)
                 await emit(uow, "intervention.updated", intervention_id, data, now)
             return recorded
 

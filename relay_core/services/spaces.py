@@ -25,6 +25,17 @@ async def derive_id(name: str, fallback: str, exists: Callable[[str], Awaitable[
     return candidate
 
 
+async def new_id(
+    given: str | None, name: str, kind: str, exists: Callable[[str], Awaitable[Any]]
+) -> str:
+    """The id given (a conflict when taken), else one derived from the name."""
+    if given is None:
+        return await derive_id(name, kind, exists)
+    if await exists(given) is not None:
+        raise Conflict(f"{kind} '{given}' already exists")
+    return given
+
+
 async def require_space(uow: UnitOfWork, space_id: str) -> m.Space:
     """The space, or NotFound."""
     space = await uow.spaces.get(space_id)
@@ -61,12 +72,7 @@ class SpacesService(Service):
         caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Space:
-            if body.space_id is not None:
-                if await uow.spaces.get(body.space_id) is not None:
-                    raise Conflict(f"space '{body.space_id}' already exists")
-                space_id = body.space_id
-            else:
-                space_id = await derive_id(body.name, "space", uow.spaces.get)
+            space_id = await new_id(body.space_id, body.name, "space", uow.spaces.get)
             space = m.Space(
                 space_id=space_id,
                 name=body.name,
@@ -91,12 +97,7 @@ class SpacesService(Service):
             space = await require_space(uow, space_id)
             if space.status == "archived":
                 raise Conflict(f"space '{space_id}' is archived; no rooms can be added")
-            if body.room_id is not None:
-                if await uow.rooms.get(body.room_id) is not None:
-                    raise Conflict(f"room '{body.room_id}' already exists")
-                room_id = body.room_id
-            else:
-                room_id = await derive_id(body.name, "room", uow.rooms.get)
+            room_id = await new_id(body.room_id, body.name, "room", uow.rooms.get)
             room = m.Room(
                 room_id=room_id,
                 name=body.name,

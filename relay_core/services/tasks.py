@@ -21,7 +21,7 @@ from relay_core.idempotency import Once
 from relay_core.ports import Cond, Increment, UnitOfWork, eq, in_, lt
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
-from relay_core.services.events import emit, task_data
+from relay_core.services.events import emit, event_data
 from relay_core.services.messages import require_room
 
 T = TypeVar("T")
@@ -60,7 +60,7 @@ async def _reopen_lapsed(uow: UnitOfWork, task: m.Task, now: datetime) -> m.Task
     )
     if reopened is None:
         raise StaleWrite("task changed while reaping")
-    await emit(uow, "task.lease_expired", task.task_id, task_data(reopened), now)
+    await emit(uow, "task.lease_expired", task.task_id, event_data(reopened), now)
     await uow.task_events.insert(
         m.TaskEvent(
             task_id=task.task_id,
@@ -156,7 +156,7 @@ class TasksService(Service):
                 **body.model_dump(), created_by=caller.name, created_at=now, updated_at=now
             )
             task = await uow.tasks.insert(task)
-            await emit(uow, "task.created", task.task_id, task_data(task), now)
+            await emit(uow, "task.created", task.task_id, event_data(task), now)
             return task
 
         return await self.write(work, once=once)
@@ -283,51 +283,47 @@ class TasksService(Service):
 
     async def complete(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
         """Complete a task held by the agent; completing twice answers the same."""
-        caller.require_self(body.agent_id)
 
-        async def work(uow: UnitOfWork) -> m.Task:
-            now = self.now()
-            task = await require_current_task(uow, task_id, now)
-            if task.status == "completed" and task.claimed_by == body.agent_id:
-                return task
-            require_holder(task, body.agent_id)
-            done = await self._guarded_update(
-                uow,
-                task,
-                {
-                    "status": "completed",
-                    "result": body.result,
-                    "error": body.error,
-                    "progress": 100,
-                    "lease_expires_at": None,
-                    "finished_at": now,
-                },
-            )
-            await self._trail(uow, done, body.agent_id, "completed", None)
-            return done
+        def completed(task: m.Task, now: datetime) -> tuple[dict[str, Any], str]:
+            done = {"status": "completed", "progress": 100, "finished_at": now}
+            return done | {"result": body.result, "error": body.error}, "completed"
 
-        return await self.write(work)
+        return await self._finish(caller, task_id, body, "completed", completed)
 
     async def fail(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
         """Fail a task held by the agent; with ``retry`` and attempts left it is open again."""
+
+        def failed(task: m.Task, now: datetime) -> tuple[dict[str, Any], str]:
+            values: dict[str, Any] = {"error": body.error, "result": body.result}
+            if body.retry and task.attempts < task.max_attempts:
+                return values | {"status": "open", "claimed_by": None}, "retry"
+            return values | {"status": "failed", "finished_at": now}, "failed"
+
+        return await self._finish(caller, task_id, body, "failed", failed)
+
+    async def _finish(
+        self,
+        caller: Caller,
+        task_id: int,
+        body: m.TaskFinish,
+        final: m.TaskStatus,
+        change: Callable[[m.Task, datetime], tuple[dict[str, Any], str]],
+    ) -> m.Task:
+        """End the agent's hold on a task with ``change`` (its new values and the trail's
+        kind); a repeat by the same agent once the task is ``final`` answers the same."""
         caller.require_self(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
             task = await require_current_task(uow, task_id, now)
-            if task.status == "failed" and task.claimed_by == body.agent_id:
+            if task.status == final and task.claimed_by == body.agent_id:
                 return task
             require_holder(task, body.agent_id)
-            values: dict[str, Any] = {"error": body.error, "result": body.result}
-            if body.retry and task.attempts < task.max_attempts:
-                values |= {"status": "open", "claimed_by": None, "lease_expires_at": None}
-                kind = "retry"
-            else:
-                values |= {"status": "failed", "lease_expires_at": None, "finished_at": now}
-                kind = "failed"
-            failed = await self._guarded_update(uow, task, values)
-            await self._trail(uow, failed, body.agent_id, kind, body.error)
-            return failed
+            values, kind = change(task, now)
+            finished = await self._guarded_update(uow, task, values | {"lease_expires_at": None})
+            message = None if kind == "completed" else body.error
+            await self._trail(uow, finished, body.agent_id, kind, message)
+            return finished
 
         return await self.write(work)
 
@@ -340,4 +336,4 @@ class TasksService(Service):
             task_id=task.task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
         )
         await uow.task_events.insert(event)
-        await emit(uow, f"task.{kind}", task.task_id, task_data(task), now)
+        await emit(uow, f"task.{kind}", task.task_id, event_data(task), now)
