@@ -28,7 +28,7 @@ class DomainSettings(BaseModel):
         default=86400, ge=60, description="how long an enrollment waits for a decision"
     )
     idempotency_ttl_seconds: float = Field(
-        default=86400.0, ge=1, description="how long a create's Idempotency-Key is remembered"
+        default=86400.0, ge=1, description="how long a create's retry key is remembered"
     )
     max_wait_seconds: float = Field(
         default=60.0, ge=0, le=60, description="cap on long-poll waits (behind a proxy's timeout)"

@@ -7,10 +7,10 @@ without its key or the key without its row. How a key travels (a header) is the 
 business.
 
 The stored answer may hold a secret shown once (an agent's token, an enrollment's claim), so it
-is never kept in the clear: it is sealed (AES-GCM) with a key derived from the Idempotency-Key
-itself, and found by a hash of that key. Only whoever holds the Idempotency-Key can read the
-answer back, which is exactly who may be shown it again; the database, its WAL and its backups
-hold nothing usable. Keys are at least ``MIN_KEY_LENGTH`` characters so that a guessed key
+is never kept in the clear: it is sealed (AES-GCM) with a key derived from the retry key itself,
+and found by a hash of that key. Only whoever holds the retry key can read the answer back,
+which is exactly who may be shown it again; the database, its WAL and its backups hold nothing
+usable. Keys are at least ``MIN_KEY_LENGTH`` characters so that a guessed key
 cannot open another client's answer on the public enrollment route.
 """
 
@@ -103,7 +103,7 @@ async def check(uow: UnitOfWork, request: Once, now: datetime, ttl: float) -> No
     record = found[0]
     body = request.open(record.sealed_body) if record.fingerprint == request.fingerprint else None
     if body is None:
-        raise Conflict("this Idempotency-Key was already used for a different request")
+        raise Conflict("this key was already used for a different request")
     raise Replay(body)
 
 

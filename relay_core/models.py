@@ -661,7 +661,7 @@ class BridgeOffset(Resource):
 
 
 class IdempotencyRecord(Resource):
-    """The first answer to a request that carried an ``Idempotency-Key`` (internal)."""
+    """The first answer to a create made with a retry key (internal)."""
 
     record_id: int = 0
     scope: str

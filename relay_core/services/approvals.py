@@ -105,7 +105,7 @@ class ApprovalsService(Service):
             return decided
 
         newly: list[m.Approval] = []
-        # An expiry found here is committed, not rolled back with the 409 it causes.
+        # An expiry found here is committed, not rolled back with the conflict it causes.
         approval = await self.write(work)
         if newly:
             await show_decision(self, newly[-1])

@@ -32,7 +32,7 @@ class NotifyService(Service):
         self, caller: Caller, body: m.NotifyText, once: Once | None = None
     ) -> m.Notification:
         """Send ``text`` to the operator. When the platform fails, the notification is kept as
-        failed and ``BridgeError`` is raised (502)."""
+        failed and ``BridgeError`` is raised."""
         agent_id = caller.acting_as(body.agent_id)
         bridge = self.ctx.bridge
 
