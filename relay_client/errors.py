@@ -158,7 +158,9 @@ _BY_CODE: dict[str, type[APIStatusError]] = {
     domain.BridgeError.code: BridgeError,
     domain.StorageUnavailable.code: ServiceUnavailableError,
     domain.RelayError.code: ServerError,
-    # the transport's own: a body over the limit or too slow, a rate limit, a full server
+    # the transport's own: an unreadable request, a body over the limit or too slow, a rate
+    # limit, a full server
+    "bad_request": BadRequestError,
     "payload_too_large": PayloadTooLargeError,
     "request_timeout": RequestTimeoutError,
     "rate_limited": RateLimitError,

@@ -27,6 +27,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
 from aiohttp.web_runner import GracefulExit
 
 from relay_server.middleware import error_response
@@ -34,6 +35,7 @@ from relay_server.middleware import error_response
 log = logging.getLogger("relay.server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+UNREADABLE = "the request could not be read: a malformed line or header, or one over 8190 bytes"
 FILE_HEADROOM = 128  # descriptors kept free for the database, the log and the listening socket
 
 
@@ -75,6 +77,22 @@ class GuardedHandler(RequestHandler):
         """Forget the clock with the connection."""
         self._stop_head_clock()
         super().connection_lost(exc)
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """A request aiohttp could not read (a malformed or over-long line or header: 400) is
+        answered in Relay's error body, without echoing what was sent (it may hold a credential);
+        anything else as aiohttp answers it."""
+        response = super().handle_error(request, status, exc, message)
+        if 400 <= status < 500:
+            response = error_response(status, "bad_request", UNREADABLE)
+            response.force_close()
+        return response
 
     def _start_head_clock(self) -> None:
         if self._head_timer is None:

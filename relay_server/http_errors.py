@@ -44,6 +44,7 @@ STATUS: dict[type[errors.RelayError], int] = {
 }
 
 DESCRIPTIONS = {
+    400: "The request could not be read: a malformed line or header, or one over 8190 bytes",
     401: "Credentials are missing, malformed or unknown",
     403: "The caller may not do this",
     404: "Not found",
@@ -68,9 +69,9 @@ def status_of(error: type[errors.RelayError]) -> int:
 
 def statuses(op: Operation[Any]) -> tuple[int, ...]:
     """Every error status the operation can answer, in order: those of its domain errors, and
-    those of the transport (a rate limit, a body, malformed parameters or headers, the server's
-    connection ceiling)."""
-    found = {status_of(error) for error in op.raises} | {503}
+    those of the transport (an unreadable request, a rate limit, a body, malformed parameters or
+    headers, the server's connection ceiling)."""
+    found = {status_of(error) for error in op.raises} | {400, 503}
     if op.rate_limit != "none":
         found.add(429)
     if op.body is not None:

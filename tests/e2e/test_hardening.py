@@ -168,6 +168,26 @@ def test_slow_request_heads_and_stalled_bodies_are_cut_off(tmp_path: Path) -> No
         assert httpx.get(server.url + "/health").status_code == 200
 
 
+def test_an_unreadable_request_is_a_declared_400_that_echoes_nothing(tmp_path: Path) -> None:
+    """A request line or header past aiohttp's 8190 bytes is 400 in Relay's error body (as
+    every operation declares), without the bytes that were sent: they may hold a credential."""
+    with live_server(tmp_path) as server:
+        secret = "rly_op_" + "s" * 9000
+        for request in (
+            f"GET /v1/agents?limit={'9' * 9000} HTTP/1.1\r\nHost: relay\r\n\r\n",
+            f"GET /v1/agents HTTP/1.1\r\nHost: relay\r\nAuthorization: Bearer {secret}\r\n\r\n",
+        ):
+            sock = _connect(server)
+            sock.sendall(request.encode())
+            answer = _closed_within(sock, 5)
+            sock.close()
+            assert answer is not None and answer.split(b" ", 2)[1] == b"400", answer
+            assert b"application/json" in answer and b'"code": "bad_request"' in answer
+            assert b"sssssss" not in answer and b"9999999" not in answer
+        declared = httpx.get(server.url + "/openapi.json").json()["paths"]["/v1/agents"]["get"]
+        assert "400" in declared["responses"]
+
+
 def test_past_the_connection_ceiling_a_client_gets_503_not_a_reset(tmp_path: Path) -> None:
     limits = {"RELAY_MAX_CONNECTIONS": "5", "RELAY_HEADER_TIMEOUT_SECONDS": "30"}
     with live_server(tmp_path, **limits) as server:
