@@ -18,6 +18,7 @@ from relay_cli.commands import (
     enroll,
     events,
     interventions,
+    mcp,
     messages,
     notify,
     rooms,
@@ -86,3 +87,4 @@ def health(ctx: typer.Context, as_json: JsonOutput = False) -> None:
 
 
 app.command("serve")(serve.serve)
+app.command("mcp")(mcp.mcp)

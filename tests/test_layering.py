@@ -29,6 +29,7 @@ def test_client_side_imports_load_neither_aiohttp_nor_sqlalchemy(imports: str) -
     loaded = loaded_after(imports)
     assert "aiohttp" not in loaded
     assert "sqlalchemy" not in loaded
+    assert "mcp" not in loaded  # an optional extra, loaded by `relay mcp` only
 
 
 def test_core_never_imports_aiohttp() -> None:

@@ -1,0 +1,361 @@
+"""The tools an agent's token gives, over ``relay_client``: their names are the interface.
+
+Each is a short description, an input schema from its type hints, and an answer built by
+``results.answer``. Reads carry ``readOnlyHint``; every create goes through the SDK, which sends
+one ``Idempotency-Key`` through all its retries.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
+from relay_core.models import Message
+from relay_mcp.results import answer, guarded
+
+READ = ToolAnnotations(read_only_hint=True)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+# Under the tool-call timeouts of common MCP clients (60 s): a wait answers in time.
+MAX_WAIT = 50.0
+
+Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait for it")]
+Limit = Annotated[int, Field(ge=1, le=200)]
+
+
+def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
+    """Register every agent tool on ``server``, acting through ``relay`` (an agent's client)."""
+    me = relay.config.agent_id
+    assert me is not None, "an agent's tools need its agent id"
+
+    @server.tool(annotations=READ)
+    async def whoami() -> CallToolResult:
+        """Who this agent is: presence, unread count, tasks it holds, approvals it waits on."""
+
+        async def work() -> CallToolResult:
+            beat = await relay.agents.heartbeat()
+            held = [
+                task.task_id
+                for status in ("claimed", "in_progress")
+                for task in (await relay.tasks.list(claimed_by=me, status=status)).tasks
+            ]
+            waiting = await relay.approvals.list(status="pending")
+            mine = [a.approval_id for a in waiting.approvals if a.requested_by == me]
+            value = {
+                "agent_id": me,
+                "presence": beat.presence,
+                "unread": beat.pending_messages or 0,
+                "held_tasks": held,
+                "pending_approvals": mine,
+            }
+            text = f"{me}: {len(held)} task(s) held, {len(mine)} approval(s) pending"
+            return await answer(relay, text, value)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def send_message(
+        to: str, text: str, subject: str | None = None, reply_to: int | None = None
+    ) -> CallToolResult:
+        """Send a direct message to another agent."""
+
+        async def work() -> CallToolResult:
+            sent = await relay.messages.send(text, to=to, subject=subject, reply_to=reply_to)
+            return await answer(relay, f"message {sent.message_id} sent to {to}", sent)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def read_inbox(limit: Limit = 20, wait_seconds: Wait = 0) -> CallToolResult:
+        """Unacknowledged messages, oldest first; wait_seconds waits for the first one. Ack what
+        you handled with ack_messages, or it comes back."""
+
+        async def work() -> CallToolResult:
+            box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
+            lines = [f"#{m.message_id} from {m.from_agent}: {m.text}" for m in box.messages]
+            return await answer(relay, "\n".join(lines) or "inbox empty", box)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def ack_messages(message_ids: list[int]) -> CallToolResult:
+        """Acknowledge messages handled; acknowledging twice is fine."""
+
+        async def work() -> CallToolResult:
+            acked = [(await relay.messages.ack(i)).message_id for i in message_ids]
+            return await answer(relay, f"acknowledged {len(acked)}", {"acked": acked})
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def list_rooms() -> CallToolResult:
+        """Rooms, by id."""
+
+        async def work() -> CallToolResult:
+            rooms = await relay.rooms.list(limit=200)
+            text = ", ".join(r.room_id for r in rooms.rooms) or "no rooms"
+            return await answer(relay, text, rooms)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def join_room(room_id: str) -> CallToolResult:
+        """Join a room (created when new)."""
+
+        async def work() -> CallToolResult:
+            member = await relay.rooms.join(room_id)
+            return await answer(relay, f"in room {room_id}", member)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def post_to_room(room_id: str, text: str) -> CallToolResult:
+        """Post to a room you joined."""
+
+        async def work() -> CallToolResult:
+            posted = await relay.messages.send(text, room_id=room_id)
+            return await answer(relay, f"posted {posted.message_id} to {room_id}", posted)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def read_room(room_id: str, limit: Limit = 20) -> CallToolResult:
+        """A room's newest messages, oldest of them first."""
+
+        async def work() -> CallToolResult:
+            page = await relay.rooms.messages(room_id, limit=limit)
+            lines = [f"#{m.message_id} {m.from_agent}: {m.text}" for m in page.messages]
+            return await answer(relay, "\n".join(lines) or "no messages", page)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def list_tasks(
+        status: Literal["open", "claimed", "in_progress", "completed", "failed"] | None = None,
+        limit: Limit = 20,
+    ) -> CallToolResult:
+        """Tasks, by id, optionally of one status."""
+
+        async def work() -> CallToolResult:
+            page = await relay.tasks.list(status=status, limit=limit)
+            lines = [f"#{t.task_id} [{t.status}] {t.title}" for t in page.tasks]
+            return await answer(relay, "\n".join(lines) or "no tasks", page)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def claim_task(task_id: int | None = None) -> CallToolResult:
+        """Claim a task; with no id, the next open task this agent may take."""
+
+        async def work() -> CallToolResult:
+            if task_id is not None:
+                task = await relay.tasks.claim(task_id)
+                return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
+            for candidate in (await relay.tasks.list(status="open", limit=100)).tasks:
+                if candidate.assignee not in (None, me):
+                    continue
+                try:
+                    task = await relay.tasks.claim(candidate.task_id)
+                except (ConflictError, PermissionDeniedError):
+                    continue  # another agent was quicker, or it is not ours
+                return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
+            return await answer(relay, "no open task to claim", {"task": None})
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def report_progress(
+        task_id: int,
+        progress: Annotated[int, Field(ge=0, le=100)] | None = None,
+        message: str | None = None,
+    ) -> CallToolResult:
+        """Report progress on a task you hold (renews its lease)."""
+
+        async def work() -> CallToolResult:
+            event = await relay.tasks.event(task_id, progress=progress, message=message)
+            return await answer(relay, f"progress noted on task {task_id}", event)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def complete_task(task_id: int, result: dict[str, Any] | None = None) -> CallToolResult:
+        """Complete a task you hold."""
+
+        async def work() -> CallToolResult:
+            task = await relay.tasks.complete(task_id, result=result)
+            return await answer(relay, f"task {task_id} completed", task)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def fail_task(task_id: int, error: str, retry: bool = False) -> CallToolResult:
+        """Fail a task you hold; retry=true reopens it while attempts are left."""
+
+        async def work() -> CallToolResult:
+            task = await relay.tasks.fail(task_id, error=error, retry=retry)
+            return await answer(relay, f"task {task_id} is {task.status}", task)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def record_action(
+        action: str,
+        target: str | None = None,
+        outcome: str | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Append what you did to the audit log."""
+
+        async def work() -> CallToolResult:
+            recorded = await relay.actions.record(
+                action, target=target, outcome=outcome, params=params
+            )
+            return await answer(relay, f"action {recorded.action_id} recorded", recorded)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def ask_operator(text: str, wait_seconds: Wait = MAX_WAIT) -> CallToolResult:
+        """Ask the human operator and wait for the reply; if none comes in time, the answer is
+        pending with a notification_id for check_operator_reply."""
+
+        async def work() -> CallToolResult:
+            cursor = (await relay.events.list(limit=1)).cursor
+            sent = await relay.notify.send(text)
+            reply = await _reply(relay, sent.notification_id, cursor, wait_seconds)
+            return await _replied(relay, sent.notification_id, reply)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def check_operator_reply(notification_id: int) -> CallToolResult:
+        """The operator's reply to an earlier ask_operator, if it has come."""
+
+        async def work() -> CallToolResult:
+            reply = await _reply(relay, notification_id, None, 0)
+            return await _replied(relay, notification_id, reply)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def request_approval(
+        intervention_id: str,
+        title: str,
+        reason: str,
+        proposed_action: str,
+        risk: Literal["low", "medium", "high"] | None = None,
+    ) -> CallToolResult:
+        """Ask the operator to approve a remediation of an intervention."""
+
+        async def work() -> CallToolResult:
+            asked = await relay.interventions.request_approval(
+                intervention_id,
+                title=title,
+                reason=reason,
+                proposed_action=proposed_action,
+                risk=risk,
+            )
+            return await answer(relay, f"approval {asked.approval_id} requested", asked)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def check_approval(intervention_id: str, wait_seconds: Wait = 0) -> CallToolResult:
+        """The intervention's approval: pending, approved or rejected (with the operator's
+        note); wait_seconds waits for a decision."""
+
+        async def work() -> CallToolResult:
+            deadline = time.monotonic() + wait_seconds
+            cursor = (await relay.events.list(limit=1)).cursor
+            approval = await relay.interventions.approval(intervention_id)
+            while approval.status == "pending" and time.monotonic() < deadline:
+                remaining = max(0.0, deadline - time.monotonic())
+                cursor = (await relay.events.list(after=cursor, wait=remaining)).cursor
+                approval = await relay.interventions.approval(intervention_id)
+            note = f" ({approval.note})" if approval.note else ""
+            return await answer(relay, f"approval {approval.status}{note}", approval)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def upload_diagnostic(
+        intervention_id: str, summary: str, details: str | None = None
+    ) -> CallToolResult:
+        """Keep a diagnostic for an intervention (opened when new)."""
+
+        async def work() -> CallToolResult:
+            kept = await relay.interventions.diagnostic(
+                intervention_id, summary=summary, content=details or summary
+            )
+            return await answer(relay, f"diagnostic kept for {intervention_id}", kept)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def record_remediation(
+        intervention_id: str,
+        action: str,
+        status: Literal["succeeded", "failed", "partial"],
+        evidence_before: str | dict[str, Any] | None = None,
+        evidence_after: str | dict[str, Any] | None = None,
+        link: str | None = None,
+    ) -> CallToolResult:
+        """Record what an approved remediation did, with evidence before and after."""
+
+        async def work() -> CallToolResult:
+            trace = await relay.interventions.action(
+                intervention_id,
+                action=action,
+                status=status,
+                evidence_before=evidence_before or "",
+                evidence_after=evidence_after or "",
+                link=link,
+            )
+            return await answer(relay, f"remediation of {intervention_id}: {status}", trace)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def wait_for_events(after: int | None = None, wait_seconds: Wait = 30) -> CallToolResult:
+        """What happened after the cursor (none: from now); pass the answer's cursor next time."""
+
+        async def work() -> CallToolResult:
+            page = await relay.events.list(after=after, wait=wait_seconds or None)
+            lines = [f"{e.kind} {e.subject_id}" for e in page.events]
+            text = "\n".join(lines) or "nothing new"
+            return await answer(relay, f"{text}\ncursor: {page.cursor}", page)
+
+        return await guarded(work)
+
+
+async def _reply(
+    relay: AsyncRelayClient, notification_id: int, cursor: int | None, wait: float
+) -> Message | None:
+    """The operator's reply to the notification in the inbox, waiting up to ``wait`` seconds
+    (woken by the agent's event feed, not by polling)."""
+    deadline = time.monotonic() + wait
+    while True:
+        box = await relay.agents.inbox(limit=1000)
+        for message in box.messages:
+            if message.reply_to_notification == notification_id:
+                return message
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        cursor = (await relay.events.list(after=cursor, wait=min(remaining, MAX_WAIT))).cursor
+
+
+async def _replied(
+    relay: AsyncRelayClient, notification_id: int, reply: Message | None
+) -> CallToolResult:
+    if reply is None:
+        pending = {"pending": True, "notification_id": notification_id}
+        text = f"no reply yet; check_operator_reply({notification_id}) later"
+        return await answer(relay, text, pending)
+    await relay.messages.ack(reply.message_id)
+    value = {"pending": False, "notification_id": notification_id, "reply": reply.text}
+    return await answer(relay, f"operator: {reply.text}", value)

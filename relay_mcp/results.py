@@ -1,0 +1,68 @@
+"""What a tool answers: structured content for the application, a short text for the model, and
+one line on what is waiting for the agent, so that it learns of new mail without polling.
+
+A Relay error is a tool error (``isError``) carrying Relay's ``code`` and ``detail``: the model
+reads it and may try again; the session goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from relay_client import AsyncRelayClient, errors
+
+
+def structured(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
+    """A result's structured content (JSON-ready)."""
+    if isinstance(value, BaseModel):
+        dumped: dict[str, Any] = value.model_dump(mode="json")
+        return dumped
+    return value
+
+
+async def waiting(relay: AsyncRelayClient) -> str:
+    """One line on what waits for the calling agent (its heartbeat: a tool call is a sign of
+    life); empty for the operator, who has no inbox."""
+    if relay.config.agent_id is None:
+        return ""
+    beat = await relay.agents.heartbeat()
+    unread = beat.pending_messages or 0
+    return f"{unread} unread message{'' if unread == 1 else 's'}"
+
+
+async def answer(
+    relay: AsyncRelayClient, text: str, value: BaseModel | dict[str, Any]
+) -> CallToolResult:
+    """A tool's answer: ``text`` and the waiting line for the model, ``value`` for the
+    application (with the waiting line under ``waiting``)."""
+    line = await waiting(relay)
+    content = structured(value) | ({"waiting": line} if line else {})
+    shown = f"{text}\n[{line}]" if line else text
+    return CallToolResult(
+        content=[TextContent(type="text", text=shown)], structured_content=content
+    )
+
+
+def failure(exc: errors.RelayError) -> CallToolResult:
+    """A Relay error as a tool error the model can read."""
+    if isinstance(exc, errors.APIStatusError):
+        code, detail = exc.code, exc.message
+    else:
+        code, detail = "unreachable", str(exc)
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{code}: {detail}")],
+        structured_content={"code": code, "detail": detail},
+        is_error=True,
+    )
+
+
+async def guarded(work: Callable[[], Awaitable[CallToolResult]]) -> CallToolResult:
+    """``work``'s answer, or its Relay error as a tool error."""
+    try:
+        return await work()
+    except errors.RelayError as exc:
+        return failure(exc)

@@ -1,0 +1,153 @@
+"""``relay mcp`` as an MCP client launches it: a subprocess over stdio, driven by the official
+``mcp`` client, against a live server. The agent's identity comes from the environment, as it
+does for the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult
+
+from relay_client import RelayClient
+from tests.live import LiveServer, live_server, relay_command
+
+AGENT_TOOLS = {
+    "whoami",
+    "send_message",
+    "read_inbox",
+    "ack_messages",
+    "list_rooms",
+    "join_room",
+    "post_to_room",
+    "read_room",
+    "list_tasks",
+    "claim_task",
+    "report_progress",
+    "complete_task",
+    "fail_task",
+    "record_action",
+    "ask_operator",
+    "check_operator_reply",
+    "request_approval",
+    "check_approval",
+    "upload_diagnostic",
+    "record_remediation",
+    "wait_for_events",
+}
+BUDGET_BYTES = 24 * 1024  # the tool list an agent's context pays for
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay-mcp")) as running:
+        yield running
+
+
+def agent(server: LiveServer, agent_id: str) -> StdioServerParameters:
+    """``relay mcp`` for an agent registered now, configured as a user would (environment)."""
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register(agent_id).token
+    assert token is not None
+    command, *args = relay_command()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": token, "RELAY_AGENT_ID": agent_id}
+    return StdioServerParameters(command=command, args=[*args, "mcp"], env=env)
+
+
+def data(result: CallToolResult) -> Any:
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def test_the_agent_tools_are_listed_within_budget(server: LiveServer) -> None:
+    async with Client(agent(server, "lister")) as client:
+        listed = await client.list_tools()
+    assert {tool.name for tool in listed.tools} == AGENT_TOOLS
+    for tool in listed.tools:
+        assert tool.description and tool.input_schema["type"] == "object", tool.name
+    reads = {t.name for t in listed.tools if t.annotations and t.annotations.read_only_hint}
+    assert {"read_inbox", "list_tasks", "whoami", "check_approval"} <= reads
+    assert "send_message" not in reads
+    size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in listed.tools]))
+    assert size <= BUDGET_BYTES, size
+
+
+async def test_messages_tasks_and_errors_over_stdio(server: LiveServer) -> None:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        task = op.tasks.create("summarise the logs")
+    async with (
+        Client(agent(server, "ada")) as ada,
+        Client(agent(server, "bob")) as bob,
+    ):
+        sent = await ada.call_tool("send_message", {"to": "bob", "text": "build 7 is green"})
+        message_id = data(sent)["message_id"]
+        inbox = await bob.call_tool("read_inbox", {"wait_seconds": 5})
+        assert [m["text"] for m in data(inbox)["messages"]] == ["build 7 is green"]
+        assert data(inbox)["waiting"] == "1 unread message"
+        assert "build 7 is green" in inbox.content[0].text  # type: ignore[union-attr]
+        acked = await bob.call_tool("ack_messages", {"message_ids": [message_id]})
+        assert data(acked)["waiting"] == "0 unread messages"
+
+        claimed = await bob.call_tool("claim_task", {})
+        assert data(claimed)["task_id"] == task.task_id
+        taken = await ada.call_tool("claim_task", {"task_id": task.task_id})
+        assert taken.is_error and taken.structured_content is not None
+        assert taken.structured_content["code"] == "conflict"
+        done = await bob.call_tool("complete_task", {"task_id": task.task_id, "result": {"n": 3}})
+        assert data(done)["status"] == "completed"
+
+        who = await bob.call_tool("whoami", {})
+        assert data(who)["agent_id"] == "bob" and data(who)["held_tasks"] == []
+        refused = await bob.call_tool("read_inbox", {"limit": 0})
+        assert refused.is_error  # the input schema's bound, before any request
+
+
+async def test_ask_operator_returns_the_reply_given_from_the_cli(server: LiveServer) -> None:
+    """The operator answers seconds later through the CLI; the waiting tool returns it."""
+
+    def operator_replies() -> None:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                asked = [n for n in op.notify.list().notifications if n.agent_id == "carol"]
+                if asked and asked[0].platform_message_id:
+                    op.notify.reply(asked[0].platform_message_id, "yes, go ahead")
+                    return
+                time.sleep(0.2)
+
+    replier = threading.Thread(target=operator_replies)
+    async with Client(agent(server, "carol")) as carol:
+        replier.start()
+        answered = await carol.call_tool(
+            "ask_operator", {"text": "may I restart the db?", "wait_seconds": 20}
+        )
+        replier.join()
+        assert data(answered)["reply"] == "yes, go ahead" and not data(answered)["pending"]
+        unanswered = await carol.call_tool("ask_operator", {"text": "and now?", "wait_seconds": 0})
+        pending = data(unanswered)
+        assert pending["pending"] is True
+        later = await carol.call_tool(
+            "check_operator_reply", {"notification_id": pending["notification_id"]}
+        )
+        assert data(later)["pending"] is True
+
+
+def test_relay_mcp_without_an_agent_id_says_what_is_missing(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": server.operator_token}
+    done = subprocess.run(
+        [*relay_command(), "mcp"], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 2 and "RELAY_AGENT_ID" in done.stderr
