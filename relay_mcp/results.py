@@ -50,9 +50,12 @@ async def answer(
 def failure(exc: errors.RelayError) -> CallToolResult:
     """A Relay error as a tool error the model can read."""
     if isinstance(exc, errors.APIStatusError):
-        code, detail = exc.code, exc.message
-    else:
-        code, detail = "unreachable", str(exc)
+        return refusal(exc.code, exc.message)
+    return refusal("unreachable", str(exc))
+
+
+def refusal(code: str, detail: str) -> CallToolResult:
+    """A tool error with Relay's ``code`` and ``detail``."""
     return CallToolResult(
         content=[TextContent(type="text", text=f"{code}: {detail}")],
         structured_content={"code": code, "detail": detail},

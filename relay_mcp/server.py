@@ -6,7 +6,9 @@ from mcp.server.mcpserver import MCPServer
 
 from relay_client import AsyncRelayClient
 from relay_core import __version__
+from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_mcp.agent_tools import add_agent_tools
+from relay_mcp.operator_tools import add_operator_tools
 
 INSTRUCTIONS = (
     "Relay coordinates you with other agents and a human operator. Read your inbox "
@@ -14,14 +16,26 @@ INSTRUCTIONS = (
     "or fail_task; ask_operator when a human must decide. Every answer ends with what is "
     "waiting for you."
 )
+OPERATOR = (
+    "Relay's operator tools: fleet_status for the state of things, list_pending_approvals then "
+    "approve or reject (with a note for the agent), list_notifications and "
+    "reply_to_notification to answer what agents asked."
+)
 
 
 def build_server(relay: AsyncRelayClient) -> MCPServer:
-    """The MCP server of the agent ``relay`` acts as."""
-    if relay.config.agent_id is None:
+    """The MCP server for whoever ``relay`` acts as: the agent tools for an agent (its id is
+    configured), the operator's small set for the operator's token."""
+    token = relay.config.token or ""
+    if relay.config.agent_id is not None:
+        server = MCPServer("relay", version=__version__, instructions=INSTRUCTIONS)
+        add_agent_tools(server, relay)
+    elif token.startswith(OPERATOR_TOKEN_PREFIX):
+        server = MCPServer("relay-operator", version=__version__, instructions=OPERATOR)
+        add_operator_tools(server, relay)
+    else:
         raise ValueError(
-            "the MCP tools act as an agent: set RELAY_AGENT_ID (or pass --agent) with its token"
+            "the MCP tools act as an agent (set RELAY_AGENT_ID, or pass --agent, with its token) "
+            "or as the operator (the operator's token)"
         )
-    server = MCPServer("relay", version=__version__, instructions=INSTRUCTIONS)
-    add_agent_tools(server, relay)
     return server

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,6 +41,14 @@ AGENT_TOOLS = {
     "upload_diagnostic",
     "record_remediation",
     "wait_for_events",
+}
+OPERATOR_TOOLS = {
+    "fleet_status",
+    "list_pending_approvals",
+    "approve",
+    "reject",
+    "reply_to_notification",
+    "list_notifications",
 }
 BUDGET_BYTES = 24 * 1024  # the tool list an agent's context pays for
 
@@ -140,13 +148,49 @@ async def test_ask_operator_returns_the_reply_given_from_the_cli(server: LiveSer
         assert data(later)["pending"] is True
 
 
-def test_relay_mcp_without_an_agent_id_says_what_is_missing(
-    server: LiveServer, tmp_path: Path
-) -> None:
-    import subprocess
-
+async def test_the_operator_token_gives_the_operator_tools(server: LiveServer) -> None:
+    """Triage from an LLM: what is pending, a decision with a note, a reply to an agent."""
+    command, *args = relay_command()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {"RELAY_URL": server.url, "RELAY_TOKEN": server.operator_token}
+    operator = StdioServerParameters(command=command, args=[*args, "mcp"], env=env)
+    with RelayClient(server.url, anonymous=True) as anonymous:
+        asked = anonymous.enroll.request("dave", reason="new linter")
+    async with Client(operator) as op, Client(agent(server, "erin")) as erin:
+        assert {t.name for t in (await op.list_tools()).tools} == OPERATOR_TOOLS
+        status = await op.call_tool("fleet_status", {})
+        assert data(status)["counts"]["pending_approvals"] >= 1
+        pending = data(await op.call_tool("list_pending_approvals", {}))["approvals"]
+        assert asked.approval_id in [a["approval_id"] for a in pending]
+        approved = await op.call_tool("approve", {"approval_id": asked.approval_id, "note": "ok"})
+        assert data(approved)["status"] == "approved"
+        again = await op.call_tool("reject", {"approval_id": asked.approval_id})
+        assert again.is_error and again.structured_content["code"] == "conflict"  # type: ignore[index]
+
+        waiting = await erin.call_tool("ask_operator", {"text": "deploy?", "wait_seconds": 0})
+        notification_id = data(waiting)["notification_id"]
+        listed = data(await op.call_tool("list_notifications", {}))["notifications"]
+        assert notification_id in [n["notification_id"] for n in listed]
+        sent = await op.call_tool(
+            "reply_to_notification", {"notification_id": notification_id, "text": "go"}
+        )
+        assert data(sent)["to"] == "erin"
+        got = await erin.call_tool("check_operator_reply", {"notification_id": notification_id})
+        assert data(got)["reply"] == "go"
+        missing = await op.call_tool(
+            "reply_to_notification", {"notification_id": 999999, "text": "x"}
+        )
+        assert missing.is_error and missing.structured_content["code"] == "not_found"  # type: ignore[index]
+
+
+def test_relay_mcp_with_an_agent_token_but_no_agent_id_says_what_is_missing(
+    server: LiveServer,
+) -> None:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register("frank").token
+    assert token is not None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": token}
     done = subprocess.run(
         [*relay_command(), "mcp"], env=env, capture_output=True, text=True, timeout=30
     )

@@ -1,0 +1,98 @@
+"""The small set the operator's token gives: triage with an LLM at the operator's side."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from relay_client import AsyncRelayClient
+from relay_mcp.agent_tools import READ, WRITE
+from relay_mcp.results import answer, guarded, refusal
+
+Note = Annotated[str | None, Field(max_length=2000, description="why, for the agent")]
+
+
+def add_operator_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
+    """Register the operator's tools on ``server``, acting through ``relay``."""
+
+    @server.tool(annotations=READ)
+    async def fleet_status() -> CallToolResult:
+        """Agents online, unread messages, open tasks and pending approvals."""
+
+        async def work() -> CallToolResult:
+            status = await relay.status()
+            c = status.counts
+            text = (
+                f"{c.online_agents}/{c.agents} agents online, {c.pending_messages} unread "
+                f"messages, {c.open_tasks} open tasks, {c.pending_approvals} pending approvals"
+            )
+            return await answer(relay, text, status)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def list_pending_approvals() -> CallToolResult:
+        """Approvals waiting for a decision, newest first."""
+
+        async def work() -> CallToolResult:
+            page = await relay.approvals.list(status="pending", limit=50)
+            lines = [f"#{a.approval_id} {a.title} (by {a.requested_by})" for a in page.approvals]
+            return await answer(relay, "\n".join(lines) or "nothing pending", page)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def approve(approval_id: int, note: Note = None) -> CallToolResult:
+        """Approve a pending approval."""
+
+        async def work() -> CallToolResult:
+            decided = await relay.approvals.approve(approval_id, note=note)
+            return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def reject(approval_id: int, note: Note = None) -> CallToolResult:
+        """Reject a pending approval."""
+
+        async def work() -> CallToolResult:
+            decided = await relay.approvals.reject(approval_id, note=note)
+            return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
+
+        return await guarded(work)
+
+    @server.tool(annotations=READ)
+    async def list_notifications(limit: Annotated[int, Field(ge=1, le=100)] = 20) -> CallToolResult:
+        """What agents asked the operator, newest first, with how many replies each got."""
+
+        async def work() -> CallToolResult:
+            page = await relay.notify.list(limit=limit)
+            lines = [
+                f"#{n.notification_id} {n.agent_id or 'operator'}: {n.text} "
+                f"({n.replies or 0} replies)"
+                for n in page.notifications
+            ]
+            return await answer(relay, "\n".join(lines) or "no notifications", page)
+
+        return await guarded(work)
+
+    @server.tool(annotations=WRITE)
+    async def reply_to_notification(notification_id: int, text: str) -> CallToolResult:
+        """Answer an agent's notification; the reply reaches its inbox (and its ask_operator)."""
+
+        async def work() -> CallToolResult:
+            async for notification in relay.notify.iterate():  # newest first
+                if notification.notification_id == notification_id:
+                    break
+            else:
+                return refusal("not_found", f"notification {notification_id} does not exist")
+            if notification.platform_message_id is None:
+                detail = f"notification {notification_id} never reached the operator"
+                return refusal("conflict", detail)
+            reply = await relay.notify.reply(notification.platform_message_id, text)
+            return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)
+
+        return await guarded(work)
