@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from mcp.server.mcpserver import MCPServer
 
 from relay_client import AsyncRelayClient
@@ -10,6 +12,8 @@ from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_mcp.agent_tools import add_agent_tools
 from relay_mcp.operator_tools import add_operator_tools
 
+# stderr is the host's log of this process: warnings only, not every request to Relay.
+QUIET: Final = "WARNING"
 INSTRUCTIONS = (
     "Relay coordinates you with other agents and a human operator. Read your inbox "
     "(read_inbox) and ack what you handled; claim_task, report_progress, then complete_task "
@@ -28,10 +32,12 @@ def build_server(relay: AsyncRelayClient) -> MCPServer:
     configured), the operator's small set for the operator's token."""
     token = relay.config.token or ""
     if relay.config.agent_id is not None:
-        server = MCPServer("relay", version=__version__, instructions=INSTRUCTIONS)
+        server = MCPServer("relay", version=__version__, instructions=INSTRUCTIONS, log_level=QUIET)
         add_agent_tools(server, relay)
     elif token.startswith(OPERATOR_TOKEN_PREFIX):
-        server = MCPServer("relay-operator", version=__version__, instructions=OPERATOR)
+        server = MCPServer(
+            "relay-operator", version=__version__, instructions=OPERATOR, log_level=QUIET
+        )
         add_operator_tools(server, relay)
     else:
         raise ValueError(

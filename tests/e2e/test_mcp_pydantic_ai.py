@@ -1,0 +1,127 @@
+"""A real agent framework as the MCP host, with no LLM: pydantic-ai agents whose model is a
+scripted function call Relay's tools through ``relay mcp`` (stdio) against a live server.
+
+Agent A asks the operator and gets the answer the operator gives seconds later from the CLI;
+agent B claims the task A's operator created and completes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastmcp.client import Client
+from fastmcp.client.transports import StdioTransport
+from pydantic_ai import Agent
+from pydantic_ai.mcp import MCPToolset
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from typer.testing import CliRunner
+
+from relay_cli.main import app
+from relay_client import RelayClient
+from tests.live import LiveServer, live_server, relay_command
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay-pydantic-ai")) as running:
+        yield running
+
+
+def relay_tools(server: LiveServer, agent_id: str) -> MCPToolset[Any]:
+    """``relay mcp`` for a newly registered agent, as pydantic-ai's MCP toolset."""
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register(agent_id).token
+    assert token is not None
+    command, *args = relay_command()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": token, "RELAY_AGENT_ID": agent_id}
+    return MCPToolset(Client(StdioTransport(command, [*args, "mcp"], env=env)))
+
+
+def scripted(calls: list[tuple[str, dict[str, Any]]]) -> FunctionModel:
+    """A model that makes these tool calls in turn, then answers with every tool's return."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered = {tool.name for tool in info.function_tools}
+        returned = [
+            part.model_response_str()
+            for message in messages
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart)
+        ]
+        if len(returned) < len(calls):
+            name, arguments = calls[len(returned)]
+            assert name in offered, (name, sorted(offered))
+            return ModelResponse(parts=[ToolCallPart(name, json.dumps(arguments))])
+        return ModelResponse(parts=[TextPart("\n".join(returned))])
+
+    return FunctionModel(model)
+
+
+def operator_answers_from_the_cli(server: LiveServer, agent_id: str, text: str) -> None:
+    """The operator, seconds later, replies in the terminal to the agent's notification."""
+    env = {"RELAY_URL": server.url, "RELAY_DATA_DIR": str(server.data_dir)}
+    with RelayClient(server.url, token=server.operator_token) as op:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            asked = [n for n in op.notify.list().notifications if n.agent_id == agent_id]
+            if asked and asked[0].platform_message_id:
+                platform_id = asked[0].platform_message_id
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the agent never asked")
+    time.sleep(1)  # the operator takes a moment
+    result = CliRunner().invoke(app, ["notifications", "reply", platform_id, text], env=env)
+    assert result.exit_code == 0, result.output
+
+
+async def test_pydantic_ai_agents_ask_the_operator_and_work_a_task(server: LiveServer) -> None:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        task = op.tasks.create("rotate the logs")
+
+    asker = Agent(
+        scripted([("ask_operator", {"text": "may I rotate the logs?", "wait_seconds": 30})]),
+        toolsets=[relay_tools(server, "ada")],
+    )
+    operator = threading.Thread(
+        target=operator_answers_from_the_cli, args=(server, "ada", "yes, rotate them")
+    )
+    operator.start()
+    asked = await asker.run("Ask the operator before rotating the logs.")
+    operator.join()
+    # pydantic-ai hands the model a tool's structured content
+    [answer] = [json.loads(line) for line in asked.output.splitlines()]
+    assert answer["reply"] == "yes, rotate them" and answer["pending"] is False
+
+    worker = Agent(
+        scripted(
+            [
+                ("claim_task", {}),
+                ("complete_task", {"task_id": task.task_id, "result": {"rotated": 3}}),
+            ]
+        ),
+        toolsets=[relay_tools(server, "bob")],
+    )
+    worked = await worker.run("Take the next task and finish it.")
+    claimed, completed = [json.loads(line) for line in worked.output.splitlines()]
+    assert claimed["task_id"] == task.task_id and completed["status"] == "completed"
+    with RelayClient(server.url, token=server.operator_token) as op:
+        done = op.tasks.get(task.task_id)
+    assert done.status == "completed" and done.claimed_by == "bob"
+    assert done.result == {"rotated": 3}
