@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Final
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import SubscriptionBus
 
 from relay_client import AsyncRelayClient
 from relay_core import __version__
 from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_mcp.agent_tools import add_agent_tools
+from relay_mcp.inbox import add_inbox
 from relay_mcp.operator_tools import add_operator_tools
 
 # stderr is the host's log of this process: warnings only, not every request to Relay.
@@ -27,13 +29,21 @@ OPERATOR = (
 )
 
 
-def build_server(relay: AsyncRelayClient) -> MCPServer:
-    """The MCP server for whoever ``relay`` acts as: the agent tools for an agent (its id is
-    configured), the operator's small set for the operator's token."""
+def build_server(relay: AsyncRelayClient, bus: SubscriptionBus | None = None) -> MCPServer:
+    """The MCP server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
+    (updates published on ``bus``) for an agent (its id is configured), the operator's small
+    set for the operator's token."""
     token = relay.config.token or ""
     if relay.config.agent_id is not None:
-        server = MCPServer("relay", version=__version__, instructions=INSTRUCTIONS, log_level=QUIET)
+        server = MCPServer(
+            "relay",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level=QUIET,
+            subscriptions=bus,
+        )
         add_agent_tools(server, relay)
+        add_inbox(server, relay)
     elif token.startswith(OPERATOR_TOKEN_PREFIX):
         server = MCPServer(
             "relay-operator", version=__version__, instructions=OPERATOR, log_level=QUIET

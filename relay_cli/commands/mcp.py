@@ -18,6 +18,9 @@ def mcp(ctx: typer.Context) -> None:
     Example: claude mcp add relay -- relay mcp
     """
     try:
+        from mcp.server.subscriptions import InMemorySubscriptionBus
+
+        from relay_mcp.inbox import watch_inbox
         from relay_mcp.server import build_server
     except ImportError as exc:
         typer.echo(
@@ -32,11 +35,20 @@ def mcp(ctx: typer.Context) -> None:
         async with AsyncRelayClient(
             connection.url, token=connection.token, agent_id=connection.agent
         ) as relay:
+            bus = InMemorySubscriptionBus()
             try:
-                server = build_server(relay)
+                server = build_server(relay, bus)
             except ValueError as exc:
                 typer.echo(f"Error: {exc}", err=True)
                 raise typer.Exit(2) from None
-            await server.run_stdio_async()
+            if relay.config.agent_id is None:
+                await server.run_stdio_async()
+                return
+            watcher = asyncio.create_task(watch_inbox(relay, bus))
+            try:
+                await server.run_stdio_async()
+            finally:
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
 
     asyncio.run(serve())

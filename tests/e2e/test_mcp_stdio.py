@@ -4,6 +4,7 @@ does for the CLI."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,7 +15,8 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.types import CallToolResult
+from mcp.client.subscriptions import ResourceUpdated
+from mcp.types import CallToolResult, TextResourceContents
 
 from relay_client import RelayClient
 from tests.live import LiveServer, live_server, relay_command
@@ -195,3 +197,16 @@ def test_relay_mcp_with_an_agent_token_but_no_agent_id_says_what_is_missing(
         [*relay_command(), "mcp"], env=env, capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 2 and "RELAY_AGENT_ID" in done.stderr
+
+
+async def test_the_inbox_resource_is_pushed_when_a_message_commits(server: LiveServer) -> None:
+    async with Client(agent(server, "gina")) as gina:
+        async with gina.listen(resource_subscriptions=["relay://inbox"]) as subscription:
+            with RelayClient(server.url, token=server.operator_token) as op:
+                op.messages.send("new mail", to="gina")
+            async with asyncio.timeout(20):
+                event = await anext(aiter(subscription))
+        assert isinstance(event, ResourceUpdated) and event.uri == "relay://inbox"
+        [contents] = (await gina.read_resource("relay://inbox")).contents
+        assert isinstance(contents, TextResourceContents)
+        assert [m["text"] for m in json.loads(contents.text)["messages"]] == ["new mail"]
