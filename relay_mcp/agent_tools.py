@@ -8,15 +8,19 @@ one ``Idempotency-Key`` through all its retries.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
 from relay_core.models import Message
 from relay_mcp.results import answer, guarded
+
+# The client a tool call acts through: the one agent's (stdio), or the caller's (HTTP).
+Clients = Callable[[Context], AsyncRelayClient]
 
 READ = ToolAnnotations(read_only_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
@@ -27,14 +31,16 @@ Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait fo
 Limit = Annotated[int, Field(ge=1, le=200)]
 
 
-def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
-    """Register every agent tool on ``server``, acting through ``relay`` (an agent's client)."""
-    me = relay.config.agent_id
-    assert me is not None, "an agent's tools need its agent id"
+def add_agent_tools(server: MCPServer, clients: Clients) -> None:
+    """Register every agent tool on ``server``; each call acts through ``clients(ctx)``, the
+    calling agent's client."""
 
     @server.tool(annotations=READ)
-    async def whoami() -> CallToolResult:
+    async def whoami(ctx: Context) -> CallToolResult:
         """Who this agent is: presence, unread count, tasks it holds, approvals it waits on."""
+        relay = clients(ctx)
+
+        me = relay.config.agent_id
 
         async def work() -> CallToolResult:
             beat = await relay.agents.heartbeat()
@@ -59,9 +65,10 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
 
     @server.tool(annotations=WRITE)
     async def send_message(
-        to: str, text: str, subject: str | None = None, reply_to: int | None = None
+        ctx: Context, to: str, text: str, subject: str | None = None, reply_to: int | None = None
     ) -> CallToolResult:
         """Send a direct message to another agent."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             sent = await relay.messages.send(text, to=to, subject=subject, reply_to=reply_to)
@@ -70,9 +77,10 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def read_inbox(limit: Limit = 20, wait_seconds: Wait = 0) -> CallToolResult:
+    async def read_inbox(ctx: Context, limit: Limit = 20, wait_seconds: Wait = 0) -> CallToolResult:
         """Unacknowledged messages, oldest first; wait_seconds waits for the first one. Ack what
         you handled with ack_messages, or it comes back."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
@@ -82,8 +90,9 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def ack_messages(message_ids: list[int]) -> CallToolResult:
+    async def ack_messages(ctx: Context, message_ids: list[int]) -> CallToolResult:
         """Acknowledge messages handled; acknowledging twice is fine."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             acked = [(await relay.messages.ack(i)).message_id for i in message_ids]
@@ -92,8 +101,9 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def list_rooms() -> CallToolResult:
+    async def list_rooms(ctx: Context) -> CallToolResult:
         """Rooms, by id."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             rooms = await relay.rooms.list(limit=200)
@@ -103,8 +113,9 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def join_room(room_id: str) -> CallToolResult:
+    async def join_room(ctx: Context, room_id: str) -> CallToolResult:
         """Join a room (created when new)."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             member = await relay.rooms.join(room_id)
@@ -113,8 +124,9 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def post_to_room(room_id: str, text: str) -> CallToolResult:
+    async def post_to_room(ctx: Context, room_id: str, text: str) -> CallToolResult:
         """Post to a room you joined."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             posted = await relay.messages.send(text, room_id=room_id)
@@ -123,8 +135,9 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def read_room(room_id: str, limit: Limit = 20) -> CallToolResult:
+    async def read_room(ctx: Context, room_id: str, limit: Limit = 20) -> CallToolResult:
         """A room's newest messages, oldest of them first."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             page = await relay.rooms.messages(room_id, limit=limit)
@@ -135,10 +148,12 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
 
     @server.tool(annotations=READ)
     async def list_tasks(
+        ctx: Context,
         status: Literal["open", "claimed", "in_progress", "completed", "failed"] | None = None,
         limit: Limit = 20,
     ) -> CallToolResult:
         """Tasks, by id, optionally of one status."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             page = await relay.tasks.list(status=status, limit=limit)
@@ -148,8 +163,10 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def claim_task(task_id: int | None = None) -> CallToolResult:
+    async def claim_task(ctx: Context, task_id: int | None = None) -> CallToolResult:
         """Claim a task; with no id, the next open task this agent may take."""
+        relay = clients(ctx)
+        me = relay.config.agent_id
 
         async def work() -> CallToolResult:
             if task_id is not None:
@@ -169,11 +186,13 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
 
     @server.tool(annotations=WRITE)
     async def report_progress(
+        ctx: Context,
         task_id: int,
         progress: Annotated[int, Field(ge=0, le=100)] | None = None,
         message: str | None = None,
     ) -> CallToolResult:
         """Report progress on a task you hold (renews its lease)."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             event = await relay.tasks.event(task_id, progress=progress, message=message)
@@ -182,8 +201,11 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def complete_task(task_id: int, result: dict[str, Any] | None = None) -> CallToolResult:
+    async def complete_task(
+        ctx: Context, task_id: int, result: dict[str, Any] | None = None
+    ) -> CallToolResult:
         """Complete a task you hold."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             task = await relay.tasks.complete(task_id, result=result)
@@ -192,8 +214,11 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def fail_task(task_id: int, error: str, retry: bool = False) -> CallToolResult:
+    async def fail_task(
+        ctx: Context, task_id: int, error: str, retry: bool = False
+    ) -> CallToolResult:
         """Fail a task you hold; retry=true reopens it while attempts are left."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             task = await relay.tasks.fail(task_id, error=error, retry=retry)
@@ -203,12 +228,14 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
 
     @server.tool(annotations=WRITE)
     async def record_action(
+        ctx: Context,
         action: str,
         target: str | None = None,
         outcome: str | None = None,
         params: dict[str, Any] | None = None,
     ) -> CallToolResult:
         """Append what you did to the audit log."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             recorded = await relay.actions.record(
@@ -219,9 +246,12 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def ask_operator(text: str, wait_seconds: Wait = MAX_WAIT) -> CallToolResult:
+    async def ask_operator(
+        ctx: Context, text: str, wait_seconds: Wait = MAX_WAIT
+    ) -> CallToolResult:
         """Ask the human operator and wait for the reply; if none comes in time, the answer is
         pending with a notification_id for check_operator_reply."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             cursor = (await relay.events.list(limit=1)).cursor
@@ -232,8 +262,9 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def check_operator_reply(notification_id: int) -> CallToolResult:
+    async def check_operator_reply(ctx: Context, notification_id: int) -> CallToolResult:
         """The operator's reply to an earlier ask_operator, if it has come."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             reply = await _reply(relay, notification_id, None, 0)
@@ -243,6 +274,7 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
 
     @server.tool(annotations=WRITE)
     async def request_approval(
+        ctx: Context,
         intervention_id: str,
         title: str,
         reason: str,
@@ -250,6 +282,7 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         risk: Literal["low", "medium", "high"] | None = None,
     ) -> CallToolResult:
         """Ask the operator to approve a remediation of an intervention."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             asked = await relay.interventions.request_approval(
@@ -264,9 +297,12 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def check_approval(intervention_id: str, wait_seconds: Wait = 0) -> CallToolResult:
+    async def check_approval(
+        ctx: Context, intervention_id: str, wait_seconds: Wait = 0
+    ) -> CallToolResult:
         """The intervention's approval: pending, approved or rejected (with the operator's
         note); wait_seconds waits for a decision."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             deadline = time.monotonic() + wait_seconds
@@ -283,9 +319,10 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
 
     @server.tool(annotations=WRITE)
     async def upload_diagnostic(
-        intervention_id: str, summary: str, details: str | None = None
+        ctx: Context, intervention_id: str, summary: str, details: str | None = None
     ) -> CallToolResult:
         """Keep a diagnostic for an intervention (opened when new)."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             kept = await relay.interventions.diagnostic(
@@ -297,6 +334,7 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
 
     @server.tool(annotations=WRITE)
     async def record_remediation(
+        ctx: Context,
         intervention_id: str,
         action: str,
         status: Literal["succeeded", "failed", "partial"],
@@ -305,6 +343,7 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         link: str | None = None,
     ) -> CallToolResult:
         """Record what an approved remediation did, with evidence before and after."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             trace = await relay.interventions.action(
@@ -320,8 +359,11 @@ def add_agent_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def wait_for_events(after: int | None = None, wait_seconds: Wait = 30) -> CallToolResult:
+    async def wait_for_events(
+        ctx: Context, after: int | None = None, wait_seconds: Wait = 30
+    ) -> CallToolResult:
         """What happened after the cursor (none: from now); pass the answer's cursor next time."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             page = await relay.events.list(after=after, wait=wait_seconds or None)

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from relay_client import AsyncRelayClient
-from relay_mcp.agent_tools import READ, WRITE
+from relay_mcp.agent_tools import READ, WRITE, Clients
 from relay_mcp.results import answer, guarded, refusal
 
 Note = Annotated[str | None, Field(max_length=2000, description="why, for the agent")]
 
 
-def add_operator_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
-    """Register the operator's tools on ``server``, acting through ``relay``."""
+def add_operator_tools(server: MCPServer, clients: Clients) -> None:
+    """Register the operator's tools on ``server``; each call acts through ``clients(ctx)``."""
 
     @server.tool(annotations=READ)
-    async def fleet_status() -> CallToolResult:
+    async def fleet_status(ctx: Context) -> CallToolResult:
         """Agents online, unread messages, open tasks and pending approvals."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             status = await relay.status()
@@ -34,8 +34,9 @@ def add_operator_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def list_pending_approvals() -> CallToolResult:
+    async def list_pending_approvals(ctx: Context) -> CallToolResult:
         """Approvals waiting for a decision, newest first."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             page = await relay.approvals.list(status="pending", limit=50)
@@ -45,8 +46,9 @@ def add_operator_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def approve(approval_id: int, note: Note = None) -> CallToolResult:
+    async def approve(ctx: Context, approval_id: int, note: Note = None) -> CallToolResult:
         """Approve a pending approval."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             decided = await relay.approvals.approve(approval_id, note=note)
@@ -55,8 +57,9 @@ def add_operator_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def reject(approval_id: int, note: Note = None) -> CallToolResult:
+    async def reject(ctx: Context, approval_id: int, note: Note = None) -> CallToolResult:
         """Reject a pending approval."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             decided = await relay.approvals.reject(approval_id, note=note)
@@ -65,8 +68,11 @@ def add_operator_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=READ)
-    async def list_notifications(limit: Annotated[int, Field(ge=1, le=100)] = 20) -> CallToolResult:
+    async def list_notifications(
+        ctx: Context, limit: Annotated[int, Field(ge=1, le=100)] = 20
+    ) -> CallToolResult:
         """What agents asked the operator, newest first, with how many replies each got."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             page = await relay.notify.list(limit=limit)
@@ -80,8 +86,11 @@ def add_operator_tools(server: MCPServer, relay: AsyncRelayClient) -> None:
         return await guarded(work)
 
     @server.tool(annotations=WRITE)
-    async def reply_to_notification(notification_id: int, text: str) -> CallToolResult:
+    async def reply_to_notification(
+        ctx: Context, notification_id: int, text: str
+    ) -> CallToolResult:
         """Answer an agent's notification; the reply reaches its inbox (and its ask_operator)."""
+        relay = clients(ctx)
 
         async def work() -> CallToolResult:
             async for notification in relay.notify.iterate():  # newest first

@@ -10,7 +10,7 @@ from mcp.server.subscriptions import SubscriptionBus
 from relay_client import AsyncRelayClient
 from relay_core import __version__
 from relay_core.auth import OPERATOR_TOKEN_PREFIX
-from relay_mcp.agent_tools import add_agent_tools
+from relay_mcp.agent_tools import Clients, add_agent_tools
 from relay_mcp.inbox import add_inbox
 from relay_mcp.operator_tools import add_operator_tools
 
@@ -29,29 +29,36 @@ OPERATOR = (
 )
 
 
+def agent_server(clients: Clients, bus: SubscriptionBus | None = None) -> MCPServer:
+    """The agent tools, each call acting through ``clients(ctx)``."""
+    server = MCPServer(
+        "relay", version=__version__, instructions=INSTRUCTIONS, log_level=QUIET, subscriptions=bus
+    )
+    add_agent_tools(server, clients)
+    return server
+
+
+def operator_server(clients: Clients) -> MCPServer:
+    """The operator's tools, each call acting through ``clients(ctx)``."""
+    server = MCPServer(
+        "relay-operator", version=__version__, instructions=OPERATOR, log_level=QUIET
+    )
+    add_operator_tools(server, clients)
+    return server
+
+
 def build_server(relay: AsyncRelayClient, bus: SubscriptionBus | None = None) -> MCPServer:
-    """The MCP server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
+    """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
     (updates published on ``bus``) for an agent (its id is configured), the operator's small
     set for the operator's token."""
     token = relay.config.token or ""
     if relay.config.agent_id is not None:
-        server = MCPServer(
-            "relay",
-            version=__version__,
-            instructions=INSTRUCTIONS,
-            log_level=QUIET,
-            subscriptions=bus,
-        )
-        add_agent_tools(server, relay)
+        server = agent_server(lambda _: relay, bus)
         add_inbox(server, relay)
-    elif token.startswith(OPERATOR_TOKEN_PREFIX):
-        server = MCPServer(
-            "relay-operator", version=__version__, instructions=OPERATOR, log_level=QUIET
-        )
-        add_operator_tools(server, relay)
-    else:
-        raise ValueError(
-            "the MCP tools act as an agent (set RELAY_AGENT_ID, or pass --agent, with its token) "
-            "or as the operator (the operator's token)"
-        )
-    return server
+        return server
+    if token.startswith(OPERATOR_TOKEN_PREFIX):
+        return operator_server(lambda _: relay)
+    raise ValueError(
+        "the MCP tools act as an agent (set RELAY_AGENT_ID, or pass --agent, with its token) "
+        "or as the operator (the operator's token)"
+    )
