@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import signal
 import sys
@@ -14,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -279,3 +283,41 @@ def test_workers_share_one_port_and_stop_together(
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+class _RoundRobin(httpx2.AsyncHTTPTransport):
+    """A load balancer in the client: each request to the next instance in turn."""
+
+    def __init__(self, ports: list[int]) -> None:
+        super().__init__()
+        self._ports = itertools.cycle(ports)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.url = request.url.copy_with(port=next(self._ports))
+        return await super().handle_async_request(request)
+
+
+async def test_an_mcp_session_goes_on_across_instances(tmp_path: Path, database: str) -> None:
+    """/mcp keeps nothing in one process: one client's requests alternate between two
+    instances, and the conversation goes on."""
+    with (
+        instance(tmp_path / "a", database) as a,
+        instance(tmp_path / "b", database) as b,
+    ):
+        token = register(a, "mona")
+        ports = [int(server.url.rsplit(":", 1)[1]) for server in (a, b)]
+        http2 = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, transport=_RoundRobin(ports)
+        )
+        async with http2, Client(streamable_http_client(f"{a.url}/mcp", http_client=http2)) as mcp:
+            tools = {tool.name for tool in (await mcp.list_tools()).tools}
+            assert "send_message" in tools
+            for n in range(4):
+                sent = await mcp.call_tool("send_message", {"to": "mona", "text": f"note {n}"})
+                assert not sent.is_error, sent.content
+            inbox = await mcp.call_tool("read_inbox", {})
+            assert inbox.structured_content is not None
+            texts = [m["text"] for m in inbox.structured_content["messages"]]
+            assert texts == [f"note {n}" for n in range(4)]
+        for server in (a, b):
+            assert '"POST /mcp" 200' in server.log.read_text(), server.log

@@ -1,0 +1,113 @@
+"""``/mcp``: Relay's MCP tools on the server's own port (Streamable HTTP), so that a remote agent
+installs nothing. The same bearer tokens as the API: 401 without one; an agent's token gets the
+agent tools, the operator's the operator's.
+
+The MCP SDK serves the protocol as an ASGI application, bridged into aiohttp by aiohttp-asgi.
+Stateless: every request stands alone (no session lives in one process), so any instance behind
+a load balancer answers any request. A tool acts through ``relay_client`` with the caller's own
+token against this server's own listening address, so it meets the same authorization, rate
+limits and idempotency as the API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from contextlib import AsyncExitStack
+from typing import Any
+
+from aiohttp import web
+from aiohttp_asgi.resource import ASGIContext, ScopeDict
+from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp
+
+from relay_client import AsyncRelayClient
+from relay_mcp.server import agent_server, operator_server
+from relay_server.authentication import authenticate
+from relay_server.keys import MCP_DOOR, SERVICES
+
+# Headers the door sets for the tools; whatever a client sent under these names is dropped.
+AGENT_HEADER = "x-relay-mcp-agent"
+LOOPBACK_HEADER = "x-relay-mcp-loopback"
+CLIENTS_KEPT = 256  # callers whose client (and its connection pool) stays open
+
+
+class McpDoor:
+    """The two tool sets as ASGI applications, and the callers' clients."""
+
+    def __init__(self) -> None:
+        self._clients: OrderedDict[str, AsyncRelayClient] = OrderedDict()
+        # The bearer token is checked before a request reaches the SDK, and it is not ambient
+        # (no cookie): a rebound DNS name gains nothing, so the Host allowlist stays off.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self._servers = (agent_server(self.client), operator_server(self.client))
+        self.agent_app, self.operator_app = (
+            server.streamable_http_app(
+                streamable_http_path="/mcp",
+                stateless_http=True,
+                json_response=True,
+                transport_security=security,
+            )
+            for server in self._servers
+        )
+
+    def client(self, ctx: Context) -> AsyncRelayClient:
+        """The caller's client, from what the door put in the request's headers."""
+        headers = ctx.headers or {}
+        token = headers.get("authorization", "").partition(" ")[2]
+        agent = headers.get(AGENT_HEADER) or None
+        url = headers[LOOPBACK_HEADER]
+        key = hashlib.sha256(f"{token}\0{agent}\0{url}".encode()).hexdigest()
+        found = self._clients.get(key)
+        if found is None:
+            found = self._clients[key] = AsyncRelayClient(url, token=token, agent_id=agent)
+            while len(self._clients) > CLIENTS_KEPT:
+                self._clients.popitem(last=False)  # an evicted client's pool closes with it
+        self._clients.move_to_end(key)
+        return found
+
+    async def run(self, stack: AsyncExitStack) -> None:
+        """Start the SDK's session managers for the lifetime of ``stack``."""
+        for server in self._servers:
+            await stack.enter_async_context(server.session_manager.run())
+
+    async def close(self) -> None:
+        """Close every caller's client."""
+        for relay in self._clients.values():
+            await relay.close()
+        self._clients.clear()
+
+
+class _Bridge(ASGIContext):
+    """One request into the SDK, carrying who the door authenticated and where to reach Relay."""
+
+    def __init__(self, app: ASGIApp, request: web.Request, extra: dict[str, str]) -> None:
+        super().__init__(app, request, "")
+        self._extra = extra
+
+    @property
+    def scope(self) -> ScopeDict:
+        scope = super().scope
+        kept = [(k, v) for k, v in scope["headers"] if k.decode().lower() not in self._extra]
+        added = [(k.encode(), v.encode()) for k, v in self._extra.items()]
+        scope["headers"] = kept + added
+        return scope
+
+
+def _loopback(request: web.Request) -> str:
+    """This server's own address, as the connection reached it."""
+    host, port = request.transport.get_extra_info("sockname")[:2] if request.transport else ("", 0)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    """Authenticate as the API does, then hand the request to the caller's tool set."""
+    caller = await authenticate(request, request.app[SERVICES])
+    door = request.app[MCP_DOOR]
+    app = door.operator_app if caller.is_operator else door.agent_app
+    extra = {LOOPBACK_HEADER: _loopback(request)}
+    if caller.agent_id is not None:
+        extra[AGENT_HEADER] = caller.agent_id
+    response: Any = await _Bridge(app, request, extra).get_response()
+    return response  # type: ignore[no-any-return]

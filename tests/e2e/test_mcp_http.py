@@ -1,0 +1,78 @@
+"""``/mcp`` on the server's own port: the official client over Streamable HTTP with the same
+bearer tokens as the API, against ``relay serve``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+from relay_client import RelayClient
+from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS
+from tests.live import LiveServer, live_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay-mcp-http")) as running:
+        yield running
+
+
+@asynccontextmanager
+async def connected(url: str, token: str) -> AsyncIterator[Client]:
+    """The official client on ``url``/mcp with a bearer token."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+            yield client
+
+
+def token_of(server: LiveServer, agent_id: str) -> str:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register(agent_id).token
+    assert token is not None
+    return token
+
+
+def data(result: CallToolResult) -> Any:
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def test_no_token_no_mcp(server: LiveServer) -> None:
+    answer = httpx.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert answer.status_code == 401 and answer.json()["code"] == "unauthenticated"
+    wrong = httpx.post(
+        f"{server.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={"Authorization": "Bearer rly_agent_nobody"},
+    )
+    assert wrong.status_code == 401
+
+
+async def test_agent_and_operator_tools_over_http(server: LiveServer) -> None:
+    async with (
+        connected(server.url, token_of(server, "hana")) as hana,
+        connected(server.url, token_of(server, "ivan")) as ivan,
+        connected(server.url, server.operator_token) as op,
+    ):
+        assert {t.name for t in (await hana.list_tools()).tools} == AGENT_TOOLS
+        assert {t.name for t in (await op.list_tools()).tools} == OPERATOR_TOOLS
+        sent = await hana.call_tool("send_message", {"to": "ivan", "text": "over http"})
+        assert data(sent)["from_agent"] == "hana"  # the caller is the token's agent
+        inbox = data(await ivan.call_tool("read_inbox", {}))
+        assert [m["text"] for m in inbox["messages"]] == ["over http"]
+        assert inbox["waiting"] == "1 unread message"
+        refused = await ivan.call_tool("complete_task", {"task_id": 999999})
+        assert refused.is_error and refused.structured_content is not None
+        assert refused.structured_content["code"] == "not_found"
+        status = data(await op.call_tool("fleet_status", {}))
+        assert status["counts"]["agents"] >= 2
+    log = server.log.read_text()
+    assert "Traceback" not in log and "internal error" not in log
