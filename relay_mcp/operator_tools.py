@@ -9,7 +9,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from relay_mcp.agent_tools import READ, WRITE, Clients
-from relay_mcp.results import answer, guarded, refusal
+from relay_mcp.results import answer, refusal, tool
 
 Note = Annotated[str | None, Field(max_length=2000, description="why, for the agent")]
 
@@ -17,91 +17,66 @@ Note = Annotated[str | None, Field(max_length=2000, description="why, for the ag
 def add_operator_tools(server: MCPServer, clients: Clients) -> None:
     """Register the operator's tools on ``server``; each call acts through ``clients(ctx)``."""
 
-    @server.tool(annotations=READ)
+    @tool(server, READ)
     async def fleet_status(ctx: Context) -> CallToolResult:
         """Agents online, unread messages, open tasks and pending approvals."""
         relay = clients(ctx)
+        status = await relay.status()
+        c = status.counts
+        text = (
+            f"{c.online_agents}/{c.agents} agents online, {c.pending_messages} unread "
+            f"messages, {c.open_tasks} open tasks, {c.pending_approvals} pending approvals"
+        )
+        return await answer(relay, text, status)
 
-        async def work() -> CallToolResult:
-            status = await relay.status()
-            c = status.counts
-            text = (
-                f"{c.online_agents}/{c.agents} agents online, {c.pending_messages} unread "
-                f"messages, {c.open_tasks} open tasks, {c.pending_approvals} pending approvals"
-            )
-            return await answer(relay, text, status)
-
-        return await guarded(work)
-
-    @server.tool(annotations=READ)
+    @tool(server, READ)
     async def list_pending_approvals(ctx: Context) -> CallToolResult:
         """Approvals waiting for a decision, newest first."""
         relay = clients(ctx)
+        page = await relay.approvals.list(status="pending", limit=50)
+        lines = [f"#{a.approval_id} {a.title} (by {a.requested_by})" for a in page.approvals]
+        return await answer(relay, "\n".join(lines) or "nothing pending", page)
 
-        async def work() -> CallToolResult:
-            page = await relay.approvals.list(status="pending", limit=50)
-            lines = [f"#{a.approval_id} {a.title} (by {a.requested_by})" for a in page.approvals]
-            return await answer(relay, "\n".join(lines) or "nothing pending", page)
-
-        return await guarded(work)
-
-    @server.tool(annotations=WRITE)
+    @tool(server, WRITE)
     async def approve(ctx: Context, approval_id: int, note: Note = None) -> CallToolResult:
         """Approve a pending approval."""
         relay = clients(ctx)
+        decided = await relay.approvals.approve(approval_id, note=note)
+        return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 
-        async def work() -> CallToolResult:
-            decided = await relay.approvals.approve(approval_id, note=note)
-            return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
-
-        return await guarded(work)
-
-    @server.tool(annotations=WRITE)
+    @tool(server, WRITE)
     async def reject(ctx: Context, approval_id: int, note: Note = None) -> CallToolResult:
         """Reject a pending approval."""
         relay = clients(ctx)
+        decided = await relay.approvals.reject(approval_id, note=note)
+        return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 
-        async def work() -> CallToolResult:
-            decided = await relay.approvals.reject(approval_id, note=note)
-            return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
-
-        return await guarded(work)
-
-    @server.tool(annotations=READ)
+    @tool(server, READ)
     async def list_notifications(
         ctx: Context, limit: Annotated[int, Field(ge=1, le=100)] = 20
     ) -> CallToolResult:
         """What agents asked the operator, newest first, with how many replies each got."""
         relay = clients(ctx)
+        page = await relay.notify.list(limit=limit)
+        lines = [
+            f"#{n.notification_id} {n.agent_id or 'operator'}: {n.text} ({n.replies or 0} replies)"
+            for n in page.notifications
+        ]
+        return await answer(relay, "\n".join(lines) or "no notifications", page)
 
-        async def work() -> CallToolResult:
-            page = await relay.notify.list(limit=limit)
-            lines = [
-                f"#{n.notification_id} {n.agent_id or 'operator'}: {n.text} "
-                f"({n.replies or 0} replies)"
-                for n in page.notifications
-            ]
-            return await answer(relay, "\n".join(lines) or "no notifications", page)
-
-        return await guarded(work)
-
-    @server.tool(annotations=WRITE)
+    @tool(server, WRITE)
     async def reply_to_notification(
         ctx: Context, notification_id: int, text: str
     ) -> CallToolResult:
         """Answer an agent's notification; the reply reaches its inbox (and its ask_operator)."""
         relay = clients(ctx)
-
-        async def work() -> CallToolResult:
-            async for notification in relay.notify.iterate():  # newest first
-                if notification.notification_id == notification_id:
-                    break
-            else:
-                return refusal("not_found", f"notification {notification_id} does not exist")
-            if notification.platform_message_id is None:
-                detail = f"notification {notification_id} never reached the operator"
-                return refusal("conflict", detail)
-            reply = await relay.notify.reply(notification.platform_message_id, text)
-            return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)
-
-        return await guarded(work)
+        async for notification in relay.notify.iterate():  # newest first
+            if notification.notification_id == notification_id:
+                break
+        else:
+            return refusal("not_found", f"notification {notification_id} does not exist")
+        if notification.platform_message_id is None:
+            detail = f"notification {notification_id} never reached the operator"
+            return refusal("conflict", detail)
+        reply = await relay.notify.reply(notification.platform_message_id, text)
+        return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)

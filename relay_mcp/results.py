@@ -2,15 +2,17 @@
 one line on what is waiting for the agent, so that it learns of new mail without polling.
 
 A Relay error is a tool error (``isError``) carrying Relay's ``code`` and ``detail``: the model
-reads it and may try again; the session goes on.
+reads it and may try again; the session goes on. ``tool`` registers a function so.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from mcp.types import CallToolResult, TextContent
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from relay_client import AsyncRelayClient, errors
@@ -63,9 +65,21 @@ def refusal(code: str, detail: str) -> CallToolResult:
     )
 
 
-async def guarded(work: Callable[[], Awaitable[CallToolResult]]) -> CallToolResult:
-    """``work``'s answer, or its Relay error as a tool error."""
-    try:
-        return await work()
-    except errors.RelayError as exc:
-        return failure(exc)
+ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Awaitable[CallToolResult]])
+
+
+def tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[ToolFunction], ToolFunction]:
+    """Register a function as a tool of ``server``, its Relay errors answered as tool errors."""
+
+    def register(function: ToolFunction) -> ToolFunction:
+        @functools.wraps(function)
+        async def call(*args: Any, **kwargs: Any) -> CallToolResult:
+            try:
+                return await function(*args, **kwargs)
+            except errors.RelayError as exc:
+                return failure(exc)
+
+        server.tool(annotations=annotations)(call)
+        return function
+
+    return register

@@ -8,7 +8,6 @@ agent B claims the task A's operator created and completes it.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -32,7 +31,8 @@ from typer.testing import CliRunner
 
 from relay_cli.main import app
 from relay_client import RelayClient
-from tests.live import LiveServer, live_server, relay_command
+from tests.e2e.test_mcp_stdio import agent_process
+from tests.live import LiveServer, live_server
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +43,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 def relay_tools(server: LiveServer, agent_id: str) -> MCPToolset[Any]:
     """``relay mcp`` for a newly registered agent, as pydantic-ai's MCP toolset."""
-    with RelayClient(server.url, token=server.operator_token) as op:
-        token = op.agents.register(agent_id).token
-    assert token is not None
-    command, *args = relay_command()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
-    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": token, "RELAY_AGENT_ID": agent_id}
-    return MCPToolset(Client(StdioTransport(command, [*args, "mcp"], env=env)))
+    command, args, env = agent_process(server, agent_id)
+    return MCPToolset(Client(StdioTransport(command, args, env=env)))
 
 
 def scripted(calls: list[tuple[str, dict[str, Any]]]) -> FunctionModel:

@@ -61,15 +61,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         yield running
 
 
-def agent(server: LiveServer, agent_id: str) -> StdioServerParameters:
-    """``relay mcp`` for an agent registered now, configured as a user would (environment)."""
+def agent_process(server: LiveServer, agent_id: str) -> tuple[str, list[str], dict[str, str]]:
+    """``relay mcp`` for an agent registered now, configured as a user would (environment):
+    its command, arguments and environment."""
     with RelayClient(server.url, token=server.operator_token) as op:
         token = op.agents.register(agent_id).token
     assert token is not None
     command, *args = relay_command()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {"RELAY_URL": server.url, "RELAY_TOKEN": token, "RELAY_AGENT_ID": agent_id}
-    return StdioServerParameters(command=command, args=[*args, "mcp"], env=env)
+    return command, [*args, "mcp"], env
+
+
+def agent(server: LiveServer, agent_id: str) -> StdioServerParameters:
+    command, args, env = agent_process(server, agent_id)
+    return StdioServerParameters(command=command, args=args, env=env)
 
 
 def data(result: CallToolResult) -> Any:
