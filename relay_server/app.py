@@ -6,9 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -22,20 +20,17 @@ from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
-from relay_server import telegram
+from relay_server import mcp_route, telegram
 from relay_server.background import sweep
 from relay_server.connections import ceiling_middleware
 from relay_server.console import add_console
-from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, MCP_DOOR, REFUSALS, SERVICES, SETTINGS
+from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
 from relay_server.middleware import echo_request_id, error_middleware, request_id_middleware
 from relay_server.openapi import build_openapi
 from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
-
-if TYPE_CHECKING:
-    from relay_server.mcp_door import McpDoor
 
 log = logging.getLogger("relay.server")
 
@@ -82,15 +77,6 @@ def core_config(settings: Settings) -> CoreConfig:
     )
 
 
-def mcp_door() -> McpDoor | None:
-    """The /mcp door when the mcp extra is installed (``relay[mcp]``), else None."""
-    try:
-        from relay_server.mcp_door import McpDoor
-    except ImportError:
-        return None
-    return McpDoor()
-
-
 def create_app(
     settings: Settings | None = None,
     *,
@@ -110,10 +96,6 @@ def create_app(
         settings.limits.enroll_rate_limit, settings.limits.enroll_rate_limit_burst
     )
 
-    door = mcp_door()
-    if door is not None:
-        app[MCP_DOOR] = door
-
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)
         platform = bridge or open_bridge(settings)
@@ -132,15 +114,9 @@ def create_app(
         if settings.domain.sweep_seconds > 0:
             sweeping = sweep(services, settings.domain.sweep_seconds)
             background.append(asyncio.create_task(sweeping, name="sweep"))
-        stack = AsyncExitStack()
-        if door is not None:
-            await door.run(stack)
         try:
             yield
         finally:
-            await stack.aclose()
-            if door is not None:
-                await door.close()
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
@@ -162,12 +138,8 @@ def create_app(
         return web.Response(body=document, content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi, name="openapi")
-    if door is not None:
-        # The MCP door speaks its own protocol: outside the operation table and the SDK.
-        from relay_server.mcp_door import handle
-
-        for method in ("GET", "POST", "DELETE"):
-            app.router.add_route(method, "/mcp", handle, name=f"mcp-{method.lower()}")
+    if mcp_route.available():
+        mcp_route.add_mcp(app)  # its own protocol: outside the operation table and the SDK
     # A platform's callback, not an API operation: outside the route table and the SDK.
     app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
     add_console(app)

@@ -11,8 +11,8 @@ from relay_core.services import Services
 from relay_server.ratelimit import TokenBucket
 from relay_server.settings import Settings
 
-if TYPE_CHECKING:  # refusals.py and mcp_door.py read keys of this module
-    from relay_server.mcp_door import McpDoor
+if TYPE_CHECKING:  # refusals.py and mcp_route.py read keys of this module
+    from relay_server.mcp_route import LazyDoor
     from relay_server.refusals import Refusals
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -23,4 +23,4 @@ CLIENT_ADDRESS = web.RequestKey("client_address", str)
 CALLER_LIMIT = web.AppKey("caller_limit", TokenBucket)
 ENROLL_LIMIT = web.AppKey("enroll_limit", TokenBucket)
 REFUSALS: web.AppKey[Refusals] = web.AppKey("refusals")
-MCP_DOOR: web.AppKey[McpDoor] = web.AppKey("mcp_door")  # only with the mcp extra
+MCP_DOOR: web.AppKey[LazyDoor] = web.AppKey("mcp_door")  # only with the mcp extra

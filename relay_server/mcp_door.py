@@ -1,6 +1,5 @@
-"""``/mcp``: Relay's MCP tools on the server's own port (Streamable HTTP), so that a remote agent
-installs nothing. The same bearer tokens as the API: 401 without one; an agent's token gets the
-agent tools, the operator's the operator's.
+"""The MCP door's machinery (loaded by ``mcp_route`` on the first authenticated request, since
+the SDK takes seconds to import): the two tool sets as ASGI applications, and the bridge.
 
 The MCP SDK serves the protocol as an ASGI application, bridged into aiohttp by aiohttp-asgi.
 Stateless: every request stands alone (no session lives in one process), so any instance behind
@@ -11,6 +10,7 @@ limits and idempotency as the API.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections import OrderedDict
 from contextlib import AsyncExitStack
@@ -23,9 +23,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from relay_client import AsyncRelayClient
+from relay_core.auth import Caller
 from relay_mcp.server import agent_server, operator_server
-from relay_server.authentication import authenticate
-from relay_server.keys import MCP_DOOR, SERVICES
 
 # Headers the door sets for the tools; whatever a client sent under these names is dropped.
 AGENT_HEADER = "x-relay-mcp-agent"
@@ -67,16 +66,19 @@ class McpDoor:
         self._clients.move_to_end(key)
         return found
 
-    async def run(self, stack: AsyncExitStack) -> None:
-        """Start the SDK's session managers for the lifetime of ``stack``."""
-        for server in self._servers:
-            await stack.enter_async_context(server.session_manager.run())
-
-    async def close(self) -> None:
-        """Close every caller's client."""
-        for relay in self._clients.values():
-            await relay.close()
-        self._clients.clear()
+    async def run(self, started: asyncio.Event, stop: asyncio.Event) -> None:
+        """Run the SDK's session managers from ``started`` until ``stop``, then close every
+        caller's client."""
+        try:
+            async with AsyncExitStack() as stack:
+                for server in self._servers:
+                    await stack.enter_async_context(server.session_manager.run())
+                started.set()
+                await stop.wait()
+        finally:
+            for relay in self._clients.values():
+                await relay.close()
+            self._clients.clear()
 
 
 class _Bridge(ASGIContext):
@@ -101,10 +103,8 @@ def _loopback(request: web.Request) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def handle(request: web.Request) -> web.StreamResponse:
-    """Authenticate as the API does, then hand the request to the caller's tool set."""
-    caller = await authenticate(request, request.app[SERVICES])
-    door = request.app[MCP_DOOR]
+async def serve(door: McpDoor, caller: Caller, request: web.Request) -> web.StreamResponse:
+    """Hand an authenticated request to the caller's tool set."""
     app = door.operator_app if caller.is_operator else door.agent_app
     extra = {LOOPBACK_HEADER: _loopback(request)}
     if caller.agent_id is not None:

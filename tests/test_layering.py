@@ -32,6 +32,11 @@ def test_client_side_imports_load_neither_aiohttp_nor_sqlalchemy(imports: str) -
     assert "mcp" not in loaded  # an optional extra, loaded by `relay mcp` only
 
 
+def test_the_server_loads_the_mcp_sdk_only_when_mcp_is_asked_for() -> None:
+    """The SDK takes seconds to import: a server that nobody asks for /mcp never pays it."""
+    assert "mcp" not in loaded_after("from relay_server import create_app; create_app()")
+
+
 def test_core_never_imports_aiohttp() -> None:
     imports = (
         "import relay_core.services, relay_core.storage.sqlite, relay_core.storage.postgres, "

@@ -1,0 +1,73 @@
+"""``/mcp``: Relay's MCP tools on the server's own port (Streamable HTTP), so that a remote agent
+installs nothing. The same bearer tokens as the API: 401 without one; an agent's token gets the
+agent tools, the operator's the operator's. Served when the ``mcp`` extra is installed.
+
+The MCP SDK takes seconds to import, so the door (``mcp_door``) is loaded and started on the
+first authenticated request, not when the server starts; it stops with the application.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from relay_server.authentication import authenticate
+from relay_server.keys import MCP_DOOR, SERVICES
+
+if TYPE_CHECKING:
+    from relay_server.mcp_door import McpDoor
+
+
+def available() -> bool:
+    """Whether the mcp extra is installed."""
+    return all(importlib.util.find_spec(name) for name in ("mcp", "aiohttp_asgi"))
+
+
+class LazyDoor:
+    """The door, made and started once, on first use."""
+
+    def __init__(self) -> None:
+        self._door: McpDoor | None = None
+        self._lock = asyncio.Lock()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def get(self) -> McpDoor:
+        async with self._lock:
+            if self._door is None:
+                from relay_server.mcp_door import McpDoor
+
+                door, started = McpDoor(), asyncio.Event()
+                self._task = asyncio.create_task(door.run(started, self._stop), name="mcp-door")
+                await started.wait()
+                self._door = door
+        return self._door
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    """Authenticate as the API does, then hand the request to the caller's tool set."""
+    caller = await authenticate(request, request.app[SERVICES])
+    door = await request.app[MCP_DOOR].get()
+    from relay_server.mcp_door import serve
+
+    return await serve(door, caller, request)
+
+
+def add_mcp(app: web.Application) -> None:
+    """Route /mcp, and stop the door with the application."""
+    door = app[MCP_DOOR] = LazyDoor()
+
+    async def stop(app: web.Application) -> None:
+        await door.close()
+
+    app.on_cleanup.append(stop)
+    for method in ("GET", "POST", "DELETE"):
+        app.router.add_route(method, "/mcp", handle, name=f"mcp-{method.lower()}")
