@@ -4,8 +4,11 @@ does for the CLI."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import inspect
 import json
+import operator
 import os
 import subprocess
 import threading
@@ -19,6 +22,7 @@ from mcp.client.subscriptions import ResourceUpdated
 from mcp.types import CallToolResult, TextResourceContents
 
 from relay_client import RelayClient
+from relay_mcp import agent_tools, inbox, operator_tools
 from tests.live import LiveServer, live_server, relay_command
 
 AGENT_TOOLS = {
@@ -216,3 +220,23 @@ async def test_the_inbox_resource_is_pushed_when_a_message_commits(server: LiveS
         [contents] = (await gina.read_resource("relay://inbox")).contents
         assert isinstance(contents, TextResourceContents)
         assert [m["text"] for m in json.loads(contents.text)["messages"]] == ["new mail"]
+
+
+def test_every_client_method_a_tool_calls_exists() -> None:
+    """Checked against the SDK (which the operation table drives), as the CLI's commands are:
+    a tool cannot call what the API does not offer."""
+    client = RelayClient("http://relay.invalid", token="x")
+    called = set()
+    for module in (agent_tools, inbox, operator_tools):
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                chain, target = [node.func.attr], node.func.value
+                while isinstance(target, ast.Attribute):
+                    chain.insert(0, target.attr)
+                    target = target.value
+                if isinstance(target, ast.Name) and target.id == "relay" and len(chain) <= 2:
+                    called.add(".".join(chain))
+    assert len(called) > 20
+    for name in called:
+        assert callable(operator.attrgetter(name)(client)), name
+    client.close()
