@@ -30,6 +30,7 @@ from relay_mcp.server import agent_server, operator_server
 AGENT_HEADER = "x-relay-mcp-agent"
 LOOPBACK_HEADER = "x-relay-mcp-loopback"
 CLIENTS_KEPT = 256  # callers whose client (and its connection pool) stays open
+RETIRE_SECONDS = 120.0
 
 
 class McpDoor:
@@ -37,6 +38,7 @@ class McpDoor:
 
     def __init__(self) -> None:
         self._clients: OrderedDict[str, AsyncRelayClient] = OrderedDict()
+        self._retiring: dict[asyncio.Task[None], AsyncRelayClient] = {}
         # The bearer token is checked before a request reaches the SDK, and it is not ambient
         # (no cookie): a rebound DNS name gains nothing, so the Host allowlist stays off.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -62,9 +64,22 @@ class McpDoor:
         if found is None:
             found = self._clients[key] = AsyncRelayClient(url, token=token, agent_id=agent)
             while len(self._clients) > CLIENTS_KEPT:
-                self._clients.popitem(last=False)  # an evicted client's pool closes with it
+                _, evicted = self._clients.popitem(last=False)
+                self._retire(evicted)
         self._clients.move_to_end(key)
         return found
+
+    def _retire(self, relay: AsyncRelayClient) -> None:
+        """Close an evicted client once any call still using it is over (the longest wait a
+        tool makes is under ``RETIRE_SECONDS``)."""
+
+        async def close_later() -> None:
+            await asyncio.sleep(RETIRE_SECONDS)
+            await relay.close()
+
+        task = asyncio.get_running_loop().create_task(close_later())
+        self._retiring[task] = relay
+        task.add_done_callback(lambda done: self._retiring.pop(done, None))
 
     async def run(self, started: asyncio.Event, stop: asyncio.Event) -> None:
         """Run the SDK's session managers from ``started`` until ``stop``, then close every
@@ -76,7 +91,9 @@ class McpDoor:
                 started.set()
                 await stop.wait()
         finally:
-            for relay in self._clients.values():
+            for task in self._retiring:
+                task.cancel()
+            for relay in [*self._retiring.values(), *self._clients.values()]:
                 await relay.close()
             self._clients.clear()
 

@@ -3,6 +3,7 @@ bearer tokens as the API, against ``relay serve``."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from relay_client import RelayClient
+from relay_server import mcp_door
 from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS
 from tests.live import LiveServer, live_server
 
@@ -76,3 +78,25 @@ async def test_agent_and_operator_tools_over_http(server: LiveServer) -> None:
         assert status["counts"]["agents"] >= 2
     log = server.log.read_text()
     assert "Traceback" not in log and "internal error" not in log
+
+
+async def test_the_door_keeps_a_bounded_set_of_clients_and_closes_the_evicted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(mcp_door, "CLIENTS_KEPT", 2)
+    monkeypatch.setattr(mcp_door, "RETIRE_SECONDS", 0)
+    door = mcp_door.McpDoor()
+
+    class Call:  # what a tool's context offers the door: the request's headers
+        def __init__(self, token: str) -> None:
+            self.headers = {
+                "authorization": f"Bearer {token}",
+                mcp_door.LOOPBACK_HEADER: "http://127.0.0.1:9",
+            }
+
+    first = door.client(Call("a"))  # type: ignore[arg-type]
+    assert door.client(Call("a")) is first  # type: ignore[arg-type]
+    for token in ("b", "c"):
+        door.client(Call(token))  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    assert first._http.is_closed and first.config.token == "a"  # the oldest caller was evicted
