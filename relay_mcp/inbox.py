@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 
 from relay_client import AsyncRelayClient, errors
+from relay_mcp.agent_tools import Clients
 
 INBOX = "relay://inbox"
 FEED_WAIT = 50.0
@@ -19,13 +20,15 @@ RETRY_SECONDS = 2.0
 log = logging.getLogger("relay.mcp")
 
 
-def add_inbox(server: MCPServer, relay: AsyncRelayClient) -> None:
-    """Register ``relay://inbox`` on ``server``."""
+def add_inbox(server: MCPServer, clients: Clients) -> None:
+    """Register ``relay://inbox`` on ``server``, read with the caller's client. (A template, with
+    an optional ``limit``: only a template resource is handed the caller's context.)"""
 
-    @server.resource(INBOX, name="inbox", mime_type="application/json")
-    async def inbox() -> str:
-        """The agent's unacknowledged messages, oldest first (at most 100)."""
-        return (await relay.agents.inbox(limit=100)).model_dump_json()
+    @server.resource(INBOX + "{?limit}", name="inbox", mime_type="application/json")
+    async def inbox(ctx: Context, limit: str = "100") -> str:
+        """The agent's unacknowledged messages, oldest first (at most ``limit``, 100)."""
+        count = int(limit) if limit.isdigit() and 0 < int(limit) <= 1000 else 100
+        return (await clients(ctx).agents.inbox(limit=count)).model_dump_json()
 
 
 async def watch_inbox(relay: AsyncRelayClient, bus: SubscriptionBus) -> None:

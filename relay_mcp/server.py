@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Sequence
+from typing import Any, Final
 
+from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import SubscriptionBus
 
@@ -29,12 +31,23 @@ OPERATOR = (
 )
 
 
-def agent_server(clients: Clients, bus: SubscriptionBus | None = None) -> MCPServer:
-    """The agent tools, each call acting through ``clients(ctx)``."""
+def agent_server(
+    clients: Clients,
+    bus: SubscriptionBus | None = None,
+    middleware: Sequence[ServerMiddleware[Any]] = (),
+) -> MCPServer:
+    """The agent tools and ``relay://inbox`` (its updates published on ``bus``), each call
+    acting through ``clients(ctx)``."""
     server = MCPServer(
-        "relay", version=__version__, instructions=INSTRUCTIONS, log_level=QUIET, subscriptions=bus
+        "relay",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level=QUIET,
+        subscriptions=bus,
+        middleware=middleware,
     )
     add_agent_tools(server, clients)
+    add_inbox(server, clients)
     return server
 
 
@@ -53,9 +66,7 @@ def build_server(relay: AsyncRelayClient, bus: SubscriptionBus | None = None) ->
     set for the operator's token."""
     token = relay.config.token or ""
     if relay.config.agent_id is not None:
-        server = agent_server(lambda _: relay, bus)
-        add_inbox(server, relay)
-        return server
+        return agent_server(lambda _: relay, bus)
     if token.startswith(OPERATOR_TOKEN_PREFIX):
         return operator_server(lambda _: relay)
     raise ValueError(

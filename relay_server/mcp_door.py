@@ -13,17 +13,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import AsyncExitStack
+from contextvars import ContextVar
 from typing import Any
 
 from aiohttp import web
 from aiohttp_asgi.resource import ASGIContext, ScopeDict
+from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context
+from mcp.server.subscriptions import ResourceUpdated, ServerEvent
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from relay_client import AsyncRelayClient
 from relay_core.auth import Caller
+from relay_core.hub import Hub
+from relay_core.services.events import inbox_topic
+from relay_mcp.inbox import INBOX
 from relay_mcp.server import agent_server, operator_server
 
 # Headers the door sets for the tools; whatever a client sent under these names is dropped.
@@ -31,23 +38,92 @@ AGENT_HEADER = "x-relay-mcp-agent"
 LOOPBACK_HEADER = "x-relay-mcp-loopback"
 CLIENTS_KEPT = 256  # callers whose client (and its connection pool) stays open
 RETIRE_SECONDS = 120.0
+DISCONNECT_POLL_SECONDS = 0.5
+WATCH_SECONDS = 60.0  # how often a quiet watcher looks whether the hub closed
+
+
+# The agent whose listen stream is being opened (set by ``_note_listener`` around the SDK's
+# handler, read by ``InboxBus.subscribe`` inside it).
+_listening: ContextVar[str | None] = ContextVar("relay_mcp_listening", default=None)
+
+
+async def _note_listener(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+    """A listen stream belongs to the agent the door authenticated for its request."""
+    if ctx.method != "subscriptions/listen":
+        return await call_next(ctx)
+    headers = getattr(ctx.request, "headers", None) or {}
+    token = _listening.set(headers.get(AGENT_HEADER))
+    try:
+        return await call_next(ctx)
+    finally:
+        _listening.reset(token)
+
+
+class InboxBus:
+    """The door's subscription bus: one server serves every agent, so ``relay://inbox`` is a
+    different resource for each, and its update reaches that agent's streams only. While an
+    agent has a stream open, a watcher waits on its inbox's hub topic, which a commit on this
+    instance publishes, and so does one on another (PostgreSQL's hints)."""
+
+    def __init__(self, hub: Hub) -> None:
+        self._hub = hub
+        self._listeners: dict[object, tuple[str | None, Callable[[ServerEvent], None]]] = {}
+        self._watchers: dict[str, asyncio.Task[None]] = {}
+
+    async def publish(self, event: ServerEvent) -> None:
+        """Events about the server itself (lists changed) reach everyone."""
+        for _, listener in list(self._listeners.values()):
+            listener(event)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        agent = _listening.get()
+        key = object()
+        self._listeners[key] = (agent, listener)
+        if agent is not None and agent not in self._watchers:
+            self._watchers[agent] = asyncio.create_task(self._watch(agent))
+
+        def unsubscribe() -> None:
+            self._listeners.pop(key, None)
+            if agent is not None and all(a != agent for a, _ in self._listeners.values()):
+                watcher = self._watchers.pop(agent, None)
+                if watcher is not None:
+                    watcher.cancel()
+
+        return unsubscribe
+
+    async def _watch(self, agent: str) -> None:
+        update = ResourceUpdated(uri=INBOX)
+        with self._hub.subscribe(inbox_topic(agent)) as subscription:
+            while not self._hub.closed:
+                if await subscription.wait(WATCH_SECONDS):
+                    for owner, listener in list(self._listeners.values()):
+                        if owner == agent:
+                            listener(update)
+
+    def close(self) -> None:
+        for watcher in self._watchers.values():
+            watcher.cancel()
 
 
 class McpDoor:
     """The two tool sets as ASGI applications, and the callers' clients."""
 
-    def __init__(self) -> None:
+    def __init__(self, hub: Hub) -> None:
         self._clients: OrderedDict[str, AsyncRelayClient] = OrderedDict()
         self._retiring: dict[asyncio.Task[None], AsyncRelayClient] = {}
         # The bearer token is checked before a request reaches the SDK, and it is not ambient
         # (no cookie): a rebound DNS name gains nothing, so the Host allowlist stays off.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        self._servers = (agent_server(self.client), operator_server(self.client))
+        self.bus = InboxBus(hub)
+        self._servers = (
+            agent_server(self.client, self.bus, middleware=[_note_listener]),
+            operator_server(self.client),
+        )
         self.agent_app, self.operator_app = (
             server.streamable_http_app(
                 streamable_http_path="/mcp",
                 stateless_http=True,
-                json_response=True,
+                json_response=False,
                 transport_security=security,
             )
             for server in self._servers
@@ -91,6 +167,7 @@ class McpDoor:
                 started.set()
                 await stop.wait()
         finally:
+            self.bus.close()
             for task in self._retiring:
                 task.cancel()
             for relay in [*self._retiring.values(), *self._clients.values()]:
@@ -104,6 +181,20 @@ class _Bridge(ASGIContext):
     def __init__(self, app: ASGIApp, request: web.Request, extra: dict[str, str]) -> None:
         super().__init__(app, request, "")
         self._extra = extra
+        self._body_read = False
+
+    async def on_receive(self) -> dict[str, Any]:
+        """The body, then, as ASGI wants, ``http.disconnect`` once the client has gone (the
+        adapter would answer an empty body again at once, and a streaming answer that waits for
+        the disconnect would spin on it)."""
+        if not self._body_read:
+            message = await super().on_receive()
+            self._body_read = not message.get("more_body")
+            return message
+        transport = self.request.transport
+        while transport is not None and not transport.is_closing():
+            await asyncio.sleep(DISCONNECT_POLL_SECONDS)
+        return {"type": "http.disconnect"}
 
     @property
     def scope(self) -> ScopeDict:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from relay_core.hub import Hub
 from relay_server.authentication import authenticate
 from relay_server.keys import MCP_DOOR, SERVICES
 
@@ -35,12 +36,12 @@ class LazyDoor:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
-    async def get(self) -> McpDoor:
+    async def get(self, hub: Hub) -> McpDoor:
         async with self._lock:
             if self._door is None:
                 from relay_server.mcp_door import McpDoor
 
-                door, started = McpDoor(), asyncio.Event()
+                door, started = McpDoor(hub), asyncio.Event()
                 self._task = asyncio.create_task(door.run(started, self._stop), name="mcp-door")
                 await started.wait()
                 self._door = door
@@ -54,8 +55,9 @@ class LazyDoor:
 
 async def handle(request: web.Request) -> web.StreamResponse:
     """Authenticate as the API does, then hand the request to the caller's tool set."""
-    caller = await authenticate(request, request.app[SERVICES])
-    door = await request.app[MCP_DOOR].get()
+    services = request.app[SERVICES]
+    caller = await authenticate(request, services)
+    door = await request.app[MCP_DOOR].get(services.ctx.storage.hub)
     from relay_server.mcp_door import serve
 
     return await serve(door, caller, request)

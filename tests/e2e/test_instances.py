@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ResourceUpdated
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -321,3 +322,25 @@ async def test_an_mcp_session_goes_on_across_instances(tmp_path: Path, database:
             assert texts == [f"note {n}" for n in range(4)]
         for server in (a, b):
             assert '"POST /mcp" 200' in server.log.read_text(), server.log
+
+
+async def test_an_mcp_listener_on_one_instance_hears_of_mail_sent_through_another(
+    tmp_path: Path, database: str
+) -> None:
+    with (
+        instance(tmp_path / "a", database) as a,
+        instance(tmp_path / "b", database) as b,
+    ):
+        token = register(a, "nora")
+        headers = {"Authorization": f"Bearer {token}"}
+        timeout = httpx2.Timeout(30, read=300)
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=timeout) as http2,
+            Client(streamable_http_client(f"{a.url}/mcp", http_client=http2)) as mcp,
+            mcp.listen(resource_subscriptions=["relay://inbox"]) as inbox,
+        ):
+            with http(b) as op:
+                op.post("/v1/messages", json={"to": "nora", "text": "via b"}).raise_for_status()
+            async with asyncio.timeout(20):
+                event = await anext(aiter(inbox))
+        assert isinstance(event, ResourceUpdated) and event.uri == "relay://inbox"

@@ -4,6 +4,7 @@ bearer tokens as the API, against ``relay serve``."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,9 +14,11 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult
+from mcp.client.subscriptions import ResourceUpdated
+from mcp.types import CallToolResult, TextResourceContents
 
 from relay_client import RelayClient
+from relay_core.hub import Hub
 from relay_server import mcp_door
 from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS
 from tests.live import LiveServer, live_server
@@ -30,7 +33,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 @asynccontextmanager
 async def connected(url: str, token: str) -> AsyncIterator[Client]:
     """The official client on ``url``/mcp with a bearer token."""
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
         async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
             yield client
 
@@ -85,7 +89,7 @@ async def test_the_door_keeps_a_bounded_set_of_clients_and_closes_the_evicted(
 ) -> None:
     monkeypatch.setattr(mcp_door, "CLIENTS_KEPT", 2)
     monkeypatch.setattr(mcp_door, "RETIRE_SECONDS", 0)
-    door = mcp_door.McpDoor()
+    door = mcp_door.McpDoor(Hub())
 
     class Call:  # what a tool's context offers the door: the request's headers
         def __init__(self, token: str) -> None:
@@ -100,3 +104,30 @@ async def test_the_door_keeps_a_bounded_set_of_clients_and_closes_the_evicted(
         door.client(Call(token))  # type: ignore[arg-type]
     await asyncio.sleep(0.05)
     assert first._http.is_closed and first.config.token == "a"  # the oldest caller was evicted
+
+
+async def test_an_agent_hears_of_its_own_mail_only_over_http(server: LiveServer) -> None:
+    """One server serves every agent: relay://inbox is each agent's own, and so are its
+    updates."""
+    async with (
+        connected(server.url, token_of(server, "jade")) as jade,
+        connected(server.url, token_of(server, "kurt")) as kurt,
+    ):
+        async with (
+            jade.listen(resource_subscriptions=["relay://inbox"]) as jade_hears,
+            kurt.listen(resource_subscriptions=["relay://inbox"]) as kurt_hears,
+        ):
+            with RelayClient(server.url, token=server.operator_token) as op:
+                op.messages.send("for jade", to="jade")
+            async with asyncio.timeout(20):
+                event = await anext(aiter(jade_hears))
+            assert isinstance(event, ResourceUpdated) and event.uri == "relay://inbox"
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(1):
+                    await anext(aiter(kurt_hears))
+        [contents] = (await jade.read_resource("relay://inbox")).contents
+        assert isinstance(contents, TextResourceContents)
+        assert [m["text"] for m in json.loads(contents.text)["messages"]] == ["for jade"]
+        [empty] = (await kurt.read_resource("relay://inbox")).contents
+        assert isinstance(empty, TextResourceContents)
+        assert json.loads(empty.text)["messages"] == []
