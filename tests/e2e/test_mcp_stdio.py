@@ -240,3 +240,63 @@ def test_every_client_method_a_tool_calls_exists() -> None:
     for name in called:
         assert callable(operator.attrgetter(name)(client)), name
     client.close()
+
+
+async def test_rooms_progress_actions_interventions_and_events(server: LiveServer) -> None:
+    """The rest of the agent tools, each through the real client, with what it must have done."""
+    with RelayClient(server.url, token=server.operator_token) as op:
+        first = op.tasks.create("flaky one", max_attempts=2)
+        second = op.tasks.create("watched one")
+    async with Client(agent(server, "olga")) as olga:
+        joined = data(await olga.call_tool("join_room", {"room_id": "ops"}))
+        assert joined["room_id"] == "ops"
+        assert "ops" in [
+            r["room_id"] for r in data(await olga.call_tool("list_rooms", {}))["rooms"]
+        ]
+        data(await olga.call_tool("post_to_room", {"room_id": "ops", "text": "deploying"}))
+        room = data(await olga.call_tool("read_room", {"room_id": "ops"}))
+        assert [m["text"] for m in room["messages"]] == ["deploying"]
+
+        listed = data(await olga.call_tool("list_tasks", {"status": "open"}))
+        assert {first.task_id, second.task_id} <= {t["task_id"] for t in listed["tasks"]}
+        data(await olga.call_tool("claim_task", {"task_id": first.task_id}))
+        progress = {"task_id": first.task_id, "progress": 40, "message": "halfway"}
+        assert data(await olga.call_tool("report_progress", progress))["progress"] == 40
+        retried = {"task_id": first.task_id, "error": "disk full", "retry": True}
+        assert data(await olga.call_tool("fail_task", retried))["status"] == "open"
+
+        action = {"action": "restart", "target": "web-1", "outcome": "ok", "params": {"n": 1}}
+        recorded = data(await olga.call_tool("record_action", action))
+        assert recorded["agent_id"] == "olga" and recorded["target"] == "web-1"
+
+        cursor = data(await olga.call_tool("wait_for_events", {"wait_seconds": 0}))["cursor"]
+        kept = {"intervention_id": "inc-1", "summary": "p99 up", "details": "p99 900ms"}
+        assert data(await olga.call_tool("upload_diagnostic", kept))["summary"] == "p99 up"
+        ask = {
+            "intervention_id": "inc-1",
+            "title": "Restart web-1",
+            "reason": "p99 is 900 ms",
+            "proposed_action": "systemctl restart web",
+            "risk": "low",
+        }
+        asked = data(await olga.call_tool("request_approval", ask))
+        waiting = data(await olga.call_tool("check_approval", {"intervention_id": "inc-1"}))
+        assert waiting["status"] == "pending"
+        with RelayClient(server.url, token=server.operator_token) as op:
+            op.approvals.approve(asked["approval_id"], note="go")
+        decided = await olga.call_tool(
+            "check_approval", {"intervention_id": "inc-1", "wait_seconds": 5}
+        )
+        assert data(decided)["status"] == "approved" and "(go)" in decided.content[0].text  # type: ignore[union-attr]
+        remediation = {
+            "intervention_id": "inc-1",
+            "action": "restarted web-1",
+            "status": "succeeded",
+            "evidence_before": {"p99": 900},
+            "evidence_after": {"p99": 80},
+        }
+        assert (
+            data(await olga.call_tool("record_remediation", remediation))["status"] == "succeeded"
+        )
+        events = data(await olga.call_tool("wait_for_events", {"after": cursor, "wait_seconds": 1}))
+        assert "intervention.diagnostic" in [e["kind"] for e in events["events"]]
