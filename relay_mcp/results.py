@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -26,14 +27,25 @@ def structured(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+# Where each agent's feed was read up to, to tell of what was decided since its last answer.
+_seen: WeakKeyDictionary[AsyncRelayClient, int] = WeakKeyDictionary()
+
+
 async def waiting(relay: AsyncRelayClient) -> str:
-    """One line on what waits for the calling agent (its heartbeat: a tool call is a sign of
-    life); empty for the operator, who has no inbox."""
+    """One line on what waits for the calling agent: its unread messages (from its heartbeat:
+    a tool call is a sign of life) and its approvals decided since its last answer (from its
+    feed); empty for the operator, who has neither."""
     if relay.config.agent_id is None:
         return ""
     beat = await relay.agents.heartbeat()
+    feed = await relay.events.list(after=_seen.get(relay), limit=1000)
+    _seen[relay] = feed.cursor
     unread = beat.pending_messages or 0
-    return f"{unread} unread message{'' if unread == 1 else 's'}"
+    line = f"{unread} unread message{'' if unread == 1 else 's'}"
+    decided = sum(event.kind == "approval.decided" for event in feed.events)
+    if decided:
+        line += f", {decided} approval{'' if decided == 1 else 's'} decided"
+    return line
 
 
 async def answer(

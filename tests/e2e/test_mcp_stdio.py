@@ -288,6 +288,9 @@ async def test_rooms_progress_actions_interventions_and_events(server: LiveServe
             "check_approval", {"intervention_id": "inc-1", "wait_seconds": 5}
         )
         assert data(decided)["status"] == "approved" and "(go)" in decided.content[0].text  # type: ignore[union-attr]
+        assert data(decided)["waiting"] == "0 unread messages, 1 approval decided"
+        told_once = data(await olga.call_tool("check_approval", {"intervention_id": "inc-1"}))
+        assert told_once["waiting"] == "0 unread messages"
         remediation = {
             "intervention_id": "inc-1",
             "action": "restarted web-1",
