@@ -87,11 +87,6 @@ class Operation(Generic[R]):
         """The resource the operation belongs to."""
         return self.id.split(".")[0]
 
-    @property
-    def summary(self) -> str:
-        """The first line of the service method's docstring."""
-        return (self.serve.__doc__ or self.id).strip().split("\n")[0]
-
 
 Op = Operation
 HEALTH = Op("health", "GET", "/health", SystemService.health, m.Health, access="public",
