@@ -126,6 +126,22 @@ def add_agent_tools(server: MCPServer, clients: Clients) -> None:
         return await answer(relay, "\n".join(lines) or "no tasks", page)
 
     @tool(server, WRITE)
+    async def create_task(
+        ctx: Context,
+        title: str,
+        description: str | None = None,
+        assignee: str | None = None,
+        priority: int | None = None,
+    ) -> CallToolResult:
+        """Create an open task for another agent to claim (only assignee may, if given);
+        higher priority is claimed first."""
+        relay = clients(ctx)
+        task = await relay.tasks.create(
+            title, description=description, assignee=assignee, priority=priority
+        )
+        return await answer(relay, f"created task {task.task_id}: {task.title}", task)
+
+    @tool(server, WRITE)
     async def claim_task(ctx: Context, task_id: int | None = None) -> CallToolResult:
         """Claim a task; with no id, the next open task this agent may take."""
         relay = clients(ctx)

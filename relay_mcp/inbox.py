@@ -1,14 +1,23 @@
 """``relay://inbox``: the agent's unacknowledged messages, as a resource a client can subscribe
 to. An update is published when a message for the agent commits: the watcher follows the
-agent's event feed (a long-poll, woken by the commit) and tells the subscribers to re-read."""
+agent's event feed (a long-poll, woken by the commit) and tells the subscribers to re-read.
+
+Clients of the 2026 protocol listen (``subscriptions/listen``, served by the SDK from the bus).
+Clients of the 2025 protocol subscribe (``resources/subscribe``) and are told on their session,
+which only a connection that lasts has: stdio, not stateless HTTP."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
+import anyio
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
+from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
 from relay_client import AsyncRelayClient, errors
 from relay_mcp.agent_tools import Clients
@@ -31,9 +40,56 @@ def add_inbox(server: MCPServer, clients: Clients) -> None:
         return (await clients(ctx).agents.inbox(limit=count)).model_dump_json()
 
 
-async def watch_inbox(relay: AsyncRelayClient, bus: SubscriptionBus) -> None:
-    """Publish an update of ``relay://inbox`` whenever a message for the agent commits; runs
-    until cancelled, riding out the server's absences."""
+class SessionSubscribers:
+    """A 2025-protocol client's subscription to ``relay://inbox`` over stdio, which serves one
+    client: the session it subscribed on, or none."""
+
+    def __init__(self) -> None:
+        self._session: ServerSession | None = None
+
+    def install(self, server: MCPServer) -> None:
+        """Serve ``resources/subscribe`` and ``resources/unsubscribe`` on ``server`` (which then
+        advertises ``resources.subscribe`` to 2025-protocol clients)."""
+        # MCPServer has no public seat for a spec method the 2026 revision removed; the SDK's
+        # own advice for serving one to older clients is the lowlevel server's handler table.
+        lowlevel = server._lowlevel_server
+        lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
+        lowlevel.add_request_handler(
+            "resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe
+        )
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
+    ) -> EmptyResult:
+        if _is_inbox(params.uri):
+            self._session = ctx.session
+        return EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams
+    ) -> EmptyResult:
+        if _is_inbox(params.uri):
+            self._session = None
+        return EmptyResult()
+
+    async def notify(self) -> None:
+        if self._session is None:
+            return
+        try:
+            await self._session.send_resource_updated(INBOX)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._session = None  # its client went away
+
+
+def _is_inbox(uri: str) -> bool:
+    return uri == INBOX or uri.startswith(INBOX + "?")
+
+
+async def watch_inbox(
+    relay: AsyncRelayClient, bus: SubscriptionBus, subscribers: SessionSubscribers
+) -> None:
+    """Publish an update of ``relay://inbox`` whenever a message for the agent commits, to
+    listeners and subscribers; runs until cancelled, riding out the server's absences."""
     cursor: int | None = None
     while True:
         try:
@@ -45,3 +101,4 @@ async def watch_inbox(relay: AsyncRelayClient, bus: SubscriptionBus) -> None:
         cursor = page.cursor
         if any(event.kind == "message.created" for event in page.events):
             await bus.publish(ResourceUpdated(uri=INBOX))
+            await subscribers.notify()

@@ -13,7 +13,7 @@ from relay_client import AsyncRelayClient
 from relay_core import __version__
 from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_mcp.agent_tools import Clients, add_agent_tools
-from relay_mcp.inbox import add_inbox
+from relay_mcp.inbox import SessionSubscribers, add_inbox
 from relay_mcp.operator_tools import add_operator_tools
 
 # stderr is the host's log of this process: warnings only, not every request to Relay.
@@ -60,13 +60,17 @@ def operator_server(clients: Clients) -> MCPServer:
     return server
 
 
-def build_server(relay: AsyncRelayClient, bus: SubscriptionBus | None = None) -> MCPServer:
+def build_server(
+    relay: AsyncRelayClient, bus: SubscriptionBus, subscribers: SessionSubscribers
+) -> MCPServer:
     """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
-    (updates published on ``bus``) for an agent (its id is configured), the operator's small
-    set for the operator's token."""
+    (updates published on ``bus``, and to the sessions of ``subscribers``) for an agent (its id
+    is configured), the operator's small set for the operator's token."""
     token = relay.config.token or ""
     if relay.config.agent_id is not None:
-        return agent_server(lambda _: relay, bus)
+        server = agent_server(lambda _: relay, bus)
+        subscribers.install(server)
+        return server
     if token.startswith(OPERATOR_TOKEN_PREFIX):
         return operator_server(lambda _: relay)
     raise ValueError(

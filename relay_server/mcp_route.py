@@ -71,5 +71,6 @@ def add_mcp(app: web.Application) -> None:
         await door.close()
 
     app.on_cleanup.append(stop)
-    for method in ("GET", "POST", "DELETE"):
-        app.router.add_route(method, "/mcp", handle, name=f"mcp-{method.lower()}")
+    # POST only: the door is stateless, so it has no session to end (DELETE) and no stream of
+    # its own to offer a client between requests (GET), which the protocol then answers 405.
+    app.router.add_post("/mcp", handle, name="mcp")

@@ -20,7 +20,7 @@ def mcp(ctx: typer.Context) -> None:
     try:
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
-        from relay_mcp.inbox import watch_inbox
+        from relay_mcp.inbox import SessionSubscribers, watch_inbox
         from relay_mcp.server import build_server
     except ImportError as exc:
         typer.echo(
@@ -35,16 +35,16 @@ def mcp(ctx: typer.Context) -> None:
         async with AsyncRelayClient(
             connection.url, token=connection.token, agent_id=connection.agent
         ) as relay:
-            bus = InMemorySubscriptionBus()
+            bus, subscribers = InMemorySubscriptionBus(), SessionSubscribers()
             try:
-                server = build_server(relay, bus)
+                server = build_server(relay, bus, subscribers)
             except ValueError as exc:
                 typer.echo(f"Error: {exc}", err=True)
                 raise typer.Exit(2) from None
             if relay.config.agent_id is None:
                 await server.run_stdio_async()
                 return
-            watcher = asyncio.create_task(watch_inbox(relay, bus))
+            watcher = asyncio.create_task(watch_inbox(relay, bus, subscribers))
             try:
                 await server.run_stdio_async()
             finally:

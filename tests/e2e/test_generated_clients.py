@@ -3,7 +3,7 @@ Redocly's recommended lint finds no error, and the clients openapi-python-client
 openapi-typescript (with openapi-fetch) generate compile strictly and run the README's curl
 walkthrough against a live server.
 
-The npm tools are installed once, pinned, under the temp dir, and reused by later runs.
+The npm tools are installed once, pinned, under the temp dir (``tests.npm``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import httpx
 import pytest
 
 from tests.live import LiveServer, live_server
+from tests.npm import npm_packages
 
 HERE = Path(__file__).parent / "generated"
 NPM_TOOLS = {
@@ -43,22 +43,7 @@ WALKED = {
 
 @pytest.fixture(scope="module")
 def npm_tools() -> Path:
-    """A node_modules with the pinned tools, installed on first use."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed: the generated TypeScript client cannot be built")
-    key = "-".join(f"{name.replace('/', '_')}@{version}" for name, version in NPM_TOOLS.items())
-    home = Path(tempfile.gettempdir()) / "relay-npm-tools" / key
-    if not (home / "node_modules" / ".bin" / "tsc").exists():
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "package.json").write_text('{"private": true}')
-        packages = [f"{name}@{version}" for name, version in NPM_TOOLS.items()]
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
-            cwd=home,
-            check=True,
-            timeout=600,
-        )
-    return home / "node_modules"
+    return npm_packages(NPM_TOOLS, why="the generated TypeScript client cannot be built")
 
 
 @pytest.fixture(scope="module")

@@ -31,11 +31,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 @asynccontextmanager
-async def connected(url: str, token: str) -> AsyncIterator[Client]:
-    """The official client on ``url``/mcp with a bearer token."""
+async def connected(url: str, token: str, mode: str = "auto") -> AsyncIterator[Client]:
+    """The official client on ``url``/mcp with a bearer token (``mode="legacy"``: the 2025
+    protocol's initialize handshake)."""
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
-        async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+        transport = streamable_http_client(f"{url}/mcp", http_client=http)
+        async with Client(transport, mode=mode) as client:
             yield client
 
 
@@ -82,6 +84,55 @@ async def test_agent_and_operator_tools_over_http(server: LiveServer) -> None:
         assert status["counts"]["agents"] >= 2
     log = server.log.read_text()
     assert "Traceback" not in log and "internal error" not in log
+
+
+async def test_a_2025_protocol_client_works_over_http_without_a_promise_of_push(
+    server: LiveServer,
+) -> None:
+    """Hosts still on the initialize handshake get every tool. Stateless HTTP keeps no session
+    to tell them of mail on, so the door does not offer ``resources/subscribe``: they learn of
+    it from the waiting line of every answer."""
+    async with (
+        connected(server.url, token_of(server, "jo"), mode="legacy") as jo,
+        connected(server.url, token_of(server, "kai"), mode="legacy") as kai,
+    ):
+        capabilities = jo.session.server_capabilities
+        assert capabilities is not None and capabilities.resources is not None
+        assert not capabilities.resources.subscribe
+        assert {t.name for t in (await jo.list_tools()).tools} == AGENT_TOOLS
+        await kai.call_tool("send_message", {"to": "jo", "text": "handshake era"})
+        assert data(await jo.call_tool("whoami", {}))["waiting"] == "1 unread message"
+
+
+def test_the_wire_as_a_strict_2025_client_sends_it(server: LiveServer) -> None:
+    """What Codex's client (rmcp) does, byte by byte: initialize, then the initialized
+    notification (202, empty), then opens a GET stream, which a stateless door refuses with
+    405 so the client holds no idle connection."""
+    headers = {
+        "Authorization": f"Bearer {token_of(server, 'lev')}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "codex-mcp-client", "version": "0.142.0"},
+        },
+    }
+    with httpx.Client(base_url=server.url, headers=headers) as http:
+        opened = http.post("/mcp", json=initialize)
+        assert opened.status_code == 200 and "mcp-session-id" not in opened.headers
+        [event] = [line for line in opened.text.splitlines() if line.startswith("data: ")]
+        assert json.loads(event[6:])["result"]["protocolVersion"] == "2025-06-18"
+        ready = http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert ready.status_code == 202 and ready.content == b""
+        for method in ("GET", "DELETE"):
+            refused = http.request(method, "/mcp")
+            assert refused.status_code == 405 and refused.headers["allow"] == "POST"
 
 
 async def test_the_door_keeps_a_bounded_set_of_clients_and_closes_the_evicted(

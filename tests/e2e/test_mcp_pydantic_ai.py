@@ -1,8 +1,8 @@
 """A real agent framework as the MCP host, with no LLM: pydantic-ai agents whose model is a
 scripted function call Relay's tools through ``relay mcp`` (stdio) against a live server.
 
-Agent A asks the operator and gets the answer the operator gives seconds later from the CLI;
-agent B claims the task A's operator created and completes it.
+Agent A creates a task, asks the operator and gets the answer the operator gives seconds later
+from the CLI; agent B claims the task A created and completes it.
 """
 
 from __future__ import annotations
@@ -87,11 +87,14 @@ def operator_answers_from_the_cli(server: LiveServer, agent_id: str, text: str) 
 
 
 async def test_pydantic_ai_agents_ask_the_operator_and_work_a_task(server: LiveServer) -> None:
-    with RelayClient(server.url, token=server.operator_token) as op:
-        task = op.tasks.create("rotate the logs")
-
+    bob = relay_tools(server, "bob")  # registered, so a task may be assigned to it
     asker = Agent(
-        scripted([("ask_operator", {"text": "may I rotate the logs?", "wait_seconds": 30})]),
+        scripted(
+            [
+                ("create_task", {"title": "rotate the logs", "assignee": "bob"}),
+                ("ask_operator", {"text": "may bob rotate the logs?", "wait_seconds": 30}),
+            ]
+        ),
         toolsets=[relay_tools(server, "ada")],
     )
     operator = threading.Thread(
@@ -101,22 +104,23 @@ async def test_pydantic_ai_agents_ask_the_operator_and_work_a_task(server: LiveS
     asked = await asker.run("Ask the operator before rotating the logs.")
     operator.join()
     # pydantic-ai hands the model a tool's structured content
-    [answer] = [json.loads(line) for line in asked.output.splitlines()]
+    task, answer = [json.loads(line) for line in asked.output.splitlines()]
+    assert task["status"] == "open" and task["created_by"] == "ada"
     assert answer["reply"] == "yes, rotate them" and answer["pending"] is False
 
     worker = Agent(
         scripted(
             [
                 ("claim_task", {}),
-                ("complete_task", {"task_id": task.task_id, "result": {"rotated": 3}}),
+                ("complete_task", {"task_id": task["task_id"], "result": {"rotated": 3}}),
             ]
         ),
-        toolsets=[relay_tools(server, "bob")],
+        toolsets=[bob],
     )
     worked = await worker.run("Take the next task and finish it.")
     claimed, completed = [json.loads(line) for line in worked.output.splitlines()]
-    assert claimed["task_id"] == task.task_id and completed["status"] == "completed"
+    assert claimed["task_id"] == task["task_id"] and completed["status"] == "completed"
     with RelayClient(server.url, token=server.operator_token) as op:
-        done = op.tasks.get(task.task_id)
+        done = op.tasks.get(task["task_id"])
     assert done.status == "completed" and done.claimed_by == "bob"
     assert done.result == {"rotated": 3}

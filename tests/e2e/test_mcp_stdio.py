@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.subscriptions import ResourceUpdated
-from mcp.types import CallToolResult, TextResourceContents
+from mcp.types import CallToolResult, ResourceUpdatedNotification, TextResourceContents
 
 from relay_client import RelayClient
 from relay_mcp import agent_tools, inbox, operator_tools
@@ -35,6 +35,7 @@ AGENT_TOOLS = {
     "post_to_room",
     "read_room",
     "list_tasks",
+    "create_task",
     "claim_task",
     "report_progress",
     "complete_task",
@@ -220,6 +221,67 @@ async def test_the_inbox_resource_is_pushed_when_a_message_commits(server: LiveS
         [contents] = (await gina.read_resource("relay://inbox")).contents
         assert isinstance(contents, TextResourceContents)
         assert [m["text"] for m in json.loads(contents.text)["messages"]] == ["new mail"]
+
+
+# The SDK's client warns that the 2026 protocol removed the method: that is the point here.
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_2025_protocol_client_subscribes_and_hears_of_new_mail(server: LiveServer) -> None:
+    """Hosts still on the initialize handshake subscribe with ``resources/subscribe``."""
+    updates: asyncio.Queue[str] = asyncio.Queue()
+
+    async def hear(message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            await updates.put(message.params.uri)
+
+    async with Client(agent(server, "hal"), mode="legacy", message_handler=hear) as hal:
+        capabilities = hal.session.server_capabilities
+        assert capabilities is not None and capabilities.resources is not None
+        assert capabilities.resources.subscribe
+        await hal.session.subscribe_resource("relay://inbox")
+        with RelayClient(server.url, token=server.operator_token) as op:
+            op.messages.send("handshake-era mail", to="hal")
+        async with asyncio.timeout(20):
+            assert await updates.get() == "relay://inbox"
+        await hal.session.unsubscribe_resource("relay://inbox")
+        with RelayClient(server.url, token=server.operator_token) as op:
+            op.messages.send("unheard", to="hal")
+        await asyncio.sleep(1)  # the time the first update took, many times over
+        unread = data(await hal.call_tool("whoami", {}))["unread"]
+        assert unread == 2 and updates.empty()
+
+
+def test_stdout_carries_the_protocol_only(server: LiveServer) -> None:
+    """A strict host (Codex) fails the handshake on any stdout line that is not JSON-RPC."""
+    command, args, env = agent_process(server, "raw")
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "codex-mcp-client", "version": "0.142.0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "whoami"}},
+    ]
+    with subprocess.Popen(
+        [command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+        process.stdin.flush()
+        # stdin stays open, as a host keeps it, until the last answer is in.
+        answers = [json.loads(process.stdout.readline()) for _ in range(3)]
+        process.stdin.close()
+        rest = process.stdout.read()
+    assert [a["id"] for a in answers] == [0, 1, 2]
+    assert all("result" in a for a in answers), answers
+    assert rest == ""
+    assert answers[2]["result"]["structuredContent"]["agent_id"] == "raw"
 
 
 def test_every_client_method_a_tool_calls_exists() -> None:
