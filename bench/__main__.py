@@ -621,7 +621,7 @@ def run(
 
 
 def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str, Any]]:
-    """The issue's targets against this run: what was asked, what was measured, met or not
+    """Relay's performance targets against this run: what was asked, what was measured, met or not
     (a target whose measurement this run did not take is left out)."""
     found = {
         (r["scenario"], r["connections"], r["store"]): r

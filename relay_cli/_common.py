@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from relay_client import RelayClient
+from relay_client._base import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
 from relay_client.errors import ConnectionError as RelayConnectionError
 from relay_core.models import Page
@@ -51,11 +52,16 @@ class Connection:
 def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:
     """Run ``operation`` with a client; turn failures into one stderr line and an exit code."""
     conn: Connection = ctx.obj or Connection()
+    client = RelayClient(conn.url, token=conn.token, agent_id=conn.agent)
     try:
-        with RelayClient(conn.url, token=conn.token, agent_id=conn.agent) as client:
+        with client:
             return operation(client)
     except APIStatusError as exc:
         err.print(f"error: {exc.message} [{exc.code}, HTTP {exc.status_code}]", markup=False)
+        if exc.code == "unauthenticated" and client.config.token is None:
+            looked = where_tokens_are_looked_for(client.config.url)
+            err.print(f"no token was found; looked in: {looked}", markup=False)
+            err.print("pass --token or set RELAY_TOKEN", markup=False)
         raise typer.Exit(API_ERROR) from None
     except RelayConnectionError as exc:
         err.print(f"error: {exc}", markup=False)
@@ -63,6 +69,12 @@ def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:
     except (RelayError, ValueError) as exc:
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(USAGE_ERROR) from None
+
+
+def whose(client: RelayClient, agent_id: str | None) -> str:
+    """The agent a command acts for: the argument, else --agent, else the agent whose token
+    this is (asked of the server)."""
+    return agent_id or client.config.agent_id or client.agents.me().agent_id
 
 
 def parse_json(value: str | None, option: str) -> Any:
@@ -73,6 +85,15 @@ def parse_json(value: str | None, option: str) -> Any:
         return json.loads(value)
     except json.JSONDecodeError as exc:
         raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint=option) from None
+
+
+def ago(moment: datetime) -> str:
+    """How long ago, for people: ``17 min ago``."""
+    seconds = max(0, int((datetime.now(UTC) - moment).total_seconds()))
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
 
 
 def _cell(value: Any) -> str:

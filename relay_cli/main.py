@@ -6,11 +6,12 @@ when it runs.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
 
-from relay_cli._common import Connection, JsonOutput, call, render
+from relay_cli._common import Connection, JsonOutput, call, out, render
 from relay_cli.commands import (
     actions,
     agents,
@@ -26,6 +27,9 @@ from relay_cli.commands import (
     spaces,
     tasks,
 )
+from relay_client import RelayClient
+from relay_core.auth import OPERATOR_TOKEN_PREFIX
+from relay_core.models import Agent
 
 app = typer.Typer(
     name="relay",
@@ -84,6 +88,32 @@ def health(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     Example: relay health
     """
     render(call(ctx, lambda c: c.health()), as_json)
+
+
+@app.command()
+def whoami(ctx: typer.Context, as_json: JsonOutput = False) -> None:
+    """Show who the token is: the operator, or an agent with its presence and waiting messages.
+
+    Example: relay whoami
+    """
+
+    def identify(client: RelayClient) -> Agent | None:
+        if (client.config.token or "").startswith(OPERATOR_TOKEN_PREFIX):
+            return None
+        return client.agents.me()
+
+    agent, url = call(ctx, lambda c: (identify(c), c.config.url))
+    if agent is None:
+        if as_json:
+            out.print(json.dumps({"operator": True, "url": url}), markup=False)
+        else:
+            out.print(f"the operator, at {url}", markup=False)
+        return
+    headline = (
+        f"agent {agent.agent_id} at {url}: {agent.presence}, "
+        f"{agent.pending_messages} message(s) waiting"
+    )
+    render(agent, as_json, headline=headline)
 
 
 app.command("serve")(serve.serve)

@@ -58,6 +58,21 @@ def local_operator_token(url: str) -> str | None:
         return None
 
 
+def where_tokens_are_looked_for(url: str) -> str:
+    """Where ``ClientConfig.resolve`` looks for a token, in order, for people."""
+    places = ["--token", "RELAY_TOKEN", f"token in {config_file_path()}"]
+    if urlsplit(url).hostname in LOCAL_HOSTS:
+        data_dir = os.environ.get("RELAY_DATA_DIR")
+        path = operator_token_path(Path(data_dir) if data_dir else default_data_dir())
+        where = (
+            "from RELAY_DATA_DIR"
+            if data_dir
+            else "set RELAY_DATA_DIR to the server's data directory if it uses another"
+        )
+        places.append(f"the server's operator token at {path} ({where})")
+    return ", ".join(places)
+
+
 @dataclass(frozen=True)
 class ClientConfig:
     """Where the server is and who the client is."""

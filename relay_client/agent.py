@@ -15,10 +15,11 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from relay_client import errors
+from relay_client import errors, identity
 from relay_client._client import AsyncRelayClient, RelayClient
 from relay_core.models import Message, Task
 
@@ -32,6 +33,10 @@ _NOT_MINE = (errors.ConflictError, errors.PermissionDeniedError)
 
 def _failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:65536]
+
+
+def _log_message(agent_id: str, message: Message) -> None:
+    log.info("%s: message %s from %s", agent_id, message.message_id, message.from_agent)
 
 
 def _as_result(value: Any) -> dict[str, Any] | None:
@@ -149,6 +154,7 @@ class Agent:
             inbox = self.client.agents.inbox(self.agent_id, wait=idle.budget())
             for message in inbox.messages:
                 idle.busy()
+                _log_message(self.agent_id, message)
                 yield message
                 self.client.messages.ack(message.message_id, agent_id=self.agent_id)
 
@@ -182,19 +188,66 @@ class Agent:
                 cursor = self.client.events.list(after=cursor, wait=idle.budget()).cursor
                 continue
             idle.busy()
-            try:
-                result = handler(task, Progress(self.client, task, self.agent_id))
-            except Exception as exc:
-                log.exception("task %s failed", task.task_id)
-                self.client.tasks.fail(
-                    task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
-                )
-            else:
-                self.client.tasks.complete(
-                    task.task_id, agent_id=self.agent_id, result=_as_result(result)
-                )
+            self._work_on(task, handler)
             worked += 1
         return worked
+
+    def _work_on(self, task: Task, handler: Callable[[Task, Progress], Any]) -> None:
+        log.info("%s: claimed task %s: %s", self.agent_id, task.task_id, task.title)
+        try:
+            result = handler(task, Progress(self.client, task, self.agent_id))
+        except Exception as exc:
+            log.exception("%s: task %s failed", self.agent_id, task.task_id)
+            self.client.tasks.fail(
+                task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
+            )
+        else:
+            self.client.tasks.complete(
+                task.task_id, agent_id=self.agent_id, result=_as_result(result)
+            )
+            log.info("%s: completed task %s", self.agent_id, task.task_id)
+
+    def run(
+        self,
+        on_message: Callable[[Message], Any] | None = None,
+        on_task: Callable[[Task, Progress], Any] | None = None,
+        *,
+        idle_timeout: float | None = None,
+    ) -> None:
+        """Handle messages and work tasks as they come, until stopped (Ctrl-C, after which it
+        returns), or after ``idle_timeout`` seconds with nothing to do. A message is acked once
+        ``on_message`` returned; a task is completed with ``on_task``'s result, or failed on its
+        exception."""
+        try:
+            self._run(on_message, on_task, idle_timeout)
+        except KeyboardInterrupt:
+            log.info("%s: stopped", self.agent_id)
+
+    def _run(
+        self,
+        on_message: Callable[[Message], Any] | None,
+        on_task: Callable[[Task, Progress], Any] | None,
+        idle_timeout: float | None,
+    ) -> None:
+        idle = _Idle(idle_timeout)
+        cursor = self.client.events.list().cursor  # taken before looking, so nothing slips by
+        log.info("%s: running; waiting for messages and tasks", self.agent_id)
+        while not idle.expired():
+            busy = False
+            if on_message is not None:
+                for message in self.client.agents.inbox(self.agent_id).messages:
+                    busy = True
+                    _log_message(self.agent_id, message)
+                    on_message(message)
+                    self.client.messages.ack(message.message_id, agent_id=self.agent_id)
+            task = self.claim_next() if on_task is not None else None
+            if task is not None and on_task is not None:
+                busy = True
+                self._work_on(task, on_task)
+            if busy:
+                idle.busy()
+            else:  # sleep until something happens in the feed: a message, a task…
+                cursor = self.client.events.list(after=cursor, wait=idle.budget()).cursor
 
     def __enter__(self) -> Agent:
         return self.start()
@@ -254,6 +307,7 @@ class AsyncAgent:
             inbox = await self.client.agents.inbox(self.agent_id, wait=idle.budget())
             for message in inbox.messages:
                 idle.busy()
+                _log_message(self.agent_id, message)
                 yield message
                 await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
 
@@ -285,21 +339,56 @@ class AsyncAgent:
                 cursor = (await self.client.events.list(after=cursor, wait=idle.budget())).cursor
                 continue
             idle.busy()
-            try:
-                result = handler(task, AsyncProgress(self.client, task, self.agent_id))
-                if inspect.isawaitable(result):
-                    result = await result
-            except Exception as exc:
-                log.exception("task %s failed", task.task_id)
-                await self.client.tasks.fail(
-                    task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
-                )
-            else:
-                await self.client.tasks.complete(
-                    task.task_id, agent_id=self.agent_id, result=_as_result(result)
-                )
+            await self._work_on(task, handler)
             worked += 1
         return worked
+
+    async def _work_on(self, task: Task, handler: Callable[[Task, AsyncProgress], Any]) -> None:
+        log.info("%s: claimed task %s: %s", self.agent_id, task.task_id, task.title)
+        try:
+            result = handler(task, AsyncProgress(self.client, task, self.agent_id))
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            log.exception("%s: task %s failed", self.agent_id, task.task_id)
+            await self.client.tasks.fail(
+                task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
+            )
+        else:
+            await self.client.tasks.complete(
+                task.task_id, agent_id=self.agent_id, result=_as_result(result)
+            )
+            log.info("%s: completed task %s", self.agent_id, task.task_id)
+
+    async def run(
+        self,
+        on_message: Callable[[Message], Any] | None = None,
+        on_task: Callable[[Task, AsyncProgress], Any] | None = None,
+        *,
+        idle_timeout: float | None = None,
+    ) -> None:
+        """Async twin of ``Agent.run``; the handlers may be sync or async."""
+        idle = _Idle(idle_timeout)
+        cursor = (await self.client.events.list()).cursor
+        log.info("%s: running; waiting for messages and tasks", self.agent_id)
+        while not idle.expired():
+            busy = False
+            if on_message is not None:
+                for message in (await self.client.agents.inbox(self.agent_id)).messages:
+                    busy = True
+                    _log_message(self.agent_id, message)
+                    handled = on_message(message)
+                    if inspect.isawaitable(handled):
+                        await handled
+                    await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
+            task = await self.claim_next() if on_task is not None else None
+            if task is not None and on_task is not None:
+                busy = True
+                await self._work_on(task, on_task)
+            if busy:
+                idle.busy()
+            else:
+                cursor = (await self.client.events.list(after=cursor, wait=idle.budget())).cursor
 
     async def __aenter__(self) -> AsyncAgent:
         return await self.start()
@@ -321,24 +410,54 @@ def enroll_and_wait(
     capabilities: Sequence[str] | None = None,
     metadata: dict[str, Any] | None = None,
     reason: str | None = None,
+    keep_identity: bool = True,
     timeout: float = 3600.0,
     poll_interval: float = 0.5,
-    max_poll_interval: float = 10.0,
+    max_poll_interval: float = 2.0,
 ) -> RelayClient:
-    """Ask to join, wait (polling with backoff) for the operator's decision, and return a client
-    holding the new agent's token. ``EnrollmentError`` if rejected or expired."""
+    """Ask to join, wait for the operator's decision, and return a client holding the agent's
+    token. The enrollment waited on, then the token, are kept in ``identity_path(url,
+    agent_id)`` (0600), so a second run resumes with them (``keep_identity=False``: neither
+    read nor written). ``EnrollmentError`` if rejected or expired; ``IdentityError`` if a kept
+    token is refused, or the id is registered and no token of it is kept."""
     with RelayClient(url, max_retries=5, anonymous=True) as anonymous:
-        created = anonymous.enroll.request(
-            agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
-        )
+        server = anonymous.config.url
+        path = identity.identity_path(server, agent_id)
+        kept = identity.load(path) if keep_identity else None
+        if kept is not None and kept.token:
+            resumed = RelayClient(server, token=kept.token, agent_id=agent_id)
+            try:
+                resumed.agents.me()
+            except errors.AuthenticationError:
+                resumed.close()
+                raise _refused(agent_id, path) from None
+            log.info("%s: resuming with the token kept in %s", agent_id, path)
+            return resumed
+        if kept is not None and kept.enroll_id and kept.claim:
+            waiting = kept
+        else:
+            try:
+                created = anonymous.enroll.request(
+                    agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
+                )
+            except errors.ConflictError as exc:
+                raise _taken(agent_id, server, path, exc) from None
+            waiting = identity.Identity(created.enroll_id, created.claim, None, created.approval_id)
+            if keep_identity:
+                identity.keep(path, waiting)
+        assert waiting.enroll_id is not None and waiting.claim is not None
+        log.info("%s: %s", agent_id, _waiting_line(waiting))
         deadline, interval = time.monotonic() + timeout, poll_interval
         while True:
-            state = anonymous.enroll.status(created.enroll_id, created.claim)
-            token = _settled(state.status, state.token, created.enroll_id)
+            state = anonymous.enroll.status(waiting.enroll_id, waiting.claim)
+            token = _settled(state.status, state.token, waiting.enroll_id, path)
             if token:
-                return RelayClient(anonymous.config.url, token=token, agent_id=agent_id)
+                if keep_identity:
+                    identity.keep(path, identity.Identity(token=token))
+                log.info("%s: approved; enrolled", agent_id)
+                return RelayClient(server, token=token, agent_id=agent_id)
             if time.monotonic() + interval > deadline:
-                raise errors.TimeoutError(f"enrollment {created.enroll_id} still pending")
+                raise errors.TimeoutError(f"enrollment {waiting.enroll_id} still pending")
             time.sleep(interval)
             interval = min(max_poll_interval, interval * 1.5)
 
@@ -351,33 +470,84 @@ async def async_enroll_and_wait(
     capabilities: Sequence[str] | None = None,
     metadata: dict[str, Any] | None = None,
     reason: str | None = None,
+    keep_identity: bool = True,
     timeout: float = 3600.0,
     poll_interval: float = 0.5,
-    max_poll_interval: float = 10.0,
+    max_poll_interval: float = 2.0,
 ) -> AsyncRelayClient:
     """Async twin of ``enroll_and_wait``."""
     async with AsyncRelayClient(url, max_retries=5, anonymous=True) as anonymous:
-        created = await anonymous.enroll.request(
-            agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
-        )
+        server = anonymous.config.url
+        path = identity.identity_path(server, agent_id)
+        kept = identity.load(path) if keep_identity else None
+        if kept is not None and kept.token:
+            resumed = AsyncRelayClient(server, token=kept.token, agent_id=agent_id)
+            try:
+                await resumed.agents.me()
+            except errors.AuthenticationError:
+                await resumed.close()
+                raise _refused(agent_id, path) from None
+            log.info("%s: resuming with the token kept in %s", agent_id, path)
+            return resumed
+        if kept is not None and kept.enroll_id and kept.claim:
+            waiting = kept
+        else:
+            try:
+                created = await anonymous.enroll.request(
+                    agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
+                )
+            except errors.ConflictError as exc:
+                raise _taken(agent_id, server, path, exc) from None
+            waiting = identity.Identity(created.enroll_id, created.claim, None, created.approval_id)
+            if keep_identity:
+                identity.keep(path, waiting)
+        assert waiting.enroll_id is not None and waiting.claim is not None
+        log.info("%s: %s", agent_id, _waiting_line(waiting))
         deadline, interval = time.monotonic() + timeout, poll_interval
         while True:
-            state = await anonymous.enroll.status(created.enroll_id, created.claim)
-            token = _settled(state.status, state.token, created.enroll_id)
+            state = await anonymous.enroll.status(waiting.enroll_id, waiting.claim)
+            token = _settled(state.status, state.token, waiting.enroll_id, path)
             if token:
-                return AsyncRelayClient(anonymous.config.url, token=token, agent_id=agent_id)
+                if keep_identity:
+                    identity.keep(path, identity.Identity(token=token))
+                log.info("%s: approved; enrolled", agent_id)
+                return AsyncRelayClient(server, token=token, agent_id=agent_id)
             if time.monotonic() + interval > deadline:
-                raise errors.TimeoutError(f"enrollment {created.enroll_id} still pending")
+                raise errors.TimeoutError(f"enrollment {waiting.enroll_id} still pending")
             await asyncio.sleep(interval)
             interval = min(max_poll_interval, interval * 1.5)
 
 
-def _settled(status: str, token: str | None, enroll_id: int) -> str | None:
-    """The token once approved; None while pending; EnrollmentError when it ended otherwise."""
+def _waiting_line(waiting: identity.Identity) -> str:
+    approve = f" (relay approvals approve {waiting.approval_id})" if waiting.approval_id else ""
+    return f"waiting for the operator to approve enrollment {waiting.enroll_id}{approve}"
+
+
+def _refused(agent_id: str, path: Path) -> errors.IdentityError:
+    return errors.IdentityError(
+        f"the token kept in {path} for '{agent_id}' was refused (rotated or revoked): ask the "
+        f"operator for a new one (relay agents register {agent_id} --rotate-token) and use it "
+        f"as RELAY_TOKEN, or delete that file and enroll under another id"
+    )
+
+
+def _taken(
+    agent_id: str, server: str, path: Path, exc: errors.ConflictError
+) -> errors.IdentityError:
+    return errors.IdentityError(
+        f"{exc.message}, at {server}, and no token of it is kept in {path}: run with its token "
+        f"(RELAY_TOKEN), or enroll under another id"
+    )
+
+
+def _settled(status: str, token: str | None, enroll_id: int, path: Path) -> str | None:
+    """The token once approved; None while pending; EnrollmentError when it ended otherwise
+    (and the enrollment kept at ``path`` is forgotten: the next run asks again)."""
     if status == "pending":
         return None
     if status == "approved" and token:
         return token
+    identity.forget(path)
     if status == "approved":
         raise errors.EnrollmentError("approved, but its token was already delivered", enroll_id)
     raise errors.EnrollmentError(status, enroll_id)

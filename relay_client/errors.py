@@ -139,6 +139,11 @@ class TimeoutError(ConnectionError, builtins.TimeoutError):  # noqa: A001
     """The server did not answer in time."""
 
 
+class IdentityError(RelayError):
+    """The agent's identity cannot be had: its kept token was refused, or its id is registered
+    and no token of it is kept here. The message says what to do."""
+
+
 class EnrollmentError(RelayError):
     """An enrollment ended without approval (rejected or expired)."""
 

@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Literal
 
-from relay_core.errors import PermissionDenied
+from relay_core.errors import InvalidInput, PermissionDenied
 from relay_core.models import OPERATOR
 
 AGENT_TOKEN_PREFIX = "rly_agent_"
@@ -65,6 +65,16 @@ class Caller:
         """Refuse an agent acting for another agent; the operator may act for anyone."""
         if not self.is_operator and self.agent_id != agent_id:
             raise PermissionDenied(f"agent '{self.agent_id}' may not act as agent '{agent_id}'")
+
+    def the_agent(self, named: str | None) -> str:
+        """The agent an optional ``agent_id`` field names, an agent's own id when it is
+        omitted; the operator, who is no agent, must name one."""
+        if named is None:
+            if self.agent_id is None:
+                raise InvalidInput("agent_id", "agent_id is required when the operator acts")
+            return self.agent_id
+        self.require_self(named)
+        return named
 
     def acting_as(self, named: str | None) -> str:
         """The agent an optional ``agent_id`` field names, defaulting to the caller itself."""

@@ -161,9 +161,10 @@ class NotifyReply(RequestBody):
 
 
 class MessageAck(RequestBody):
-    """Names the agent acknowledging a message or joining a room."""
+    """Names the agent acknowledging a message or joining a room: the caller's own agent when
+    omitted (the operator must name one)."""
 
-    agent_id: ResourceId
+    agent_id: ResourceId | None = None
 
 
 class SpaceCreate(RequestBody):
@@ -195,16 +196,17 @@ class TaskCreate(RequestBody):
 
 
 class TaskClaim(RequestBody):
-    """Claim a task for an agent, holding a lease."""
+    """Claim a task for an agent (the caller's own when ``agent_id`` is omitted), holding a
+    lease."""
 
-    agent_id: ResourceId
+    agent_id: ResourceId | None = None
     lease_seconds: int | None = Field(default=None, ge=1, le=86400)
 
 
 class TaskEventCreate(RequestBody):
     """Progress reported by the claimer; it extends the lease."""
 
-    agent_id: ResourceId
+    agent_id: ResourceId | None = None
     kind: ShortText = "progress"
     message: LongText | None = None
     progress: int | None = Field(default=None, ge=0, le=100)
@@ -214,7 +216,7 @@ class TaskEventCreate(RequestBody):
 class TaskFinish(RequestBody):
     """Complete or fail a task; ``retry`` puts a failed task with attempts left back to open."""
 
-    agent_id: ResourceId
+    agent_id: ResourceId | None = None
     result: SmallJson | None = None
     error: LongText | None = None
     retry: bool = False
@@ -559,6 +561,9 @@ class Approval(Resource):
     decided_by: str | None = None
     note: str | None = None
     platform_message_id: str | None = None
+    # Only on the answer to approve/reject: false when the approval already had this decision,
+    # so nothing changed (a note sent with it was not kept).
+    changed: bool | None = None
 
 
 class ApprovalsResponse(Page):

@@ -97,6 +97,8 @@ AGENTS_REGISTER = Op(
     "agents.register", "POST", "/v1/agents/register", AgentsService.register, m.AgentRegistered,
     201, m.AgentRegister,
 )  # fmt: skip
+AGENTS_ME = Op("agents.me", "GET", "/v1/agents/me", AgentsService.me, m.Agent,
+               errors=(errors.NotFound,))  # fmt: skip
 AGENTS_HEARTBEAT = Op(
     "agents.heartbeat", "POST", "/v1/agents/{agent_id}/heartbeat", AgentsService.heartbeat,
     m.AgentHeartbeatResult, body=m.AgentHeartbeat, path_params=p.AgentPath,

@@ -7,10 +7,12 @@ the function they run, can import it: a package's ``__main__`` is not re-importe
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import logging
 import multiprocessing
 import signal
+import socket
 import sys
 from types import FrameType
 from typing import NoReturn, TextIO
@@ -143,6 +145,24 @@ def _refuse(message: str, status: int) -> NoReturn:
     raise SystemExit(status)
 
 
+def _port_or_refuse(settings: Settings) -> None:
+    """Refuse, before anything is written, an address another process listens on."""
+    try:
+        infos = socket.getaddrinfo(settings.host, settings.port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        _refuse(f"cannot listen on {settings.host}: {exc.strerror}", 1)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        # As the server binds: a port left in TIME_WAIT by a server just stopped is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                _refuse(f"port {settings.port} is in use; pass --port or stop the other server", 1)
+            _refuse(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}", 1)
+
+
 def _open_or_refuse(settings: Settings) -> TextIO | None:
     """Check that the database can be served before serving it: held alone (SQLite), opened
     and migrated. Whatever stops it is one line and a non-zero exit, not a traceback."""
@@ -166,6 +186,7 @@ def serve(settings: Settings, workers: int | None = None) -> None:
             " SQLite and memory:// serve one process, so run one worker",
             2,
         )
+    _port_or_refuse(settings)
     held = _open_or_refuse(settings)
     _announce(settings, count)
     try:

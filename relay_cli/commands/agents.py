@@ -6,8 +6,22 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_cli._common import (
+    AllPages,
+    Cursor,
+    JsonOutput,
+    Limit,
+    call,
+    pages,
+    parse_json,
+    render,
+    whose,
+)
 from relay_core.models import AgentsResponse
+
+AgentArgument = Annotated[
+    str | None, typer.Argument(help="Default: --agent, else the token's agent.")
+]
 
 app = typer.Typer(help="Agents: register, list, heartbeat.", no_args_is_help=True)
 
@@ -75,16 +89,18 @@ def list_(
 @app.command()
 def heartbeat(
     ctx: typer.Context,
-    agent_id: Annotated[str | None, typer.Argument(help="Default: --agent.")] = None,
+    agent_id: Annotated[
+        str | None, typer.Argument(help="Default: --agent, else the token's agent.")
+    ] = None,
     status: Annotated[str | None, typer.Option(help="Self-reported status.")] = None,
     note: Annotated[str | None, typer.Option(help="A note to go with it.")] = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Send a heartbeat for an agent.
 
-    Example: relay --agent builder heartbeat --status idle
+    Example: relay --agent builder agents heartbeat --status idle
     """
-    beat = call(ctx, lambda c: c.agents.heartbeat(agent_id, status=status, note=note))
+    beat = call(ctx, lambda c: c.agents.heartbeat(whose(c, agent_id), status=status, note=note))
     render(
         beat,
         as_json,
@@ -94,7 +110,9 @@ def heartbeat(
 
 def inbox(
     ctx: typer.Context,
-    agent_id: Annotated[str | None, typer.Argument(help="Default: --agent.")] = None,
+    agent_id: Annotated[
+        str | None, typer.Argument(help="Default: --agent, else the token's agent.")
+    ] = None,
     limit: Limit = None,
     wait: Annotated[float | None, typer.Option(help="Seconds to wait for one (≤ 60).")] = None,
     as_json: JsonOutput = False,
@@ -103,5 +121,5 @@ def inbox(
 
     Example: relay inbox builder --wait 30
     """
-    box = call(ctx, lambda c: c.agents.inbox(agent_id, limit=limit, wait=wait))
+    box = call(ctx, lambda c: c.agents.inbox(whose(c, agent_id), limit=limit, wait=wait))
     render(box, as_json, rows=box.messages, columns=MESSAGE_COLUMNS)

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
-from relay_core.models import ApprovalsResponse
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, ago, call, pages, render
+from relay_core.models import Approval, ApprovalsResponse
 
 app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
 
@@ -57,7 +57,7 @@ def approve(
     Example: relay approvals approve 12 --note "go ahead"
     """
     decided = call(ctx, lambda c: c.approvals.approve(approval_id, note=note))
-    render(decided, as_json, headline=f"Approved {decided.approval_id}: {decided.title}")
+    render(decided, as_json, headline=_outcome(decided, "Approved"))
 
 
 @app.command()
@@ -69,4 +69,16 @@ def reject(
     Example: relay approvals reject 12 --note "not during the freeze"
     """
     decided = call(ctx, lambda c: c.approvals.reject(approval_id, note=note))
-    render(decided, as_json, headline=f"Rejected {decided.approval_id}: {decided.title}")
+    render(decided, as_json, headline=_outcome(decided, "Rejected"))
+
+
+def _outcome(decided: Approval, verb: str) -> str:
+    """What the decision did, or that it did nothing: the approval was already so decided."""
+    if decided.changed is not False:
+        return f"{verb} {decided.approval_id}: {decided.title}"
+    when = f" {ago(decided.decided_at)}" if decided.decided_at else ""
+    note = f" (note: {decided.note})" if decided.note else ""
+    return (
+        f"approval {decided.approval_id} was already {decided.status} by "
+        f"{decided.decided_by}{when}{note}; nothing changed"
+    )

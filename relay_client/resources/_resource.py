@@ -25,6 +25,11 @@ class _Bound:
             raise ValueError("agent_id is required: pass it, or give the client an agent_id")
         return chosen
 
+    def _acting(self, agent_id: str | None) -> str | None:
+        """The agent a body names: the argument, else the client's own agent id, else none
+        (the server takes the agent the token belongs to)."""
+        return agent_id or self._config_agent
+
 
 class SyncResource(_Bound):
     """A resource of ``RelayClient``."""

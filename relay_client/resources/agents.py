@@ -66,6 +66,10 @@ class Agents(SyncResource):
             ops.AGENTS_INBOX, {"agent_id": self._agent(agent_id)}, params=params, timeout=timeout
         )
 
+    def me(self) -> Agent:
+        """The agent this client's token belongs to (``NotFoundError`` for the operator's)."""
+        return self._client.call(ops.AGENTS_ME)
+
     def list(self, *, limit: int | None = None, cursor: str | None = None) -> AgentsResponse:
         """One page of registered agents, by id, with presence."""
         params = compact(limit=limit, cursor=cursor)
@@ -125,6 +129,10 @@ class AsyncAgents(AsyncResource):
         return await self._client.call(
             ops.AGENTS_INBOX, {"agent_id": self._agent(agent_id)}, params=params, timeout=timeout
         )
+
+    async def me(self) -> Agent:
+        """The agent this client's token belongs to (``NotFoundError`` for the operator's)."""
+        return await self._client.call(ops.AGENTS_ME)
 
     async def list(self, *, limit: int | None = None, cursor: str | None = None) -> AgentsResponse:
         """One page of registered agents, by id, with presence."""

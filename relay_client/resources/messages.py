@@ -38,9 +38,8 @@ class Messages(SyncResource):
 
     def ack(self, message_id: int, *, agent_id: str | None = None) -> Message:
         """Acknowledge a direct message (twice is fine)."""
-        return self._client.call(
-            ops.MESSAGES_ACK, {"message_id": message_id}, json={"agent_id": self._agent(agent_id)}
-        )
+        body = compact(agent_id=self._acting(agent_id))
+        return self._client.call(ops.MESSAGES_ACK, {"message_id": message_id}, json=body)
 
 
 class AsyncMessages(AsyncResource):
@@ -71,5 +70,5 @@ class AsyncMessages(AsyncResource):
 
     async def ack(self, message_id: int, *, agent_id: str | None = None) -> Message:
         """Acknowledge a direct message (twice is fine)."""
-        body = {"agent_id": self._agent(agent_id)}
+        body = compact(agent_id=self._acting(agent_id))
         return await self._client.call(ops.MESSAGES_ACK, {"message_id": message_id}, json=body)

@@ -15,9 +15,8 @@ class Rooms(SyncResource):
 
     def join(self, room_id: str, *, agent_id: str | None = None) -> RoomMember:
         """Join a room (it is created if it does not exist)."""
-        return self._client.call(
-            ops.ROOMS_JOIN, {"room_id": room_id}, json={"agent_id": self._agent(agent_id)}
-        )
+        body = compact(agent_id=self._acting(agent_id))
+        return self._client.call(ops.ROOMS_JOIN, {"room_id": room_id}, json=body)
 
     def messages(self, room_id: str, *, limit: int | None = None) -> RoomMessagesResponse:
         """The newest messages of a room, oldest of them first."""
@@ -41,7 +40,7 @@ class AsyncRooms(AsyncResource):
 
     async def join(self, room_id: str, *, agent_id: str | None = None) -> RoomMember:
         """Join a room (it is created if it does not exist)."""
-        body = {"agent_id": self._agent(agent_id)}
+        body = compact(agent_id=self._acting(agent_id))
         return await self._client.call(ops.ROOMS_JOIN, {"room_id": room_id}, json=body)
 
     async def messages(self, room_id: str, *, limit: int | None = None) -> RoomMessagesResponse:

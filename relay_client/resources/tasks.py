@@ -57,7 +57,7 @@ class Tasks(SyncResource):
         self, task_id: int, *, agent_id: str | None = None, lease_seconds: int | None = None
     ) -> Task:
         """Claim an open task; ``ConflictError`` if another agent holds it."""
-        body = compact(agent_id=self._agent(agent_id), lease_seconds=lease_seconds)
+        body = compact(agent_id=self._acting(agent_id), lease_seconds=lease_seconds)
         return self._client.call(ops.TASKS_CLAIM, {"task_id": task_id}, json=body)
 
     def event(
@@ -72,7 +72,11 @@ class Tasks(SyncResource):
     ) -> TaskEvent:
         """Report progress on a claimed task (renews the lease)."""
         body = compact(
-            agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
+            agent_id=self._acting(agent_id),
+            kind=kind,
+            message=message,
+            progress=progress,
+            data=data,
         )
         return self._client.call(ops.TASKS_EVENT, {"task_id": task_id}, json=body)
 
@@ -80,7 +84,7 @@ class Tasks(SyncResource):
         self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None
     ) -> Task:
         """Complete a claimed task."""
-        body = compact(agent_id=self._agent(agent_id), result=result)
+        body = compact(agent_id=self._acting(agent_id), result=result)
         return self._client.call(ops.TASKS_COMPLETE, {"task_id": task_id}, json=body)
 
     def fail(
@@ -94,7 +98,7 @@ class Tasks(SyncResource):
     ) -> Task:
         """Fail a claimed task; ``retry`` reopens it while attempts are left."""
         body = compact(
-            agent_id=self._agent(agent_id), error=error, result=result, retry=retry or None
+            agent_id=self._acting(agent_id), error=error, result=result, retry=retry or None
         )
         return self._client.call(ops.TASKS_FAIL, {"task_id": task_id}, json=body)
 
@@ -177,7 +181,7 @@ class AsyncTasks(AsyncResource):
         self, task_id: int, *, agent_id: str | None = None, lease_seconds: int | None = None
     ) -> Task:
         """Claim an open task; ``ConflictError`` if another agent holds it."""
-        body = compact(agent_id=self._agent(agent_id), lease_seconds=lease_seconds)
+        body = compact(agent_id=self._acting(agent_id), lease_seconds=lease_seconds)
         return await self._client.call(ops.TASKS_CLAIM, {"task_id": task_id}, json=body)
 
     async def event(
@@ -192,7 +196,11 @@ class AsyncTasks(AsyncResource):
     ) -> TaskEvent:
         """Report progress on a claimed task (renews the lease)."""
         body = compact(
-            agent_id=self._agent(agent_id), kind=kind, message=message, progress=progress, data=data
+            agent_id=self._acting(agent_id),
+            kind=kind,
+            message=message,
+            progress=progress,
+            data=data,
         )
         return await self._client.call(ops.TASKS_EVENT, {"task_id": task_id}, json=body)
 
@@ -200,7 +208,7 @@ class AsyncTasks(AsyncResource):
         self, task_id: int, *, agent_id: str | None = None, result: dict[str, Any] | None = None
     ) -> Task:
         """Complete a claimed task."""
-        body = compact(agent_id=self._agent(agent_id), result=result)
+        body = compact(agent_id=self._acting(agent_id), result=result)
         return await self._client.call(ops.TASKS_COMPLETE, {"task_id": task_id}, json=body)
 
     async def fail(
@@ -214,7 +222,7 @@ class AsyncTasks(AsyncResource):
     ) -> Task:
         """Fail a claimed task; ``retry`` reopens it while attempts are left."""
         body = compact(
-            agent_id=self._agent(agent_id), error=error, result=result, retry=retry or None
+            agent_id=self._acting(agent_id), error=error, result=result, retry=retry or None
         )
         return await self._client.call(ops.TASKS_FAIL, {"task_id": task_id}, json=body)
 

@@ -113,6 +113,22 @@ class AgentsService(Service):
         report = body.model_dump_json(include=body.model_fields_set, exclude_none=True)
         return await self._beats.run((agent_id, report), beat)
 
+    async def me(self, caller: Caller) -> m.Agent:
+        """The agent the token belongs to, with its presence and its count of unacknowledged
+        messages."""
+        agent_id = caller.agent_id
+        if agent_id is None:
+            raise NotFound("the operator's token belongs to no agent")
+
+        async def work(uow: UnitOfWork) -> m.Agent:
+            agent = await uow.agents.get(agent_id)
+            if agent is None:
+                raise NotFound(f"agent '{agent_id}' is not registered")
+            pending = await unacked_count(uow, agent_id)
+            return self._present(agent).model_copy(update={"pending_messages": pending})
+
+        return await self.read(work)
+
     async def list(
         self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
     ) -> m.AgentsResponse:

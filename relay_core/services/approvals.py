@@ -58,13 +58,15 @@ class ApprovalsService(Service):
     async def approve(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision
     ) -> m.Approval:
-        """Approve; approving twice answers the same, approving a decided one is a conflict."""
+        """Approve; approving twice answers the same with ``changed`` false, approving a decided
+        one is a conflict."""
         return await self._decide(caller, approval_id, body, "approved")
 
     async def reject(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision
     ) -> m.Approval:
-        """Reject; rejecting twice answers the same, rejecting a decided one is a conflict."""
+        """Reject; rejecting twice answers the same with ``changed`` false, rejecting a decided
+        one is a conflict."""
         return await self._decide(caller, approval_id, body, "rejected")
 
     async def _decide(
@@ -109,9 +111,10 @@ class ApprovalsService(Service):
         approval = await self.write(work)
         if newly:
             await show_decision(self, newly[-1])
-        elif approval.status != outcome:
+            return approval.model_copy(update={"changed": True})
+        if approval.status != outcome:
             raise Conflict(f"approval {approval_id} is already {approval.status}")
-        return approval
+        return approval.model_copy(update={"changed": False})
 
     async def by_platform_message(self, platform_message_id: str) -> m.Approval | None:
         """The approval shown as this platform message, if any."""

@@ -102,13 +102,13 @@ class MessagesService(Service):
 
     async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message:
         """Acknowledge a direct message; acknowledging twice answers the same."""
-        caller.require_self(body.agent_id)
+        agent_id = caller.the_agent(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.Message:
             message = await uow.messages.get(message_id)
             if message is None:
                 raise NotFound(f"message {message_id} does not exist")
-            if message.to != body.agent_id:
+            if message.to != agent_id:
                 raise PermissionDenied(f"only the recipient may acknowledge message {message_id}")
             if message.status == "acked":
                 return message

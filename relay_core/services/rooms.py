@@ -32,20 +32,18 @@ class RoomsService(Service):
         self, caller: Caller, room_id: str, body: m.MessageAck, once: Once | None = None
     ) -> m.RoomMember:
         """Join a room, creating it (outside any space) when it does not exist yet."""
-        caller.require_self(body.agent_id)
+        agent_id = caller.the_agent(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.RoomMember:
             now = self.now()
-            await require_agent(uow, body.agent_id)
+            await require_agent(uow, agent_id)
             if await uow.rooms.get(room_id) is None:
                 room = m.Room(room_id=room_id, name=room_id, created_by=caller.name, created_at=now)
                 await uow.rooms.insert(room)
-            existing = await uow.room_members.find(
-                eq("room_id", room_id), eq("agent_id", body.agent_id)
-            )
+            existing = await uow.room_members.find(eq("room_id", room_id), eq("agent_id", agent_id))
             if existing:
                 return existing[0]
-            member = m.RoomMember(room_id=room_id, agent_id=body.agent_id, joined_at=now)
+            member = m.RoomMember(room_id=room_id, agent_id=agent_id, joined_at=now)
             return await uow.room_members.insert(member)
 
         return await self.write(work, once=once)

@@ -214,14 +214,14 @@ class TasksService(Service):
 
     async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task:
         """Claim an open task; exactly one claimer wins, a repeat by the winner answers the same."""
-        caller.require_self(body.agent_id)
+        agent_id = caller.the_agent(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
             lease = body.lease_seconds or self.ctx.config.task_lease_seconds
             claim = {
                 "status": "claimed",
-                "claimed_by": body.agent_id,
+                "claimed_by": agent_id,
                 "claimed_at": now,
                 "lease_seconds": lease,
                 "lease_expires_at": now + timedelta(seconds=lease),
@@ -232,17 +232,17 @@ class TasksService(Service):
             claimed = await uow.tasks.update(task_id, claim, expect={"status": "open"})
             if claimed is None:
                 task = await require_current_task(uow, task_id, now)
-                self._require_assignable(task, body.agent_id)
-                if task.status in HELD and task.claimed_by == body.agent_id:
+                self._require_assignable(task, agent_id)
+                if task.status in HELD and task.claimed_by == agent_id:
                     return task
                 if task.status != "open":
                     raise Conflict(f"task {task_id} is {task.status} and cannot be claimed")
                 claimed = await self._guarded_update(uow, task, claim)
             else:
-                self._require_assignable(claimed, body.agent_id)  # else the unit rolls back
-            if body.agent_id != caller.agent_id:  # an agent's own token proves it registered
-                await require_registered(uow, body.agent_id, self.ctx.registered)
-            await self._trail(uow, claimed, body.agent_id, "claimed", f"lease {lease}s")
+                self._require_assignable(claimed, agent_id)  # else the unit rolls back
+            if agent_id != caller.agent_id:  # an agent's own token proves it registered
+                await require_registered(uow, agent_id, self.ctx.registered)
+            await self._trail(uow, claimed, agent_id, "claimed", f"lease {lease}s")
             return claimed
 
         return await self.write(work)
@@ -262,12 +262,12 @@ class TasksService(Service):
         once: Once | None = None,
     ) -> m.TaskEvent:
         """Record progress by the claimer; it moves the task to in_progress and renews the lease."""
-        caller.require_self(body.agent_id)
+        agent_id = caller.the_agent(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.TaskEvent:
             now = self.now()
             task = await require_current_task(uow, task_id, now)
-            require_holder(task, body.agent_id)
+            require_holder(task, agent_id)
             lease = task.lease_seconds or self.ctx.config.task_lease_seconds
             values: dict[str, Any] = {
                 "status": "in_progress",
@@ -276,7 +276,8 @@ class TasksService(Service):
             if body.progress is not None:
                 values["progress"] = body.progress
             await self._guarded_update(uow, task, values)
-            event = m.TaskEvent(task_id=task_id, **body.model_dump(), created_at=now)
+            fields = body.model_dump() | {"agent_id": agent_id}
+            event = m.TaskEvent(task_id=task_id, **fields, created_at=now)
             return await uow.task_events.insert(event)
 
         return await self.write(work, once=once)
@@ -311,18 +312,18 @@ class TasksService(Service):
     ) -> m.Task:
         """End the agent's hold on a task with ``change`` (its new values and the trail's
         kind); a repeat by the same agent once the task is ``final`` answers the same."""
-        caller.require_self(body.agent_id)
+        agent_id = caller.the_agent(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
             task = await require_current_task(uow, task_id, now)
-            if task.status == final and task.claimed_by == body.agent_id:
+            if task.status == final and task.claimed_by == agent_id:
                 return task
-            require_holder(task, body.agent_id)
+            require_holder(task, agent_id)
             values, kind = change(task, now)
             finished = await self._guarded_update(uow, task, values | {"lease_expires_at": None})
             message = None if kind == "completed" else body.error
-            await self._trail(uow, finished, body.agent_id, kind, message)
+            await self._trail(uow, finished, agent_id, kind, message)
             return finished
 
         return await self.write(work)

@@ -10,6 +10,8 @@ import ast
 import inspect
 import json
 import operator
+import re
+import shlex
 import textwrap
 import uuid
 from collections.abc import Iterator
@@ -287,3 +289,99 @@ def test_lists_page_with_limit_and_all(relay: Any) -> None:
     assert "next_cursor" not in every
     table = relay("tasks", "list", "--assignee", owner, "--all")
     assert "paged 4" in table.stdout and "--cursor" not in table.stderr
+
+
+def test_an_agent_token_is_enough_to_say_who_acts(relay: Any) -> None:
+    """With only its token (no --agent), an agent joins, acks, claims, reports and finishes:
+    the server takes the agent the token belongs to."""
+    run = relay.json
+    n = uuid.uuid4().hex[:6]
+    agent = f"solo-{n}"
+    token = run("agents", "register", agent)["token"]
+    me = ["--token", token]
+    assert run(*me, "whoami")["agent_id"] == agent
+    assert relay(*me, "whoami").stdout.startswith(f"agent {agent} at ")
+    assert relay("whoami").stdout.startswith("the operator, at ")
+    assert run(*me, "rooms", "join", f"ops-{n}")["agent_id"] == agent
+    assert run(*me, "agents", "heartbeat", "--status", "idle")["agent_id"] == agent
+    sent = run("messages", "send", "hi", "--to", agent)
+    assert [m["text"] for m in run(*me, "inbox")["messages"]] == ["hi"]
+    assert run(*me, "messages", "ack", str(sent["message_id"]))["status"] == "acked"
+    task = str(run("tasks", "create", f"solo {n}")["task_id"])
+    assert run(*me, "tasks", "claim", task)["claimed_by"] == agent
+    assert run(*me, "tasks", "event", task, "--progress", "50")["agent_id"] == agent
+    assert run(*me, "tasks", "complete", task)["status"] == "completed"
+    # The operator is no agent: it must say which one it acts for.
+    other = str(run("tasks", "create", f"other {n}")["task_id"])
+    refused = relay("tasks", "claim", other, code=1)
+    assert "agent_id is required when the operator acts" in refused.stderr
+
+
+def test_deciding_again_says_nothing_changed(relay: Any, server: LiveServer) -> None:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        op.agents.register(f"asker-{uuid.uuid4().hex[:6]}")
+        intervention = f"inc-{uuid.uuid4().hex[:6]}"
+        asked = op.interventions.request_approval(
+            intervention, title="restart db", reason="pool full", proposed_action="restart"
+        )
+    approval = str(asked.approval_id)
+    first = relay("approvals", "approve", approval, "--note", "welcome")
+    assert first.stdout.startswith(f"Approved {approval}")
+    again = relay("approvals", "approve", approval, "--note", "a second thought")
+    assert again.stdout.strip().startswith(f"approval {approval} was already approved by operator ")
+    assert again.stdout.strip().endswith("ago (note: welcome); nothing changed")
+    answered = relay.json("approvals", "approve", approval)
+    assert answered["changed"] is False and answered["note"] == "welcome"
+    assert relay("approvals", "reject", approval, code=1).stderr.startswith("error: ")
+
+
+def test_no_token_found_says_where_it_looked(
+    relay: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RELAY_DATA_DIR", str(tmp_path / "not-the-servers"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    refused = relay("approvals", "list", code=1)
+    assert "no token was found; looked in: --token, RELAY_TOKEN, token in " in refused.stderr
+    assert str(tmp_path / "not-the-servers" / "operator_token") in refused.stderr
+
+
+# Examples that do not end on their own: they serve, or follow a stream, until stopped.
+RUN_UNTIL_STOPPED = {"relay serve --port 8765", "relay events stream --after 120"}
+
+
+def test_every_help_example_runs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``Example:`` of every command's help, run as printed against a server that has the
+    agents, rooms and records the examples name: none is a usage error. One the server refuses
+    (a record with that id is not there, or not in that state) is fine."""
+    runner = CliRunner()
+    # The help is each command's docstring (read here, where no terminal width wraps it).
+    texts = [app.info.help or ""] + [
+        inspect.getdoc(function) or "" for _, function in commands(app)
+    ]
+    # An example too long for one line goes on over lines that start with an option.
+    shown = re.compile(r"Example: (relay .+(?:\n\s*--.+)*)")
+    examples = [" ".join(m.group(1).split()) for text in texts for m in shown.finditer(text)]
+    assert len(examples) > 40
+    with live_server(tmp_path) as server:
+        monkeypatch.setenv("RELAY_URL", server.url)
+        monkeypatch.setenv("RELAY_DATA_DIR", str(server.data_dir))
+        with RelayClient(server.url, token=server.operator_token) as op:
+            for agent in ("builder", "deployer"):
+                op.agents.register(agent)
+            op.messages.send("for the inbox example", to="builder")
+            for n in range(7):
+                op.tasks.create(f"task {n + 1}")
+            op.rooms.join("ops", agent_id="builder")
+        succeeded = 0
+        for example in examples:
+            if example in RUN_UNTIL_STOPPED:
+                continue
+            result = runner.invoke(app, shlex.split(example)[1:])
+            assert result.exit_code in (0, 1), (example, result.stdout, result.stderr)
+            if result.exit_code == 1:
+                assert re.search(r"\[(not_found|conflict), HTTP", result.stderr), (
+                    example,
+                    result.stderr,
+                )
+            succeeded += result.exit_code == 0
+        assert succeeded >= len(examples) * 2 // 3, succeeded

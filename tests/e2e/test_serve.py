@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
+import subprocess
 from pathlib import Path
 
 import httpx
 
-from tests.live import live_server
+from tests.live import live_server, relay_command
 
 
 def test_relay_serve_runs_the_walkthrough_and_stops_gracefully(tmp_path: Path) -> None:
@@ -38,3 +41,24 @@ def test_relay_serve_runs_the_walkthrough_and_stops_gracefully(tmp_path: Path) -
         log = server.log.read_text()
         assert "operator token in" in log
         assert server.operator_token not in log  # the token itself is never printed
+
+
+def test_a_port_in_use_is_one_line_and_nothing_written(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+        env["RELAY_DATA_DIR"] = str(tmp_path / "data")
+        done = subprocess.run(
+            [*relay_command(), "serve", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        f"relay: port {port} is in use; pass --port or stop the other server"
+    ]
+    assert not (tmp_path / "data").exists()  # no data dir, no database, no token

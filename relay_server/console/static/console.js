@@ -81,7 +81,10 @@ async function approvalsView() {
     const note = el("input", { type: "text", id: `note-${approval.approval_id}`, "aria-label": "Note" });
     const decide = (verb) => async () => {
       try {
-        await api("POST", `/v1/approvals/${approval.approval_id}/${verb}`, note.value ? { note: note.value } : {});
+        const decided = await api("POST", `/v1/approvals/${approval.approval_id}/${verb}`, note.value ? { note: note.value } : {});
+        if (decided.changed === false) {
+          alert(`Approval ${decided.approval_id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
+        }
         await render();
       } catch (error) { alert(error.message); }
     };

@@ -1,0 +1,61 @@
+"""The identity ``enroll_and_wait`` keeps between runs of an agent: the enrollment it is waiting
+on, then its token, in one file per server and agent id under the user's config directory
+(mode 0600: the claim and the token are secrets)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from platformdirs import user_config_dir
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What is kept: an enrollment waited on (``enroll_id`` and ``claim``), or a ``token``."""
+
+    enroll_id: int | None = None
+    claim: str | None = None
+    token: str | None = None
+    approval_id: int | None = None
+
+
+def identity_path(url: str, agent_id: str) -> Path:
+    """``~/.config/relay/identities/<host>-<port>/<agent_id>.json`` (per platform)."""
+    parts = urlsplit(url)
+    server = re.sub(r"[^A-Za-z0-9.-]", "_", f"{parts.hostname}-{parts.port or parts.scheme}")
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", agent_id)
+    return Path(user_config_dir("relay", appauthor=False)) / "identities" / server / f"{name}.json"
+
+
+def load(path: Path) -> Identity | None:
+    """The identity kept at ``path``, if there is a readable one."""
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict):
+        return None
+    fields = {k: kept.get(k) for k in ("enroll_id", "claim", "token", "approval_id")}
+    return Identity(**fields)
+
+
+def keep(path: Path, identity: Identity) -> None:
+    """Write ``identity`` to ``path`` (0600, in a 0700 directory), replacing what was there
+    in one step."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    draft = path.with_suffix(".tmp")
+    fields = {k: v for k, v in vars(identity).items() if v is not None}
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        json.dump(fields, handle)
+    os.replace(draft, path)
+
+
+def forget(path: Path) -> None:
+    """Remove the identity kept at ``path``, if any."""
+    path.unlink(missing_ok=True)
