@@ -20,6 +20,7 @@ from relay_client import RelayClient
 from relay_client._base import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
 from relay_client.errors import ConnectionError as RelayConnectionError
+from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_core.models import Page
 
 T = TypeVar("T")
@@ -74,7 +75,12 @@ def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:
 def whose(client: RelayClient, agent_id: str | None) -> str:
     """The agent a command acts for: the argument, else --agent, else the agent whose token
     this is (asked of the server)."""
-    return agent_id or client.config.agent_id or client.agents.me().agent_id
+    chosen = agent_id or client.config.agent_id
+    if chosen:
+        return chosen
+    if (client.config.token or "").startswith(OPERATOR_TOKEN_PREFIX):
+        raise ValueError("agent_id is required: the operator's token is no agent's (pass --agent)")
+    return client.agents.me().agent_id
 
 
 def parse_json(value: str | None, option: str) -> Any:

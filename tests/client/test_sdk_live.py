@@ -108,6 +108,14 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert (await bob.messages.ack(sent.message_id)).status == "acked"
     with pytest.raises(PermissionDeniedError):
         await alice.messages.ack(sent.message_id)
+    # A client with only a token: the server knows whose it is.
+    bob_by_token = make(token=bob_token)
+    me = await bob_by_token.agents.me()
+    assert me.agent_id == bob_id and me.pending_messages == 0
+    again = await alice.messages.send("again", to=bob_id)
+    assert (await bob_by_token.messages.ack(again.message_id)).status == "acked"
+    with pytest.raises(NotFoundError):
+        await op.agents.me()  # the operator is no agent
 
     note = await alice.notify.send("need a hand")
     assert note.status == "sent" and note.platform_message_id
@@ -159,7 +167,10 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     pending = await op.approvals.list(status="pending")
     assert created.approval_id in {a.approval_id for a in pending.approvals}
     assert (await op.approvals.show(created.approval_id)).kind == "enrollment"
-    assert (await op.approvals.approve(created.approval_id, note="ok")).status == "approved"
+    decided = await op.approvals.approve(created.approval_id, note="ok")
+    assert decided.status == "approved" and decided.changed is True
+    repeated = await op.approvals.approve(created.approval_id, note="another note")
+    assert repeated.changed is False and repeated.note == "ok"  # nothing changed
     state = await newcomer.enroll.status(created.enroll_id, created.claim)
     assert state.token and state.token.startswith("rly_agent_")
     with pytest.raises(NotFoundError):

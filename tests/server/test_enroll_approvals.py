@@ -35,7 +35,9 @@ async def test_enroll_approve_then_first_poll_delivers_the_token_once(api: Api) 
     decided = await api.post(f"/v1/approvals/{created['approval_id']}/approve", {"note": "welcome"})
     assert decided["status"] == "approved" and decided["decided_by"] == "operator"
     assert decided["note"] == "welcome" and decided["decided_at"]
-    assert await api.post(f"/v1/approvals/{created['approval_id']}/approve", {}) == decided
+    assert decided["changed"] is True
+    again = await api.post(f"/v1/approvals/{created['approval_id']}/approve", {"note": "late"})
+    assert again == decided | {"changed": False}  # the same approval; nothing changed
 
     first = await api.get(path, token="", claim=created["claim"])
     assert first["status"] == "approved" and first["token"].startswith("rly_agent_")
