@@ -407,6 +407,7 @@ def enroll_and_wait(
     *,
     url: str | None = None,
     name: str | None = None,
+    kind: str | None = None,
     capabilities: Sequence[str] | None = None,
     metadata: dict[str, Any] | None = None,
     reason: str | None = None,
@@ -438,7 +439,12 @@ def enroll_and_wait(
         else:
             try:
                 created = anonymous.enroll.request(
-                    agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
+                    agent_id,
+                    name=name,
+                    kind=kind,
+                    capabilities=capabilities,
+                    metadata=metadata,
+                    reason=reason,
                 )
             except errors.ConflictError as exc:
                 raise _taken(agent_id, server, path, exc) from None
@@ -467,6 +473,7 @@ async def async_enroll_and_wait(
     *,
     url: str | None = None,
     name: str | None = None,
+    kind: str | None = None,
     capabilities: Sequence[str] | None = None,
     metadata: dict[str, Any] | None = None,
     reason: str | None = None,
@@ -494,7 +501,12 @@ async def async_enroll_and_wait(
         else:
             try:
                 created = await anonymous.enroll.request(
-                    agent_id, name=name, capabilities=capabilities, metadata=metadata, reason=reason
+                    agent_id,
+                    name=name,
+                    kind=kind,
+                    capabilities=capabilities,
+                    metadata=metadata,
+                    reason=reason,
                 )
             except errors.ConflictError as exc:
                 raise _taken(agent_id, server, path, exc) from None

@@ -238,6 +238,7 @@ class EnrollRequest(RequestBody):
 
     agent_id: ResourceId
     name: ShortText | None = None
+    kind: ShortText | None = None
     capabilities: list[ShortText] = Field(default_factory=list, max_length=100)
     metadata: SmallJson = Field(default_factory=dict)
     reason: LongText | None = None
@@ -519,6 +520,7 @@ class Enrollment(Resource):
     enroll_id: int = 0
     agent_id: str
     name: str | None = None
+    kind: str | None = None
     capabilities: list[str] = Field(default_factory=list)
     metadata: JsonObject = Field(default_factory=dict)
     reason: str | None = None
@@ -546,6 +548,15 @@ class EnrollmentState(Enrollment):
     token: str | None = None
 
 
+class Applicant(Resource):
+    """The agent an enrollment approval would admit, as it describes itself."""
+
+    agent_id: str
+    name: str | None = None
+    kind: str | None = None
+    capabilities: list[str] = Field(default_factory=list)
+
+
 class Approval(Resource):
     """A question for the operator: an enrollment or an intervention to approve or reject."""
 
@@ -564,6 +575,8 @@ class Approval(Resource):
     # Only on the answer to approve/reject: false when the approval already had this decision,
     # so nothing changed (a note sent with it was not kept).
     changed: bool | None = None
+    # Only on an enrollment's approval, as listed or shown: who asks to join.
+    applicant: Applicant | None = None
 
 
 class ApprovalsResponse(Page):

@@ -14,6 +14,7 @@ from relay_core.auth import hash_secret
 from relay_core.bridges.local import LocalBridge
 from relay_core.bridges.telegram import TelegramBridge
 from relay_core.config import CoreConfig
+from relay_core.paths import operator_token_path
 from relay_core.ports import Bridge, Storage
 from relay_core.services import Context, Services
 from relay_core.services.base import utcnow
@@ -142,5 +143,12 @@ def create_app(
         mcp_route.add_mcp(app)  # its own protocol: outside the operation table and the SDK
     # A platform's callback, not an API operation: outside the route table and the SDK.
     app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
-    add_console(app)
+    add_console(app, token_hint(settings))
     return app
+
+
+def token_hint(settings: Settings) -> str:
+    """Where this server's operator token is, for the console's sign-in page."""
+    if settings.operator_token is not None:
+        return "It is the RELAY_OPERATOR_TOKEN the server was started with."
+    return f"On the server's machine: cat {operator_token_path(settings.data_dir)}"

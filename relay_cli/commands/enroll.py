@@ -16,6 +16,7 @@ def request(
     ctx: typer.Context,
     agent_id: Annotated[str, typer.Argument(help="The id to join as.")],
     name: Annotated[str | None, typer.Option(help="Display name.")] = None,
+    kind: Annotated[str | None, typer.Option(help="What kind of agent (e.g. linter).")] = None,
     reason: Annotated[str | None, typer.Option(help="Why, for the operator.")] = None,
     capability: Annotated[
         list[str] | None, typer.Option("--capability", "-c", help="A capability (repeatable).")
@@ -28,7 +29,9 @@ def request(
     """
     created = call(
         ctx,
-        lambda c: c.enroll.request(agent_id, name=name, reason=reason, capabilities=capability),
+        lambda c: c.enroll.request(
+            agent_id, name=name, kind=kind, reason=reason, capabilities=capability
+        ),
     )
     render(
         created,

@@ -19,6 +19,7 @@ class Enroll(SyncResource):
         agent_id: str,
         *,
         name: str | None = None,
+        kind: str | None = None,
         capabilities: Sequence[str] | None = None,
         metadata: dict[str, Any] | None = None,
         reason: str | None = None,
@@ -27,6 +28,7 @@ class Enroll(SyncResource):
         body = compact(
             agent_id=agent_id,
             name=name,
+            kind=kind,
             capabilities=list(capabilities) if capabilities is not None else None,
             metadata=metadata,
             reason=reason,
@@ -48,6 +50,7 @@ class AsyncEnroll(AsyncResource):
         agent_id: str,
         *,
         name: str | None = None,
+        kind: str | None = None,
         capabilities: Sequence[str] | None = None,
         metadata: dict[str, Any] | None = None,
         reason: str | None = None,
@@ -56,6 +59,7 @@ class AsyncEnroll(AsyncResource):
         body = compact(
             agent_id=agent_id,
             name=name,
+            kind=kind,
             capabilities=list(capabilities) if capabilities is not None else None,
             metadata=metadata,
             reason=reason,

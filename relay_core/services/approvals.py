@@ -6,7 +6,7 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import Conflict, NotFound, StaleWrite
-from relay_core.ports import Cond, UnitOfWork, eq
+from relay_core.ports import Cond, UnitOfWork, eq, in_
 from relay_core.services import enroll, interventions
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
@@ -19,6 +19,23 @@ async def require_approval(uow: UnitOfWork, approval_id: int) -> m.Approval:
     if approval is None:
         raise NotFound(f"approval {approval_id} does not exist")
     return approval
+
+
+async def with_applicants(uow: UnitOfWork, approvals: list[m.Approval]) -> list[m.Approval]:
+    """The approvals, each enrollment's with the agent asking to join (one query)."""
+    ids = [int(a.subject_id) for a in approvals if a.kind == "enrollment"]
+    if not ids:
+        return approvals
+    found = {e.enroll_id: e for e in await uow.enrollments.find(in_("enroll_id", ids))}
+
+    def applicant(approval: m.Approval) -> m.Approval:
+        enrollment = found.get(int(approval.subject_id)) if approval.kind == "enrollment" else None
+        if enrollment is None:
+            return approval
+        who = m.Applicant.model_validate(enrollment, from_attributes=True)
+        return approval.model_copy(update={"applicant": who})
+
+    return [applicant(a) for a in approvals]
 
 
 class ApprovalsService(Service):
@@ -43,7 +60,8 @@ class ApprovalsService(Service):
                 limit=limit,
                 cursor=cursor,
             )
-            return m.ApprovalsResponse(approvals=newest, next_cursor=next_cursor)
+            shown = await with_applicants(uow, newest)
+            return m.ApprovalsResponse(approvals=shown, next_cursor=next_cursor)
 
         return await self.read(work)
 
@@ -51,7 +69,8 @@ class ApprovalsService(Service):
         """One approval."""
 
         async def work(uow: UnitOfWork) -> m.Approval:
-            return await require_approval(uow, approval_id)
+            [shown] = await with_applicants(uow, [await require_approval(uow, approval_id)])
+            return shown
 
         return await self.read(work)
 

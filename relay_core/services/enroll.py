@@ -68,6 +68,7 @@ async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -
         agent = m.Agent(
             agent_id=enrollment.agent_id,
             name=enrollment.name,
+            kind=enrollment.kind,
             capabilities=enrollment.capabilities,
             metadata=enrollment.metadata,
             created_at=now,

@@ -245,6 +245,7 @@ enrollments = Table(
     Column("capabilities", Json, nullable=False),
     Column("metadata", Json, nullable=False),
     Column("reason", Text),
+    Column("kind", Name),
     Column("status", State, nullable=False),
     Column("approval_id", BigInteger),
     Column("token_delivered", Boolean, nullable=False),

@@ -5,6 +5,7 @@ It ships inside the package and needs no build step, CDN or network beyond the s
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from aiohttp import web
@@ -17,19 +18,25 @@ HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
 }
+TOKEN_HINT = "{{token_hint}}"
 
 
-async def console_page(request: web.Request) -> web.FileResponse:
-    """The console's single page."""
-    return web.FileResponse(PAGE, headers=HEADERS)
+def add_console(app: web.Application, token_hint: str) -> None:
+    """Serve the console at /console (its files at /console/static/), with ``token_hint``
+    telling the operator where this server's token is; ``/`` leads there."""
+    page = PAGE.read_text().replace(TOKEN_HINT, html.escape(token_hint)).encode()
 
+    async def console_page(request: web.Request) -> web.Response:
+        return web.Response(body=page, content_type="text/html", charset="utf-8", headers=HEADERS)
 
-async def redirect_to_console(request: web.Request) -> web.Response:
-    raise web.HTTPFound("/console")
+    async def to_console(request: web.Request) -> web.Response:
+        raise web.HTTPFound("/console")
 
+    async def favicon(request: web.Request) -> web.Response:
+        raise web.HTTPMovedPermanently("/console/static/favicon.svg")
 
-def add_console(app: web.Application) -> None:
-    """Serve the console at /console (and its files at /console/static/)."""
+    app.router.add_get("/", to_console, name="root")
     app.router.add_get("/console", console_page, name="console")
-    app.router.add_get("/console/", redirect_to_console)
+    app.router.add_get("/console/", to_console)
+    app.router.add_get("/favicon.ico", favicon)
     app.router.add_static("/console/static/", STATIC, name="console-static", show_index=False)

@@ -106,12 +106,21 @@ def test_an_enrollment_appears_and_approve_delivers_its_token(
     sign_in(page, server)
     page.locator("#view[data-view=approvals]").wait_for()
     enrolled = httpx.post(
-        f"{server.url}/v1/enroll", json={"agent_id": "linter", "reason": "new lint bot"}
+        f"{server.url}/v1/enroll",
+        json={
+            "agent_id": "linter",
+            "name": "Lint bot",
+            "kind": "linter",
+            "capabilities": ["python", "typescript"],
+            "reason": "new lint bot",
+        },
     ).json()
     card = page.locator(f"[data-approval='{enrolled['approval_id']}']")
     card.wait_for(timeout=15_000)  # arrives live, through the event feed
     assert "Enroll agent 'linter'" in card.inner_text()
     assert "new lint bot" in card.inner_text()
+    applicant = card.locator(".applicant").inner_text()
+    assert applicant == "Lint bot · kind: linter · capabilities: python, typescript"
     page.wait_for_function("document.title.startsWith('(1)')")
     shot(page, "approvals")
     card.get_by_label("Note").fill("welcome")
@@ -131,9 +140,9 @@ def test_an_enrollment_appears_and_approve_delivers_its_token(
     assert "welcome" in decided.inner_text()
 
 
-def test_an_intervention_shows_its_diagnostic_and_both_pieces_of_evidence(
-    page: Any, server: LiveServer
-) -> None:
+def test_an_intervention_is_decided_where_its_evidence_is(page: Any, server: LiveServer) -> None:
+    """The approval card shows the diagnostic; the intervention offers Approve and Reject, and
+    then shows the operator's note beside the evidence."""
     with operator(server) as op:
         op.post(
             "/v1/interventions/inc-7/diagnostic",
@@ -143,7 +152,22 @@ def test_an_intervention_shows_its_diagnostic_and_both_pieces_of_evidence(
             "/v1/interventions/inc-7/request-approval",
             json={"title": "Restart db-1", "reason": "pool full", "proposed_action": "restart"},
         ).json()
-        op.post(f"/v1/approvals/{asked['approval_id']}/approve", json={}).raise_for_status()
+    sign_in(page, server)
+    card = page.locator(f"[data-approval='{asked['approval_id']}']")
+    card.wait_for()
+    assert '"active_connections": 100' in card.locator(".diagnostic pre").inner_text()
+    shot(page, "approvals-intervention")
+    page.goto(f"{server.url}/console#interventions")
+    article = page.locator("[data-intervention='inc-7']")
+    article.wait_for()
+    article.get_by_label("Note").fill("go, during the quiet hour")
+    article.get_by_role("button", name="Approve").click()
+    article.locator(".operator-note").wait_for()
+    assert article.locator(".operator-note").inner_text() == (
+        "Operator's note: go, during the quiet hour"
+    )
+    with operator(server) as op:
+        assert op.get(f"/v1/approvals/{asked['approval_id']}").json()["status"] == "approved"
         op.post(
             "/v1/interventions/inc-7/action",
             json={
@@ -154,15 +178,34 @@ def test_an_intervention_shows_its_diagnostic_and_both_pieces_of_evidence(
                 "link": "https://grafana.example/d/db",
             },
         ).raise_for_status()
-    sign_in(page, server)
-    page.goto(f"{server.url}/console#interventions")
-    article = page.locator("[data-intervention='inc-7']")
-    article.wait_for()
+    article.locator("pre.after").wait_for()  # the page follows the feed
     assert '"active_connections": 100' in article.locator(".diagnostic pre").inner_text()
     assert '"active_connections": 100' in article.locator("pre.before").inner_text()
     assert "active_connections: 12" in article.locator("pre.after").inner_text()
     assert "remediated" in article.inner_text()
     shot(page, "interventions")
+
+
+def test_a_fresh_server_explains_itself(page: Any, tmp_path: Path) -> None:
+    """Where the token is, the way in from /, an icon, and words where there is nothing yet."""
+    with live_server(tmp_path) as server:  # its data directory is not the default one
+        page.goto(server.url + "/")
+        assert page.url == f"{server.url}/console"
+        hint = page.locator("#token-hint").inner_text()
+        assert f"cat {server.data_dir / 'operator_token'}" in hint
+        icon = httpx.get(f"{server.url}/favicon.ico", follow_redirects=True)
+        assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+        sign_in(page, server)
+        for view, words in {
+            "approvals": "Nothing decided yet.",
+            "agents": "No agent yet",
+            "notifications": "No notification yet",
+            "interventions": "None yet.",
+        }.items():
+            page.goto(f"{server.url}/console#{view}")
+            page.locator(f"#view[data-view={view}]").wait_for()
+            page.get_by_text(words).first.wait_for()
+            assert page.locator("#view table").count() == 0, view
 
 
 def test_every_view_renders_and_is_keyboard_reachable(page: Any, server: LiveServer) -> None:
@@ -179,6 +222,10 @@ def test_every_view_renders_and_is_keyboard_reachable(page: Any, server: LiveSer
         op.post("/v1/rooms/incidents/join", json={"agent_id": "builder"}, headers=agent)
         op.post("/v1/messages", json={"room_id": "incidents", "text": "all quiet"}, headers=agent)
         note = op.post("/v1/notify", json={"text": "need a hand"}, headers=agent).json()
+        # A decided approval with a long note: the "Decided" table must still fit a phone.
+        enrolled = op.post("/v1/enroll", json={"agent_id": "summarizer", "reason": "docs"}).json()
+        long_note = "welcome aboard; " * 12 + "https://wiki.example/onboarding/agents/summarizer"
+        op.post(f"/v1/approvals/{enrolled['approval_id']}/approve", json={"note": long_note})
     sign_in(page, server)
     expectations = {
         "agents": "builder",
@@ -213,5 +260,12 @@ def test_every_view_renders_and_is_keyboard_reachable(page: Any, server: LiveSer
     page.locator("#view[data-view=tasks]").wait_for()
     page.get_by_role("button", name=f"#{task['task_id']} reindex").click()
     page.locator("#trail").get_by_text("claimed").first.wait_for()
+    # A phone: every view fits its width, with nothing to scroll sideways.
     page.set_viewport_size({"width": 390, "height": 844})
-    shot(page, "tasks-phone")
+    for view, text in expectations.items():
+        page.goto(f"{server.url}/console#{view}")
+        page.locator(f"#view[data-view={view}]").wait_for()
+        page.get_by_text(text).first.wait_for()
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 390, (view, wide)
+        shot(page, f"view-{view}-phone")

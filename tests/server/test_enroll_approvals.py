@@ -140,3 +140,20 @@ async def test_the_sweep_expires_enrollments_nobody_touches(make_api: Any) -> No
     assert [e["data"]["status"] for e in feed["events"] if e["kind"] == "approval.decided"] == [
         "expired"
     ]
+
+
+async def test_an_enrollment_approval_shows_who_asks_and_approval_keeps_it(api: Api) -> None:
+    created = await api.post(
+        "/v1/enroll",
+        {"agent_id": "scout", "name": "Scout", "kind": "crawler", "capabilities": ["fetch"]},
+        token="",
+        expect=201,
+    )
+    applicant = {"agent_id": "scout", "name": "Scout", "kind": "crawler", "capabilities": ["fetch"]}
+    listed = await api.get("/v1/approvals", status="pending")
+    [shown] = [a for a in listed["approvals"] if a["approval_id"] == created["approval_id"]]
+    assert shown["applicant"] == applicant
+    assert (await api.get(f"/v1/approvals/{created['approval_id']}"))["applicant"] == applicant
+    await api.post(f"/v1/approvals/{created['approval_id']}/approve", {})
+    [agent] = [a for a in (await api.get("/v1/agents"))["agents"] if a["agent_id"] == "scout"]
+    assert (agent["name"], agent["kind"], agent["capabilities"]) == ("Scout", "crawler", ["fetch"])

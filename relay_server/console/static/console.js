@@ -52,10 +52,14 @@ function pretty(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
-function table(columns, rows) {
+// A table, or `empty` in words when there is no row. Each cell carries its column's label, which
+// a phone's narrow screen shows beside the value (a row becomes a card).
+function table(columns, rows, empty = "None yet.") {
+  if (!rows.length) return el("p", { class: "muted empty" }, empty);
   return el("table", {},
     el("thead", {}, el("tr", {}, columns.map(([label]) => el("th", { scope: "col" }, label)))),
-    el("tbody", {}, rows.map((row) => el("tr", {}, columns.map(([, cell]) => el("td", {}, cell(row)))))));
+    el("tbody", {}, rows.map((row) => el("tr", {},
+      columns.map(([label, cell]) => el("td", { "data-label": label }, cell(row)))))));
 }
 
 // Every item of a list, following its cursors, up to `most` (lists answer pages of 1000 at most).
@@ -73,55 +77,92 @@ async function listAll(path, field, most = 5000) {
 
 // ---------------------------------------------------------------- views
 
+// Note, Approve and Reject for one approval: where it is shown, it can be decided.
+function decision(approvalId) {
+  const note = el("input", { type: "text", id: `note-${approvalId}`, "aria-label": "Note" });
+  const decide = (verb) => async () => {
+    try {
+      const decided = await api("POST", `/v1/approvals/${approvalId}/${verb}`, note.value ? { note: note.value } : {});
+      if (decided.changed === false) {
+        alert(`Approval ${decided.approval_id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
+      }
+      await render();
+    } catch (error) { alert(error.message); }
+  };
+  return el("div", { class: "decision" },
+    el("label", { for: `note-${approvalId}` }, "Note "), note, " ",
+    el("button", { type: "button", class: "approve", on: { click: decide("approve") } }, "Approve"), " ",
+    el("button", { type: "button", class: "reject", on: { click: decide("reject") } }, "Reject"));
+}
+
+function diagnosticSection(diagnostic) {
+  return el("section", { class: "diagnostic" },
+    el("h4", {}, `Latest diagnostic: ${diagnostic.summary} (${diagnostic.severity}, by ${diagnostic.agent_id})`),
+    el("pre", {}, pretty(diagnostic.content)));
+}
+
+function applicantLine(applicant) {
+  const parts = [applicant.name, applicant.kind && `kind: ${applicant.kind}`,
+    applicant.capabilities.length ? `capabilities: ${applicant.capabilities.join(", ")}` : "no capabilities listed"];
+  return el("p", { class: "applicant" }, parts.filter(Boolean).join(" · "));
+}
+
+// The latest diagnostic of an intervention, or null when it has none.
+async function latestDiagnostic(interventionId) {
+  try {
+    return await api("GET", `/v1/interventions/${encodeURIComponent(interventionId)}/diagnostic`);
+  } catch (error) {
+    if (error.status === 404) return null;
+    throw error;
+  }
+}
+
 async function approvalsView() {
   const approvals = await listAll("/v1/approvals", "approvals");
   const pending = approvals.filter((a) => a.status === "pending");
   const decided = approvals.filter((a) => a.status !== "pending");
-  const card = (approval) => {
-    const note = el("input", { type: "text", id: `note-${approval.approval_id}`, "aria-label": "Note" });
-    const decide = (verb) => async () => {
-      try {
-        const decided = await api("POST", `/v1/approvals/${approval.approval_id}/${verb}`, note.value ? { note: note.value } : {});
-        if (decided.changed === false) {
-          alert(`Approval ${decided.approval_id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
-        }
-        await render();
-      } catch (error) { alert(error.message); }
-    };
-    return el("article", { "data-approval": approval.approval_id },
-      el("h3", {}, approval.title),
-      el("p", { class: "muted" },
-        `#${approval.approval_id} · ${approval.kind} · requested by ${approval.requested_by} · ${when(approval.created_at)}`),
-      approval.detail ? el("pre", {}, approval.detail) : null,
-      el("label", { for: `note-${approval.approval_id}` }, "Note "), note, " ",
-      el("button", { type: "button", class: "approve", on: { click: decide("approve") } }, "Approve"), " ",
-      el("button", { type: "button", class: "reject", on: { click: decide("reject") } }, "Reject"));
-  };
+  const evidence = await Promise.all(pending.map((a) =>
+    a.kind === "intervention" ? latestDiagnostic(a.subject_id) : null));
+  const card = (approval, diagnostic) => el("article", { "data-approval": approval.approval_id },
+    el("h3", {}, approval.title),
+    el("p", { class: "muted" },
+      `#${approval.approval_id} · ${approval.kind} · requested by ${approval.requested_by} · ${when(approval.created_at)}`),
+    approval.applicant ? applicantLine(approval.applicant) : null,
+    approval.detail ? el("pre", {}, approval.detail) : null,
+    approval.kind === "intervention"
+      ? (diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic uploaded."))
+      : null,
+    decision(approval.approval_id));
   return [
     el("h2", {}, `Pending approvals (${pending.length})`),
-    pending.length ? pending.map(card) : el("p", { class: "muted" }, "Nothing waits for you."),
+    pending.length ? pending.map((a, i) => card(a, evidence[i])) : el("p", { class: "muted" }, "Nothing waits for you."),
     el("h2", {}, "Decided"),
     table([
       ["#", (a) => a.approval_id], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
       ["Outcome", (a) => el("span", { class: "status" }, a.status)],
       ["By", (a) => a.decided_by || ""], ["When", (a) => when(a.decided_at)], ["Note", (a) => a.note || ""],
-    ], decided),
+    ], decided, "Nothing decided yet."),
   ];
 }
 
 async function interventionsView() {
-  const { interventions } = await api("GET", "/v1/interventions?limit=100");
+  const [{ interventions }, approvals] = await Promise.all([
+    api("GET", "/v1/interventions?limit=100"), listAll("/v1/approvals", "approvals", 1000)]);
   if (!interventions.length) return [el("h2", {}, "Interventions"), el("p", { class: "muted" }, "None yet.")];
+  const byId = new Map(approvals.map((a) => [a.approval_id, a]));
   return [el("h2", {}, "Interventions"), interventions.map((item) => {
     const diagnostic = item.latest_diagnostic;
     const action = item.last_action;
+    const approval = item.approval_id ? byId.get(item.approval_id) : null;
     return el("article", { "data-intervention": item.intervention_id },
       el("h3", {}, `${item.intervention_id}${item.title ? ` — ${item.title}` : ""}`),
       el("p", {}, "Status: ", el("span", { class: "status" }, item.status),
         ` · approval: ${item.approval_status}${item.approval_id ? ` (#${item.approval_id})` : ""}`),
-      diagnostic ? el("section", { class: "diagnostic" },
-        el("h4", {}, `Latest diagnostic: ${diagnostic.summary} (${diagnostic.severity}, by ${diagnostic.agent_id})`),
-        el("pre", {}, pretty(diagnostic.content))) : el("p", { class: "muted" }, "No diagnostic yet."),
+      item.proposed_action ? el("p", {}, `Proposed: ${item.proposed_action}${item.risk ? ` (risk: ${item.risk})` : ""}`) : null,
+      approval && approval.status !== "pending" && approval.note
+        ? el("p", { class: "operator-note" }, `Operator's note: ${approval.note}`) : null,
+      diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic yet."),
+      item.approval_status === "pending" && item.approval_id ? decision(item.approval_id) : null,
       action ? el("section", { class: "remediation" },
         el("h4", {}, `Remediation: ${action.action} — ${action.status}`),
         el("div", { class: "evidence" },
@@ -135,11 +176,12 @@ async function interventionsView() {
 async function agentsView() {
   const agents = await listAll("/v1/agents", "agents");
   return [el("h2", {}, `Agents (${agents.length})`), table([
-    ["Agent", (a) => a.name ? `${a.agent_id} (${a.name})` : a.agent_id],
+    ["Agent", (a) => a.agent_id], ["Name", (a) => a.name || ""], ["Kind", (a) => a.kind || ""],
+    ["Capabilities", (a) => a.capabilities.join(", ")],
     ["Presence", (a) => el("span", { class: a.presence }, a.presence)],
     ["Status", (a) => a.status || ""], ["Last seen", (a) => when(a.last_seen_at) || "never"],
     ["Inbox", (a) => a.pending_messages ?? ""],
-  ], agents)];
+  ], agents, "No agent yet: register one (relay agents register NAME) or approve an enrollment.")];
 }
 
 async function tasksView() {
@@ -204,7 +246,7 @@ async function notificationsView() {
     ["When", (n) => when(n.created_at)], ["From", (n) => n.agent_id || "operator"], ["Text", (n) => n.text],
     ["Status", (n) => el("span", { class: "status" }, n.status)], ["Bridge", (n) => `${n.bridge} ${n.platform_message_id || ""}`],
     ["Error", (n) => n.error || ""], ["Replies", (n) => n.replies ?? 0], ["Reply", reply],
-  ], notifications)];
+  ], notifications, "No notification yet: agents send them with relay notify.")];
 }
 
 const RENDERERS = { approvals: approvalsView, interventions: interventionsView, agents: agentsView,
