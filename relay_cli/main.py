@@ -16,6 +16,7 @@ from relay_cli.commands import (
     actions,
     agents,
     approvals,
+    backup,
     enroll,
     events,
     interventions,
@@ -117,4 +118,5 @@ def whoami(ctx: typer.Context, as_json: JsonOutput = False) -> None:
 
 
 app.command("serve")(serve.serve)
+app.command("backup")(backup.backup)
 app.command("mcp")(mcp.mcp)

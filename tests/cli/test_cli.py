@@ -365,6 +365,7 @@ def test_every_help_example_runs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch)
     with live_server(tmp_path) as server:
         monkeypatch.setenv("RELAY_URL", server.url)
         monkeypatch.setenv("RELAY_DATA_DIR", str(server.data_dir))
+        monkeypatch.chdir(tmp_path)  # where an example writes a file (relay backup)
         with RelayClient(server.url, token=server.operator_token) as op:
             for agent in ("builder", "deployer"):
                 op.agents.register(agent)

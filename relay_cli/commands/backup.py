@@ -1,0 +1,49 @@
+"""``relay backup``: an online, consistent copy of the server's SQLite database."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from relay_cli._common import USAGE_ERROR, err, out
+
+
+def backup(
+    path: Annotated[Path, typer.Argument(help="The file to write; it must not exist.")],
+) -> None:
+    """Copy the server's SQLite database to PATH while the server runs (SQLite's backup API:
+    one consistent moment, however busy the server).
+
+    It finds the database as the server does (RELAY_DATA_DIR, RELAY_DATABASE_URL). To restore:
+    stop the server and put the copy in place of relay.db (docs/operations.md). A PostgreSQL
+    database is backed up with pg_dump.
+
+    Example: relay backup relay-backup.db
+    """
+    from relay_core.storage.sqlite import SqliteStorage
+    from relay_server.settings import Settings
+
+    url = Settings().resolved_database_url
+    if not url.startswith("sqlite"):
+        _refuse("the database is not a SQLite file: back PostgreSQL up with pg_dump")
+    source = SqliteStorage.file_of(url)
+    if not source.exists():
+        _refuse(f"no database at {source}: set RELAY_DATA_DIR to the server's data directory")
+    if path.exists():
+        _refuse(f"{path} exists; a backup never overwrites a file")
+    draft = path.with_name(f".{path.name}.partial")
+    with sqlite3.connect(source) as live, sqlite3.connect(draft) as copy:
+        live.backup(copy)  # read under one transaction: the copy is one committed moment
+    live.close()
+    copy.close()
+    os.replace(draft, path)
+    out.print(f"backed up {source} to {path} ({path.stat().st_size} bytes)", markup=False)
+
+
+def _refuse(message: str) -> NoReturn:
+    err.print(f"error: {message}", markup=False)
+    raise typer.Exit(USAGE_ERROR)
