@@ -8,15 +8,18 @@ stay whole under any logging configuration.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
+from datetime import UTC, datetime
+from typing import Any
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from relay_server.clients import remote
-from relay_server.keys import REQUEST_ID
+from relay_server.keys import CALLER, REQUEST_ID
 
 log = logging.getLogger("relay.server")
 
@@ -42,8 +45,33 @@ class EscapingFormatter(logging.Formatter):
         return super().formatMessage(record)
 
 
+# What a JSON line carries beside its message, when a record has it (the access log's fields).
+FIELDS = ("request_id", "operation", "status", "duration_ms", "caller", "method", "path", "remote")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, the access log's fields when
+    the record has them, and a traceback as one string. JSON escapes every control
+    character, so no value can start a line of its own."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as one line of JSON."""
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "pid": record.process,
+        }
+        line |= {name: getattr(record, name) for name in FIELDS if hasattr(record, name)}
+        if record.exc_info:
+            line["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
 class AccessLogger(AbstractAccessLogger):
-    """One line per request: method, path, status, duration and request id (never headers)."""
+    """One line per request: method, path, status, duration, operation, caller and request id
+    (never a header, so never a token)."""
 
     @property
     def enabled(self) -> bool:
@@ -52,14 +80,29 @@ class AccessLogger(AbstractAccessLogger):
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         """Write the request's line."""
+        route = request.match_info.route if isinstance(request, web.Request) else None
+        caller = request.get(CALLER)
+        fields = {
+            "request_id": request.get(REQUEST_ID, "-"),
+            "operation": (route.name if route is not None else None) or "-",
+            "status": response.status,
+            "duration_ms": round(time * 1000, 3),
+            "caller": caller.name if caller is not None else "-",
+            "method": printable(request.method),
+            "path": printable(request.rel_url.path),
+            "remote": printable(remote(request)),
+        }
         self.logger.info(
-            '%s "%s %s" %s %.1fms id=%s',
-            printable(remote(request)),
-            printable(request.method),
-            printable(request.rel_url.path),
-            response.status,
-            time * 1000,
-            request.get(REQUEST_ID, "-"),
+            '%s "%s %s" %s %.3fms op=%s caller=%s id=%s',
+            fields["remote"],
+            fields["method"],
+            fields["path"],
+            fields["status"],
+            fields["duration_ms"],
+            printable(fields["operation"]),
+            printable(fields["caller"]),
+            fields["request_id"],
+            extra=fields,
         )
 
 

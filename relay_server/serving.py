@@ -26,7 +26,7 @@ from relay_core.paths import operator_token_path
 from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server import connections
 from relay_server.app import create_app, open_storage
-from relay_server.logs import AccessLogger, EscapingFormatter
+from relay_server.logs import AccessLogger, EscapingFormatter, JsonFormatter
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
 GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPython's default: 700)
@@ -34,9 +34,12 @@ GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPyth
 
 def _configure_logging(settings: Settings) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
-    )
+    if settings.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(
+            EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
+        )
     logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.

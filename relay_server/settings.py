@@ -141,6 +141,9 @@ class Settings(BaseSettings):
         default=10.0, ge=0, description="seconds in-flight requests get to finish on shutdown"
     )
     log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR")
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="'json': one JSON object per line"
+    )
     http: HttpSettings = Field(default_factory=HttpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     domain: DomainSettings = Field(default_factory=DomainSettings)

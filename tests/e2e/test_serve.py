@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -62,3 +63,30 @@ def test_a_port_in_use_is_one_line_and_nothing_written(tmp_path: Path) -> None:
         f"relay: port {port} is in use; pass --port or stop the other server"
     ]
     assert not (tmp_path / "data").exists()  # no data dir, no database, no token
+
+
+def test_json_logs_are_one_object_a_line_with_the_request_and_no_secret(tmp_path: Path) -> None:
+    with live_server(tmp_path, RELAY_LOG_FORMAT="json") as server:
+        op = {"Authorization": f"Bearer {server.operator_token}"}
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            token = http.post("/v1/agents/register", json={"agent_id": "ann"}, headers=op).json()[
+                "token"
+            ]
+            sent = http.post(
+                "/v1/messages",
+                json={"to": "ann", "text": "hi"},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            http.get("/v1/tasks", headers={"Authorization": "Bearer rly_agent_wrong"})
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=20)
+        text = server.log.read_text()
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert len(lines) >= 4 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
+    [access] = [x for x in lines if x.get("request_id") == sent.headers["X-Request-ID"]]
+    assert access["operation"] == "messages.send" and access["status"] == 201
+    assert access["caller"] == "ann" and access["method"] == "POST"
+    assert access["duration_ms"] == round(access["duration_ms"], 3) > 0
+    refused = [x for x in lines if x.get("status") == 401]
+    assert refused and refused[0]["caller"] == "-"
+    assert token not in text and server.operator_token not in text and "rly_agent_wrong" not in text
