@@ -704,6 +704,8 @@ class StatusCounts(Resource):
     pending_messages: int
     open_tasks: int
     pending_approvals: int
+    sent_notifications: int = 0
+    failed_notifications: int = 0  # sends the platform refused for good (retry them)
 
 
 class Status(Resource):

@@ -26,6 +26,7 @@ from relay_server.background import sweep
 from relay_server.connections import ceiling_middleware
 from relay_server.console import add_console
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
+from relay_server.metrics import add_metrics, metrics_middleware, observe_commit
 from relay_server.middleware import echo_request_id, error_middleware, request_id_middleware
 from relay_server.openapi import build_openapi
 from relay_server.ratelimit import TokenBucket
@@ -89,7 +90,12 @@ def create_app(
     settings = settings or Settings()
     app = web.Application(
         client_max_size=settings.http.max_body_bytes,
-        middlewares=[request_id_middleware, ceiling_middleware, error_middleware],
+        middlewares=[
+            request_id_middleware,
+            metrics_middleware,
+            ceiling_middleware,
+            error_middleware,
+        ],
     )
     app[SETTINGS] = settings
     app[CALLER_LIMIT] = TokenBucket(settings.limits.rate_limit, settings.limits.rate_limit_burst)
@@ -99,6 +105,8 @@ def create_app(
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)
+        if isinstance(store, SqliteStorage):
+            store.observe_commits(observe_commit)
         platform = bridge or open_bridge(settings)
         await platform.start()
         services = Services(Context(store, platform, core_config(settings), clock))
@@ -143,6 +151,7 @@ def create_app(
         mcp_route.add_mcp(app)  # its own protocol: outside the operation table and the SDK
     # A platform's callback, not an API operation: outside the route table and the SDK.
     app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
+    add_metrics(app)
     add_console(app, token_hint(settings))
     return app
 

@@ -11,9 +11,11 @@ import errno
 import gc
 import logging
 import multiprocessing
+import os
 import signal
 import socket
 import sys
+import tempfile
 from types import FrameType
 from typing import NoReturn, TextIO
 
@@ -27,6 +29,7 @@ from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server import connections
 from relay_server.app import create_app, open_storage
 from relay_server.logs import AccessLogger, EscapingFormatter, JsonFormatter
+from relay_server.metrics import MULTIPROCESS_DIR
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
 GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPython's default: 700)
@@ -122,6 +125,9 @@ def run_workers(settings: Settings, workers: int) -> int:
     # migrated by serve()).
     if settings.auth == "token":
         ensure_operator_token(settings)
+    # Each worker writes its metrics to files here; a scrape of any of them adds all up.
+    metrics_dir = tempfile.TemporaryDirectory(prefix="relay-metrics-")
+    os.environ[MULTIPROCESS_DIR] = metrics_dir.name
     context = multiprocessing.get_context("spawn")
     processes = [
         context.Process(target=_worker, args=(settings,), name=f"relay-worker-{n}")
@@ -140,6 +146,7 @@ def run_workers(settings: Settings, workers: int) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for process in processes:
         process.join()
+    metrics_dir.cleanup()
     return max((process.exitcode or 0) for process in processes)
 
 

@@ -34,6 +34,8 @@ class SystemService(Service):
                 pending_messages=await uow.messages.count(ne("to", None), in_("status", UNACKED)),
                 open_tasks=await uow.tasks.count(eq("status", "open")),
                 pending_approvals=await uow.approvals.count(eq("status", "pending")),
+                sent_notifications=await uow.notifications.count(eq("status", "sent")),
+                failed_notifications=await uow.notifications.count(eq("status", "failed")),
             )
 
         now = self.now()

@@ -278,6 +278,14 @@ def test_workers_share_one_port_and_stop_together(
         ) as op:
             for _ in range(10):  # whichever worker answers knows the same token and database
                 assert op.get("/v1/agents").status_code == 200
+        # Metrics add up every worker's counts, whichever answers the scrape: requests on new
+        # connections go to either worker, and every scrape counts all of them.
+        auth = {"Authorization": f"Bearer {token}"}
+        for _ in range(20):
+            httpx.get(f"http://127.0.0.1:{port}/v1/tasks", headers=auth).raise_for_status()
+        for _ in range(6):
+            scraped = httpx.get(f"http://127.0.0.1:{port}/metrics", headers=auth).text
+            assert 'relay_requests_total{operation="tasks.list",status="200"} 20.0' in scraped
         parent.send_signal(signal.SIGTERM)
         assert parent.wait(timeout=30) == 0
     finally:

@@ -82,6 +82,7 @@ class SqliteStorage:
         self._locks = ProcessLocks()
         self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
         self._writer: Writer | None = None
+        self._on_commit: Callable[[int, float], None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
         self._write_tables: dict[str, SqliteTable[Any]] = {}
@@ -138,6 +139,12 @@ class SqliteStorage:
     async def listen(self) -> None:
         """Nothing to listen to: one process serves a SQLite file."""
 
+    def observe_commits(self, observer: Callable[[int, float], None]) -> None:
+        """Tell ``observer`` of each group commit: its units, and its COMMIT's seconds."""
+        self._on_commit = observer
+        if self._writer is not None:
+            self._writer.on_commit = observer
+
     def _writer_for_loop(self) -> Writer:
         if self._writer is None:
             conn = self.connect(busy_timeout_ms=0)
@@ -145,6 +152,7 @@ class SqliteStorage:
             conn.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")
             self._all.append(conn)
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
+            self._writer.on_commit = self._on_commit
             self._write_tables = tables_on(self._sqls, conn)
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"

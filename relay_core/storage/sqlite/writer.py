@@ -20,7 +20,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,6 +95,9 @@ class Writer:
         self.committer: asyncio.Task[None] | None = None
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-commit")
         self.commits = 0  # transactions committed (each holding one or more units)
+        self.units = 0  # units kept in the open transaction
+        # Told of each commit: how many units it held and how long its COMMIT took.
+        self.on_commit: Callable[[int, float], None] | None = None
 
     async def join(self) -> asyncio.Future[None]:
         """Take the turn and start a unit in the open transaction (opening one if none is)."""
@@ -128,6 +131,7 @@ class Writer:
         try:
             if keep:
                 self.conn.execute("RELEASE unit")
+                self.units += 1
                 self.topics |= topics
                 if self.committer is None:
                     self.committer = asyncio.create_task(self._commit(), name="relay-commit")
@@ -149,7 +153,7 @@ class Writer:
                 self.conn.rollback()
         except sqlite3.Error:
             log.exception("could not roll back the writer's transaction")
-        batch, self.batch, self.topics = self.batch, None, set()
+        batch, self.batch, self.topics, self.units = self.batch, None, set(), 0
         if batch is not None and not batch.done():
             batch.set_exception(exc)
             batch.exception()  # retrieved: each waiter raises it; none may be left to log it
@@ -158,16 +162,22 @@ class Writer:
         await asyncio.sleep(0)  # units woken in this turn of the loop join this transaction
         await self.turn.acquire()  # behind every unit already waiting for its turn
         self.committer = None
-        batch, topics = self.batch, self.topics
-        self.batch, self.topics = None, set()
+        batch, topics, units = self.batch, self.topics, self.units
+        self.batch, self.topics, self.units = None, set(), 0
         if batch is None:
             self.turn.release()
             return
-        commit = asyncio.get_running_loop().run_in_executor(self.thread, self.conn.commit)
+        commit = asyncio.get_running_loop().run_in_executor(self.thread, self._timed_commit, units)
         # Settled by the COMMIT's end, not by this task, which may be cancelled meanwhile.
         commit.add_done_callback(lambda done: self._settle(batch, topics, done))
         # A failed COMMIT is reported to its units by _settle; this task has nothing to add.
         await asyncio.wait([commit])
+
+    def _timed_commit(self, units: int) -> None:
+        started = time.perf_counter()
+        self.conn.commit()
+        if self.on_commit is not None:
+            self.on_commit(units, time.perf_counter() - started)
 
     def _settle(
         self, batch: asyncio.Future[None], topics: set[str], done: asyncio.Future[None]

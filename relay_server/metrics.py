@@ -1,0 +1,148 @@
+"""``/metrics``: what the server is doing, in Prometheus' text format (``prometheus-client``).
+
+Counted as it happens: requests by operation and status with their latency, the waits held open
+(long-polls, event streams), SQLite's group commits (units per commit and the COMMIT's time,
+fsync included). Read at scrape time from the database: pending approvals, open tasks,
+unacknowledged messages, agents online, and the notifications the operator's bridge sent and
+failed to send (each kept as a row, so these count across restarts and processes).
+
+With several worker processes (``relay serve --workers N``) each process writes its figures to
+files in ``PROMETHEUS_MULTIPROC_DIR`` (set by the parent before it starts them) and a scrape,
+whichever process answers it, adds them up.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from relay_core import models as m
+from relay_server.authentication import authenticate
+from relay_server.keys import SERVICES
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+
+REQUESTS = Counter(
+    "relay_requests", "Requests answered, by operation and status", ["operation", "status"]
+)
+LATENCY = Histogram(
+    "relay_request_duration_seconds",
+    "Time to answer, by operation (a stream: how long it stayed open)",
+    ["operation"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 30, 60),
+)
+OPEN_WAITS = Gauge(
+    "relay_open_waits",
+    "Requests held open now: long-polls (wait > 0) and event streams",
+    ["kind"],
+    multiprocess_mode="livesum",
+)
+COMMIT_UNITS = Histogram(
+    "relay_commit_batch_units",
+    "Writes in one group commit (SQLite)",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+)
+COMMIT_SECONDS = Histogram(
+    "relay_commit_seconds",
+    "Time of one group commit's COMMIT, fsync included (SQLite)",
+    buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1),
+)
+
+
+def observe_commit(units: int, seconds: float) -> None:
+    """Count one group commit of ``units`` writes that took ``seconds``."""
+    COMMIT_UNITS.observe(units)
+    COMMIT_SECONDS.observe(seconds)
+
+
+@web.middleware
+async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Count every request under its operation (``other`` for paths outside the table, so a
+    scan of random paths adds no series), and the waits it holds open."""
+    operation = request.match_info.route.name or "other"
+    kind = _held_open(request)
+    if kind is not None:
+        OPEN_WAITS.labels(kind).inc()
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    finally:
+        if kind is not None:
+            OPEN_WAITS.labels(kind).dec()
+        REQUESTS.labels(operation, str(status)).inc()
+        LATENCY.labels(operation).observe(time.perf_counter() - started)
+
+
+def _held_open(request: web.Request) -> str | None:
+    if request.path == "/v1/events/stream":
+        return "stream"
+    wait = request.query.get("wait")
+    try:
+        return "long_poll" if wait is not None and float(wait) > 0 else None
+    except ValueError:
+        return None
+
+
+async def scrape(request: web.Request) -> web.Response:
+    """The figures, for the operator's token only (a scraper sends it as a bearer token)."""
+    services = request.app[SERVICES]
+    caller = await authenticate(request, services)
+    caller.require_operator()
+    counts = (await services.system.status(caller)).counts
+    body = generate_latest(_counted()) + generate_latest(_depths(counts))
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+def _counted() -> CollectorRegistry:
+    if MULTIPROCESS_DIR not in os.environ:
+        return REGISTRY
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def _depths(counts: m.StatusCounts) -> CollectorRegistry:
+    """The database's figures now, read by whichever process answers the scrape."""
+    registry = CollectorRegistry()
+    for name, help_text, value in (
+        ("relay_pending_approvals", "Approvals waiting for the operator", counts.pending_approvals),
+        ("relay_open_tasks", "Tasks open to claim", counts.open_tasks),
+        ("relay_unacked_messages", "Direct messages not acknowledged", counts.pending_messages),
+        ("relay_agents", "Registered agents", counts.agents),
+        ("relay_agents_online", "Agents seen within the presence window", counts.online_agents),
+    ):
+        Gauge(name, help_text, registry=registry).set(value)
+    sent = Counter(
+        "relay_bridge_notifications",
+        "Notifications to the operator's platform, by outcome",
+        ["outcome"],
+        registry=registry,
+    )
+    sent.labels("sent").inc(counts.sent_notifications)
+    sent.labels("failed").inc(counts.failed_notifications)
+    return registry
+
+
+def add_metrics(app: web.Application) -> None:
+    """Route ``/metrics``."""
+    app.router.add_get("/metrics", scrape, name="metrics")
