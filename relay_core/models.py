@@ -696,6 +696,14 @@ class Health(Resource):
     version: str
 
 
+class StreamTicket(Resource):
+    """Opens ``/v1/events/stream?ticket=…`` for one minute (a browser's EventSource cannot send
+    Authorization); it opens nothing else."""
+
+    ticket: str
+    expires_at: datetime
+
+
 class StatusCounts(Resource):
     """What is going on, in numbers."""
 

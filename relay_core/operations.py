@@ -241,6 +241,8 @@ INTERVENTIONS_ACTION = Op(
 
 EVENTS_LIST = Op("events.list", "GET", "/v1/events", EventsService.list, m.EventsResponse,
                 query=p.EventsQuery)  # fmt: skip
+EVENTS_TICKET = Op("events.ticket", "POST", "/v1/events/ticket", EventsService.ticket,
+                  m.StreamTicket)  # fmt: skip
 EVENTS_STREAM = Op("events.stream", "GET", "/v1/events/stream", EventsService.stream, m.Event,
                   query=p.EventStreamQuery, stream=True)  # fmt: skip
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from relay_core import paging
 from relay_core.models import ApprovalStatus, IntegerId, ResourceId, TaskStatus
@@ -74,6 +76,11 @@ class EventsQuery(Params):
 
 class EventStreamQuery(Params):
     after: IntegerId | None = Field(default=None, description="Cursor (Last-Event-ID wins)")
+    ticket: Annotated[str, StringConstraints(max_length=1000)] | None = Field(
+        default=None,
+        description="A ticket from POST /v1/events/ticket, in place of Authorization (for a "
+        "browser's EventSource)",
+    )
 
 
 class RoomMessagesQuery(Params):

@@ -25,6 +25,7 @@ from relay_server import mcp_route, telegram
 from relay_server.background import sweep
 from relay_server.connections import ceiling_middleware
 from relay_server.console import add_console
+from relay_server.cors import allow_origins
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
 from relay_server.metrics import add_metrics, metrics_middleware, observe_commit
 from relay_server.middleware import echo_request_id, error_middleware, request_id_middleware
@@ -153,6 +154,7 @@ def create_app(
     app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
     add_metrics(app)
     add_console(app, token_hint(settings))
+    allow_origins(app, settings.http.cors_origins)
     return app
 
 

@@ -81,10 +81,11 @@ class AccessLogger(AbstractAccessLogger):
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         """Write the request's line."""
         route = request.match_info.route if isinstance(request, web.Request) else None
+        operation = getattr(route, "name", None)
         caller = request.get(CALLER)
         fields = {
             "request_id": request.get(REQUEST_ID, "-"),
-            "operation": (route.name if route is not None else None) or "-",
+            "operation": operation if isinstance(operation, str) else "-",
             "status": response.status,
             "duration_ms": round(time * 1000, 3),
             "caller": caller.name if caller is not None else "-",

@@ -44,7 +44,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
         args: list[Any] = []
         caller = None
         if op.access == "token":
-            caller = await authenticate(request, services)
+            caller = await authenticate(request, services, ticket_opens=op.stream)
             request[CALLER] = caller
             args.append(caller)
         if op.rate_limit == "caller" and caller is not None:

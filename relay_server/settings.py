@@ -59,7 +59,12 @@ class HttpSettings(_Part):
         description="CIDRs of proxies whose X-Forwarded-For is believed (comma-separated)",
     )
 
-    @field_validator("trusted_proxies", mode="before")
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="web origins whose pages may call the API (comma-separated; '*': any)",
+    )
+
+    @field_validator("trusted_proxies", "cors_origins", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         if isinstance(value, str):

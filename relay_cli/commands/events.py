@@ -1,4 +1,4 @@
-"""``relay events list|stream``: the feed of what happened."""
+"""``relay events list|stream|ticket``: the feed of what happened."""
 
 from __future__ import annotations
 
@@ -30,6 +30,17 @@ def list_(
     """
     page = call(ctx, lambda c: c.events.list(after=after, wait=wait, limit=limit))
     render(page, as_json, rows=page.events, columns=COLUMNS)
+
+
+@app.command()
+def ticket(ctx: typer.Context, as_json: JsonOutput = False) -> None:
+    """Get a ticket that opens the event stream for a minute, for a browser page's EventSource
+    (which cannot send Authorization): /v1/events/stream?ticket=...
+
+    Example: relay events ticket
+    """
+    issued = call(ctx, lambda c: c.events.ticket())
+    render(issued, as_json, headline=f"{issued.ticket} (until {issued.expires_at:%H:%M:%S} UTC)")
 
 
 @app.command()

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from relay_client._base import compact, long_poll_timeout
 from relay_client.resources._resource import AsyncResource, SyncResource
 from relay_core import operations as ops
-from relay_core.models import Event, EventsResponse
+from relay_core.models import Event, EventsResponse, StreamTicket
 
 
 class Events(SyncResource):
@@ -21,6 +21,11 @@ class Events(SyncResource):
         params = compact(after=after, wait=wait, limit=limit)
         timeout = long_poll_timeout(wait, self._client.config.timeout)
         return self._client.call(ops.EVENTS_LIST, params=params, timeout=timeout)
+
+    def ticket(self) -> StreamTicket:
+        """A ticket that opens this caller's event stream for a minute, for a browser page:
+        an EventSource on the stream's URL with ``?ticket=`` and it."""
+        return self._client.call(ops.EVENTS_TICKET)
 
     def stream(self, *, after: int | None = None) -> Iterator[Event]:
         """Events as they commit, forever: a long-poll loop that resumes at its cursor."""
@@ -42,6 +47,10 @@ class AsyncEvents(AsyncResource):
         params = compact(after=after, wait=wait, limit=limit)
         timeout = long_poll_timeout(wait, self._client.config.timeout)
         return await self._client.call(ops.EVENTS_LIST, params=params, timeout=timeout)
+
+    async def ticket(self) -> StreamTicket:
+        """A ticket that opens this caller's event stream for a minute (see the sync twin)."""
+        return await self._client.call(ops.EVENTS_TICKET)
 
     async def stream(self, *, after: int | None = None) -> AsyncIterator[Event]:
         """Events as they commit, forever: a long-poll loop that resumes at its cursor."""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret
+from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, read_ticket
 from relay_core.errors import AuthenticationError, PermissionDenied
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.base import Context, Service
@@ -72,6 +72,24 @@ class AccessService(Service):
                 f"this token belongs to agent '{agent_id}', not '{agent_header}'"
             )
         return Caller("agent", agent_id, presented)
+
+    async def redeem(self, ticket: str) -> Caller:
+        """The caller a stream ticket names, if it is genuine, unexpired, and (an agent's) its
+        token still holds."""
+        config = self.ctx.config
+        if not config.auth_enabled:
+            return Caller("operator")
+        caller = read_ticket(ticket, config.operator_token_hash, self.ctx.clock().timestamp())
+        if caller is None:
+            raise AuthenticationError(
+                "the stream ticket is not valid or has expired; get another from "
+                "POST /v1/events/ticket"
+            )
+        if caller.token_hash is not None and await self._agent_of(caller.token_hash) != (
+            caller.agent_id
+        ):
+            raise AuthenticationError("the token this ticket was issued for was rotated")
+        return caller
 
     async def revoked(self, token_hash: str, agent_id: str | None) -> None:
         """Return once ``token_hash`` no longer names ``agent_id`` (the token was rotated, on

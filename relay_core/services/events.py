@@ -9,13 +9,13 @@ when no event can later appear below it (docs/behaviour.md), so a cursor never s
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
 
 from relay_core import models as m
-from relay_core.auth import Caller
+from relay_core.auth import TICKET_SECONDS, Caller, issue_ticket
 from relay_core.ports import FEED, Cond, UnitOfWork, gt, in_
 from relay_core.services.base import Service
 
@@ -96,11 +96,24 @@ class EventsService(Service):
 
         return await self.long_poll((FEED,), wait, fetch, lambda page: bool(page.events))
 
+    async def ticket(self, caller: Caller) -> m.StreamTicket:
+        """A ticket that opens the caller's event stream for the next minute, for a browser's
+        EventSource, which cannot send Authorization: ``/v1/events/stream?ticket=…``. It is
+        signed, not stored, and opens nothing else."""
+        expires = self.now() + timedelta(seconds=TICKET_SECONDS)
+        ticket = issue_ticket(caller, self.ctx.config.operator_token_hash, int(expires.timestamp()))
+        return m.StreamTicket(ticket=ticket, expires_at=expires)
+
     async def stream(
-        self, caller: Caller, after: int | None, keepalive: float = 15.0
+        self,
+        caller: Caller,
+        after: int | None,
+        ticket: str | None = None,
+        keepalive: float = 15.0,
     ) -> AsyncIterator[m.Event | None]:
         """Events as they commit, forever. Yields None now and then when nothing happened (the
-        transport sends a keep-alive); ends when the service shuts down."""
+        transport sends a keep-alive); ends when the service shuts down. (``ticket`` is how a
+        browser authenticated; the server read it before.)"""
         cursor = after
         while not self.ctx.storage.hub.closed:
             page = await self.list(caller, after=cursor, wait=keepalive)

@@ -207,6 +207,8 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     async for event in alice.events.stream(after=cursor):
         assert event.event_id == feed.events[0].event_id
         break
+    issued = await alice.events.ticket()
+    assert issued.ticket.startswith("rly_ticket_") and issued.expires_at > feed.events[0].created_at
     waited = await bob.agents.inbox(wait=0.2)
     assert waited.count == 0
 

@@ -184,6 +184,7 @@ async def test_status_counts(api: Api) -> None:
     await api.post("/v1/messages", {"to": "alice", "text": "x"}, expect=201)
     await api.post("/v1/tasks", {"title": "t"}, expect=201)
     await api.post("/v1/enroll", {"agent_id": "n"}, token="", expect=201)
+    await api.post("/v1/notify", {"text": "hello"}, as_="alice", expect=201)
     status = await api.get("/v1/status", as_="alice")
     assert status["version"] == "0.1.0" and status["auth"] == "token"
     assert status["counts"] == {
@@ -192,6 +193,8 @@ async def test_status_counts(api: Api) -> None:
         "pending_messages": 1,
         "open_tasks": 1,
         "pending_approvals": 1,
+        "sent_notifications": 1,
+        "failed_notifications": 0,
     }
     assert status["storage"] in {"memory", "sqlite", "postgresql"} and status["bridge"] == "local"
 
@@ -402,7 +405,7 @@ def test_access_log_writes_one_line_per_request_only_when_info_is_on(
     with caplog.at_level(logging.INFO, logger=logger.name):
         access.log(request, web.Response(status=200), 0.0012)
     (line,) = [r.getMessage() for r in caplog.records if r.name == logger.name]
-    assert '"GET /health" 200 1.2ms id=req-1' in line
+    assert '"GET /health" 200 1.200ms op=- caller=- id=req-1' in line
     assert "secret-x" not in line
 
 

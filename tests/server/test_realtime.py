@@ -239,3 +239,37 @@ async def test_a_long_poll_of_the_operator_is_not_watched_for_rotation(api: Api)
     await asyncio.sleep(0.1)
     await rotate(api, "bob")
     assert (await poll)["count"] == 0
+
+
+async def test_a_stream_ticket_opens_the_stream_without_authorization(api: Api) -> None:
+    """For a browser's EventSource: a ticket in the URL opens the caller's own stream, for a
+    minute, and nothing else."""
+    await api.agent("bob")
+    issued = await api.post("/v1/events/ticket", {}, as_="bob")
+    ticket = issued["ticket"]
+    assert ticket.startswith("rly_ticket_")
+    stream = await api.client.get("/v1/events/stream", params={"ticket": ticket})
+    assert stream.status == 200
+    await api.post("/v1/messages", {"to": "bob", "text": "for bob"}, expect=201)
+    await api.post("/v1/tasks", {"title": "everyone's"}, expect=201)
+    frames = await read_frames(stream, 2)
+    assert [f["event"] for f in frames] == ["message.created", "task.created"]
+    stream.close()
+
+    # It opens nothing else, forged or altered it opens nothing, and it expires.
+    assert (await api.client.get("/v1/tasks", params={"ticket": ticket})).status == 401
+    body, _, mac = ticket.partition(".")
+    forged = f"{body}.{'0' * len(mac)}"
+    assert (await api.client.get("/v1/events/stream", params={"ticket": forged})).status == 401
+    api.clock.advance(61)
+    expired = await api.client.get("/v1/events/stream", params={"ticket": ticket})
+    assert expired.status == 401
+    assert "POST /v1/events/ticket" in (await expired.json())["detail"]
+
+
+async def test_a_rotated_token_voids_its_tickets(api: Api) -> None:
+    await api.agent("bob")
+    ticket = (await api.post("/v1/events/ticket", {}, as_="bob"))["ticket"]
+    await rotate(api, "bob")
+    refused = await api.client.get("/v1/events/stream", params={"ticket": ticket})
+    assert refused.status == 401
