@@ -9,8 +9,7 @@ import signal
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,33 +19,11 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.conftest import PG_SKIP, PG_URL, asyncpg_url
 from tests.live import LiveServer, free_port, live_server, relay_command
 
 OPERATOR = "rly_op_shared-by-every-instance-0123456789"
 pytestmark = pytest.mark.postgres
-
-
-async def _admin(statement: str) -> None:
-    engine = create_async_engine(asyncpg_url(PG_URL), isolation_level="AUTOCOMMIT")
-    async with engine.connect() as conn:
-        await conn.execute(text(statement))
-    await engine.dispose()
-
-
-@pytest.fixture
-def database() -> Iterator[str]:
-    """A database of its own for this test, dropped afterwards."""
-    if not PG_URL:
-        pytest.skip(PG_SKIP)
-    name = f"relay_e2e_{uuid.uuid4().hex[:10]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    base = asyncpg_url(PG_URL).rsplit("/", 1)[0]
-    yield f"{base}/{name}"
-    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def instance(root: Path, database: str, **env: str) -> Any:
