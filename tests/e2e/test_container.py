@@ -10,7 +10,6 @@ import re
 import shlex
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -20,7 +19,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.live import free_port, relay_command
+from tests.live import free_port, relay_command, wait_until_healthy
 
 ROOT = Path(__file__).parents[2]
 
@@ -56,15 +55,7 @@ def container(env: dict[str, str], root: Path) -> Iterator[tuple[str, subprocess
         )
     url = f"http://127.0.0.1:{environment['RELAY_PORT']}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and process.poll() is None, log.read_text()
-            time.sleep(0.1)
+        wait_until_healthy(url, process, log)
         yield url, process
     finally:
         if process.poll() is None:

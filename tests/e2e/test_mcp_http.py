@@ -20,7 +20,7 @@ from mcp.types import CallToolResult, TextResourceContents
 from relay_client import RelayClient
 from relay_core.hub import Hub
 from relay_server import mcp_door
-from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS
+from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS, STRICT_INITIALIZE
 from tests.live import LiveServer, live_server
 
 
@@ -113,18 +113,8 @@ def test_the_wire_as_a_strict_2025_client_sends_it(server: LiveServer) -> None:
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2025-06-18",
     }
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "codex-mcp-client", "version": "0.142.0"},
-        },
-    }
     with httpx.Client(base_url=server.url, headers=headers) as http:
-        opened = http.post("/mcp", json=initialize)
+        opened = http.post("/mcp", json=STRICT_INITIALIZE)
         assert opened.status_code == 200 and "mcp-session-id" not in opened.headers
         [event] = [line for line in opened.text.splitlines() if line.startswith("data: ")]
         assert json.loads(event[6:])["result"]["protocolVersion"] == "2025-06-18"

@@ -58,6 +58,17 @@ OPERATOR_TOOLS = {
     "list_notifications",
 }
 BUDGET_BYTES = 24 * 1024  # the tool list an agent's context pays for
+# The first request of a strict 2025-protocol host (Codex's rmcp), byte for byte in spirit.
+STRICT_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "codex-mcp-client", "version": "0.142.0"},
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -254,16 +265,7 @@ def test_stdout_carries_the_protocol_only(server: LiveServer) -> None:
     """A strict host (Codex) fails the handshake on any stdout line that is not JSON-RPC."""
     command, args, env = agent_process(server, "raw")
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "codex-mcp-client", "version": "0.142.0"},
-            },
-        },
+        STRICT_INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "whoami"}},
