@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_instances import OPERATOR, database, instance  # noqa: F401 (fixture)
+from tests.e2e.test_instances import OPERATOR, instance
 
 pytestmark = pytest.mark.postgres
 SECONDS = float(os.environ.get("RELAY_CONCURRENCY_SECONDS", "30"))
