@@ -12,6 +12,7 @@ from aiohttp import web
 
 from relay_core.auth import hash_secret
 from relay_core.bridges.local import LocalBridge
+from relay_core.bridges.slack import SlackBridge
 from relay_core.bridges.telegram import TelegramBridge
 from relay_core.config import CoreConfig
 from relay_core.paths import operator_token_path
@@ -34,6 +35,7 @@ from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
+from relay_server.slack import add_slack
 
 log = logging.getLogger("relay.server")
 
@@ -58,7 +60,14 @@ async def open_storage(settings: Settings) -> Storage:
 
 
 def open_bridge(settings: Settings) -> Bridge:
-    """Telegram when a bot token and chat are configured, else the built-in local bridge."""
+    """The operator's platform the settings configure (Telegram or Slack), else the built-in
+    local bridge."""
+    if settings.slack.bot_token is not None and settings.slack.channel is not None:
+        return SlackBridge(
+            settings.slack.bot_token.get_secret_value(),
+            settings.slack.channel,
+            api_url=settings.slack.api_url,
+        )
     if settings.telegram.bot_token is None or settings.telegram.chat_id is None:
         return LocalBridge()
     return TelegramBridge(
@@ -152,6 +161,7 @@ def create_app(
         mcp_route.add_mcp(app)  # its own protocol: outside the operation table and the SDK
     # A platform's callback, not an API operation: outside the route table and the SDK.
     app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
+    add_slack(app)
     add_metrics(app)
     add_console(app, token_hint(settings))
     allow_origins(app, settings.http.cors_origins)

@@ -21,9 +21,9 @@ import typing
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -41,6 +41,17 @@ class _Part(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def _split_commas(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+T = typing.TypeVar("T")
+# A list given as one comma-separated string in the environment or on the command line.
+CommaSeparated = Annotated[list[T], BeforeValidator(_split_commas)]
+
+
 class HttpSettings(_Part):
     """What a request may be and how long it may take."""
 
@@ -54,22 +65,15 @@ class HttpSettings(_Part):
     max_connections: int = Field(
         default=1000, ge=1, description="open connections; past it a new one is answered 503"
     )
-    trusted_proxies: list[IPv4Network | IPv6Network] = Field(
+    trusted_proxies: CommaSeparated[IPv4Network | IPv6Network] = Field(
         default_factory=list,
         description="CIDRs of proxies whose X-Forwarded-For is believed (comma-separated)",
     )
 
-    cors_origins: list[str] = Field(
+    cors_origins: CommaSeparated[str] = Field(
         default_factory=list,
         description="web origins whose pages may call the API (comma-separated; '*': any)",
     )
-
-    @field_validator("trusted_proxies", "cors_origins", mode="before")
-    @classmethod
-    def _comma_separated(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
 
 
 class LimitSettings(_Part):
@@ -118,8 +122,29 @@ class TelegramSettings(_Part):
     mirror_rooms: bool = Field(default=False, description="post room messages to their threads")
 
 
+class SlackSettings(_Part):
+    """The operator's Slack channel (docs/bridges/slack.md)."""
+
+    bot_token: SecretStr | None = Field(default=None, description="the bot's token (xoxb-…)")
+    signing_secret: SecretStr | None = Field(
+        default=None, description="the app's signing secret, to verify what Slack sends"
+    )
+    channel: str | None = Field(default=None, description="the operator channel's id (C…)")
+    operators: CommaSeparated[str] = Field(
+        default_factory=list,
+        description="Slack user ids allowed to answer and decide (comma-separated; empty: "
+        "anyone in the channel)",
+    )
+    api_url: str = Field(default="https://slack.com/api/", description="Web API base URL")
+
+    @property
+    def configured(self) -> bool:
+        """Whether the bridge is on: a token and a channel."""
+        return self.bot_token is not None and self.channel is not None
+
+
 # A part's fields are named with its prefix outside the model (RELAY_TELEGRAM_CHAT_ID).
-PREFIXED = {"sqlite", "postgres", "telegram"}
+PREFIXED = {"sqlite", "postgres", "telegram", "slack"}
 
 
 class Settings(BaseSettings):
@@ -155,6 +180,7 @@ class Settings(BaseSettings):
     sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -167,6 +193,20 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Arguments first, then ``RELAY_*`` variables under the names of ``options()``."""
         return init_settings, _Environment(settings_cls)
+
+    @model_validator(mode="after")
+    def _one_bridge(self) -> Settings:
+        telegram = self.telegram.bot_token is not None and self.telegram.chat_id is not None
+        if telegram and self.slack.configured:
+            raise ValueError(
+                "Telegram and Slack are both configured; one operator bridge at a time for now"
+            )
+        if self.slack.configured and self.slack.signing_secret is None:
+            raise ValueError(
+                "RELAY_SLACK_SIGNING_SECRET is needed to verify what Slack sends (the app's "
+                "Basic Information page shows it)"
+            )
+        return self
 
     @property
     def resolved_database_url(self) -> str:

@@ -6,37 +6,19 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import re
 from typing import Any
 
 from aiohttp import web
 
-from relay_core.auth import OPERATOR_CALLER
 from relay_core.bridges.telegram import TelegramBridge, platform_id
-from relay_core.errors import BridgeError, RelayError
-from relay_core.models import ApprovalDecision
+from relay_core.errors import BridgeError
 from relay_core.services import Services
 from relay_server.background import on_one_instance
+from relay_server.decisions import DECISION, decide
 from relay_server.keys import SERVICES, SETTINGS
 from relay_server.middleware import error_response
 
 log = logging.getLogger("relay.telegram")
-
-
-DECISION = re.compile(r"^\s*(approve|reject)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
-
-
-async def decide(
-    services: Services, approval_id: int, verb: str, note: str | None, who: str
-) -> str:
-    """Approve or reject as the operator; a short word on how it went."""
-    decision = ApprovalDecision(note=note or None, decided_by=f"telegram:{who}"[:200])
-    method = services.approvals.approve if verb == "approve" else services.approvals.reject
-    try:
-        decided = await method(OPERATOR_CALLER, approval_id, decision)
-    except RelayError as exc:
-        return exc.detail
-    return f"{decided.status} #{decided.approval_id}"
 
 
 async def apply(services: Services, bridge: TelegramBridge, update: dict[str, Any]) -> None:
@@ -59,7 +41,8 @@ async def apply(services: Services, bridge: TelegramBridge, update: dict[str, An
             approval = await services.approvals.by_platform_message(replied_to)
             if approval is not None:
                 who = (message.get("from") or {}).get("username") or "operator"
-                await decide(services, approval.approval_id, decision[1].lower(), decision[2], who)
+                verb, note = decision[1].lower(), decision[2]
+                await decide(services, approval.approval_id, verb, note, f"telegram:{who}")
                 text = None  # handled: only the offset moves
     # An empty text moves only the offset: the update is accounted for, nothing is delivered.
     await services.notify.receive_update(
@@ -75,7 +58,7 @@ async def _tapped(services: Services, bridge: TelegramBridge, callback: dict[str
         answer = "Only the operator's chat may decide."
     elif verb in ("approve", "reject") and approval_id.isdigit():
         who = (callback.get("from") or {}).get("username") or "operator"
-        answer = await decide(services, int(approval_id), verb, None, who)
+        answer = await decide(services, int(approval_id), verb, None, f"telegram:{who}")
     else:
         answer = "Not a decision Relay knows."
     try:

@@ -1,0 +1,128 @@
+"""The Slack bridge, on Slack's own SDK (``slack-sdk``): Web API calls with its rate-limit retry.
+
+A message's platform id is ``"<channel>:<ts>"``: a Slack message is named by its channel and its
+timestamp. Replies come back through the Events API and button clicks through interactivity,
+both to the server (``relay_server.slack``). The bot token travels only in the Authorization
+header the SDK sends; no error Relay raises carries it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from relay_core import models as m
+from relay_core.errors import BridgeError
+from relay_core.ports import BridgeCapabilities
+
+DEFAULT_API_URL = "https://slack.com/api/"
+RATE_LIMIT_RETRIES = 3  # each waits the Retry-After Slack sent with its 429
+
+
+def platform_id(channel: str, ts: str) -> str:
+    """The id Relay keeps for a Slack message."""
+    return f"{channel}:{ts}"
+
+
+def split_platform_id(platform_message_id: str) -> tuple[str, str]:
+    """A kept id's channel and timestamp."""
+    channel, _, ts = platform_message_id.partition(":")
+    return channel, ts
+
+
+class SlackBridge:
+    """Posts to one operator channel; replies in a message's thread and button clicks come
+    back to the server."""
+
+    name = "slack"
+    capabilities = BridgeCapabilities(topics=False, replies=True)
+
+    def __init__(self, bot_token: str, channel: str, *, api_url: str = DEFAULT_API_URL) -> None:
+        self.channel = channel
+        self._client = AsyncWebClient(
+            token=bot_token,
+            base_url=api_url.rstrip("/") + "/",
+            retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES)],
+        )
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        """One Web API call; its answer, or ``BridgeError`` saying what went wrong."""
+        try:
+            answer = await self._client.api_call(method, json=params)
+        except SlackApiError as exc:
+            error = exc.response.get("error", "unknown_error")
+            if exc.response.status_code == 429:
+                raise BridgeError(f"Slack still rate-limits {method} after waiting") from None
+            raise BridgeError(f"Slack refused {method}: {error}") from None
+        except SlackClientError as exc:
+            raise BridgeError(f"cannot reach Slack ({type(exc).__name__})") from None
+        except OSError as exc:  # aiohttp's connection errors
+            raise BridgeError(f"cannot reach Slack ({type(exc).__name__})") from None
+        return dict(answer.data) if isinstance(answer.data, dict) else {}
+
+    async def start(self) -> None:
+        return None
+
+    async def send(self, text: str, *, reference: str) -> str:
+        posted = await self.call("chat.postMessage", channel=self.channel, text=text[:40000])
+        return platform_id(posted["channel"], posted["ts"])
+
+    async def ensure_topic(self, room: m.Room) -> str:
+        raise BridgeError("Slack rooms are not mirrored: Relay posts to one channel")
+
+    async def mirror(self, platform_thread_id: str, text: str) -> None:
+        raise BridgeError("Slack rooms are not mirrored: Relay posts to one channel")
+
+    @staticmethod
+    def describe(approval: m.Approval) -> str:
+        """An approval as the operator reads it in the channel."""
+        lines = [
+            f"*Approval #{approval.approval_id}* ({approval.kind}) from {approval.requested_by}",
+            approval.title,
+        ]
+        if approval.detail:
+            lines.append(approval.detail)
+        return "\n".join(lines)[:2900]
+
+    async def ask(self, approval: m.Approval) -> str | None:
+        text = self.describe(approval)
+        hint = "Click a button, or reply in the thread `approve [note]` / `reject [note]`."
+        blocks = [
+            {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]},
+            {
+                "type": "actions",
+                "block_id": f"approval-{approval.approval_id}",
+                "elements": [
+                    _button("Approve", "approve", "primary", approval),
+                    _button("Reject", "reject", "danger", approval),
+                ],
+            },
+        ]
+        posted = await self.call("chat.postMessage", channel=self.channel, text=text, blocks=blocks)
+        return platform_id(posted["channel"], posted["ts"])
+
+    async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        channel, ts = split_platform_id(platform_message_id)
+        outcome = f"*{approval.status.upper()}* by {approval.decided_by or 'operator'}"
+        if approval.note:
+            outcome += f": {approval.note}"
+        text = f"{self.describe(approval)}\n\n{outcome}"
+        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+        await self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
+
+    async def close(self) -> None:
+        return None  # the SDK opens and closes an HTTP session for each call
+
+
+def _button(label: str, verb: str, style: str, approval: m.Approval) -> dict[str, Any]:
+    return {
+        "type": "button",
+        "text": {"type": "plain_text", "text": label},
+        "style": style,
+        "action_id": verb,
+        "value": str(approval.approval_id),
+    }

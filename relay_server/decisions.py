@@ -1,0 +1,27 @@
+"""What the operator's platforms share on the way back in: a reply that decides an approval."""
+
+from __future__ import annotations
+
+import re
+
+from relay_core.auth import OPERATOR_CALLER
+from relay_core.errors import RelayError
+from relay_core.models import ApprovalDecision
+from relay_core.services import Services
+
+# A reply to an approval's message: "approve", "reject", or either with a note after it.
+DECISION = re.compile(r"^\s*(approve|reject)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+async def decide(
+    services: Services, approval_id: int, verb: str, note: str | None, decided_by: str
+) -> str:
+    """Approve or reject as the operator, recording who on which platform; a short word on
+    how it went."""
+    decision = ApprovalDecision(note=note or None, decided_by=decided_by[:200])
+    method = services.approvals.approve if verb == "approve" else services.approvals.reject
+    try:
+        decided = await method(OPERATOR_CALLER, approval_id, decision)
+    except RelayError as exc:
+        return exc.detail
+    return f"{decided.status} #{decided.approval_id}"

@@ -1,0 +1,129 @@
+"""Slack's way back in: the Events API (a reply in a message's thread) and interactivity (an
+Approve / Reject click). Every request is checked as Slack signs it, with Slack's own verifier:
+``X-Slack-Signature`` v0 over the timestamp and the raw body, and a timestamp within 5 minutes.
+Anything else is 401 and changes nothing.
+
+Slack retries an event it did not see acknowledged within 3 seconds; each event's id makes it
+once (kept like an ``Idempotency-Key``), so a reply reaches the agent once, across restarts too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+from urllib.parse import parse_qs
+
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+from relay_core.bridges.slack import SlackBridge, platform_id
+from relay_core.errors import NotFound
+from relay_core.idempotency import Once, Replay
+from relay_core.services import Services
+from relay_server.decisions import DECISION, decide
+from relay_server.keys import SERVICES, SETTINGS
+from relay_server.middleware import error_response
+
+log = logging.getLogger("relay.slack")
+
+
+async def _verified(request: web.Request) -> tuple[bytes, SlackBridge] | web.Response:
+    """The raw body of a request Slack signed, and the bridge; else the answer to refuse it."""
+    settings = request.app[SETTINGS].slack
+    bridge = request.app[SERVICES].ctx.bridge
+    if not isinstance(bridge, SlackBridge) or settings.signing_secret is None:
+        return error_response(404, "not_found", "the Slack bridge is not configured")
+    body = await request.read()
+    verifier = SignatureVerifier(settings.signing_secret.get_secret_value())
+    if not verifier.is_valid(
+        body,
+        request.headers.get("X-Slack-Request-Timestamp"),
+        request.headers.get("X-Slack-Signature"),
+    ):
+        return error_response(401, "unauthenticated", "not signed by Slack, or too old")
+    return body, bridge
+
+
+async def events(request: web.Request) -> web.Response:
+    """POST /v1/bridges/slack/events: the Events API."""
+    checked = await _verified(request)
+    if isinstance(checked, web.Response):
+        return checked
+    body, bridge = checked
+    try:
+        payload = json.loads(body)
+        if payload.get("type") == "url_verification":
+            return web.json_response({"challenge": str(payload["challenge"])})
+        if payload.get("type") == "event_callback":
+            operators = request.app[SETTINGS].slack.operators
+            await _on_event(request.app[SERVICES], bridge, operators, payload)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return error_response(400, "invalid", "not a Slack event")
+    return web.json_response({"ok": True})
+
+
+async def _on_event(
+    services: Services, bridge: SlackBridge, operators: list[str], payload: dict[str, Any]
+) -> None:
+    """A reply in the thread of one of Relay's messages, from an operator: a decision when
+    the message is an approval and the text says so, else a reply to a notification."""
+    event = payload["event"]
+    thread_ts, ts = event.get("thread_ts"), event.get("ts")
+    if (
+        event.get("type") != "message"
+        or event.get("subtype")  # edits, joins, the bot's own posts…
+        or event.get("bot_id")
+        or event.get("channel") != bridge.channel
+        or not thread_ts
+        or thread_ts == ts  # a thread's first message is no reply
+    ):
+        return
+    user, text = str(event.get("user", "")), str(event.get("text", ""))
+    if operators and user not in operators:
+        log.info("a reply from %s, who is not among RELAY_SLACK_OPERATORS, was ignored", user)
+        return
+    replied_to = platform_id(bridge.channel, thread_ts)
+    decision = DECISION.match(text)
+    if decision:
+        approval = await services.approvals.by_platform_message(replied_to)
+        if approval is not None:
+            verb, note = decision[1].lower(), decision[2]
+            await decide(services, approval.approval_id, verb, note, f"slack:{user}")
+            return
+    once = Once("slack-events", str(payload["event_id"]), fingerprint=replied_to)
+    try:
+        await services.notify.receive_reply(bridge.name, replied_to, text, once)
+    except Replay:
+        pass  # Slack sent this event again: its reply was delivered the first time
+    except NotFound:
+        log.info("a thread reply on %s matches no notification", replied_to)
+
+
+async def interactions(request: web.Request) -> web.Response:
+    """POST /v1/bridges/slack/interactions: a click on an approval's Approve / Reject."""
+    checked = await _verified(request)
+    if isinstance(checked, web.Response):
+        return checked
+    body, _ = checked
+    try:
+        payload = json.loads(parse_qs(body.decode())["payload"][0])
+        if payload.get("type") != "block_actions":
+            return web.Response()
+        user = str(payload["user"]["id"])
+        [action] = payload["actions"][:1]
+        verb, value = action.get("action_id"), str(action.get("value", ""))
+    except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, RecursionError):
+        return error_response(400, "invalid", "not a Slack interaction")
+    operators = request.app[SETTINGS].slack.operators
+    if operators and user not in operators:
+        log.info("a click by %s, who is not among RELAY_SLACK_OPERATORS, was ignored", user)
+    elif verb in ("approve", "reject") and value.isdigit():
+        await decide(request.app[SERVICES], int(value), verb, None, f"slack:{user}")
+    return web.Response()  # the message itself is updated by the decision (chat.update)
+
+
+def add_slack(app: web.Application) -> None:
+    """Route Slack's two callbacks (a platform's, outside the operation table and the SDK)."""
+    app.router.add_post("/v1/bridges/slack/events", events, name="slack-events")
+    app.router.add_post("/v1/bridges/slack/interactions", interactions, name="slack-interactions")
