@@ -493,8 +493,30 @@ class ActionsResponse(Page):
     actions: list[Action]
 
 
+DeliveryStatus = Literal["sent", "failed"]
+
+
+class Delivery(Resource):
+    """What one operator platform did with a notification or an approval."""
+
+    bridge: str
+    platform_message_id: str | None = None
+    status: DeliveryStatus
+    error: str | None = None
+    created_at: datetime
+
+
+class Post(Delivery):
+    """A delivery as kept (internal): which notification or approval it carried."""
+
+    post_id: int = 0
+    subject: Literal["notification", "approval"]
+    subject_id: int
+
+
 class Notification(Resource):
-    """Text sent to the operator platform, with the id the platform gave it."""
+    """Text sent to the operator's platforms: ``bridge`` and ``platform_message_id`` are the
+    first platform's that delivered it, ``deliveries`` what each did."""
 
     notification_id: int = 0
     agent_id: str | None = None
@@ -506,6 +528,7 @@ class Notification(Resource):
     created_at: datetime
     sent_at: datetime | None = None
     replies: int | None = None
+    deliveries: list[Delivery] | None = None
 
 
 class NotificationsResponse(Page):
@@ -716,13 +739,24 @@ class StatusCounts(Resource):
     failed_notifications: int = 0  # sends the platform refused for good (retry them)
 
 
+class BridgeStatus(Resource):
+    """One operator platform and how its last call went (in the process that answers)."""
+
+    name: str
+    healthy: bool
+    last_error: str | None = None
+    failed_at: datetime | None = None
+
+
 class Status(Resource):
-    """The service's version, uptime, backends and counts."""
+    """The service's version, uptime, backends and counts; ``bridge`` is the first platform,
+    ``bridges`` every one with its health."""
 
     version: str
     uptime_seconds: float
     storage: str
     bridge: str
+    bridges: list[BridgeStatus] = Field(default_factory=list)
     auth: str
     counts: StatusCounts
 

@@ -155,6 +155,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("events", m.Event, "event_id", True, feed_topic=FEED),
     TableSpec("idempotency_keys", m.IdempotencyRecord, "record_id", True),
     TableSpec("bridge_offsets", m.BridgeOffset, "bridge", False),
+    TableSpec("posts", m.Post, "post_id", True),
 )
 
 
@@ -178,6 +179,7 @@ class UnitOfWork(Protocol):
     events: Table[m.Event]
     idempotency_keys: Table[m.IdempotencyRecord]
     bridge_offsets: Table[m.BridgeOffset]
+    posts: Table[m.Post]
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
@@ -249,6 +251,11 @@ class Bridge(Protocol):
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         """Show on the platform how an approval was decided. Raises ``BridgeError``."""
+        ...
+
+    async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
+        """Show on the platform that the notification ``text`` was answered with ``answer``
+        (on whichever platform). Raises ``BridgeError``."""
         ...
 
     async def close(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 
 from aiohttp import web
@@ -59,22 +59,27 @@ async def open_storage(settings: Settings) -> Storage:
     return storage
 
 
-def open_bridge(settings: Settings) -> Bridge:
-    """The operator's platform the settings configure (Telegram or Slack), else the built-in
-    local bridge."""
-    if settings.slack.bot_token is not None and settings.slack.channel is not None:
-        return SlackBridge(
-            settings.slack.bot_token.get_secret_value(),
-            settings.slack.channel,
-            api_url=settings.slack.api_url,
+def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
+    """The operator's platforms the settings configure, in the order their answers count
+    (Telegram, Slack); the built-in local bridge when there is none."""
+    bridges: list[Bridge] = []
+    if settings.telegram.bot_token is not None and settings.telegram.chat_id is not None:
+        bridges.append(
+            TelegramBridge(
+                settings.telegram.bot_token.get_secret_value(),
+                settings.telegram.chat_id,
+                api_url=settings.telegram.api_url,
+            )
         )
-    if settings.telegram.bot_token is None or settings.telegram.chat_id is None:
-        return LocalBridge()
-    return TelegramBridge(
-        settings.telegram.bot_token.get_secret_value(),
-        settings.telegram.chat_id,
-        api_url=settings.telegram.api_url,
-    )
+    if settings.slack.bot_token is not None and settings.slack.channel is not None:
+        bridges.append(
+            SlackBridge(
+                settings.slack.bot_token.get_secret_value(),
+                settings.slack.channel,
+                api_url=settings.slack.api_url,
+            )
+        )
+    return tuple(bridges) or (LocalBridge(),)
 
 
 def core_config(settings: Settings) -> CoreConfig:
@@ -93,10 +98,11 @@ def create_app(
     settings: Settings | None = None,
     *,
     storage: Storage | None = None,
-    bridge: Bridge | None = None,
+    bridges: Sequence[Bridge] | None = None,
     clock: Callable[[], datetime] = utcnow,
 ) -> web.Application:
-    """A ready-to-run Relay application; ``storage``/``bridge``/``clock`` override for tests."""
+    """A ready-to-run Relay application; ``storage``/``bridges``/``clock`` override for
+    tests."""
     settings = settings or Settings()
     app = web.Application(
         client_max_size=settings.http.max_body_bytes,
@@ -117,18 +123,21 @@ def create_app(
         store = storage or await open_storage(settings)
         if isinstance(store, SqliteStorage):
             store.observe_commits(observe_commit)
-        platform = bridge or open_bridge(settings)
-        await platform.start()
-        services = Services(Context(store, platform, core_config(settings), clock))
+        platforms = tuple(bridges) if bridges else open_bridges(settings)
+        for platform in platforms:
+            await platform.start()
+        services = Services(Context(store, platforms, core_config(settings), clock))
         app[SERVICES] = services
         refusal_limit = TokenBucket(
             settings.limits.refusal_rate_limit, settings.limits.refusal_rate_limit_burst
         )
         app[REFUSALS] = Refusals(services, refusal_limit, clock=lambda: clock().timestamp())
-        log.info("storage %s, bridge %s, auth %s", store.name, platform.name, settings.auth)
+        names = ", ".join(platform.name for platform in platforms)
+        log.info("storage %s, bridge %s, auth %s", store.name, names, settings.auth)
         background = [asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit")]
-        if isinstance(platform, TelegramBridge) and settings.telegram.mode == "poll":
-            poll = telegram.poll(services, platform)
+        bot = services.ctx.bridge_named(TelegramBridge.name)
+        if isinstance(bot, TelegramBridge) and settings.telegram.mode == "poll":
+            poll = telegram.poll(services, bot)
             background.append(asyncio.create_task(poll, name="telegram-poll"))
         if settings.domain.sweep_seconds > 0:
             sweeping = sweep(services, settings.domain.sweep_seconds)
@@ -139,7 +148,8 @@ def create_app(
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
-            await platform.close()
+            for platform in platforms:
+                await platform.close()
             await store.close()
 
     async def wake_waiters(app: web.Application) -> None:

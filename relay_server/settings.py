@@ -195,12 +195,7 @@ class Settings(BaseSettings):
         return init_settings, _Environment(settings_cls)
 
     @model_validator(mode="after")
-    def _one_bridge(self) -> Settings:
-        telegram = self.telegram.bot_token is not None and self.telegram.chat_id is not None
-        if telegram and self.slack.configured:
-            raise ValueError(
-                "Telegram and Slack are both configured; one operator bridge at a time for now"
-            )
+    def _slack_is_verifiable(self) -> Settings:
         if self.slack.configured and self.slack.signing_secret is None:
             raise ValueError(
                 "RELAY_SLACK_SIGNING_SECRET is needed to verify what Slack sends (the app's "

@@ -31,7 +31,7 @@ log = logging.getLogger("relay.slack")
 async def _verified(request: web.Request) -> tuple[bytes, SlackBridge] | web.Response:
     """The raw body of a request Slack signed, and the bridge; else the answer to refuse it."""
     settings = request.app[SETTINGS].slack
-    bridge = request.app[SERVICES].ctx.bridge
+    bridge = request.app[SERVICES].ctx.bridge_named(SlackBridge.name)
     if not isinstance(bridge, SlackBridge) or settings.signing_secret is None:
         return error_response(404, "not_found", "the Slack bridge is not configured")
     body = await request.read()
@@ -86,7 +86,7 @@ async def _on_event(
     replied_to = platform_id(bridge.channel, thread_ts)
     decision = DECISION.match(text)
     if decision:
-        approval = await services.approvals.by_platform_message(replied_to)
+        approval = await services.approvals.by_platform_message(bridge.name, replied_to)
         if approval is not None:
             verb, note = decision[1].lower(), decision[2]
             await decide(services, approval.approval_id, verb, note, f"slack:{user}")

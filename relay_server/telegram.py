@@ -38,7 +38,7 @@ async def apply(services: Services, bridge: TelegramBridge, update: dict[str, An
         replied_to = platform_id(chat_id, replied["message_id"]) if replied else None
         decision = DECISION.match(text)
         if replied_to and decision:
-            approval = await services.approvals.by_platform_message(replied_to)
+            approval = await services.approvals.by_platform_message(bridge.name, replied_to)
             if approval is not None:
                 who = (message.get("from") or {}).get("username") or "operator"
                 verb, note = decision[1].lower(), decision[2]
@@ -113,7 +113,7 @@ async def webhook(request: web.Request) -> web.Response:
     if expected is None or not hmac.compare_digest(presented, expected.get_secret_value().encode()):
         return error_response(403, "forbidden", "the webhook secret does not match")
     services = request.app[SERVICES]
-    bridge = services.ctx.bridge
+    bridge = services.ctx.bridge_named(TelegramBridge.name)
     if not isinstance(bridge, TelegramBridge):
         return error_response(404, "not_found", "the Telegram bridge is not configured")
     try:

@@ -34,5 +34,8 @@ class LocalBridge:
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         return None
 
+    async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
+        return None
+
     async def close(self) -> None:
         return None

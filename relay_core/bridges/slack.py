@@ -114,6 +114,12 @@ class SlackBridge:
         blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
         await self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
 
+    async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
+        channel, ts = split_platform_id(platform_message_id)
+        await self.call(
+            "chat.update", channel=channel, ts=ts, text=f"{text}\n\n*Answered:* {answer}"
+        )
+
     async def close(self) -> None:
         return None  # the SDK opens and closes an HTTP session for each call
 

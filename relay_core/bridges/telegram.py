@@ -169,6 +169,15 @@ class TelegramBridge:
             text=f"{self.describe(approval)}\n\n{outcome}",
         )
 
+    async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
+        chat_id, message_id = platform_message_id.split(":", 1)
+        await self.call(
+            "editMessageText",
+            chat_id=int(chat_id),
+            message_id=int(message_id),
+            text=f"{text}\n\nAnswered: {answer}"[:4096],
+        )
+
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         """Close the spinner on a tapped button, with a short word."""
         await self.call("answerCallbackQuery", callback_query_id=callback_query_id, text=text[:200])

@@ -9,6 +9,7 @@ from relay_core.errors import Conflict, NotFound, StaleWrite
 from relay_core.ports import Cond, UnitOfWork, eq, in_
 from relay_core.services import enroll, interventions
 from relay_core.services.base import Service
+from relay_core.services.deliveries import subject_of
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import show_decision
 
@@ -135,10 +136,14 @@ class ApprovalsService(Service):
             raise Conflict(f"approval {approval_id} is already {approval.status}")
         return approval.model_copy(update={"changed": False})
 
-    async def by_platform_message(self, platform_message_id: str) -> m.Approval | None:
-        """The approval shown as this platform message, if any."""
+    async def by_platform_message(self, bridge: str, platform_message_id: str) -> m.Approval | None:
+        """The approval shown as this message on that platform, if any."""
 
         async def work(uow: UnitOfWork) -> m.Approval | None:
+            approval_id = await subject_of(uow, "approval", bridge, platform_message_id)
+            if approval_id is not None:
+                return await uow.approvals.get(approval_id)
+            # Shown before posts were kept: the approval names its message itself.
             found = await uow.approvals.find(
                 eq("platform_message_id", platform_message_id), limit=1
             )

@@ -49,13 +49,33 @@ class Registered:
 
 @dataclass
 class Context:
-    """Dependencies handed to every service."""
+    """Dependencies handed to every service: ``bridges`` are the operator's platforms, in the
+    order their answers count (the first that delivers names a notification)."""
 
     storage: Storage
-    bridge: Bridge
+    bridges: tuple[Bridge, ...]
     config: CoreConfig = field(default_factory=CoreConfig)
     clock: Callable[[], datetime] = utcnow
     registered: Registered = field(default_factory=Registered)
+    health: dict[str, BridgeHealth] = field(default_factory=dict)
+
+    @property
+    def bridge(self) -> Bridge:
+        """The first platform: the one whose threads mirror rooms."""
+        return self.bridges[0]
+
+    def bridge_named(self, name: str) -> Bridge | None:
+        """The platform of that name, if it is configured."""
+        return next((b for b in self.bridges if b.name == name), None)
+
+
+@dataclass
+class BridgeHealth:
+    """How a platform's last call went (in this process)."""
+
+    ok: bool = True
+    last_error: str | None = None
+    failed_at: datetime | None = None
 
 
 class Service:

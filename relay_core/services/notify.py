@@ -1,28 +1,48 @@
-"""Notify: push text to the operator's platform and route the operator's replies back.
+"""Notify: push text to the operator's platforms and route the operator's replies back.
 
-The notification row is committed before the platform is called and updated after, so a platform
-failure leaves a ``failed`` row with its error instead of losing the text.
+The notification row is committed before the platforms are called and updated after, so a
+failure leaves a ``failed`` row with its error instead of losing the text. Every platform gets
+it at once; it is sent when any of them delivered it, and each one's delivery is kept. The
+first reply, from whichever platform, is then shown on every platform's message.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import Cond, UnitOfWork, eq, in_
+from relay_core.ports import Bridge, Cond, UnitOfWork, eq, in_
 from relay_core.services.base import Service
+from relay_core.services.deliveries import (
+    deliver,
+    failure,
+    keep,
+    posts_of,
+    subject_of,
+    update_everywhere,
+)
 from relay_core.services.messages import announce_direct_message
 
 
 async def _replied_notification(
     uow: UnitOfWork, bridge: str, platform_message_id: str
 ) -> m.Notification | None:
+    notification_id = await subject_of(uow, "notification", bridge, platform_message_id)
+    if notification_id is not None:
+        return await uow.notifications.get(notification_id)
+    # Sent before posts were kept: the notification names its one platform message itself.
     matches = await uow.notifications.find(
         eq("bridge", bridge), eq("platform_message_id", platform_message_id), limit=1
     )
     return matches[0] if matches else None
+
+
+async def _replies(uow: UnitOfWork, notification_id: int) -> int:
+    return await uow.messages.count(eq("reply_to_notification", notification_id))
 
 
 class NotifyService(Service):
@@ -31,77 +51,74 @@ class NotifyService(Service):
     async def send(
         self, caller: Caller, body: m.NotifyText, once: Once | None = None
     ) -> m.Notification:
-        """Send ``text`` to the operator. When the platform fails, the notification is kept as
-        failed and ``BridgeError`` is raised."""
+        """Send ``text`` to the operator on every platform. When none delivered it, the
+        notification is kept as failed and ``BridgeError`` is raised."""
         agent_id = caller.acting_as(body.agent_id)
-        bridge = self.ctx.bridge
 
         async def store(uow: UnitOfWork) -> m.Notification:
             notification = m.Notification(
                 agent_id=None if agent_id == m.OPERATOR else agent_id,
                 text=body.text,
-                bridge=bridge.name,
+                bridge=self.ctx.bridge.name,
                 created_at=self.now(),
             )
             return await uow.notifications.insert(notification)
 
         notification = await self.write(store, once=once, final=False)
-        try:
-            platform_id = await bridge.send(body.text, reference=str(notification.notification_id))
-        except BridgeError as exc:
-            await self._settle(
-                notification.notification_id, {"status": "failed", "error": exc.detail}, once
-            )
-            raise
-        return await self._settle(
-            notification.notification_id,
-            {"status": "sent", "platform_message_id": platform_id, "sent_at": self.now()},
-            once,
-        )
+        return await self._send(notification, self.ctx.bridges, once)
 
     async def retry(self, caller: Caller, notification_id: int) -> m.Notification:
-        """Send a failed notification again (its own agent or the operator); a sent one answers
-        as it is."""
+        """Send a failed notification again (its own agent or the operator), to the platforms
+        that did not deliver it; a sent one answers as it is."""
 
-        async def load(uow: UnitOfWork) -> m.Notification:
+        async def load(uow: UnitOfWork) -> tuple[m.Notification, set[str]]:
             found = await uow.notifications.get(notification_id)
             if found is None:
                 raise NotFound(f"notification {notification_id} does not exist")
             if not caller.is_operator and found.agent_id != caller.agent_id:
                 raise PermissionDenied(f"notification {notification_id} belongs to another agent")
-            return found
+            posts = await posts_of(uow, "notification", notification_id)
+            return found, {p.bridge for p in posts if p.status == "sent"}
 
-        notification = await self.read(load)
+        notification, delivered = await self.read(load)
         if notification.status == "sent":
             return notification
-        try:
-            platform_id = await self.ctx.bridge.send(
-                notification.text, reference=str(notification.notification_id)
-            )
-        except BridgeError as exc:
-            await self._settle(notification_id, {"status": "failed", "error": exc.detail})
-            raise
-        return await self._settle(
-            notification_id,
-            {
+        missing = tuple(b for b in self.ctx.bridges if b.name not in delivered)
+        return await self._send(notification, missing)
+
+    async def _send(
+        self, notification: m.Notification, bridges: Sequence[Bridge], once: Once | None = None
+    ) -> m.Notification:
+        """Deliver to ``bridges`` and keep what each did; sent when any delivered."""
+        reference = str(notification.notification_id)
+        deliveries = await deliver(
+            self.ctx, bridges, lambda bridge: bridge.send(notification.text, reference=reference)
+        )
+        sent = [d for d in deliveries if d.status == "sent"]
+        values: dict[str, object]
+        if sent:
+            values = {
                 "status": "sent",
                 "error": None,
-                "bridge": self.ctx.bridge.name,
-                "platform_message_id": platform_id,
+                "bridge": sent[0].bridge,
+                "platform_message_id": sent[0].platform_message_id,
                 "sent_at": self.now(),
-            },
-        )
+            }
+        else:
+            values = {"status": "failed", "error": failure(deliveries)}
 
-    async def _settle(
-        self, notification_id: int, values: dict[str, object], once: Once | None = None
-    ) -> m.Notification:
         async def work(uow: UnitOfWork) -> m.Notification:
-            settled = await uow.notifications.update(notification_id, values)
+            await keep(uow, "notification", notification.notification_id, deliveries)
+            settled = await uow.notifications.update(notification.notification_id, values)
             if settled is None:
-                raise NotFound(f"notification {notification_id} does not exist")
-            return settled
+                raise NotFound(f"notification {notification.notification_id} does not exist")
+            posts = await posts_of(uow, "notification", notification.notification_id)
+            return settled.model_copy(update={"deliveries": [_delivery(p) for p in posts]})
 
-        return await self.write(work, once=once)
+        settled = await self.write(work, once=once)
+        if not sent:
+            raise BridgeError(failure(deliveries))
+        return settled
 
     async def reply(
         self, caller: Caller, body: m.NotifyReply, once: Once | None = None
@@ -115,15 +132,24 @@ class NotifyService(Service):
     async def receive_reply(
         self, bridge: str, platform_message_id: str, text: str, once: Once | None = None
     ) -> m.Message:
-        """Match a platform reply by the replied-to message id and put it in the agent's inbox."""
+        """Match a platform reply by the replied-to message id and put it in the agent's inbox;
+        the first reply is then shown on every platform's message."""
+
+        answered: list[m.Notification] = []  # the notification, when this is its first reply
 
         async def work(uow: UnitOfWork) -> m.Message:
+            answered.clear()
             notification = await _replied_notification(uow, bridge, platform_message_id)
             if notification is None:
                 raise NotFound(f"no notification has platform message id '{platform_message_id}'")
+            if await _replies(uow, notification.notification_id) == 0:
+                answered.append(notification)
             return await self._deliver(uow, notification, text)
 
-        return await self.write(work, once=once)
+        message = await self.write(work, once=once)  # the answer kept for ``once`` is a Message
+        for notification in answered:
+            await self._show_answer(notification, text)
+        return message
 
     async def receive_update(
         self, bridge: str, update_id: int, replied_to: str | None, text: str
@@ -133,7 +159,10 @@ class NotifyService(Service):
         The update's id is stored in the same transaction, so a restart neither loses nor
         repeats it."""
 
+        answered: list[m.Notification] = []
+
         async def work(uow: UnitOfWork) -> m.Message | None:
+            answered.clear()
             now = self.now()
             offset = await uow.bridge_offsets.get(bridge)
             if offset is not None and update_id <= offset.last_update_id:
@@ -145,6 +174,8 @@ class NotifyService(Service):
             if not text:
                 pass  # not for Relay (another chat, a sticker…): only the offset moves
             elif notification is not None and notification.agent_id is not None:
+                if await _replies(uow, notification.notification_id) == 0:
+                    answered.append(notification)
                 delivered = await self._deliver(uow, notification, text)
             else:
                 await uow.actions.insert(
@@ -169,7 +200,23 @@ class NotifyService(Service):
                 raise StaleWrite("another instance applied updates meanwhile")
             return delivered
 
-        return await self.write(work)
+        delivered = await self.write(work)
+        for notification in answered:
+            await self._show_answer(notification, text)
+        return delivered
+
+    async def _show_answer(self, notification: m.Notification, answer: str) -> None:
+        """Show the first reply on every platform's message of the notification."""
+
+        async def work(uow: UnitOfWork) -> list[m.Post]:
+            return await posts_of(uow, "notification", notification.notification_id)
+
+        await update_everywhere(
+            self.ctx,
+            await self.read(work),
+            f"answer to notification {notification.notification_id}",
+            lambda bridge, platform_id: bridge.answered(platform_id, notification.text, answer),
+        )
 
     async def last_update_id(self, bridge: str) -> int:
         """The id of the last platform update applied (0 before any)."""
@@ -218,9 +265,25 @@ class NotifyService(Service):
                 "reply_to_notification",
                 in_("reply_to_notification", [n.notification_id for n in newest]),
             )
+            ids = [n.notification_id for n in newest]
+            posts = await uow.posts.find(
+                eq("subject", "notification"), in_("subject_id", ids), order_by="post_id"
+            )
             counted = [
-                n.model_copy(update={"replies": replies.get(n.notification_id, 0)}) for n in newest
+                n.model_copy(
+                    update={
+                        "replies": replies.get(n.notification_id, 0),
+                        "deliveries": [
+                            _delivery(p) for p in posts if p.subject_id == n.notification_id
+                        ],
+                    }
+                )
+                for n in newest
             ]
             return m.NotificationsResponse(notifications=counted, next_cursor=next_cursor)
 
         return await self.read(work)
+
+
+def _delivery(post: m.Post) -> m.Delivery:
+    return m.Delivery.model_validate(post.model_dump(include=set(m.Delivery.model_fields)))

@@ -1,8 +1,8 @@
-"""Putting approvals before the operator on their platform, and showing how they were decided.
+"""Putting approvals before the operator on their platforms, and showing how they were decided.
 
 Both happen after the transaction that created or decided the approval has committed: a slow or
 failing platform never holds a lock, and never undoes a decision (the failure is logged; the
-approval stays decidable from the CLI, the console and the API).
+approval stays decidable from the CLI, the console, the API and the other platforms).
 """
 
 from __future__ import annotations
@@ -10,47 +10,59 @@ from __future__ import annotations
 import logging
 
 from relay_core import models as m
-from relay_core.errors import BridgeError
 from relay_core.ports import UnitOfWork
 from relay_core.services.base import Service
+from relay_core.services.deliveries import deliver, keep, posts_of, update_everywhere
 
 log = logging.getLogger("relay.operator")
 
 
 async def present(service: Service, approval: m.Approval) -> m.Approval:
-    """Ask the operator's platform to show the approval with a way to decide it."""
-    try:
-        platform_message_id = await service.ctx.bridge.ask(approval)
-    except BridgeError as exc:
+    """Ask every platform to show the approval with a way to decide it; the approval keeps the
+    first platform message, and each is kept as a post."""
+    deliveries = await deliver(service.ctx, service.ctx.bridges, lambda b: b.ask(approval))
+    for failed in (d for d in deliveries if d.status == "failed"):
         log.warning(
-            "approval %s not shown on %s: %s",
-            approval.approval_id,
-            service.ctx.bridge.name,
-            exc.detail,
+            "approval %s not shown on %s: %s", approval.approval_id, failed.bridge, failed.error
         )
-        return approval
-    if platform_message_id is None:
+    shown = [d for d in deliveries if d.status == "sent"]
+    if not deliveries:
         return approval
 
     async def work(uow: UnitOfWork) -> m.Approval:
-        shown = await uow.approvals.update(
-            approval.approval_id, {"platform_message_id": platform_message_id}
-        )
-        return shown or approval
+        await keep(uow, "approval", approval.approval_id, deliveries)
+        if not shown:
+            return approval
+        first = {"platform_message_id": shown[0].platform_message_id}
+        return await uow.approvals.update(approval.approval_id, first) or approval
 
     return await service.write(work, final=False)
 
 
 async def show_decision(service: Service, approval: m.Approval) -> None:
-    """Edit the approval's platform message to show the outcome, whoever decided."""
-    if approval.platform_message_id is None:
-        return
-    try:
-        await service.ctx.bridge.settle(approval.platform_message_id, approval)
-    except BridgeError as exc:
-        log.warning(
-            "decision of approval %s not shown on %s: %s",
-            approval.approval_id,
-            service.ctx.bridge.name,
-            exc.detail,
-        )
+    """Update the approval's message on every platform to show the outcome, whoever decided
+    and wherever."""
+
+    async def work(uow: UnitOfWork) -> list[m.Post]:
+        return await posts_of(uow, "approval", approval.approval_id)
+
+    posts = await service.read(work)
+    if not posts and approval.platform_message_id is not None:  # shown before posts were kept
+        posts = [_legacy_post(service, approval)]
+    await update_everywhere(
+        service.ctx,
+        posts,
+        f"decision of approval {approval.approval_id}",
+        lambda bridge, platform_id: bridge.settle(platform_id, approval),
+    )
+
+
+def _legacy_post(service: Service, approval: m.Approval) -> m.Post:
+    return m.Post(
+        subject="approval",
+        subject_id=approval.approval_id,
+        bridge=service.ctx.bridge.name,
+        platform_message_id=approval.platform_message_id,
+        status="sent",
+        created_at=approval.created_at,
+    )

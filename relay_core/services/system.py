@@ -23,6 +23,14 @@ class SystemService(Service):
         """Alive, and which version."""
         return m.Health(status="ok", version=__version__)
 
+    def _bridge_status(self, name: str) -> m.BridgeStatus:
+        health = self.ctx.health.get(name)
+        if health is None:  # not called yet in this process
+            return m.BridgeStatus(name=name, healthy=True)
+        return m.BridgeStatus(
+            name=name, healthy=health.ok, last_error=health.last_error, failed_at=health.failed_at
+        )
+
     async def status(self, caller: Caller) -> m.Status:
         """Version, uptime, backends and the counts that say what is going on."""
 
@@ -44,6 +52,7 @@ class SystemService(Service):
             uptime_seconds=round((now - self.started_at).total_seconds(), 3),
             storage=self.ctx.storage.name,
             bridge=self.ctx.bridge.name,
+            bridges=[self._bridge_status(bridge.name) for bridge in self.ctx.bridges],
             auth="token" if self.ctx.config.auth_enabled else "none",
             counts=await self.read(work),
         )

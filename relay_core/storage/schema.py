@@ -336,3 +336,19 @@ bridge_offsets = Table(
     Column("last_update_id", BigInteger, nullable=False),
     _at("updated_at", nullable=False),
 )
+
+
+posts = Table(
+    "posts",
+    metadata,
+    _id("post_id"),
+    Column("subject", State, nullable=False),
+    Column("subject_id", BigInteger, nullable=False),
+    Column("bridge", State, nullable=False),
+    Column("platform_message_id", Name),
+    Column("status", State, nullable=False),
+    Column("error", Text),
+    _at("created_at", nullable=False),
+    Index("ix_posts_subject", "subject", "subject_id"),
+    Index("ix_posts_platform", "bridge", "platform_message_id"),
+)

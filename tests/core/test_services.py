@@ -20,7 +20,7 @@ from relay_core.storage.memory import MemoryStorage
 
 
 def services(storage: MemoryStorage | None = None) -> Services:
-    return Services(Context(storage or MemoryStorage(), LocalBridge(), CoreConfig()))
+    return Services(Context(storage or MemoryStorage(), (LocalBridge(),), CoreConfig()))
 
 
 def test_caller_rules() -> None:

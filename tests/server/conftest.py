@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
 from relay_core.ports import Bridge
 from relay_server import create_app
 from relay_server.settings import settings_from
 from tests.conftest import BACKENDS, Clock, _drop_schema, make_storage
+from tests.server.fake_slack import FakeSlack
 
 OPERATOR_TOKEN = "rly_op_test-operator-token-0123456789"
 
@@ -87,7 +89,7 @@ async def make_api(
         given = {"data_dir": tmp_path, "operator_token": SecretStr(OPERATOR_TOKEN), **overrides}
         settings = settings_from(given)  # by their flag names: rate_limit, telegram_mode...
         client = await aiohttp_client(
-            create_app(settings, storage=store, bridge=bridge, clock=clock)
+            create_app(settings, storage=store, bridges=[bridge] if bridge else None, clock=clock)
         )
         clients.append(client)
         return Api(client, clock, tmp_path / "relay.db")
@@ -104,3 +106,12 @@ async def make_api(
 async def api(make_api: AppFactory) -> Api:
     """The app with default settings."""
     return await make_api()
+
+
+@pytest.fixture
+async def slack(aiohttp_server: Callable[..., Awaitable[TestServer]]) -> tuple[FakeSlack, str]:
+    fake = FakeSlack()
+    app = web.Application()
+    app.router.add_post("/api/{method}", fake.handle)
+    server = await aiohttp_server(app)
+    return fake, str(server.make_url("/api/"))

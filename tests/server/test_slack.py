@@ -4,77 +4,24 @@ interactions signed as Slack signs them."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from tests.server.conftest import Api
-
-BOT_TOKEN = "xoxb-1234-SECRET-bot-token"
-SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-CHANNEL = "C0RELAY"
-OPERATOR = "U0OPERATOR"
-
-
-class FakeSlack:
-    """Slack's Web API as far as Relay uses it: every call recorded, answers as Slack's."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.refuse: str | None = None  # an error to answer every call with
-        self.limited = 0  # how many calls to answer 429 first
-        self.posted: list[str] = []  # the ts of each message posted, in order
-
-    async def handle(self, request: web.Request) -> web.Response:
-        assert request.headers["Authorization"] == f"Bearer {BOT_TOKEN}"
-        method = request.match_info["method"]
-        params = await request.json()
-        self.calls.append((method, params))
-        if self.limited:
-            self.limited -= 1
-            return web.json_response(
-                {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "1"}
-            )
-        if self.refuse:
-            return web.json_response({"ok": False, "error": self.refuse})
-        if method == "chat.postMessage":
-            ts = f"{1700000000 + len(self.posted)}.000100"
-            self.posted.append(ts)
-            message = {"type": "message", "text": params.get("text"), "ts": ts}
-            return web.json_response(
-                {"ok": True, "channel": params["channel"], "ts": ts, "message": message}
-            )
-        if method == "chat.update":
-            return web.json_response(
-                {
-                    "ok": True,
-                    "channel": params["channel"],
-                    "ts": params["ts"],
-                    "text": params["text"],
-                }
-            )
-        return web.json_response({"ok": False, "error": "unknown_method"})
-
-    def called(self, method: str) -> list[dict[str, Any]]:
-        return [params for name, params in self.calls if name == method]
-
-
-@pytest.fixture
-async def slack(aiohttp_server: Callable[..., Awaitable[TestServer]]) -> tuple[FakeSlack, str]:
-    fake = FakeSlack()
-    app = web.Application()
-    app.router.add_post("/api/{method}", fake.handle)
-    server = await aiohttp_server(app)
-    return fake, str(server.make_url("/api/"))
+from tests.server.fake_slack import (
+    BOT_TOKEN,
+    CHANNEL,
+    OPERATOR,
+    SIGNING_SECRET,
+    FakeSlack,
+    click,
+    post_event,
+    signed,
+    thread_reply,
+)
 
 
 async def slack_api(make_api: Any, api_url: str) -> Api:
@@ -93,53 +40,6 @@ async def api(make_api: Any, slack: tuple[FakeSlack, str]) -> Api:
     built = await slack_api(make_api, slack[1])
     await built.agent("alice")
     return built
-
-
-def signed(body: bytes, *, age: float = 0, secret: str = SIGNING_SECRET) -> dict[str, str]:
-    """Headers as Slack signs a request: v0 HMAC-SHA256 over 'v0:<timestamp>:<body>'."""
-    timestamp = str(int(time.time() - age))
-    base = b"v0:" + timestamp.encode() + b":" + body
-    digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": f"v0={digest}"}
-
-
-def thread_reply(
-    thread_ts: str, text: str, *, user: str = OPERATOR, event_id: str = "Ev1"
-) -> bytes:
-    event = {
-        "type": "message",
-        "channel": CHANNEL,
-        "user": user,
-        "text": text,
-        "ts": "1800000000.000200",
-        "thread_ts": thread_ts,
-    }
-    return json.dumps({"type": "event_callback", "event_id": event_id, "event": event}).encode()
-
-
-async def post_event(api: Api, body: bytes, headers: dict[str, str] | None = None) -> int:
-    sent = headers if headers is not None else signed(body)
-    answer = await api.client.post(
-        "/v1/bridges/slack/events",
-        data=body,
-        headers={**sent, "Content-Type": "application/json"},
-    )
-    return answer.status
-
-
-async def click(api: Api, approval_id: int, verb: str, user: str = OPERATOR) -> int:
-    payload = {
-        "type": "block_actions",
-        "user": {"id": user},
-        "actions": [{"action_id": verb, "value": str(approval_id), "type": "button"}],
-    }
-    body = urlencode({"payload": json.dumps(payload)}).encode()
-    answer = await api.client.post(
-        "/v1/bridges/slack/interactions",
-        data=body,
-        headers={**signed(body), "Content-Type": "application/x-www-form-urlencoded"},
-    )
-    return answer.status
 
 
 async def inbox(api: Api) -> list[str]:

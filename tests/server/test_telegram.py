@@ -50,6 +50,10 @@ def bot() -> Iterator[respx.MockRouter]:
         router.post("/getChat", name="getChat").mock(
             return_value=httpx.Response(200, json={"ok": True, "result": {"id": CHAT}})
         )
+        # The first reply to a notification is shown on its message (every platform's).
+        router.post("/editMessageText", name="answered").mock(
+            return_value=httpx.Response(200, json={"ok": True, "result": True})
+        )
         yield router
 
 
@@ -89,6 +93,8 @@ async def test_a_reply_by_webhook_reaches_the_agent_once(api: Api, bot: respx.Mo
     inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
     assert [(m["from_agent"], m["text"]) for m in inbox["messages"]] == [("operator", "go ahead")]
     assert inbox["messages"][0]["reply_to_notification"] == note["notification_id"]
+    [shown] = [json.loads(call.request.content) for call in bot["answered"].calls]
+    assert shown["message_id"] == 777 and shown["text"] == "deploy?\n\nAnswered: go ahead"
 
     assert await hook(api, reply(2, "what is this?", to=999)) == 200  # no such notification
     assert await hook(api, reply(3, "not the operator", to=777, chat=666)) == 200
@@ -134,7 +140,7 @@ async def test_replies_by_long_polling_survive_a_restart_without_repeats(
 
     bot.post("/getUpdates").mock(side_effect=updates)
     services = api.client.server.app[SERVICES]
-    bridge = services.ctx.bridge
+    bridge = services.ctx.bridge_named("telegram")
     assert isinstance(bridge, TelegramBridge)
 
     async def run_poller_until(count: int) -> None:
@@ -269,7 +275,7 @@ async def test_only_the_lock_holder_polls(api: Api, bot: respx.MockRouter) -> No
         return_value=httpx.Response(200, json={"ok": True, "result": []})
     )
     services = api.client.server.app[SERVICES]
-    bridge = services.ctx.bridge
+    bridge = services.ctx.bridge_named("telegram")
     assert isinstance(bridge, TelegramBridge)
     async with services.ctx.storage.exclusive("telegram-poller") as held:
         assert held  # another instance, say
@@ -363,6 +369,6 @@ async def test_two_instances_on_one_store_have_one_poller(
     shared = first.client.server.app[SERVICES].ctx.storage
     settings = Settings(data_dir=tmp_path, operator_token=SecretStr(OPERATOR_TOKEN))
     second_bridge = TelegramBridge(second_token, CHAT, api_url="https://tg.test")
-    await aiohttp_client(create_app(settings, storage=shared, bridge=second_bridge))
+    await aiohttp_client(create_app(settings, storage=shared, bridges=[second_bridge]))
     await asyncio.sleep(1.5)
     assert (first_polls.call_count > 0) != (second_polls.call_count > 0)

@@ -36,6 +36,8 @@ def sample(annotation: Any) -> Any:
     values = {datetime: NOW, bool: True, int: 7, str: "text"}
     if annotation in values:
         return values[annotation]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):  # not stored: shown
+        return {name: sample(field.annotation) for name, field in annotation.model_fields.items()}
     raise AssertionError(f"no sample for {annotation!r}")
 
 
