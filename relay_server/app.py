@@ -12,7 +12,6 @@ from aiohttp import web
 
 from relay_core.auth import hash_secret
 from relay_core.bridges.local import LocalBridge
-from relay_core.bridges.slack import SlackBridge
 from relay_core.bridges.telegram import TelegramBridge
 from relay_core.config import CoreConfig
 from relay_core.paths import operator_token_path
@@ -35,7 +34,7 @@ from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
-from relay_server.slack import add_slack
+from relay_server.slack import SlackBridge, add_slack
 
 log = logging.getLogger("relay.server")
 

@@ -78,7 +78,8 @@ class NotifyService(Service):
             if not caller.is_operator and found.agent_id != caller.agent_id:
                 raise PermissionDenied(f"notification {notification_id} belongs to another agent")
             posts = await posts_of(uow, "notification", notification_id)
-            return found, {p.bridge for p in posts if p.status == "sent"}
+            shown = found.model_copy(update={"deliveries": [_delivery(p) for p in posts]})
+            return shown, {p.bridge for p in posts if p.status == "sent"}
 
         notification, delivered = await self.read(load)
         if notification.status == "sent":

@@ -17,13 +17,13 @@ from urllib.parse import parse_qs
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from relay_core.bridges.slack import SlackBridge, platform_id
 from relay_core.errors import NotFound
 from relay_core.idempotency import Once, Replay
 from relay_core.services import Services
 from relay_server.decisions import DECISION, decide
 from relay_server.keys import SERVICES, SETTINGS
 from relay_server.middleware import error_response
+from relay_server.slack.bridge import SlackBridge, platform_id
 
 log = logging.getLogger("relay.slack")
 
