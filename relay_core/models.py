@@ -699,6 +699,7 @@ class BridgeOffset(Resource):
     bridge: str
     last_update_id: int
     updated_at: datetime
+    cursor: str | None = None  # where a platform resumes by a string token (Matrix)
 
 
 class IdempotencyRecord(Resource):

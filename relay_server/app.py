@@ -12,6 +12,7 @@ from aiohttp import web
 
 from relay_core.auth import hash_secret
 from relay_core.bridges.local import LocalBridge
+from relay_core.bridges.matrix import MatrixBridge
 from relay_core.bridges.telegram import TelegramBridge
 from relay_core.config import CoreConfig
 from relay_core.paths import operator_token_path
@@ -21,7 +22,7 @@ from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
-from relay_server import mcp_route, telegram
+from relay_server import matrix, mcp_route, telegram
 from relay_server.background import sweep
 from relay_server.connections import ceiling_middleware
 from relay_server.console import add_console
@@ -60,7 +61,7 @@ async def open_storage(settings: Settings) -> Storage:
 
 def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
     """The operator's platforms the settings configure, in the order their answers count
-    (Telegram, Slack); the built-in local bridge when there is none."""
+    (Telegram, Slack, Matrix); the built-in local bridge when there is none."""
     bridges: list[Bridge] = []
     if settings.telegram.bot_token is not None and settings.telegram.chat_id is not None:
         bridges.append(
@@ -78,6 +79,10 @@ def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
                 api_url=settings.slack.api_url,
             )
         )
+    bot = settings.matrix
+    if bot.homeserver and bot.user_id and bot.access_token and bot.room_id:
+        token = bot.access_token.get_secret_value()
+        bridges.append(MatrixBridge(bot.homeserver, bot.user_id, token, bot.room_id))
     return tuple(bridges) or (LocalBridge(),)
 
 
@@ -138,6 +143,10 @@ def create_app(
         if isinstance(bot, TelegramBridge) and settings.telegram.mode == "poll":
             poll = telegram.poll(services, bot)
             background.append(asyncio.create_task(poll, name="telegram-poll"))
+        room = services.ctx.bridge_named(MatrixBridge.name)
+        if isinstance(room, MatrixBridge):
+            following = matrix.sync_forever(services, room, settings.matrix.operators)
+            background.append(asyncio.create_task(following, name="matrix-sync"))
         if settings.domain.sweep_seconds > 0:
             sweeping = sweep(services, settings.domain.sweep_seconds)
             background.append(asyncio.create_task(sweeping, name="sweep"))

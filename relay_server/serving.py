@@ -23,7 +23,7 @@ from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from relay_core import __version__
-from relay_core.errors import StorageUnavailable
+from relay_core.errors import BridgeError, StorageUnavailable
 from relay_core.paths import operator_token_path
 from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server import connections
@@ -96,17 +96,20 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
         header_timeout=settings.http.header_timeout_seconds,
         max_connections=connections.fit_file_limit(settings.http.max_connections),
     )
-    connections.run(
-        app,
-        limits,
-        host=settings.host,
-        port=settings.port,
-        reuse_port=reuse_port,
-        loop=new_event_loop(),
-        access_log_class=AccessLogger,
-        access_log=logging.getLogger("relay.access"),
-        shutdown_timeout=settings.shutdown_timeout,
-    )
+    try:
+        connections.run(
+            app,
+            limits,
+            host=settings.host,
+            port=settings.port,
+            reuse_port=reuse_port,
+            loop=new_event_loop(),
+            access_log_class=AccessLogger,
+            access_log=logging.getLogger("relay.access"),
+            shutdown_timeout=settings.shutdown_timeout,
+        )
+    except BridgeError as exc:  # a platform refused at start (an encrypted Matrix room…)
+        _refuse(f"cannot start: {exc.detail}", 1)
 
 
 def _worker(settings: Settings) -> None:

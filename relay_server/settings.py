@@ -143,8 +143,22 @@ class SlackSettings(_Part):
         return self.bot_token is not None and self.channel is not None
 
 
+class MatrixSettings(_Part):
+    """The operator's Matrix room (docs/bridges/matrix.md)."""
+
+    homeserver: str | None = Field(default=None, description="the homeserver's URL")
+    user_id: str | None = Field(default=None, description="the bot's user id (@relay:example)")
+    access_token: SecretStr | None = Field(default=None, description="the bot's access token")
+    room_id: str | None = Field(default=None, description="the operator room's id (!…:example)")
+    operators: CommaSeparated[str] = Field(
+        default_factory=list,
+        description="Matrix user ids allowed to answer and decide (comma-separated; empty: "
+        "anyone in the room)",
+    )
+
+
 # A part's fields are named with its prefix outside the model (RELAY_TELEGRAM_CHAT_ID).
-PREFIXED = {"sqlite", "postgres", "telegram", "slack"}
+PREFIXED = {"sqlite", "postgres", "telegram", "slack", "matrix"}
 
 
 class Settings(BaseSettings):
@@ -181,6 +195,7 @@ class Settings(BaseSettings):
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    matrix: MatrixSettings = Field(default_factory=MatrixSettings)
 
     @classmethod
     def settings_customise_sources(

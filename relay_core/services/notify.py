@@ -206,6 +206,26 @@ class NotifyService(Service):
             await self._show_answer(notification, text)
         return delivered
 
+    async def sync_cursor(self, bridge: str) -> str | None:
+        """Where the platform's updates resume (a token it gave), if it was stored."""
+
+        async def work(uow: UnitOfWork) -> str | None:
+            offset = await uow.bridge_offsets.get(bridge)
+            return offset.cursor if offset else None
+
+        return await self.read(work)
+
+    async def keep_sync_cursor(self, bridge: str, cursor: str) -> None:
+        """Store where the platform's updates resume, once the ones before it are applied."""
+
+        async def work(uow: UnitOfWork) -> None:
+            values = {"cursor": cursor, "updated_at": self.now()}
+            if await uow.bridge_offsets.update(bridge, values) is None:
+                offset = m.BridgeOffset(bridge=bridge, last_update_id=0, **values)
+                await uow.bridge_offsets.insert(offset)
+
+        await self.write(work)
+
     async def _show_answer(self, notification: m.Notification, answer: str) -> None:
         """Show the first reply on every platform's message of the notification."""
 

@@ -335,6 +335,7 @@ bridge_offsets = Table(
     Column("bridge", State, primary_key=True),
     Column("last_update_id", BigInteger, nullable=False),
     _at("updated_at", nullable=False),
+    Column("cursor", Text),
 )
 
 

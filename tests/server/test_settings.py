@@ -45,6 +45,7 @@ def test_every_setting_has_a_distinct_variable_and_secrets_have_no_flag() -> Non
         "RELAY_TELEGRAM_WEBHOOK_SECRET",
         "RELAY_SLACK_BOT_TOKEN",
         "RELAY_SLACK_SIGNING_SECRET",
+        "RELAY_MATRIX_ACCESS_TOKEN",
     }
 
 

@@ -1,0 +1,181 @@
+"""The Matrix bridge, on httpx over the client-server API (a handful of endpoints; no SDK).
+
+A message's platform id is ``"<room_id>:<event_id>"``; room ids hold colons themselves, so it is
+split at the last ``":$"`` (an event id begins with ``$``). The access token travels only in the
+Authorization header; no error Relay raises carries it. End-to-end encrypted rooms are out of
+scope: ``start`` refuses one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from relay_core import models as m
+from relay_core.errors import BridgeError
+from relay_core.ports import BridgeCapabilities
+
+MAX_RETRY_AFTER = 10.0  # seconds of M_LIMIT_EXCEEDED worth waiting out
+
+
+def platform_id(room_id: str, event_id: str) -> str:
+    """The id Relay keeps for a Matrix event."""
+    return f"{room_id}:{event_id}"
+
+
+def split_platform_id(platform_message_id: str) -> tuple[str, str]:
+    """A kept id's room and event."""
+    room_id, _, event = platform_message_id.rpartition(":$")
+    return room_id, f"${event}"
+
+
+class MatrixBridge:
+    """Sends to one operator room as a bot user; replies and reactions come back by /sync."""
+
+    name = "matrix"
+    capabilities = BridgeCapabilities(topics=False, replies=True)
+
+    def __init__(
+        self,
+        homeserver: str,
+        user_id: str,
+        access_token: str,
+        room_id: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.user_id = user_id
+        self.room_id = room_id
+        self._http = httpx.AsyncClient(
+            base_url=f"{homeserver.rstrip('/')}/_matrix/client/v3/",
+            headers={"Authorization": f"Bearer {access_token}"},
+            timeout=60,
+            transport=transport,
+        )
+
+    async def call(
+        self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One client-server API call; its JSON, or ``BridgeError`` saying what went wrong."""
+        for _ in range(2):
+            try:
+                response = await self._http.request(method, path, json=body, params=params)
+            except httpx.TimeoutException:
+                raise BridgeError(f"the Matrix homeserver did not answer {path} in time") from None
+            except httpx.TransportError as exc:
+                raise BridgeError(
+                    f"cannot reach the Matrix homeserver ({type(exc).__name__})"
+                ) from None
+            try:
+                answer: dict[str, Any] = response.json()
+            except ValueError:
+                raise BridgeError(
+                    f"the homeserver answered {response.status_code} to {path}"
+                ) from None
+            if response.is_success:
+                return answer
+            wait = answer.get("retry_after_ms")
+            if answer.get("errcode") == "M_LIMIT_EXCEEDED" and wait is not None:
+                if wait / 1000 <= MAX_RETRY_AFTER:
+                    await asyncio.sleep(wait / 1000)
+                    continue
+            raise BridgeError(
+                f"Matrix refused {path.split('/')[0]}: {answer.get('errcode')} "
+                f"{answer.get('error', '')}".strip()
+            )
+        raise BridgeError("the Matrix homeserver still limits Relay after waiting")
+
+    def _room(self, *rest: str) -> str:
+        return "/".join(["rooms", quote(self.room_id, safe=""), *rest])
+
+    async def start(self) -> None:
+        """Join the operator room, and refuse it if it is end-to-end encrypted."""
+        await self.call("POST", self._room("join"), {})
+        try:
+            await self.call("GET", self._room("state", "m.room.encryption", ""))
+        except BridgeError as exc:
+            if "M_NOT_FOUND" in exc.detail:
+                return
+            raise
+        raise BridgeError(
+            f"the Matrix room {self.room_id} is end-to-end encrypted, which Relay does not "
+            "support: use an unencrypted room for the operator"
+        )
+
+    async def _post(self, content: dict[str, Any]) -> str:
+        path = self._room("send", "m.room.message", uuid.uuid4().hex)
+        sent = await self.call("PUT", path, content)
+        return platform_id(self.room_id, str(sent["event_id"]))
+
+    async def send(self, text: str, *, reference: str) -> str:
+        return await self._post({"msgtype": "m.text", "body": text})
+
+    async def ensure_topic(self, room: m.Room) -> str:
+        raise BridgeError("Matrix rooms are not mirrored yet: Relay posts to one room")
+
+    async def mirror(self, platform_thread_id: str, text: str) -> None:
+        raise BridgeError("Matrix rooms are not mirrored yet: Relay posts to one room")
+
+    @staticmethod
+    def describe(approval: m.Approval) -> str:
+        """An approval as the operator reads it in the room."""
+        lines = [
+            f"Approval #{approval.approval_id} ({approval.kind}) from {approval.requested_by}",
+            approval.title,
+        ]
+        if approval.detail:
+            lines.append(approval.detail)
+        return "\n".join(lines)[:4000]
+
+    async def ask(self, approval: m.Approval) -> str | None:
+        hint = "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌."
+        return await self._post(
+            {"msgtype": "m.text", "body": f"{self.describe(approval)}\n\n{hint}"}
+        )
+
+    async def _edit(self, platform_message_id: str, text: str) -> None:
+        _, event_id = split_platform_id(platform_message_id)
+        new = {"msgtype": "m.text", "body": text}
+        await self._post(
+            {
+                **new,
+                "body": f"* {text}",
+                "m.new_content": new,
+                "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
+            }
+        )
+
+    async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        outcome = f"{approval.status.upper()} by {approval.decided_by or 'operator'}"
+        if approval.note:
+            outcome += f": {approval.note}"
+        await self._edit(platform_message_id, f"{self.describe(approval)}\n\n{outcome}")
+
+    async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
+        await self._edit(platform_message_id, f"{text}\n\nAnswered: {answer}")
+
+    async def sync(self, since: str | None, timeout_ms: int) -> dict[str, Any]:
+        """One /sync of the operator room's messages and reactions, long-polled."""
+        only = {
+            "room": {
+                "rooms": [self.room_id],
+                "timeline": {"types": ["m.room.message", "m.reaction"], "limit": 100},
+                "state": {"types": []},
+                "ephemeral": {"types": []},
+                "account_data": {"types": []},
+            },
+            "presence": {"types": []},
+            "account_data": {"types": []},
+        }
+        params: dict[str, Any] = {"timeout": timeout_ms, "filter": json.dumps(only)}
+        if since is not None:
+            params["since"] = since
+        return await self.call("GET", "sync", params=params)
+
+    async def close(self) -> None:
+        await self._http.aclose()
