@@ -44,6 +44,6 @@ class DomainSettings(BaseModel):
 class CoreConfig(DomainSettings):
     """The domain's settings, and what the server derived from its own at start."""
 
-    mirror_rooms: bool = False
+    mirror_bridges: frozenset[str] = frozenset()  # the platforms that copy room posts
     auth_enabled: bool = True
     operator_token_hash: str = ""

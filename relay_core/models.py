@@ -364,6 +364,16 @@ class Room(Resource):
     platform_thread_id: str | None = None
 
 
+class RoomThread(Resource):
+    """A room's place on one operator platform: a forum topic, a Matrix room (internal)."""
+
+    thread_key: int = 0
+    room_id: str
+    bridge: str
+    platform_thread_id: str
+    created_at: datetime
+
+
 class RoomMember(Resource):
     """An agent's membership of a room."""
 
@@ -412,7 +422,8 @@ class SyncFailure(Resource):
 
 
 class SpaceSyncReport(Resource):
-    """What a sync with the operator platform created, found and failed."""
+    """What a sync with an operator platform created, found and failed; the first platform's
+    at the top, and under ``bridges`` every platform's."""
 
     bridge: str
     supports_topics: bool
@@ -420,6 +431,7 @@ class SpaceSyncReport(Resource):
     found: list[str] = Field(default_factory=list)
     failed: list[SyncFailure] = Field(default_factory=list)
     detail: str | None = None
+    bridges: list[SpaceSyncReport] | None = None
 
 
 class Task(Resource):

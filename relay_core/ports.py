@@ -156,6 +156,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("idempotency_keys", m.IdempotencyRecord, "record_id", True),
     TableSpec("bridge_offsets", m.BridgeOffset, "bridge", False),
     TableSpec("posts", m.Post, "post_id", True),
+    TableSpec("room_threads", m.RoomThread, "thread_key", True),
 )
 
 
@@ -180,6 +181,7 @@ class UnitOfWork(Protocol):
     idempotency_keys: Table[m.IdempotencyRecord]
     bridge_offsets: Table[m.BridgeOffset]
     posts: Table[m.Post]
+    room_threads: Table[m.RoomThread]
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
@@ -232,8 +234,9 @@ class Bridge(Protocol):
         """Deliver ``text``; return the platform's message id. Raises ``BridgeError``."""
         ...
 
-    async def ensure_topic(self, room: m.Room) -> str:
-        """Create (or find) the room's thread on the platform; its id. Raises ``BridgeError``."""
+    async def ensure_topic(self, room: m.Room, space: m.Space | None) -> str:
+        """Create (or find) the room's thread on the platform (in its space's, where the
+        platform has spaces); its id. Raises ``BridgeError``."""
         ...
 
     async def start(self) -> None:

@@ -82,8 +82,10 @@ def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
     bot = settings.matrix
     if bot.homeserver and bot.user_id and bot.access_token and bot.room_id:
         token = bot.access_token.get_secret_value()
-        bridges.append(MatrixBridge(bot.homeserver, bot.user_id, token, bot.room_id))
-    return tuple(bridges) or (LocalBridge(),)
+        bridges.append(
+            MatrixBridge(bot.homeserver, bot.user_id, token, bot.room_id, operators=bot.operators)
+        )
+    return tuple(bridges) if bridges else (LocalBridge(),)
 
 
 def core_config(settings: Settings) -> CoreConfig:
@@ -93,7 +95,14 @@ def core_config(settings: Settings) -> CoreConfig:
     return CoreConfig(
         **settings.domain.model_dump(),
         auth_enabled=auth,
-        mirror_rooms=settings.telegram.mirror_rooms,
+        mirror_bridges=frozenset(
+            name
+            for name, mirrors in (
+                ("telegram", settings.telegram.mirror_rooms),
+                ("matrix", settings.matrix.mirror_rooms),
+            )
+            if mirrors
+        ),
         operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
     )
 

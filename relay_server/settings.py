@@ -155,6 +155,9 @@ class MatrixSettings(_Part):
         description="Matrix user ids allowed to answer and decide (comma-separated; empty: "
         "anyone in the room)",
     )
+    mirror_rooms: bool = Field(
+        default=False, description="copy room posts to their Matrix rooms (after spaces sync)"
+    )
 
 
 # A part's fields are named with its prefix outside the model (RELAY_TELEGRAM_CHAT_ID).

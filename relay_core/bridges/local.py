@@ -19,7 +19,7 @@ class LocalBridge:
     async def send(self, text: str, *, reference: str) -> str:
         return f"local-{reference}"
 
-    async def ensure_topic(self, room: m.Room) -> str:
+    async def ensure_topic(self, room: m.Room, space: m.Space | None) -> str:
         return f"local-room-{room.room_id}"
 
     async def start(self) -> None:

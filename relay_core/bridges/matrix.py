@@ -38,7 +38,7 @@ class MatrixBridge:
     """Sends to one operator room as a bot user; replies and reactions come back by /sync."""
 
     name = "matrix"
-    capabilities = BridgeCapabilities(topics=False, replies=True)
+    capabilities = BridgeCapabilities(topics=True, replies=True)
 
     def __init__(
         self,
@@ -47,10 +47,13 @@ class MatrixBridge:
         access_token: str,
         room_id: str,
         *,
+        operators: list[str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.user_id = user_id
         self.room_id = room_id
+        self.operators = list(operators or [])  # invited to the rooms spaces sync makes
+        self.server_name = user_id.partition(":")[2]
         self._http = httpx.AsyncClient(
             base_url=f"{homeserver.rstrip('/')}/_matrix/client/v3/",
             headers={"Authorization": f"Bearer {access_token}"},
@@ -90,8 +93,10 @@ class MatrixBridge:
             )
         raise BridgeError("the Matrix homeserver still limits Relay after waiting")
 
-    def _room(self, *rest: str) -> str:
-        return "/".join(["rooms", quote(self.room_id, safe=""), *rest])
+    def _room(self, *rest: str, room_id: str | None = None) -> str:
+        """A path under the operator room (or ``room_id``), each part escaped."""
+        parts = [room_id or self.room_id, *rest]
+        return "/".join(["rooms", *(quote(part, safe="") for part in parts)])
 
     async def start(self) -> None:
         """Join the operator room, and refuse it if it is end-to-end encrypted."""
@@ -115,11 +120,52 @@ class MatrixBridge:
     async def send(self, text: str, *, reference: str) -> str:
         return await self._post({"msgtype": "m.text", "body": text})
 
-    async def ensure_topic(self, room: m.Room) -> str:
-        raise BridgeError("Matrix rooms are not mirrored yet: Relay posts to one room")
+    async def ensure_topic(self, room: m.Room, space: m.Space | None) -> str:
+        """The Matrix room of a Relay room, inside the Matrix space of its Relay space, each
+        found by its alias (``#relay-room-<id>``, ``#relay-space-<id>``) or made once."""
+        child = await self._room_by_alias(f"relay-room-{room.room_id}", room.name, room.topic)
+        if space is not None:
+            parent = await self._room_by_alias(
+                f"relay-space-{space.space_id}", space.name, None, True
+            )
+            path = "/".join(
+                ["rooms", quote(parent, safe=""), "state", "m.space.child", quote(child, safe="")]
+            )
+            await self.call("PUT", path, {"via": [self.server_name]})
+        return child
+
+    async def _room_by_alias(
+        self, alias: str, name: str, topic: str | None, space: bool = False
+    ) -> str:
+        full = quote(f"#{alias}:{self.server_name}", safe="")
+        try:
+            return str((await self.call("GET", f"directory/room/{full}"))["room_id"])
+        except BridgeError as exc:
+            if "M_NOT_FOUND" not in exc.detail:
+                raise
+        body: dict[str, Any] = {
+            "name": name,
+            "room_alias_name": alias,
+            "preset": "private_chat",
+            "invite": self.operators,
+        }
+        if topic:
+            body["topic"] = topic
+        if space:
+            body["creation_content"] = {"type": "m.space"}
+        return str((await self.call("POST", "createRoom", body))["room_id"])
 
     async def mirror(self, platform_thread_id: str, text: str) -> None:
-        raise BridgeError("Matrix rooms are not mirrored yet: Relay posts to one room")
+        path = "/".join(
+            [
+                "rooms",
+                quote(platform_thread_id, safe=""),
+                "send",
+                "m.room.message",
+                uuid.uuid4().hex,
+            ]
+        )
+        await self.call("PUT", path, {"msgtype": "m.text", "body": text})
 
     @staticmethod
     def describe(approval: m.Approval) -> str:

@@ -123,7 +123,7 @@ class TelegramBridge:
         message = await self.call("sendMessage", chat_id=self.chat_id, text=text)
         return platform_id(message["chat"]["id"], message["message_id"])
 
-    async def ensure_topic(self, room: m.Room) -> str:
+    async def ensure_topic(self, room: m.Room, space: m.Space | None) -> str:
         topic = await self.call("createForumTopic", chat_id=self.chat_id, name=room.name[:128])
         return platform_id(self.chat_id, topic["message_thread_id"])
 

@@ -81,24 +81,28 @@ class MessagesService(Service):
             message = await uow.messages.insert(message)
             if message.to is not None:
                 await announce_direct_message(uow, message)
-            else:
-                thread.append(room.platform_thread_id)
+            elif self.ctx.config.mirror_bridges:
+                found = await uow.room_threads.find(eq("room_id", room.room_id))
+                threads[:] = [t for t in found if t.bridge in self.ctx.config.mirror_bridges]
             return message
 
-        thread: list[str | None] = []
+        threads: list[m.RoomThread] = []
         message = await self.write(work, once=once)
-        if self.ctx.config.mirror_rooms and thread and thread[-1]:
-            await self._mirror(thread[-1], message)
+        for thread in threads:
+            await self._mirror(thread, message)
         return message
 
-    async def _mirror(self, platform_thread_id: str, message: m.Message) -> None:
-        """Copy a room post to the room's thread on the operator platform (best effort)."""
+    async def _mirror(self, thread: m.RoomThread, message: m.Message) -> None:
+        """Copy a room post to the room's thread on a platform (best effort)."""
+        bridge = self.ctx.bridge_named(thread.bridge)
+        if bridge is None:
+            return
         try:
-            await self.ctx.bridge.mirror(
-                platform_thread_id, f"{message.from_agent}: {message.text}"
-            )
+            await bridge.mirror(thread.platform_thread_id, f"{message.from_agent}: {message.text}")
         except BridgeError as exc:
-            log.warning("room post %s not mirrored: %s", message.message_id, exc.detail)
+            log.warning(
+                "room post %s not mirrored on %s: %s", message.message_id, bridge.name, exc.detail
+            )
 
     async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message:
         """Acknowledge a direct message; acknowledging twice answers the same."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from relay_core import models as m
@@ -11,7 +11,7 @@ from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.ports import Bridge, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 
 
@@ -130,35 +130,53 @@ class SpacesService(Service):
         return await self.write(work)
 
     async def sync(self, caller: Caller) -> m.SpaceSyncReport:
-        """Give every room of an active space its thread on the operator platform."""
+        """Give every room of an active space its place on every operator platform that has
+        threads (a forum topic; a Matrix room in a Matrix space): made once, found after."""
         caller.require_operator()
-        bridge = self.ctx.bridge
-        report = m.SpaceSyncReport(bridge=bridge.name, supports_topics=bridge.capabilities.topics)
 
-        async def rooms_of_active_spaces(uow: UnitOfWork) -> list[m.Room]:
-            active = [s.space_id for s in await uow.spaces.find(eq("status", "active"))]
-            return await uow.rooms.find(in_("space_id", active)) if active else []
+        async def rooms_of_active_spaces(uow: UnitOfWork) -> list[tuple[m.Room, m.Space]]:
+            active = {s.space_id: s for s in await uow.spaces.find(eq("status", "active"))}
+            rooms = await uow.rooms.find(in_("space_id", list(active))) if active else []
+            return [(room, active[room.space_id]) for room in rooms if room.space_id]
 
         rooms = await self.read(rooms_of_active_spaces)
+        reports = [await self._sync_on(bridge, rooms) for bridge in self.ctx.bridges]
+        return reports[0].model_copy(update={"bridges": reports})
+
+    async def _sync_on(
+        self, bridge: Bridge, rooms: Sequence[tuple[m.Room, m.Space]]
+    ) -> m.SpaceSyncReport:
+        report = m.SpaceSyncReport(bridge=bridge.name, supports_topics=bridge.capabilities.topics)
         if not bridge.capabilities.topics:
-            report.found = [room.room_id for room in rooms]
+            report.found = [room.room_id for room, _ in rooms]
             report.detail = f"the '{bridge.name}' bridge has no topics; nothing to create"
             return report
-        for room in rooms:
-            if room.platform_thread_id:
+        known = await self.read(lambda uow: threads_of(uow, bridge.name))
+        for room, space in rooms:
+            if room.room_id in known:
                 report.found.append(room.room_id)
                 continue
             try:
-                thread_id = await bridge.ensure_topic(room)
+                thread_id = await bridge.ensure_topic(room, space)
             except BridgeError as exc:
                 report.failed.append(m.SyncFailure(room_id=room.room_id, error=exc.detail))
                 continue
-            await self._record_thread(room.room_id, thread_id)
+            await self._record_thread(room.room_id, bridge.name, thread_id)
             report.created.append(room.room_id)
         return report
 
-    async def _record_thread(self, room_id: str, thread_id: str) -> None:
+    async def _record_thread(self, room_id: str, bridge: str, thread_id: str) -> None:
         async def work(uow: UnitOfWork) -> None:
-            await uow.rooms.update(room_id, {"platform_thread_id": thread_id})
+            thread = m.RoomThread(
+                room_id=room_id, bridge=bridge, platform_thread_id=thread_id, created_at=self.now()
+            )
+            await uow.room_threads.insert(thread)
 
         await self.write(work)
+
+
+async def threads_of(uow: UnitOfWork, bridge: str) -> dict[str, str]:
+    """Every room's thread on that platform, by room id."""
+    return {
+        t.room_id: t.platform_thread_id for t in await uow.room_threads.find(eq("bridge", bridge))
+    }

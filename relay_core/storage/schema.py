@@ -353,3 +353,15 @@ posts = Table(
     Index("ix_posts_subject", "subject", "subject_id"),
     Index("ix_posts_platform", "bridge", "platform_message_id"),
 )
+
+
+room_threads = Table(
+    "room_threads",
+    metadata,
+    _id("thread_key"),
+    Column("room_id", Ref, nullable=False),
+    Column("bridge", State, nullable=False),
+    Column("platform_thread_id", Name, nullable=False),
+    _at("created_at", nullable=False),
+    Index("ix_room_threads_room", "room_id", "bridge", unique=True),
+)

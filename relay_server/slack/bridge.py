@@ -70,7 +70,7 @@ class SlackBridge:
         posted = await self.call("chat.postMessage", channel=self.channel, text=text[:40000])
         return platform_id(posted["channel"], posted["ts"])
 
-    async def ensure_topic(self, room: m.Room) -> str:
+    async def ensure_topic(self, room: m.Room, space: m.Space | None) -> str:
         raise BridgeError("Slack rooms are not mirrored: Relay posts to one channel")
 
     async def mirror(self, platform_thread_id: str, text: str) -> None:

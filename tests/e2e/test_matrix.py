@@ -309,3 +309,44 @@ def test_an_encrypted_room_is_refused_at_start(homeserver: Homeserver, tmp_path:
     assert done.returncode == 1
     assert "end-to-end encrypted" in done.stderr and "Traceback" not in done.stderr
     assert homeserver.bot.token not in done.stderr
+
+
+def test_spaces_sync_makes_matrix_spaces_once_and_mirrors_posts(
+    homeserver: Homeserver, tmp_path: Path
+) -> None:
+    env = relay_env(homeserver) | {"RELAY_MATRIX_MIRROR_ROOMS": "true"}
+    with live_server(tmp_path, **env) as server:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            token = op.agents.register("bob").token
+            space = op.spaces.create("Ops", space_id="ops")
+            op.spaces.add_room(space.space_id, "Incidents", room_id="incidents")
+            first = op.spaces.sync()
+            [matrix] = [r for r in first.bridges or [] if r.bridge == "matrix"]
+            assert matrix.created == ["incidents"] and matrix.failed == []
+            again = op.spaces.sync()
+            [matrix] = [r for r in again.bridges or [] if r.bridge == "matrix"]
+            assert matrix.found == ["incidents"] and matrix.created == []
+        with homeserver.client(homeserver.operator) as client:
+            aliases = {
+                name: client.get(f"directory/room/{quote(f'#relay-{name}:{SERVER_NAME}')}").json()
+                for name in ("space-ops", "room-incidents")
+            }
+            space_id, room_id = (aliases[n]["room_id"] for n in ("space-ops", "room-incidents"))
+            client.post(f"rooms/{quote(room_id)}/join", json={}).raise_for_status()
+        with homeserver.client(homeserver.bot) as client:  # the space lists the room as its child
+            path = f"rooms/{quote(space_id)}/state/m.space.child/{quote(room_id)}"
+            assert client.get(path).json() == {"via": [SERVER_NAME]}
+        with RelayClient(server.url, token=token, agent_id="bob") as bob:
+            bob.rooms.join("incidents")
+            bob.messages.send("db-1 is back", room_id="incidents")
+
+        def mirrored() -> list[str]:
+            with homeserver.client(homeserver.operator) as client:
+                page = client.get(f"rooms/{quote(room_id)}/messages", params={"dir": "b"}).json()
+            return [
+                e["content"].get("body", "")
+                for e in page.get("chunk", [])
+                if e["type"] == "m.room.message"
+            ]
+
+        assert "bob: db-1 is back" in eventually(mirrored)

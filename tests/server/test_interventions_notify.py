@@ -178,7 +178,7 @@ class BrokenBridge:
     async def send(self, text: str, *, reference: str) -> str:
         raise BridgeError("the platform answered 503")
 
-    async def ensure_topic(self, room: m.Room) -> str:
+    async def ensure_topic(self, room: m.Room, space: m.Space | None) -> str:
         raise BridgeError("the platform answered 503")
 
     async def start(self) -> None:
@@ -191,6 +191,9 @@ class BrokenBridge:
         raise BridgeError("the platform answered 503")
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        raise BridgeError("the platform answered 503")
+
+    async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         raise BridgeError("the platform answered 503")
 
     async def close(self) -> None:
