@@ -1,7 +1,9 @@
-"""What the operator's platforms share on the way back in: a reply that decides an approval."""
+"""What the operator's platforms share on the way back in: a reply that decides an approval, and
+the fingerprint that makes a platform's event once."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from relay_core.auth import OPERATOR_CALLER
@@ -25,3 +27,8 @@ async def decide(
     except RelayError as exc:
         return exc.detail
     return f"{decided.status} #{decided.approval_id}"
+
+
+def fingerprint(replied_to: str, text: str) -> str:
+    """What a platform event asked, as an ``Once`` records it (a fixed-size hash)."""
+    return hashlib.sha256(f"{replied_to}\0{text}".encode()).hexdigest()

@@ -19,7 +19,7 @@ from relay_core.errors import BridgeError, NotFound
 from relay_core.idempotency import Once, Replay
 from relay_core.services import Services
 from relay_server.background import on_one_instance
-from relay_server.decisions import DECISION, decide
+from relay_server.decisions import DECISION, decide, fingerprint
 
 log = logging.getLogger("relay.matrix")
 
@@ -48,13 +48,17 @@ async def _follow(services: Services, bridge: MatrixBridge, operators: list[str]
     while True:
         try:
             batch = await bridge.sync(since, SYNC_TIMEOUT_MS)
+            room = ((batch.get("rooms") or {}).get("join") or {}).get(bridge.room_id) or {}
+            for event in (room.get("timeline") or {}).get("events") or []:
+                await apply(services, bridge, operators, event)
         except BridgeError as exc:
             log.warning("/sync failed: %s; retrying in %s s", exc.detail, RETRY_SECONDS)
             await asyncio.sleep(RETRY_SECONDS)
             continue
-        room = ((batch.get("rooms") or {}).get("join") or {}).get(bridge.room_id) or {}
-        for event in (room.get("timeline") or {}).get("events") or []:
-            await apply(services, bridge, operators, event)
+        except Exception:  # the batch is fetched again from the same token; nothing is lost
+            log.exception("applying a Matrix batch failed; retrying in %s s", RETRY_SECONDS)
+            await asyncio.sleep(RETRY_SECONDS)
+            continue
         since = str(batch["next_batch"])
         await services.notify.keep_sync_cursor(bridge.name, since)
 
@@ -84,7 +88,7 @@ async def apply(
     ):
         return
     replied_to = platform_id(bridge.room_id, str(replied))
-    once = Once("matrix-events", str(event.get("event_id", "")), fingerprint=replied_to)
+    once = Once("matrix-events", str(event.get("event_id", "")), fingerprint(replied_to, text))
     try:
         await services.notify.receive_reply(bridge.name, replied_to, text, once)
     except Replay:

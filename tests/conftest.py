@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,6 +19,7 @@ from relay_core.ports import Storage
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
+from tests.synapse import Homeserver, running_homeserver
 
 PG_URL = os.environ.get("RELAY_TEST_DATABASE_URL", "")
 PG_SKIP = "RELAY_TEST_DATABASE_URL is not set: no PostgreSQL server to test against"
@@ -122,3 +123,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     on_postgres = sum(1 for report in passed if "postgres" in report.keywords)
     where = PG_URL or "not configured (set RELAY_TEST_DATABASE_URL)"
     terminalreporter.write_line(f"PostgreSQL: {on_postgres} tests passed against {where}")
+
+
+@pytest.fixture(scope="module")
+def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Homeserver]:
+    """A real Synapse for the Matrix tests of one module (installed once, started here)."""
+    with running_homeserver(tmp_path_factory.mktemp("synapse")) as running:
+        yield running

@@ -20,7 +20,7 @@ from slack_sdk.signature import SignatureVerifier
 from relay_core.errors import NotFound
 from relay_core.idempotency import Once, Replay
 from relay_core.services import Services
-from relay_server.decisions import DECISION, decide
+from relay_server.decisions import DECISION, decide, fingerprint
 from relay_server.keys import SERVICES, SETTINGS
 from relay_server.middleware import error_response
 from relay_server.slack.bridge import SlackBridge, platform_id
@@ -91,7 +91,7 @@ async def _on_event(
             verb, note = decision[1].lower(), decision[2]
             await decide(services, approval.approval_id, verb, note, f"slack:{user}")
             return
-    once = Once("slack-events", str(payload["event_id"]), fingerprint=replied_to)
+    once = Once("slack-events", str(payload["event_id"]), fingerprint(replied_to, text))
     try:
         await services.notify.receive_reply(bridge.name, replied_to, text, once)
     except Replay:

@@ -1,9 +1,11 @@
-"""Several operator platforms at once: Telegram (its Bot API mocked) and Slack (a fake Web API
-served by the test). Each notification and approval goes to both; the first reply or decision,
-from either, wins, and both messages show it; one platform failing does not fail the other."""
+"""Several operator platforms at once: Telegram (its Bot API mocked), Slack (a fake Web API
+served by the test) and Matrix (a real Synapse, tests/synapse.py). Each notification and
+approval goes to every one; the first reply or decision, from any, wins, and every message shows
+it; one platform failing does not fail the others."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +14,7 @@ import httpx
 import pytest
 import respx
 
+from relay_server.keys import SERVICES
 from tests.server.conftest import Api
 from tests.server.fake_slack import BOT_TOKEN as SLACK_TOKEN
 from tests.server.fake_slack import (
@@ -25,6 +28,7 @@ from tests.server.fake_slack import (
 )
 from tests.server.test_telegram import API, CHAT, HOOK, refused, sent
 from tests.server.test_telegram import BOT_TOKEN as TELEGRAM_TOKEN
+from tests.synapse import Homeserver, event_of, reply
 
 
 @pytest.fixture
@@ -131,3 +135,61 @@ async def test_an_approval_decided_on_slack_is_shown_decided_on_telegram_too(
     # A later decision on Telegram changes nothing: the first one won.
     approval = await api.get(f"/v1/approvals/{asked['approval_id']}")
     assert approval["status"] == "approved" and approval["decided_by"] == f"slack:{OPERATOR}"
+
+
+async def test_a_reply_on_matrix_answers_the_agent_and_updates_telegram_and_slack(
+    make_api: Any, slack: tuple[FakeSlack, str], homeserver: Homeserver
+) -> None:
+    """Telegram (mocked) + Slack (fake) + Matrix (a real Synapse), in that order."""
+    fake, slack_url = slack
+    with respx.mock(assert_all_called=False) as telegram:
+        telegram.route(host="127.0.0.1").pass_through()  # Synapse and the fake Slack
+        telegram.post(f"{API}/getChat").mock(
+            return_value=httpx.Response(200, json={"ok": True, "result": {"id": CHAT}})
+        )
+        telegram.post(f"{API}/sendMessage").mock(return_value=sent(777))
+        edit = telegram.post(f"{API}/editMessageText").mock(
+            return_value=httpx.Response(200, json={"ok": True, "result": True})
+        )
+        api: Api = await make_api(
+            telegram_bot_token=TELEGRAM_TOKEN,
+            telegram_chat_id=CHAT,
+            telegram_api_url="https://tg.test",
+            telegram_mode="webhook",
+            telegram_webhook_secret=HOOK,
+            slack_bot_token=SLACK_TOKEN,
+            slack_signing_secret=SIGNING_SECRET,
+            slack_channel=CHANNEL,
+            slack_api_url=slack_url,
+            matrix_homeserver=homeserver.url,
+            matrix_user_id=homeserver.bot.user_id,
+            matrix_access_token=homeserver.bot.token,
+            matrix_room_id=homeserver.room_id,
+            matrix_operators=homeserver.operator.user_id,
+        )
+        await api.agent("alice")
+        services = api.client.server.app[SERVICES]
+        for _ in range(100):  # the Matrix follower has taken its place in the room's timeline
+            if await services.notify.sync_cursor("matrix") is not None:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the Matrix follower never started")
+        note = await api.post("/v1/notify", {"text": "deploy?"}, as_="alice", expect=201)
+        assert [(d["bridge"], d["status"]) for d in note["deliveries"]] == [
+            ("telegram", "sent"),
+            ("slack", "sent"),
+            ("matrix", "sent"),
+        ]
+        asked = event_of(note["deliveries"][2]["platform_message_id"])
+        await asyncio.to_thread(
+            reply, homeserver, homeserver.operator, asked, "go ahead", "deploy?"
+        )
+        box = await api.get("/v1/agents/alice/inbox", as_="alice", wait=20)
+        assert [m["text"] for m in box["messages"]] == ["go ahead"]
+        for _ in range(100):
+            if edit.calls and fake.called("chat.update"):
+                break
+            await asyncio.sleep(0.1)
+        assert json.loads(edit.calls.last.request.content)["text"].endswith("Answered: go ahead")
+        assert fake.called("chat.update")[-1]["text"].endswith("*Answered:* go ahead")
