@@ -17,6 +17,7 @@ from urllib.parse import quote
 import httpx
 
 from relay_core import models as m
+from relay_core.bridges.wording import describe, outcome
 from relay_core.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 
@@ -167,21 +168,10 @@ class MatrixBridge:
         )
         await self.call("PUT", path, {"msgtype": "m.text", "body": text})
 
-    @staticmethod
-    def describe(approval: m.Approval) -> str:
-        """An approval as the operator reads it in the room."""
-        lines = [
-            f"Approval #{approval.approval_id} ({approval.kind}) from {approval.requested_by}",
-            approval.title,
-        ]
-        if approval.detail:
-            lines.append(approval.detail)
-        return "\n".join(lines)[:4000]
-
     async def ask(self, approval: m.Approval) -> str | None:
         hint = "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌."
         return await self._post(
-            {"msgtype": "m.text", "body": f"{self.describe(approval)}\n\n{hint}"}
+            {"msgtype": "m.text", "body": f"{describe(approval, 4000)}\n\n{hint}"}
         )
 
     async def _edit(self, platform_message_id: str, text: str) -> None:
@@ -197,10 +187,8 @@ class MatrixBridge:
         )
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
-        outcome = f"{approval.status.upper()} by {approval.decided_by or 'operator'}"
-        if approval.note:
-            outcome += f": {approval.note}"
-        await self._edit(platform_message_id, f"{self.describe(approval)}\n\n{outcome}")
+        said = outcome(approval)
+        await self._edit(platform_message_id, f"{describe(approval, 4000)}\n\n{said}")
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         await self._edit(platform_message_id, f"{text}\n\nAnswered: {answer}")

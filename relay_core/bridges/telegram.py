@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from relay_core import models as m
+from relay_core.bridges.wording import describe, outcome
 from relay_core.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 
@@ -127,20 +128,9 @@ class TelegramBridge:
         topic = await self.call("createForumTopic", chat_id=self.chat_id, name=room.name[:128])
         return platform_id(self.chat_id, topic["message_thread_id"])
 
-    @staticmethod
-    def describe(approval: m.Approval) -> str:
-        """An approval as the operator reads it in the chat."""
-        lines = [
-            f"Approval #{approval.approval_id} ({approval.kind}) from {approval.requested_by}",
-            approval.title,
-        ]
-        if approval.detail:
-            lines.append(approval.detail)
-        return "\n".join(lines)[:3500]
-
     async def ask(self, approval: m.Approval) -> str | None:
         text = (
-            self.describe(approval)
+            describe(approval, 3500)
             + "\n\nTap a button, or reply 'approve [note]' / 'reject [note]'."
         )
         keyboard = [
@@ -159,14 +149,12 @@ class TelegramBridge:
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         chat_id, message_id = platform_message_id.split(":", 1)
-        outcome = f"{approval.status.upper()} by {approval.decided_by or 'operator'}"
-        if approval.note:
-            outcome += f": {approval.note}"
+        said = outcome(approval)
         await self.call(
             "editMessageText",
             chat_id=int(chat_id),
             message_id=int(message_id),
-            text=f"{self.describe(approval)}\n\n{outcome}",
+            text=f"{describe(approval, 3500)}\n\n{said}",
         )
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:

@@ -15,6 +15,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from relay_core import models as m
+from relay_core.bridges.wording import describe, outcome
 from relay_core.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 
@@ -76,19 +77,8 @@ class SlackBridge:
     async def mirror(self, platform_thread_id: str, text: str) -> None:
         raise BridgeError("Slack rooms are not mirrored: Relay posts to one channel")
 
-    @staticmethod
-    def describe(approval: m.Approval) -> str:
-        """An approval as the operator reads it in the channel."""
-        lines = [
-            f"*Approval #{approval.approval_id}* ({approval.kind}) from {approval.requested_by}",
-            approval.title,
-        ]
-        if approval.detail:
-            lines.append(approval.detail)
-        return "\n".join(lines)[:2900]
-
     async def ask(self, approval: m.Approval) -> str | None:
-        text = self.describe(approval)
+        text = describe(approval, 2900, strong="*")
         hint = "Click a button, or reply in the thread `approve [note]` / `reject [note]`."
         blocks = [
             {"type": "section", "text": {"type": "mrkdwn", "text": text}},
@@ -107,10 +97,8 @@ class SlackBridge:
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         channel, ts = split_platform_id(platform_message_id)
-        outcome = f"*{approval.status.upper()}* by {approval.decided_by or 'operator'}"
-        if approval.note:
-            outcome += f": {approval.note}"
-        text = f"{self.describe(approval)}\n\n{outcome}"
+        said = outcome(approval, strong="*")
+        text = f"{describe(approval, 2900, strong='*')}\n\n{said}"
         blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
         await self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
 

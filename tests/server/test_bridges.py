@@ -43,21 +43,25 @@ def bot() -> Iterator[respx.MockRouter]:
         yield router
 
 
+def telegram_and_slack(slack_url: str) -> dict[str, Any]:
+    """The settings of both bridges, each pointed at its test double."""
+    return {
+        "telegram_bot_token": TELEGRAM_TOKEN,
+        "telegram_chat_id": CHAT,
+        "telegram_api_url": "https://tg.test",
+        "telegram_mode": "webhook",
+        "telegram_webhook_secret": HOOK,
+        "slack_bot_token": SLACK_TOKEN,
+        "slack_signing_secret": SIGNING_SECRET,
+        "slack_channel": CHANNEL,
+        "slack_operators": OPERATOR,
+        "slack_api_url": slack_url,
+    }
+
+
 @pytest.fixture
 async def api(make_api: Any, bot: respx.MockRouter, slack: tuple[FakeSlack, str]) -> Api:
-    built: Api = await make_api(
-        telegram_bot_token=TELEGRAM_TOKEN,
-        telegram_chat_id=CHAT,
-        telegram_api_url="https://tg.test",
-        telegram_mode="webhook",
-        telegram_webhook_secret=HOOK,
-        slack_bot_token=SLACK_TOKEN,
-        slack_signing_secret=SIGNING_SECRET,
-        slack_channel=CHANNEL,
-        slack_operators=OPERATOR,
-        slack_api_url=slack[1],
-        rate_limit=0,
-    )
+    built: Api = await make_api(**telegram_and_slack(slack[1]))
     await built.agent("alice")
     return built
 
@@ -152,15 +156,7 @@ async def test_a_reply_on_matrix_answers_the_agent_and_updates_telegram_and_slac
             return_value=httpx.Response(200, json={"ok": True, "result": True})
         )
         api: Api = await make_api(
-            telegram_bot_token=TELEGRAM_TOKEN,
-            telegram_chat_id=CHAT,
-            telegram_api_url="https://tg.test",
-            telegram_mode="webhook",
-            telegram_webhook_secret=HOOK,
-            slack_bot_token=SLACK_TOKEN,
-            slack_signing_secret=SIGNING_SECRET,
-            slack_channel=CHANNEL,
-            slack_api_url=slack_url,
+            **telegram_and_slack(slack_url),
             matrix_homeserver=homeserver.url,
             matrix_user_id=homeserver.bot.user_id,
             matrix_access_token=homeserver.bot.token,
