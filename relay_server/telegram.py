@@ -20,6 +20,8 @@ from relay_server.middleware import error_response
 
 log = logging.getLogger("relay.telegram")
 
+RETRY_SECONDS = 5.0
+
 
 async def apply(services: Services, bridge: TelegramBridge, update: dict[str, Any]) -> None:
     """Hand one update to the services: only the operator's chat may answer or decide."""
@@ -94,11 +96,16 @@ async def _poll_updates(
         try:
             updates = await bridge.get_updates(offset, timeout=timeout)
         except BridgeError as exc:
-            log.warning("getUpdates failed: %s; retrying in 5 s", exc.detail)
-            await asyncio.sleep(5)
+            log.warning("getUpdates failed: %s; retrying in %s s", exc.detail, RETRY_SECONDS)
+            await asyncio.sleep(RETRY_SECONDS)
             continue
-        for update in updates:
-            await apply(services, bridge, update)
+        try:
+            for update in updates:
+                await apply(services, bridge, update)
+        except Exception:  # fetched again from the last update applied: nothing is lost
+            log.exception("applying a Telegram update failed; retrying in %s s", RETRY_SECONDS)
+            await asyncio.sleep(RETRY_SECONDS)
+            continue
         if not updates:
             await asyncio.sleep(idle)
 

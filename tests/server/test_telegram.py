@@ -165,6 +165,43 @@ async def test_replies_by_long_polling_survive_a_restart_without_repeats(
     assert first_offsets[0] == 1 and offsets[len(first_offsets)] == 9
 
 
+async def test_an_update_that_fails_to_apply_is_applied_again_not_lost(
+    api: Api, bot: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot.post("/sendMessage").mock(return_value=sent(555))
+    await api.post("/v1/notify", {"text": "ping"}, as_="alice", expect=201)
+    def updates(request: httpx.Request) -> httpx.Response:
+        after = json.loads(request.content)["offset"]
+        pending = [u for u in [reply(7, "pong", to=555)] if u["update_id"] >= after]
+        return httpx.Response(200, json={"ok": True, "result": pending})
+
+    bot.post("/getUpdates").mock(side_effect=updates)
+    services = api.client.server.app[SERVICES]
+    bridge = services.ctx.bridge_named("telegram")
+    assert isinstance(bridge, TelegramBridge)
+    real = services.notify.receive_update
+    failures = [RuntimeError("the database hiccuped")]
+
+    async def flaky(*args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(services.notify, "receive_update", flaky)
+    monkeypatch.setattr(telegram, "RETRY_SECONDS", 0.01)
+    poller = asyncio.create_task(telegram.poll(services, bridge, timeout=0, idle=0.01))
+    try:
+        for _ in range(300):
+            if (await api.get("/v1/agents/alice/inbox", as_="alice"))["count"]:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        poller.cancel()
+        await asyncio.gather(poller, return_exceptions=True)
+    inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
+    assert [m["text"] for m in inbox["messages"]] == ["pong"] and not failures
+
+
 @pytest.mark.parametrize(
     ("answer", "detail"),
     [
