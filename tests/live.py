@@ -27,18 +27,20 @@ def relay_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "relay_cli"]
 
 
-def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Return once ``url``/health answers 200; fail with the log if the process ends or 30 s
-    pass first."""
-    deadline = time.monotonic() + 30
+def wait_until_answering(
+    probe: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 30
+) -> None:
+    """Return once ``probe`` (a URL) answers 200; fail with the log if the process ends or
+    ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
     while True:
         try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+            if httpx.get(probe, timeout=1).status_code == 200:
                 return
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline or process.poll() is not None:
-            raise AssertionError(f"server did not start:\n{log.read_text()}")
+            raise AssertionError(f"{probe} never answered:\n{log.read_text()}")
         time.sleep(0.1)
 
 
@@ -74,7 +76,7 @@ def live_server(
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_healthy(url, process, log)
+        wait_until_answering(f"{url}/health", process, log)
         yield LiveServer(url, root / "data", log, process)
     finally:
         if process.poll() is None:

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from tests.live import free_port
+from tests.live import free_port, wait_until_answering
 
 SYNAPSE = "matrix-synapse==1.163.2"
 SERVER_NAME = "localhost"
@@ -127,15 +127,7 @@ def running_homeserver(root: Path) -> Iterator[Homeserver]:
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/_matrix/client/versions", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "synapse did not start"
-            time.sleep(0.2)
+        wait_until_answering(f"{url}/_matrix/client/versions", process, root / "synapse.out", 60)
         bot, operator, stranger = (register(url, secret, n) for n in ("relay", "ops", "eve"))
         server = Homeserver(url, bot, operator, stranger, "", "")
         with server.client(bot) as client:

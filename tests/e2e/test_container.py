@@ -19,7 +19,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.live import free_port, relay_command, wait_until_healthy
+from tests.live import free_port, relay_command, wait_until_answering
 
 ROOT = Path(__file__).parents[2]
 
@@ -55,7 +55,7 @@ def container(env: dict[str, str], root: Path) -> Iterator[tuple[str, subprocess
         )
     url = f"http://127.0.0.1:{environment['RELAY_PORT']}"
     try:
-        wait_until_healthy(url, process, log)
+        wait_until_answering(f"{url}/health", process, log)
         yield url, process
     finally:
         if process.poll() is None:

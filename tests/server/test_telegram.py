@@ -170,6 +170,7 @@ async def test_an_update_that_fails_to_apply_is_applied_again_not_lost(
 ) -> None:
     bot.post("/sendMessage").mock(return_value=sent(555))
     await api.post("/v1/notify", {"text": "ping"}, as_="alice", expect=201)
+
     def updates(request: httpx.Request) -> httpx.Response:
         after = json.loads(request.content)["offset"]
         pending = [u for u in [reply(7, "pong", to=555)] if u["update_id"] >= after]
