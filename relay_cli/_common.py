@@ -20,7 +20,6 @@ from relay_client import RelayClient
 from relay_client._base import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
 from relay_client.errors import ConnectionError as RelayConnectionError
-from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_core.models import Page
 
 T = TypeVar("T")
@@ -78,7 +77,7 @@ def whose(client: RelayClient, agent_id: str | None) -> str:
     chosen = agent_id or client.config.agent_id
     if chosen:
         return chosen
-    if (client.config.token or "").startswith(OPERATOR_TOKEN_PREFIX):
+    if client.config.operator:
         raise ValueError("agent_id is required: the operator's token is no agent's (pass --agent)")
     return client.agents.me().agent_id
 

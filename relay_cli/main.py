@@ -29,7 +29,6 @@ from relay_cli.commands import (
     tasks,
 )
 from relay_client import RelayClient
-from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_core.models import Agent
 
 app = typer.Typer(
@@ -99,7 +98,7 @@ def whoami(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """
 
     def identify(client: RelayClient) -> Agent | None:
-        if (client.config.token or "").startswith(OPERATOR_TOKEN_PREFIX):
+        if client.config.operator:
             return None
         return client.agents.me()
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from relay_client import errors
 from relay_core import __version__
+from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_core.operations import Operation
 from relay_core.paths import default_data_dir, operator_token_path
 
@@ -111,6 +112,11 @@ class ClientConfig:
             timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
             max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
         )
+
+    @property
+    def operator(self) -> bool:
+        """Whether the token is the operator's (by its prefix; the server decides)."""
+        return (self.token or "").startswith(OPERATOR_TOKEN_PREFIX)
 
     def headers(self) -> dict[str, str]:
         """Headers sent with every request."""

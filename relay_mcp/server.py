@@ -11,7 +11,6 @@ from mcp.server.subscriptions import SubscriptionBus
 
 from relay_client import AsyncRelayClient
 from relay_core import __version__
-from relay_core.auth import OPERATOR_TOKEN_PREFIX
 from relay_mcp.agent_tools import Clients, add_agent_tools
 from relay_mcp.inbox import SessionSubscribers, add_inbox
 from relay_mcp.operator_tools import add_operator_tools
@@ -66,12 +65,11 @@ def build_server(
     """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
     (updates published on ``bus``, and to the sessions of ``subscribers``) for an agent (its id
     is configured), the operator's small set for the operator's token."""
-    token = relay.config.token or ""
     if relay.config.agent_id is not None:
         server = agent_server(lambda _: relay, bus)
         subscribers.install(server)
         return server
-    if token.startswith(OPERATOR_TOKEN_PREFIX):
+    if relay.config.operator:
         return operator_server(lambda _: relay)
     raise ValueError(
         "the MCP tools act as an agent (set RELAY_AGENT_ID, or pass --agent, with its token) "
