@@ -13,6 +13,7 @@ whichever process answers it, adds them up.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -89,13 +90,27 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
     finally:
         if kind is not None:
             OPEN_WAITS.labels(kind).dec()
-        REQUESTS.labels(operation, str(status)).inc()
-        LATENCY.labels(operation).observe(time.perf_counter() - started)
+        _counter(operation, status).inc()
+        _latency(operation).observe(time.perf_counter() - started)
+
+
+# A labelled series is looked up under a lock on every call; these remember each one found
+# (operations and statuses are bounded sets: paths outside the table count as ``other``).
+@functools.cache
+def _counter(operation: str, status: int) -> Counter:
+    return REQUESTS.labels(operation, str(status))
+
+
+@functools.cache
+def _latency(operation: str) -> Histogram:
+    return LATENCY.labels(operation)
 
 
 def _held_open(request: web.Request) -> str | None:
     if request.path == "/v1/events/stream":
         return "stream"
+    if "wait=" not in request.query_string:  # most requests: no query to parse
+        return None
     wait = request.query.get("wait")
     try:
         return "long_poll" if wait is not None and float(wait) > 0 else None

@@ -59,13 +59,18 @@ async def read_body(request: web.Request) -> bytes:
         raise too_large
     body = bytearray()
     while True:
-        try:
-            async with asyncio.timeout(settings.http.body_timeout_seconds):
-                chunk = await request.content.readany()
-        except TimeoutError:
-            raise web.HTTPRequestTimeout(
-                reason=f"no part of the body came for {settings.http.body_timeout_seconds:g} s"
-            ) from None
+        if request.content.is_eof():
+            # The rest has arrived (a small body comes with its headers): nothing to wait for,
+            # and a timer armed for nothing was a tenth of a POST's time.
+            chunk = request.content.read_nowait()
+        else:
+            try:
+                async with asyncio.timeout(settings.http.body_timeout_seconds):
+                    chunk = await request.content.readany()
+            except TimeoutError:
+                raise web.HTTPRequestTimeout(
+                    reason=f"no part of the body came for {settings.http.body_timeout_seconds:g} s"
+                ) from None
         if not chunk:
             return bytes(body)
         body += chunk
