@@ -1,8 +1,9 @@
 """The ports the services depend on: storage (tables in a unit of work) and the operator bridge.
 
-Storage is deliberately small: every table offers the same six verbs over the resource models
-of ``relay_core.models``; the domain queries live in the services, written once for every
-adapter. ``update(..., expect=...)`` is a compare-and-set, which is what makes a claim or a
+Storage is deliberately small: every table offers the same verbs over the resource models of
+``relay_core.models``; the domain queries live in the services, written once for every adapter.
+The hot lists read their rows as JSON (``find_encoded``): a page answered as stored costs no
+model per row. ``update(..., expect=...)`` is a compare-and-set, which is what makes a claim or a
 decision exactly-once on any database.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -55,6 +56,13 @@ def lt(field: str, value: Any) -> Cond:
 def gt(field: str, value: Any) -> Cond:
     """``field > value``."""
     return Cond(field, "gt", value)
+
+
+class Encoded(NamedTuple):
+    """A record as the JSON ``model_dump_json`` gives for its model, and its key."""
+
+    key: Any
+    json: str
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,28 @@ class Table(Protocol[R]):
         and leave out those another unit holds, so that competing consumers take disjoint
         records and never wait on, or deadlock with, each other. Where write units run one at
         a time (SQLite's writer, the memory store) nothing is ever held by another."""
+        ...
+
+    async def find_values(
+        self,
+        fields: tuple[str, ...],
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        skip_locked: bool = False,
+    ) -> list[tuple[Any, ...]]:
+        """The values of ``fields`` of the records ``find`` would give, a tuple a record."""
+        ...
+
+    async def find_encoded(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> list[Encoded]:
+        """The records ``find`` would give, as JSON."""
         ...
 
     async def count(self, *conds: Cond) -> int:
@@ -187,8 +217,13 @@ class UnitOfWork(Protocol):
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
         ...
 
-    async def commit(self) -> None:
-        """Make every change of this unit of work durable, then publish its topics."""
+    async def commit(self, *, durable: bool = True) -> None:
+        """Make every change of this unit of work durable, then publish its topics.
+
+        ``durable=False``: return without waiting for the changes to reach the disk. Later
+        write units see them at once, reads once they are committed (SQLite: with the next
+        group commit, which is already under way); a crash before then (SQLite: of the
+        process; PostgreSQL: of its server) loses them. For changes that are only advice."""
         ...
 
 

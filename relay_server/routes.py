@@ -16,6 +16,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from relay_core import idempotency
+from relay_core.encoded import EncodedResponse
 from relay_core.operations import OPERATIONS, Operation
 from relay_server.authentication import authenticate
 from relay_server.clients import remote
@@ -75,7 +76,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             if caller is not None and kwargs.get("wait"):
                 # A long-poll outlives the authentication it began with: a rotation ends it.
                 call = services.access.until_revoked(caller, call)
-            result: BaseModel = await call
+            result: BaseModel | EncodedResponse[Any] = await call
         except idempotency.Replay as replay:
             return web.Response(
                 body=replay.body.encode(),
@@ -84,7 +85,9 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
                 headers={"Idempotent-Replayed": "true"},
             )
         return web.Response(
-            body=result.model_dump_json().encode(),
+            body=result.json()
+            if isinstance(result, EncodedResponse)
+            else result.model_dump_json().encode(),
             status=op.status,
             content_type="application/json",
         )

@@ -8,9 +8,10 @@ from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
 from relay_core.coalesce import Coalescer
+from relay_core.encoded import EncodedResponse
 from relay_core.errors import NotFound, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import Increment, UnitOfWork, eq, in_
+from relay_core.ports import Encoded, Increment, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import inbox_topic
@@ -27,6 +28,10 @@ def with_presence(agent: m.Agent, now: datetime, ttl: float) -> m.Agent:
 async def unacked_count(uow: UnitOfWork, agent_id: str) -> int:
     """How many direct messages wait for the agent's acknowledgement."""
     return await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
+
+
+def _has_messages(inbox: EncodedResponse[m.InboxResponse]) -> bool:
+    return bool(inbox.fields["count"])
 
 
 async def require_registered(uow: UnitOfWork, agent_id: str, known: Registered) -> None:
@@ -154,44 +159,42 @@ class AgentsService(Service):
 
     async def inbox(
         self, caller: Caller, agent_id: str, limit: int = 100, wait: float = 0
-    ) -> m.InboxResponse:
+    ) -> EncodedResponse[m.InboxResponse]:
         """The agent's unacknowledged direct messages, oldest first; pending ones become
         delivered. With ``wait``, an empty inbox is answered when a message arrives, or empty
         after that many seconds."""
         caller.require_self(agent_id)
 
-        async def work(uow: UnitOfWork) -> m.InboxResponse:
-            now = self.now()
+        async def work(uow: UnitOfWork) -> EncodedResponse[m.InboxResponse]:
             # Readers of one inbox at once take disjoint messages (each held until its read
             # commits) rather than locking the same rows in different orders: no deadlock.
-            messages = await uow.messages.find(
+            found = await uow.messages.find_values(
+                ("message_id", "status"),
                 eq("to", agent_id),
                 in_("status", UNACKED),
                 order_by="message_id",
                 limit=limit,
                 skip_locked=True,
             )
-            if not messages:  # found ones prove the agent exists: "to" is a foreign key
+            messages: list[Encoded] = []
+            if not found:  # found ones prove the agent exists: "to" is a foreign key
                 await require_registered(uow, agent_id, self.ctx.registered)
             else:
                 # Every read is a delivery: the count tells the agent it saw one before.
-                ids = [msg.message_id for msg in messages]
-                await uow.messages.update_where(
-                    [in_("message_id", ids)], {"delivery_count": Increment()}
-                )
-                pending = [msg.message_id for msg in messages if msg.status == "pending"]
+                read = in_("message_id", [message_id for message_id, _ in found])
+                await uow.messages.update_where([read], {"delivery_count": Increment()})
+                pending = [message_id for message_id, status in found if status == "pending"]
                 if pending:
                     await uow.messages.update_where(
-                        [in_("message_id", pending), eq("status", "pending")],
-                        {"status": "delivered", "delivered_at": now},
+                        [in_("message_id", pending)],
+                        {"status": "delivered", "delivered_at": self.now()},
                     )
-                for msg in messages:  # read in this unit of work: ours to bring up to date
-                    msg.delivery_count += 1
-                    if msg.status == "pending":
-                        msg.status, msg.delivered_at = "delivered", now
-            return m.InboxResponse(agent_id=agent_id, messages=messages, count=len(messages))
+                messages = await uow.messages.find_encoded(read)
+            return EncodedResponse(
+                m.InboxResponse, agent_id=agent_id, messages=messages, count=len(messages)
+            )
 
-        async def fetch() -> m.InboxResponse:
+        async def fetch() -> EncodedResponse[m.InboxResponse]:
             return await self.write(work)
 
-        return await self.long_poll((inbox_topic(agent_id),), wait, fetch, lambda r: r.count > 0)
+        return await self.long_poll((inbox_topic(agent_id),), wait, fetch, _has_messages)

@@ -94,11 +94,13 @@ class Service:
         *,
         once: idempotency.Once | None = None,
         final: bool = True,
+        durable: bool = True,
     ) -> T:
         """Run ``work`` in a write transaction and commit; retry it when a guarded write lost.
 
         With ``once``, the first write checks for an earlier answer (``Replay``), and a
-        ``final`` write stores its result as the answer, in the same transaction.
+        ``final`` write stores its result as the answer, in the same transaction. A write that
+        is not ``durable`` is answered before it reaches the disk (``UnitOfWork.commit``).
         """
         ttl = self.ctx.config.idempotency_ttl_seconds
         for _ in range(MAX_ATTEMPTS):
@@ -112,7 +114,7 @@ class Service:
                         assert once is not None
                         body = result.model_dump_json()
                         await idempotency.record(uow, once, body, self.now(), ttl)
-                    await uow.commit()
+                    await uow.commit(durable=durable)
                     if once is not None:
                         once.checked = True
                         once.recorded = once.recorded or keep

@@ -5,6 +5,7 @@ from __future__ import annotations
 from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
+from relay_core.encoded import EncodedResponse
 from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_agent
@@ -50,16 +51,18 @@ class RoomsService(Service):
 
     async def messages(
         self, caller: Caller, room_id: str, limit: int = 100
-    ) -> m.RoomMessagesResponse:
+    ) -> EncodedResponse[m.RoomMessagesResponse]:
         """The newest ``limit`` messages of a room, oldest of them first."""
 
-        async def work(uow: UnitOfWork) -> m.RoomMessagesResponse:
+        async def work(uow: UnitOfWork) -> EncodedResponse[m.RoomMessagesResponse]:
             room = await require_room(uow, room_id)
             await require_member(uow, caller, room, caller.name)
-            newest = await uow.messages.find(
+            newest = await uow.messages.find_encoded(
                 eq("room_id", room_id), order_by="message_id", descending=True, limit=limit
             )
             newest.reverse()
-            return m.RoomMessagesResponse(room_id=room_id, messages=newest, count=len(newest))
+            return EncodedResponse(
+                m.RoomMessagesResponse, room_id=room_id, messages=newest, count=len(newest)
+            )
 
         return await self.read(work)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
+from relay_core.encoded import EncodedResponse
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
 from relay_core.ports import Cond, Increment, UnitOfWork, eq, in_, lt
@@ -169,16 +170,16 @@ class TasksService(Service):
         claimed_by: str | None = None,
         limit: int = paging.DEFAULT_LIMIT,
         cursor: str | None = None,
-    ) -> m.TasksResponse:
+    ) -> EncodedResponse[m.TasksResponse]:
         """Tasks matching every given filter, by id; a page at a time."""
         filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
         conds: list[Cond] = [eq(field, value) for field, value in filters.items() if value]
 
-        async def fetch(uow: UnitOfWork) -> m.TasksResponse:
-            tasks, next_cursor = await paging.page(
+        async def fetch(uow: UnitOfWork) -> EncodedResponse[m.TasksResponse]:
+            tasks, next_cursor = await paging.page_encoded(
                 uow.tasks, *conds, key=("task_id", int), limit=limit, cursor=cursor
             )
-            return m.TasksResponse(tasks=tasks, next_cursor=next_cursor)
+            return EncodedResponse(m.TasksResponse, tasks=tasks, next_cursor=next_cursor)
 
         return await self._after_reaping(fetch)
 

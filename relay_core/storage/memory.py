@@ -15,8 +15,9 @@ from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
+from relay_core.ports import TABLES, Cond, Encoded, Increment, R, TableSpec, UnitOfWork
 from relay_core.storage.locks import ProcessLocks
+from relay_core.storage.rows import encoded
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
@@ -138,6 +139,28 @@ class MemoryTable(Generic[R]):
             rows = rows[:limit]
         return [row.model_copy(deep=True) for row in rows]
 
+    async def find_values(
+        self,
+        fields: tuple[str, ...],
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        skip_locked: bool = False,
+    ) -> list[tuple[Any, ...]]:
+        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
+        return [tuple(getattr(row, field) for field in fields) for row in found]
+
+    async def find_encoded(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> list[Encoded]:
+        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
+        return encoded(found, self._spec.key)
+
     async def count(self, *conds: Cond) -> int:
         return sum(1 for row in self._rows.values() if all(_matches(row, c) for c in conds))
 
@@ -169,7 +192,7 @@ class MemoryUnitOfWork:
     def publish(self, topic: str) -> None:
         self._topics.add(topic)
 
-    async def commit(self) -> None:
+    async def commit(self, *, durable: bool = True) -> None:
         self._undo.steps.clear()
         self._hub.publish(self._topics)
         self._topics.clear()

@@ -28,8 +28,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
-from relay_core.storage.rows import decode_json, encode_json, row_builder
+from relay_core.ports import TABLES, Cond, Encoded, Increment, R, TableSpec, UnitOfWork
+from relay_core.storage.rows import decode_json, encode_json, encoded, row_builder
 from relay_core.storage.schema import metadata
 
 try:  # the ``postgres`` extra; a SQLite-only install never loads this adapter
@@ -283,6 +283,30 @@ class PgTable(Generic[R]):
             rows = [row for row in rows if row[sql.key_position] is not None]
         return [sql.record(row) for row in rows]
 
+    async def find_values(
+        self,
+        fields: tuple[str, ...],
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        skip_locked: bool = False,
+    ) -> list[tuple[Any, ...]]:
+        found = await self.find(
+            *conds, order_by=order_by, descending=descending, limit=limit, skip_locked=skip_locked
+        )
+        return [tuple(getattr(record, field) for field in fields) for record in found]
+
+    async def find_encoded(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> list[Encoded]:
+        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
+        return encoded(found, self._sql.spec.key)
+
     def _note_feed_read(self, held: bool) -> None:
         topic = self._sql.spec.feed_topic
         assert topic is not None
@@ -458,6 +482,9 @@ class _HintSender:
             self._task = None
 
 
+_COMMIT_NOT_WAITING = "SET LOCAL synchronous_commit = off; COMMIT"
+
+
 class PgUnitOfWork:
     """Every table over one connection; a write unit's transaction is committed by ``commit``,
     a read unit runs each statement on its own (READ COMMITTED gives each statement its own
@@ -482,8 +509,9 @@ class PgUnitOfWork:
     def publish(self, topic: str) -> None:
         self._tx.topics.add(topic)
 
-    async def commit(self) -> None:
-        await self._tx.conn.execute("COMMIT")
+    async def commit(self, *, durable: bool = True) -> None:
+        # Not durable is PostgreSQL's own setting: the COMMIT does not wait for the WAL's flush.
+        await self._tx.conn.execute("COMMIT" if durable else _COMMIT_NOT_WAITING)
         self._tx.committed = True
         topics = self._tx.topics
         if topics:

@@ -17,6 +17,8 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from relay_core.ports import Encoded
+
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
 
@@ -57,12 +59,17 @@ def row_builder(
     return build
 
 
+def encoded(records: Sequence[BaseModel], key: str) -> list[Encoded]:
+    """Records as ``find_encoded`` answers them, for an adapter that reads them as models."""
+    return [Encoded(getattr(record, key), record.model_dump_json()) for record in records]
+
+
 def encode_json(value: Any) -> str:
     """A JSON column's text: orjson's, or json's for what orjson refuses."""
     try:
         return orjson.dumps(value).decode()
     except TypeError:  # integers past 64 bits, which orjson refuses and json keeps exactly
-        return json.dumps(value)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 _LONG_NUMBER = re.compile(r"\d{19}")

@@ -9,7 +9,7 @@ import pytest
 
 from relay_core import models as m
 from relay_core.errors import StaleWrite
-from relay_core.ports import Storage, eq, gt, in_, lt, ne
+from relay_core.ports import Increment, Storage, eq, gt, in_, lt, ne
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -132,6 +132,46 @@ async def test_find_filters_orders_and_limits(storage: Storage) -> None:
     assert [x.text for x in after] == ["3"]
     assert len(from_second) == 3
     assert nobody == []
+
+
+async def test_values_and_json_are_those_of_find(storage: Storage) -> None:
+    """``find_values`` and ``find_encoded`` give what ``find`` gives: the fields asked for,
+    and the JSON of each model with its key."""
+    await seed_agents(storage, "j", "k")
+    async with storage.unit_of_work(write=True) as uow:
+        for to, text in [("j", "1"), ("k", "2"), ("j", "3"), ("j", "4")]:
+            await uow.messages.insert(message(to, text))
+        await uow.messages.update_where([eq("text", "3")], {"delivery_count": Increment(2)})
+        await uow.commit()
+    for shape in [{}, {"order_by": "message_id", "descending": True, "limit": 2}]:
+        async with storage.unit_of_work(write=True) as uow:
+            found = await uow.messages.find(eq("to", "j"), **shape)  # type: ignore[arg-type]
+            pairs = ("message_id", "text")
+            values = await uow.messages.find_values(pairs, eq("to", "j"), **shape)  # type: ignore[arg-type]
+            encoded = await uow.messages.find_encoded(eq("to", "j"), **shape)  # type: ignore[arg-type]
+        assert values == [(x.message_id, x.text) for x in found]
+        assert [x.message_id for x in found] == [key for key, _ in encoded]
+        assert [text for _, text in encoded] == [x.model_dump_json() for x in found]
+    assert [x.text for x in found] == ["4", "3"] and found[1].delivery_count == 2
+
+
+async def test_a_commit_not_waiting_for_the_disk_is_kept(storage: Storage) -> None:
+    """Seen by the next write at once, by reads once it is committed, which it soon is."""
+    await seed_agents(storage, "l")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.agents.update("l", {"name": "advice"})
+        await uow.commit(durable=False)
+    async with storage.unit_of_work(write=True) as uow:
+        written = await uow.agents.get("l")
+    assert written is not None and written.name == "advice"
+    for _ in range(100):
+        async with storage.unit_of_work(write=False) as uow:
+            read = await uow.agents.get("l")
+        if read is not None and read.name == "advice":
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("a read never saw the commit")
 
 
 async def test_ordering_conditions_never_match_null(storage: Storage) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
-from relay_core.ports import Cond, Increment, R
+from relay_core.ports import Cond, Encoded, Increment, R
 from relay_core.storage.sqlite.sql import TableSql, quote, shape
 
 
@@ -79,22 +79,59 @@ class SqliteTable(Generic[R]):
         limit: int | None = None,
         skip_locked: bool = False,  # one writer runs write units one at a time: nothing is held
     ) -> list[R]:
+        rows = self._select(self._sql.listed, conds, order_by, descending, limit)
+        return [self._sql.record(row) for row in rows]
+
+    async def find_values(
+        self,
+        fields: tuple[str, ...],
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        skip_locked: bool = False,
+    ) -> list[tuple[Any, ...]]:
+        sql = self._sql
+        if any(field in sql.codecs for field in fields):  # so far only plain columns are asked
+            raise ValueError(f"find_values reads columns without codecs, not {fields}")
+        selected = ", ".join(quote(field) for field in fields)
+        return self._select(selected, conds, order_by, descending, limit).fetchall()
+
+    async def find_encoded(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> list[Encoded]:
+        rows = self._select(self._sql.json, conds, order_by, descending, limit)
+        return [Encoded(key, text) for key, text in rows]
+
+    def _select(
+        self,
+        selected: str,
+        conds: Sequence[Cond],
+        order_by: str | None,
+        descending: bool,
+        limit: int | None,
+    ) -> sqlite3.Cursor:
         sql = self._sql
 
         def build() -> str:
             direction = " DESC" if descending else ""
             order = [quote(order_by)] if order_by else []
-            order.append(quote(sql.spec.key))
+            order.append(sql.key)
             ordered = ", ".join(f"{column}{direction}" for column in order)
             bounded = " LIMIT ?" if limit is not None else ""
             where = sql.where(conds)
-            return f"SELECT {sql.listed} FROM {sql.name}{where} ORDER BY {ordered}{bounded}"
+            return f"SELECT {selected} FROM {sql.name}{where} ORDER BY {ordered}{bounded}"
 
-        text = sql.cached(("find", shape(conds), order_by, descending, limit is not None), build)
+        shaped = ("select", selected, shape(conds), order_by, descending, limit is not None)
+        text = sql.cached(shaped, build)
         params = sql.where_params(conds)
         if limit is not None:
             params.append(limit)
-        return [sql.record(row) for row in self._conn.execute(text, params)]
+        return self._conn.execute(text, params)
 
     async def count(self, *conds: Cond) -> int:
         sql = self._sql

@@ -234,14 +234,15 @@ class WriteUnit:
     def publish(self, topic: str) -> None:
         self._topics.add(topic)
 
-    async def commit(self) -> None:
+    async def commit(self, *, durable: bool = True) -> None:
         if not self._open:
             raise RuntimeError("this unit of work has already ended")
         self._open = False
         with outages(self._path):
             self._writer.leave(True, self._topics)
             assert self._batch is not None
-            await asyncio.shield(self._batch)
+            if durable:  # else kept in the open transaction, committed with the next batch
+                await asyncio.shield(self._batch)
 
 
 class ReadUnit:
@@ -273,5 +274,5 @@ class ReadUnit:
     def publish(self, topic: str) -> None:
         raise RuntimeError("a read unit of work cannot publish")
 
-    async def commit(self) -> None:
+    async def commit(self, *, durable: bool = True) -> None:
         """Nothing to make durable: a read unit ends when it is left."""
