@@ -195,6 +195,8 @@ class AgentsService(Service):
             )
 
         async def fetch() -> EncodedResponse[m.InboxResponse]:
-            return await self.write(work)
+            # Delivery marks are advice (delivery is at least once): the answer does not wait
+            # for them to reach the disk (docs/guarantees.md says what a crash can lose).
+            return await self.write(work, durable=False)
 
         return await self.long_poll((inbox_topic(agent_id),), wait, fetch, _has_messages)
