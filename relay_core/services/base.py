@@ -21,7 +21,7 @@ T = TypeVar("T")
 # reported to the caller as a conflict rather than spinning.
 MAX_ATTEMPTS = 5
 REPOLL_SECONDS = 5.0
-SWEEP_BATCH = 200  # rows one reaping transaction changes: the background sweep's, or a read's
+SWEEP_BATCH = 25  # rows one sweep transaction changes: its statements hold the loop meanwhile
 
 
 def utcnow() -> datetime:

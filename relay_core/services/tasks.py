@@ -9,7 +9,7 @@ finds a lapsed lease does it become a write that reaps it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -19,7 +19,7 @@ from relay_core.auth import Caller
 from relay_core.encoded import EncodedResponse
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import Cond, Increment, UnitOfWork, eq, in_, lt
+from relay_core.ports import Cond, Increment, UnitOfWork, eq, gt, in_, lt
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, event_data
@@ -30,21 +30,25 @@ T = TypeVar("T")
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
 
 
-async def any_lapsed(uow: UnitOfWork, now: datetime) -> bool:
-    """Whether some task's lease is over (a reader that finds none needs no write to reap)."""
-    return await uow.tasks.count(in_("status", HELD), lt("lease_expires_at", now)) > 0
+async def any_lapsed(uow: UnitOfWork, now: datetime, *among: Cond) -> bool:
+    """Whether the lease of some task (``among`` those matching) is over: a reader that finds
+    none needs no write to reap."""
+    return await uow.tasks.count(in_("status", HELD), lt("lease_expires_at", now), *among) > 0
 
 
-async def reap_lapsed_leases(uow: UnitOfWork, now: datetime) -> int:
-    """Return up to ``SWEEP_BATCH`` tasks whose lease is over to ``open``, noting why on their
-    trails; how many. Tasks another transaction is reaping are skipped, not waited for, so
-    that readers reaping at once after many leases lapsed share the work instead of racing
-    for the same rows."""
+async def reap_lapsed_leases(
+    uow: UnitOfWork, now: datetime, *among: Cond, limit: int | None = SWEEP_BATCH
+) -> int:
+    """Return tasks whose lease is over (``among`` those matching; up to ``limit``) to
+    ``open``, noting why on their trails; how many. Tasks another transaction is reaping are
+    skipped, not waited for, so that readers reaping at once after many leases lapsed share
+    the work instead of racing for the same rows."""
     lapsed = await uow.tasks.find(
         in_("status", HELD),
         lt("lease_expires_at", now),
+        *among,
         order_by="task_id",
-        limit=SWEEP_BATCH,
+        limit=limit,
         skip_locked=True,
     )
     for task in lapsed:
@@ -117,16 +121,25 @@ class TasksService(Service):
             return 0  # an idle server reads once a second and writes nothing
         return await self.write(work)
 
-    async def _after_reaping(self, fetch: Callable[[UnitOfWork], Awaitable[T]]) -> T:
-        """``fetch`` as no lapsed lease shows: in a read when none has lapsed, else in a write
-        that reaps a batch of them first (after a mass lapse, concurrent readers and the sweep
-        each reap their own batch, so a read may still show a lapsed claim for a moment)."""
+    async def _after_reaping(
+        self,
+        fetch: Callable[[UnitOfWork], Awaitable[T]],
+        could_show: Callable[[T], Sequence[Cond]],
+        most: int,
+    ) -> T:
+        """``fetch`` as no lapsed lease shows: in a read when no task that its answer could show
+        (those matching ``could_show(answer)``) has lapsed, else in a write that reopens up to
+        ``most`` of those first. A read never waits on the reaping of tasks it does not show:
+        after a mass lapse, that is the sweep's work, done in small batches."""
 
         async def read(uow: UnitOfWork) -> tuple[T] | None:
-            return None if await any_lapsed(uow, self.now()) else (await fetch(uow),)
+            found = await fetch(uow)
+            lapsed = await any_lapsed(uow, self.now(), *could_show(found))
+            return None if lapsed else (found,)
 
         async def reap_then_fetch(uow: UnitOfWork) -> T:
-            await reap_lapsed_leases(uow, self.now())
+            shown = could_show(await fetch(uow))
+            await reap_lapsed_leases(uow, self.now(), *shown, limit=most)
             return await fetch(uow)
 
         found = await self.read(read)
@@ -181,7 +194,18 @@ class TasksService(Service):
             )
             return EncodedResponse(m.TasksResponse, tasks=tasks, next_cursor=next_cursor)
 
-        return await self._after_reaping(fetch)
+        def could_show(page: EncodedResponse[m.TasksResponse]) -> list[Cond]:
+            # Once reopened, a lapsed task after the cursor and up to the last task of a full
+            # page, of the assignee and claimer asked for, whatever its status (a lapsed claim
+            # is open).
+            among = [c for c in conds if c.field != "status"]
+            if cursor is not None:
+                among.append(gt("task_id", paging.decode(cursor, (int,))[0]))
+            if page.fields["next_cursor"] is not None:
+                among.append(lt("task_id", page.fields["tasks"][-1].key + 1))
+            return among
+
+        return await self._after_reaping(fetch, could_show, limit + 1)
 
     async def get(self, caller: Caller, task_id: int) -> m.Task:
         """One task."""
@@ -189,7 +213,7 @@ class TasksService(Service):
         async def fetch(uow: UnitOfWork) -> m.Task:
             return await require_task(uow, task_id)
 
-        return await self._after_reaping(fetch)
+        return await self._after_reaping(fetch, lambda _: [eq("task_id", task_id)], 1)
 
     async def events(
         self,

@@ -210,3 +210,36 @@ async def test_twenty_agents_claim_one_task_exactly_one_wins(api: Api) -> None:
     assert task["claimed_by"] in agents and task["attempts"] == 1
     trail = await api.get(f"/v1/tasks/{task_id}/events")
     assert [e["kind"] for e in trail["events"]] == ["claimed"]
+
+
+async def lease_expired_events(api: Api) -> list[int]:
+    feed = await api.get("/v1/events", after=0, limit=1000)
+    return [int(e["subject_id"]) for e in feed["events"] if e["kind"] == "task.lease_expired"]
+
+
+async def test_a_read_reopens_the_lapsed_tasks_it_could_show_and_no_other(make_api: Any) -> None:
+    """After a mass lapse a read reaps only what its answer could show (the sweep, off here,
+    does the rest in small batches), so no read waits on reaping it does not need; and no
+    answer shows a lapsed claim as held."""
+    api: Api = await make_api(sweep_seconds=0)
+    await api.agent("alice")
+    task_ids = [await make_task(api) for _ in range(150)]
+    for task_id in task_ids:
+        claim = {"agent_id": "alice", "lease_seconds": 5}
+        await api.post(f"/v1/tasks/{task_id}/claim", claim, as_="alice")
+    api.clock.advance(6)
+
+    first = await api.get("/v1/tasks", limit=10)  # a full page: tasks 1 to 10
+    assert [t["status"] for t in first["tasks"]] == ["open"] * 10
+    assert sorted(await lease_expired_events(api)) == task_ids[:10]
+
+    one = await api.get(f"/v1/tasks/{task_ids[-1]}")
+    assert one["status"] == "open"
+    assert sorted(await lease_expired_events(api)) == [*task_ids[:10], task_ids[-1]]
+
+    # Open tasks after the cursor: the lapsed ones among them are open too, and shown.
+    second = await api.get("/v1/tasks", status="open", limit=20, cursor=first["next_cursor"])
+    assert [t["task_id"] for t in second["tasks"]] == task_ids[10:30]
+    claimed = await api.get("/v1/tasks", status="claimed", limit=1000)
+    assert claimed["tasks"] == []  # every lapsed claim it could show was reopened first
+    assert len(set(await lease_expired_events(api))) == 150
