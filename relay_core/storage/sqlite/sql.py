@@ -12,7 +12,14 @@ from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import JSON, Boolean, Table
 
 from relay_core.ports import Cond, Increment, TableSpec
-from relay_core.storage.rows import Decode, Encode, decode_json, encode_json, row_builder
+from relay_core.storage.rows import (
+    Decode,
+    Encode,
+    decode_json,
+    encode_json,
+    params_writer,
+    row_builder,
+)
 from relay_core.storage.schema import UTCDateTime
 
 _OPS = {"eq": "=", "ne": "!=", "lt": "<", "gt": ">"}
@@ -96,15 +103,19 @@ class TableSql:
         self.key = quote(spec.key)
         self.json = f"{self.key}, {json_object(spec.model, table)}"  # what find_encoded reads
         self._cache: dict[tuple[Any, ...], str] = {}
+        self._params: dict[tuple[str, ...], Callable[[Any], list[Any]]] = {}
 
     def encode(self, column: str, value: Any) -> Any:
         """A model value as SQLite stores it."""
         encoder = self._encoders.get(column)
         return value if value is None or encoder is None else encoder(value)
 
-    def insert_params(self, record: Any, columns: Sequence[str]) -> list[Any]:
+    def insert_params(self, record: Any, columns: tuple[str, ...]) -> list[Any]:
         """The parameters of ``insert(columns)`` for one record."""
-        return [self.encode(column, getattr(record, column)) for column in columns]
+        write = self._params.get(columns)
+        if write is None:
+            write = self._params[columns] = params_writer(columns, self._encoders)
+        return write(record)
 
     def insert(self, columns: tuple[str, ...]) -> str:
         """INSERT text for these columns."""

@@ -20,9 +20,8 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -67,16 +66,25 @@ def unavailable(exc: BaseException, path: Path) -> StorageUnavailable | None:
     return None
 
 
-@contextmanager
-def outages(path: Path) -> Iterator[None]:
-    """Raise a file's or a disk's failure inside the block as StorageUnavailable."""
-    try:
-        yield
-    except (sqlite3.Error, DBAPIError) as exc:
-        translated = unavailable(exc, path)
-        if translated is None:
-            raise
-        raise translated from exc
+class outages:  # lower case: it reads as the function it replaced, ``with outages(path):``
+    """Raise a file's or a disk's failure inside the block as StorageUnavailable. A class, not
+    a generator: it wraps every unit of work, and a generator's set-up costs more."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(exc, sqlite3.Error | DBAPIError):
+            translated = unavailable(exc, self.path)
+            if translated is not None:
+                raise translated from exc
 
 
 class Writer:
