@@ -146,7 +146,11 @@ class TableSql:
         params: list[Any] = []
         for cond in conds:
             if cond.op == "in":
-                params.extend(self.encode(cond.field, v) for v in cond.value)
+                encoder = self._encoders.get(cond.field)
+                if encoder is None:  # ids, names, states: as they are (an inbox read has 50)
+                    params.extend(cond.value)
+                else:
+                    params.extend(v if v is None else encoder(v) for v in cond.value)
             elif cond.value is not None:
                 params.append(self.encode(cond.field, cond.value))
         return params
