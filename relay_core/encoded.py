@@ -3,7 +3,7 @@
 A page of a hundred rows built as models and then serialised spent most of its time on the
 models. The rows of these pages come from storage already as JSON (``Table.find_encoded``), and
 the page around them is written once, with the rows embedded as they are. The response model
-still names the shape (the OpenAPI document, the clients); ``decoded()`` gives it in-process.
+still names the shape (the OpenAPI document, the clients).
 """
 
 from __future__ import annotations
@@ -35,10 +35,6 @@ class EncodedResponse(Generic[R]):
                 if not _left_out(field, self.fields[name])
             }
         )
-
-    def decoded(self) -> R:
-        """The response as its model."""
-        return self.model.model_validate_json(self.json())
 
 
 def _left_out(field: FieldInfo, value: Any) -> bool:
