@@ -15,9 +15,9 @@ from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Encoded, Increment, R, TableSpec, UnitOfWork
+from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
 from relay_core.storage.locks import ProcessLocks
-from relay_core.storage.rows import encoded
+from relay_core.storage.rows import ThroughModels
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt,
@@ -63,7 +63,7 @@ class _Undo:
         self.steps.clear()
 
 
-class MemoryTable(Generic[R]):
+class MemoryTable(ThroughModels, Generic[R]):
     """One resource's records, keyed by its id."""
 
     def __init__(self, spec: TableSpec, rows: dict[Any, Any], ids: itertools.count[int]) -> None:
@@ -138,28 +138,6 @@ class MemoryTable(Generic[R]):
         if limit is not None:
             rows = rows[:limit]
         return [row.model_copy(deep=True) for row in rows]
-
-    async def find_values(
-        self,
-        fields: tuple[str, ...],
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        skip_locked: bool = False,
-    ) -> list[tuple[Any, ...]]:
-        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
-        return [tuple(getattr(row, field) for field in fields) for row in found]
-
-    async def find_encoded(
-        self,
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-    ) -> list[Encoded]:
-        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
-        return encoded(found, self._spec.key)
 
     async def count(self, *conds: Cond) -> int:
         return sum(1 for row in self._rows.values() if all(_matches(row, c) for c in conds))

@@ -28,8 +28,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Encoded, Increment, R, TableSpec, UnitOfWork
-from relay_core.storage.rows import decode_json, encode_json, encoded, row_builder
+from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
+from relay_core.storage.rows import ThroughModels, decode_json, encode_json, row_builder
 from relay_core.storage.schema import metadata
 
 try:  # the ``postgres`` extra; a SQLite-only install never loads this adapter
@@ -170,7 +170,7 @@ class _Transaction:
         self.feeds_read: set[str] = set()
 
 
-class PgTable(Generic[R]):
+class PgTable(ThroughModels, Generic[R]):
     """One table's verbs on the connection of one unit of work.
 
     A feed's rows are keyed by their transaction and read below the horizon (see
@@ -178,6 +178,7 @@ class PgTable(Generic[R]):
 
     def __init__(self, sql: _Sql, tx: _Transaction) -> None:
         self._sql = sql
+        self._spec = sql.spec
         self._tx = tx
 
     async def get(self, key: Any) -> R | None:
@@ -282,30 +283,6 @@ class PgTable(Generic[R]):
             self._note_feed_read(bool(rows[0][-1]))
             rows = [row for row in rows if row[sql.key_position] is not None]
         return [sql.record(row) for row in rows]
-
-    async def find_values(
-        self,
-        fields: tuple[str, ...],
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        skip_locked: bool = False,
-    ) -> list[tuple[Any, ...]]:
-        found = await self.find(
-            *conds, order_by=order_by, descending=descending, limit=limit, skip_locked=skip_locked
-        )
-        return [tuple(getattr(record, field) for field in fields) for record in found]
-
-    async def find_encoded(
-        self,
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-    ) -> list[Encoded]:
-        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
-        return encoded(found, self._sql.spec.key)
 
     def _note_feed_read(self, held: bool) -> None:
         topic = self._sql.spec.feed_topic

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
 from pydantic import BaseModel
 
-from relay_core.ports import Encoded
+from relay_core.ports import Cond, Encoded, TableSpec
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
@@ -79,9 +79,37 @@ def params_writer(
     return params
 
 
-def encoded(records: Sequence[BaseModel], key: str) -> list[Encoded]:
-    """Records as ``find_encoded`` answers them, for an adapter that reads them as models."""
-    return [Encoded(getattr(record, key), record.model_dump_json()) for record in records]
+class ThroughModels:
+    """``find_values`` and ``find_encoded`` for an adapter that reads records as models, both
+    through its ``find`` (the memory store; PostgreSQL, whose reads are not the hot ones)."""
+
+    _spec: TableSpec
+    find: Callable[..., Awaitable[list[Any]]]
+
+    async def find_values(
+        self,
+        fields: tuple[str, ...],
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        skip_locked: bool = False,
+    ) -> list[tuple[Any, ...]]:
+        found = await self.find(
+            *conds, order_by=order_by, descending=descending, limit=limit, skip_locked=skip_locked
+        )
+        return [tuple(getattr(record, field) for field in fields) for record in found]
+
+    async def find_encoded(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> list[Encoded]:
+        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
+        key = self._spec.key
+        return [Encoded(getattr(record, key), record.model_dump_json()) for record in found]
 
 
 def encode_json(value: Any) -> str:
