@@ -194,16 +194,16 @@ class TasksService(Service):
             )
             return EncodedResponse(m.TasksResponse, tasks=tasks, next_cursor=next_cursor)
 
+        # Once reopened, a lapsed task after the cursor and up to the last task of a full page,
+        # of the assignee and claimer asked for, whatever its status (a lapsed claim is open).
+        after_cursor = [c for c in conds if c.field != "status"]
+        if cursor is not None:
+            after_cursor.append(gt("task_id", paging.decode(cursor, (int,))[0]))
+
         def could_show(page: EncodedResponse[m.TasksResponse]) -> list[Cond]:
-            # Once reopened, a lapsed task after the cursor and up to the last task of a full
-            # page, of the assignee and claimer asked for, whatever its status (a lapsed claim
-            # is open).
-            among = [c for c in conds if c.field != "status"]
-            if cursor is not None:
-                among.append(gt("task_id", paging.decode(cursor, (int,))[0]))
-            if page.fields["next_cursor"] is not None:
-                among.append(lt("task_id", page.fields["tasks"][-1].key + 1))
-            return among
+            if page.fields["next_cursor"] is None:
+                return after_cursor
+            return [*after_cursor, lt("task_id", page.fields["tasks"][-1].key + 1)]
 
         return await self._after_reaping(fetch, could_show, limit + 1)
 
