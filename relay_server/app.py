@@ -24,12 +24,11 @@ from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server import matrix, mcp_route, telegram
 from relay_server.background import sweep
-from relay_server.connections import ceiling_middleware
 from relay_server.console import add_console
 from relay_server.cors import allow_origins
 from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
-from relay_server.metrics import add_metrics, metrics_middleware, observe_commit
-from relay_server.middleware import echo_request_id, error_middleware, request_id_middleware
+from relay_server.metrics import add_metrics, observe_commit
+from relay_server.middleware import echo_request_id, front_door
 from relay_server.openapi import build_openapi
 from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
@@ -119,12 +118,7 @@ def create_app(
     settings = settings or Settings()
     app = web.Application(
         client_max_size=settings.http.max_body_bytes,
-        middlewares=[
-            request_id_middleware,
-            metrics_middleware,
-            ceiling_middleware,
-            error_middleware,
-        ],
+        middlewares=[front_door],
     )
     app[SETTINGS] = settings
     app[CALLER_LIMIT] = TokenBucket(settings.limits.rate_limit, settings.limits.rate_limit_burst)

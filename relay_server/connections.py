@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import logging
 import resource
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +33,6 @@ from relay_server.middleware import error_response
 
 log = logging.getLogger("relay.server")
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 UNREADABLE = "the request could not be read: a malformed line or header, or one over 8190 bytes"
 FILE_HEADROOM = 128  # descriptors kept free for the database, the log and the listening socket
 
@@ -136,19 +134,6 @@ class GuardedRunner(web.AppRunner):
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
         return GuardedServer(server, self._limits)  # type: ignore[return-value]
-
-
-@web.middleware
-async def ceiling_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A request on a connection past the ceiling is answered 503 and the connection closed."""
-    if getattr(request.protocol, "over_ceiling", False):
-        response = error_response(
-            503, "unavailable", "the server is at its connection limit; retry shortly"
-        )
-        response.headers["Retry-After"] = "1"
-        response.force_close()
-        return response
-    return await handler(request)
 
 
 def fit_file_limit(max_connections: int) -> int:

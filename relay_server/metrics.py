@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import (
@@ -34,7 +33,6 @@ from relay_core import models as m
 from relay_server.authentication import authenticate
 from relay_server.keys import SERVICES
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 REQUESTS = Counter(
@@ -70,28 +68,26 @@ def observe_commit(units: int, seconds: float) -> None:
     COMMIT_SECONDS.observe(seconds)
 
 
-@web.middleware
-async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Count every request under its operation (``other`` for paths outside the table, so a
-    scan of random paths adds no series), and the waits it holds open."""
-    operation = request.match_info.route.name or "other"
-    kind = _held_open(request)
-    if kind is not None:
-        OPEN_WAITS.labels(kind).inc()
-    started = time.perf_counter()
-    status = 500
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as exc:
-        status = exc.status
-        raise
-    finally:
-        if kind is not None:
-            OPEN_WAITS.labels(kind).dec()
-        _counter(operation, status).inc()
-        _latency(operation).observe(time.perf_counter() - started)
+class Count:
+    """One request's place in the figures: begun as it arrives, ``done`` once answered (with
+    ``status`` set by then; 500 if it never was). Under its operation, or ``other`` for a path
+    outside the table, so a scan of random paths adds no series."""
+
+    __slots__ = ("operation", "held", "started", "status")
+
+    def __init__(self, request: web.Request) -> None:
+        self.operation: str = request.match_info.route.name or "other"
+        self.held = _held_open(request)
+        if self.held is not None:
+            OPEN_WAITS.labels(self.held).inc()
+        self.started = time.perf_counter()
+        self.status = 500
+
+    def done(self) -> None:
+        if self.held is not None:
+            OPEN_WAITS.labels(self.held).dec()
+        _counter(self.operation, self.status).inc()
+        _latency(self.operation).observe(time.perf_counter() - self.started)
 
 
 # A labelled series is looked up under a lock on every call; these remember each one found

@@ -1,4 +1,8 @@
-"""Request ids, and the one place where errors become HTTP answers."""
+"""The one middleware every request passes: its id and client address, the connection
+ceiling, its count in the metrics, and the one place where errors become HTTP answers.
+
+One layer rather than one per concern: each layer is a coroutine per request, and together
+they were a tenth of a small request's server time."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from relay_core import errors
+from relay_server import metrics
 from relay_server.clients import client_address
 from relay_server.http_errors import status_of
 from relay_server.keys import CLIENT_ADDRESS, REFUSALS, REQUEST_ID, SETTINGS
@@ -47,12 +52,28 @@ def error_response(status: int, code: str, detail: str) -> web.Response:
 
 
 @web.middleware
-async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Adopt a sane incoming ``X-Request-ID`` or make one; note the client's address."""
+async def front_door(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Adopt a sane incoming ``X-Request-ID`` or make one, note the client's address, refuse a
+    connection past the ceiling, count the request, and answer every failure."""
     incoming = request.headers.get("X-Request-ID", "")
     request[REQUEST_ID] = incoming if _INCOMING_ID.match(incoming) else new_request_id()
     request[CLIENT_ADDRESS] = client_address(request, request.app[SETTINGS].http.trusted_proxies)
-    return await handler(request)
+    count = metrics.Count(request)
+    try:
+        if getattr(request.protocol, "over_ceiling", False):  # see connections.GuardedHandler
+            response: web.StreamResponse = _past_ceiling()
+        else:
+            try:
+                response = await handler(request)
+            except Exception as exc:
+                response = await error_answer(request, exc)
+        count.status = response.status
+        return response
+    except web.HTTPException as exc:  # a redirect, which aiohttp answers
+        count.status = exc.status
+        raise
+    finally:
+        count.done()
 
 
 async def echo_request_id(request: web.Request, response: web.StreamResponse) -> None:
@@ -60,42 +81,62 @@ async def echo_request_id(request: web.Request, response: web.StreamResponse) ->
     response.headers["X-Request-ID"] = request.get(REQUEST_ID) or new_request_id()
 
 
-@web.middleware
-async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Map every failure to its status and body; a bug is logged, never shown."""
-    try:
-        return await handler(request)
-    except RequestInvalid as exc:
-        return web.json_response({"detail": exc.errors}, status=422)
-    except errors.InvalidInput as exc:  # the domain's verdict on a query value
-        error = {"type": "value_error", "loc": ["query", exc.field], "msg": exc.detail}
-        return web.json_response({"detail": [error]}, status=422)
-    except errors.RelayError as exc:
-        if isinstance(exc, errors.AuthenticationError | errors.PermissionDenied):
-            exc = await request.app[REFUSALS].refused(request, exc, status_of(type(exc))) or exc
-        response = error_response(status_of(type(exc)), exc.code, exc.detail)
-        if isinstance(exc, errors.AuthenticationError):
-            response.headers["WWW-Authenticate"] = "Bearer"
-        if exc.retry_after is not None:
-            response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
-        if isinstance(exc, errors.StorageUnavailable):
-            log_outage(exc.detail)
-        return response
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        code = HTTP_CODES.get(exc.status, "http_error")
-        response = error_response(exc.status, code, exc.reason)
-        if "Allow" in exc.headers:
-            response.headers["Allow"] = exc.headers["Allow"]
-        if exc.status == 408:  # the client stalled mid-request: do not wait on it again
-            response.force_close()
-        return response
-    except Exception:
-        request_id = request.get(REQUEST_ID, "-")
-        log.exception(
-            "internal error in %s %s (request %s)", request.method, request.path, request_id
-        )
-        return error_response(
-            500, "internal", f"internal error; quote request id {request_id} when reporting it"
-        )
+async def error_answer(request: web.Request, exc: Exception) -> web.Response:
+    """The answer to a failure: its status and body; a bug is logged, never shown. A redirect
+    is raised on, for aiohttp to answer."""
+    match exc:
+        case RequestInvalid():
+            return web.json_response({"detail": exc.errors}, status=422)
+        case errors.InvalidInput():  # the domain's verdict on a query value
+            error = {"type": "value_error", "loc": ["query", exc.field], "msg": exc.detail}
+            return web.json_response({"detail": [error]}, status=422)
+        case errors.RelayError():
+            return await _domain_error(request, exc)
+        case web.HTTPException() if exc.status >= 400:
+            return _http_error(exc)
+        case web.HTTPException():
+            raise exc
+    request_id = request.get(REQUEST_ID, "-")
+    log.error(
+        "internal error in %s %s (request %s)",
+        request.method,
+        request.path,
+        request_id,
+        exc_info=exc,
+    )
+    return error_response(
+        500, "internal", f"internal error; quote request id {request_id} when reporting it"
+    )
+
+
+async def _domain_error(request: web.Request, exc: errors.RelayError) -> web.Response:
+    if isinstance(exc, errors.AuthenticationError | errors.PermissionDenied):
+        exc = await request.app[REFUSALS].refused(request, exc, status_of(type(exc))) or exc
+    response = error_response(status_of(type(exc)), exc.code, exc.detail)
+    if isinstance(exc, errors.AuthenticationError):
+        response.headers["WWW-Authenticate"] = "Bearer"
+    if exc.retry_after is not None:
+        response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+    if isinstance(exc, errors.StorageUnavailable):
+        log_outage(exc.detail)
+    return response
+
+
+def _http_error(exc: web.HTTPException) -> web.Response:
+    """aiohttp's own errors (unknown path, wrong method, a body too slow) in the SPEC's shape."""
+    response = error_response(exc.status, HTTP_CODES.get(exc.status, "http_error"), exc.reason)
+    if "Allow" in exc.headers:
+        response.headers["Allow"] = exc.headers["Allow"]
+    if exc.status == 408:  # the client stalled mid-request: do not wait on it again
+        response.force_close()
+    return response
+
+
+def _past_ceiling() -> web.Response:
+    """The answer on a connection opened past the ceiling (``connections``): 503, and close."""
+    response = error_response(
+        503, "unavailable", "the server is at its connection limit; retry shortly"
+    )
+    response.headers["Retry-After"] = "1"
+    response.force_close()
+    return response
