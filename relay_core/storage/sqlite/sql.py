@@ -90,7 +90,7 @@ def quote(name: str) -> str:
 class TableSql:
     """One table's SQL text and codecs, built once and shared by every connection."""
 
-    def __init__(self, spec: TableSpec, table: Table) -> None:
+    def __init__(self, spec: TableSpec, table: Table, json_column: str | None = None) -> None:
         self.spec = spec
         self.name = quote(table.name)
         self.columns = tuple(c.name for c in table.columns)
@@ -101,7 +101,11 @@ class TableSql:
         self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, codecs)
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {quote(spec.key)} = ?"
         self.key = quote(spec.key)
-        self.json = f"{self.key}, {json_object(spec.model, table)}"  # what find_encoded reads
+        # What find_encoded reads: the row's JSON as its column keeps it, else as written now.
+        encoded = json_object(spec.model, table)
+        if json_column is not None:
+            encoded = f"coalesce({quote(json_column)}, {encoded})"
+        self.json = f"{self.key}, {encoded}"
         self._cache: dict[tuple[Any, ...], str] = {}
         self._params: dict[tuple[str, ...], Callable[[Any], list[Any]]] = {}
 

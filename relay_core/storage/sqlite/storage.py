@@ -23,6 +23,7 @@ from relay_core.hub import Hub
 from relay_core.ports import TABLES
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.schema import metadata
+from relay_core.storage.sqlite import stored_json
 from relay_core.storage.sqlite.sql import TableSql
 from relay_core.storage.sqlite.tables import SqliteTable, tables_on
 from relay_core.storage.sqlite.writer import ReadUnit, Writer, WriteUnit, outages
@@ -92,7 +93,10 @@ class SqliteStorage:
         self._synchronous = synchronous.upper()
         self._busy_timeout_ms = busy_timeout_ms
         self._locks = ProcessLocks()
-        self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
+        self._sqls = {
+            spec.name: TableSql(spec, metadata.tables[spec.name], stored_json.column(spec))
+            for spec in TABLES
+        }
         self._writer: Writer | None = None
         self._on_commit: Callable[[int, float], None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
@@ -139,8 +143,14 @@ class SqliteStorage:
         """Bring the schema to the newest revision, keeping every stored row."""
         from relay_core.storage.migrate import upgrade
 
+        def upgrade_and_keep_json(conn: Connection) -> None:
+            upgrade(conn)
+            for spec in TABLES:
+                if stored_json.column(spec) is not None:
+                    stored_json.keep(conn, spec, metadata.tables[spec.name])
+
         with outages(self.path):
-            await self.run_sync(upgrade)
+            await self.run_sync(upgrade_and_keep_json)
             # A revision may have dropped rows that must not linger in the WAL's old frames.
             conn = self.connect()
             try:

@@ -1,0 +1,114 @@
+"""The tasks table keeps each row's JSON (``stored_json``): written by SQLite's triggers on every
+insert and update, whatever statement made them, byte for byte what ``model_dump_json`` writes,
+and remade when the store opens with triggers missing or made of other SQL."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from relay_core import models as m
+from relay_core.ports import TABLES, TableSpec, eq, in_
+from relay_core.storage.schema import metadata
+from relay_core.storage.sqlite import SqliteStorage, stored_json
+from tests.storage.test_sqlite_rows import NOW, bare_record, full_record
+
+KEPT = [spec for spec in TABLES if stored_json.column(spec) is not None]
+
+
+def kept(path: Path, table: str) -> dict[int, str | None]:
+    """Each row's JSON as its column holds it, read past the adapter."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute(f'SELECT rowid, "{stored_json.COLUMN}" FROM "{table}"').fetchall()
+    return dict(rows)
+
+
+def test_the_tasks_table_keeps_its_json() -> None:
+    assert [spec.name for spec in KEPT] == ["tasks"]
+
+
+@pytest.mark.parametrize("spec", KEPT, ids=[spec.name for spec in KEPT])
+async def test_every_write_leaves_the_json_pydantic_writes(
+    sqlite_url: str, spec: TableSpec
+) -> None:
+    storage = SqliteStorage(sqlite_url)
+    await storage.migrate()
+    storage._writer_for_loop().conn.execute("PRAGMA foreign_keys=OFF")
+    async with storage.unit_of_work(write=True) as uow:
+        tasks = uow.tasks
+        full = await tasks.insert(full_record(spec))
+        bare = await tasks.insert(bare_record(spec))
+        await uow.commit()
+
+    async def answers() -> dict[int, str]:
+        async with storage.unit_of_work(write=False) as uow:
+            rows = await uow.tasks.find(in_("task_id", [full.task_id, bare.task_id]))
+            return {task.task_id: task.model_dump_json() for task in rows}
+
+    path = storage.path
+    assert kept(path, "tasks") == await answers()
+
+    later = NOW + timedelta(minutes=3)
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.tasks.update(
+            full.task_id,
+            {"status": "claimed", "claimed_by": "ada", "lease_expires_at": later, "result": None},
+        )
+        await uow.tasks.update_where(
+            [eq("task_id", bare.task_id)], {"progress": 40, "payload": {"é": [1, 2]}}
+        )
+        await uow.commit()
+    assert kept(path, "tasks") == await answers()
+    async with storage.unit_of_work(write=False) as uow:
+        encoded = dict(await uow.tasks.find_encoded(in_("task_id", [full.task_id, bare.task_id])))
+    assert encoded == await answers()
+
+    # A row written past the adapter (a restore, the benchmark's seeding) gets its JSON too.
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO tasks (title, payload, priority, status, created_by, attempts, "
+            "max_attempts, created_at, updated_at) VALUES ('raw', '{}', 0, 'open', 'operator', "
+            "0, 1, '2026-11-22 21:35:25.000000', '2026-11-22 21:35:25.000000')"
+        )
+    rows = kept(path, "tasks")
+    async with storage.unit_of_work(write=False) as uow:
+        raw = await uow.tasks.get(max(rows))
+    await storage.close()
+    assert isinstance(raw, m.Task)
+    assert rows[raw.task_id] == raw.model_dump_json()
+    assert '"created_at":"2026-11-22T21:35:25Z"' in rows[raw.task_id]
+
+
+async def test_opening_remakes_triggers_of_other_sql_and_writes_every_row_again(
+    sqlite_url: str,
+) -> None:
+    storage = SqliteStorage(sqlite_url)
+    await storage.migrate()
+    async with storage.unit_of_work(write=True) as uow:
+        task = await uow.tasks.insert(bare_record(KEPT[0]))
+        await uow.commit()
+    await storage.close()
+    path = storage.path
+    # As an older Relay would have left it: its triggers wrote another JSON (a model changed).
+    with sqlite3.connect(path) as db:
+        db.execute('DROP TRIGGER "tasks_json_updated"')
+        db.execute(
+            'CREATE TRIGGER "tasks_json_updated" AFTER UPDATE OF "title" ON "tasks" '
+            "BEGIN UPDATE \"tasks\" SET \"encoded\" = '{}' WHERE \"task_id\" = NEW.\"task_id\"; END"
+        )
+        db.execute("UPDATE tasks SET title = 'renamed'")
+    assert kept(path, "tasks") == {task.task_id: "{}"}
+
+    reopened = SqliteStorage(sqlite_url)
+    await reopened.migrate()
+    async with reopened.unit_of_work(write=False) as uow:
+        renamed = await uow.tasks.get(task.task_id)
+    await reopened.close()
+    assert renamed is not None and renamed.title == "renamed"
+    assert kept(path, "tasks") == {task.task_id: renamed.model_dump_json()}
+    with sqlite3.connect(path) as db:
+        made = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"))
+    assert made == stored_json.triggers(KEPT[0], metadata.tables["tasks"])
