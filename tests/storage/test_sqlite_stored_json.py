@@ -1,6 +1,6 @@
-"""The tasks table keeps each row's JSON (``stored_json``): written by SQLite's triggers on every
-insert and update, whatever statement made them, byte for byte what ``model_dump_json`` writes,
-and remade when the store opens with triggers missing or made of other SQL."""
+"""The tasks table keeps each row's JSON (``stored_json``): computed by SQLite on every insert
+and update, whatever statement made them, byte for byte what ``model_dump_json`` writes; an
+older table is made again with it, every row kept, when the store opens."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.schema import CreateTable
 
 from relay_core import models as m
 from relay_core.ports import TABLES, TableSpec, eq, in_
@@ -83,33 +85,58 @@ async def test_every_write_leaves_the_json_pydantic_writes(
     assert '"created_at":"2026-11-22T21:35:25Z"' in str(rows[raw.task_id])
 
 
-async def test_opening_remakes_triggers_of_other_sql_and_writes_every_row_again(
+async def test_opening_makes_an_older_table_again_with_its_json_and_every_row(
     sqlite_url: str,
 ) -> None:
     storage = SqliteStorage(sqlite_url)
     await storage.migrate()
     async with storage.unit_of_work(write=True) as uow:
         task = await uow.tasks.insert(typing.cast(m.Task, bare_record(KEPT[0])))
+        await uow.task_events.insert(
+            m.TaskEvent(task_id=task.task_id, kind="created", data={}, created_at=NOW)
+        )
         await uow.commit()
     await storage.close()
     path = storage.path
-    # As an older Relay would have left it: its triggers wrote another JSON (a model changed).
+    # As an older Relay left it: the table as the schema's revisions made it, no JSON column.
+    table = metadata.tables["tasks"]
     with sqlite3.connect(path) as db:
-        db.execute('DROP TRIGGER "tasks_json_updated"')
-        db.execute(
-            'CREATE TRIGGER "tasks_json_updated" AFTER UPDATE OF "title" ON "tasks" '
-            'BEGIN UPDATE "tasks" SET "encoded" = \'{}\' WHERE "task_id" = NEW."task_id"; END'
-        )
+        db.execute("PRAGMA legacy_alter_table=ON")
+        db.execute("ALTER TABLE tasks RENAME TO tasks_old")
+        db.execute(str(CreateTable(table).compile(dialect=sqlite_dialect.dialect())))
+        columns = ", ".join(f'"{column.name}"' for column in table.columns)
+        db.execute(f"INSERT INTO tasks ({columns}) SELECT {columns} FROM tasks_old")
+        db.execute("DROP TABLE tasks_old")
         db.execute("UPDATE tasks SET title = 'renamed'")
-    assert kept(path, "tasks") == {task.task_id: "{}"}
+    assert stored_json.COLUMN not in kept_columns(path)
 
     reopened = SqliteStorage(sqlite_url)
     await reopened.migrate()
     async with reopened.unit_of_work(write=False) as uow:
         renamed = await uow.tasks.get(task.task_id)
+        trail = await uow.task_events.find(eq("task_id", task.task_id))
     await reopened.close()
     assert renamed is not None and renamed.title == "renamed"
     assert kept(path, "tasks") == {task.task_id: renamed.model_dump_json()}
+    assert [event.kind for event in trail] == ["created"]
     with sqlite3.connect(path) as db:
-        made = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"))
-    assert made == stored_json.triggers(KEPT[0], metadata.tables["tasks"])
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+        made, root = db.execute(
+            "SELECT sql, rootpage FROM sqlite_master WHERE name = 'tasks'"
+        ).fetchone()
+        indexes = {row[1] for row in db.execute("PRAGMA index_list(tasks)")}
+    assert made == stored_json.definition(KEPT[0], table)
+    assert {index.name for index in table.indexes} <= indexes
+
+    # Opened again with nothing to change, the table is left where it is (not made again).
+    again = SqliteStorage(sqlite_url)
+    await again.migrate()
+    await again.close()
+    with sqlite3.connect(path) as db:
+        left = db.execute("SELECT sql, rootpage FROM sqlite_master WHERE name = 'tasks'")
+        assert left.fetchone() == (made, root)
+
+
+def kept_columns(path: Path) -> set[str]:
+    with sqlite3.connect(path) as db:
+        return {row[1] for row in db.execute("PRAGMA table_xinfo(tasks)")}

@@ -143,17 +143,14 @@ class SqliteStorage:
         """Bring the schema to the newest revision, keeping every stored row."""
         from relay_core.storage.migrate import upgrade
 
-        def upgrade_and_keep_json(conn: Connection) -> None:
-            upgrade(conn)
-            for spec in TABLES:
-                if stored_json.column(spec) is not None:
-                    stored_json.keep(conn, spec, metadata.tables[spec.name])
-
         with outages(self.path):
-            await self.run_sync(upgrade_and_keep_json)
-            # A revision may have dropped rows that must not linger in the WAL's old frames.
+            await self.run_sync(upgrade)
             conn = self.connect()
             try:
+                for spec in TABLES:
+                    if stored_json.column(spec) is not None:
+                        stored_json.keep(conn, spec, metadata.tables[spec.name])
+                # A revision may have dropped rows that must not linger in the WAL's old frames.
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 conn.close()
