@@ -32,6 +32,7 @@ from prometheus_client import (
 )
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.utils import floatToGoString
 
 from relay_core import models as m
 from relay_server.authentication import authenticate
@@ -132,7 +133,8 @@ class Answered:
         )
         for operation, buckets in self.buckets.items():
             total, cumulative = 0, []
-            for bound, answered in zip((*map(str, BUCKETS), "+Inf"), buckets, strict=True):
+            bounds = (*map(floatToGoString, BUCKETS), "+Inf")  # as Histogram writes ``le``
+            for bound, answered in zip(bounds, buckets, strict=True):
                 total += answered
                 cumulative.append((bound, total))
             latency.add_metric([operation], cumulative, self.seconds[operation])

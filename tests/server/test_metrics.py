@@ -49,6 +49,29 @@ async def test_requests_latency_commits_and_queue_depths(api: Api) -> None:
     assert requests(after, "other", "404") - requests(before, "other", "404") == 1
     sends = ("relay_request_duration_seconds_count", (("operation", "messages.send"),))
     assert after[sends] - before.get(sends, 0) == 3
+    # The buckets as prometheus-client's Histogram writes them: cumulative, ``le`` as it spells.
+    bucket_counts = [
+        value
+        for (name, labels), value in after.items()
+        if name == "relay_request_duration_seconds_bucket"
+        and ("operation", "messages.send") in labels
+    ]
+    bounds = {
+        dict(labels)["le"]
+        for name, labels in after
+        if name == "relay_request_duration_seconds_bucket"
+    }
+    assert bounds == {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1"} | {
+        "0.25",
+        "0.5",
+        "1.0",
+        "2.5",
+        "5.0",
+        "30.0",
+        "60.0",
+        "+Inf",
+    }
+    assert bucket_counts == sorted(bucket_counts) and max(bucket_counts) == after[sends]
     assert after[("relay_unacked_messages", ())] == 3
     assert after[("relay_open_tasks", ())] == 1
     assert after[("relay_pending_approvals", ())] == 1
