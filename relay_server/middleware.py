@@ -1,8 +1,8 @@
 """The one middleware every request passes: its id and client address, the connection
 ceiling, its count in the metrics, and the one place where errors become HTTP answers.
 
-One layer rather than one per concern: each layer is a coroutine per request, and together
-they were a tenth of a small request's server time."""
+One layer rather than one per concern: each layer is a coroutine and a call per request (four
+layers cost a POST 1% more instructions than this one)."""
 
 from __future__ import annotations
 
