@@ -41,6 +41,15 @@ def sample(annotation: Any) -> Any:
     raise AssertionError(f"no sample for {annotation!r}")
 
 
+async def opened_for_samples(sqlite_url: str) -> SqliteStorage:
+    """A migrated store whose writer checks no foreign key: the sample rows reference nothing
+    real."""
+    storage = SqliteStorage(sqlite_url)
+    await storage.migrate()
+    storage._writer_for_loop().conn.execute("PRAGMA foreign_keys=OFF")
+    return storage
+
+
 def full_record(spec: TableSpec) -> BaseModel:
     fields = {name: sample(field.annotation) for name, field in spec.model.model_fields.items()}
     if spec.generated_key:
@@ -52,10 +61,7 @@ def full_record(spec: TableSpec) -> BaseModel:
 async def test_a_row_reads_back_as_validation_would_build_it(
     sqlite_url: str, spec: TableSpec
 ) -> None:
-    storage = SqliteStorage(sqlite_url)
-    await storage.migrate()
-    # Foreign keys off, on the writer connection only: the sample rows reference nothing real.
-    storage._writer_for_loop().conn.execute("PRAGMA foreign_keys=OFF")
+    storage = await opened_for_samples(sqlite_url)
     async with storage.unit_of_work(write=True) as uow:
         stored = await getattr(uow, spec.name).insert(full_record(spec))
         await uow.commit()
@@ -134,9 +140,7 @@ async def test_a_row_reads_as_the_json_pydantic_writes(
 ) -> None:
     """SQLite writes the JSON of the hot reads' rows itself (``find_encoded``): byte for byte
     what ``model_dump_json`` writes for the model."""
-    storage = SqliteStorage(sqlite_url)
-    await storage.migrate()
-    storage._writer_for_loop().conn.execute("PRAGMA foreign_keys=OFF")
+    storage = await opened_for_samples(sqlite_url)
     async with storage.unit_of_work(write=True) as uow:
         table = getattr(uow, spec.name)
         stored = await table.insert(make(spec))

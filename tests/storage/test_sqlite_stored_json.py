@@ -17,7 +17,7 @@ from relay_core import models as m
 from relay_core.ports import TABLES, TableSpec, eq, in_
 from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import SqliteStorage, stored_json
-from tests.storage.test_sqlite_rows import NOW, bare_record, full_record
+from tests.storage.test_sqlite_rows import NOW, bare_record, full_record, opened_for_samples
 
 KEPT = [spec for spec in TABLES if stored_json.column(spec) is not None]
 
@@ -37,9 +37,7 @@ def test_the_tasks_table_keeps_its_json() -> None:
 async def test_every_write_leaves_the_json_pydantic_writes(
     sqlite_url: str, spec: TableSpec
 ) -> None:
-    storage = SqliteStorage(sqlite_url)
-    await storage.migrate()
-    storage._writer_for_loop().conn.execute("PRAGMA foreign_keys=OFF")
+    storage = await opened_for_samples(sqlite_url)
     async with storage.unit_of_work(write=True) as uow:
         tasks = uow.tasks
         full = await tasks.insert(typing.cast(m.Task, full_record(spec)))
