@@ -58,6 +58,19 @@ def gt(field: str, value: Any) -> Cond:
     return Cond(field, "gt", value)
 
 
+Expect = Mapping[str, Any] | Sequence[Cond]
+"""What an update expects of the record: field values (equalities), or conditions."""
+
+
+def expected(expect: Expect | None) -> list[Cond]:
+    """``expect`` as conditions."""
+    if expect is None:
+        return []
+    if isinstance(expect, Mapping):
+        return [Cond(field, "eq", value) for field, value in expect.items()]
+    return list(expect)
+
+
 class Encoded(NamedTuple):
     """A record as the JSON ``model_dump_json`` gives for its model, and its key."""
 
@@ -85,9 +98,10 @@ class Table(Protocol[R]):
         ...
 
     async def update(
-        self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:
-        """Set ``values`` on the record if it exists and matches ``expect``; None otherwise."""
+        """Set ``values`` on the record if it exists and matches ``expect`` (field values, or
+        conditions); None otherwise."""
         ...
 
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:

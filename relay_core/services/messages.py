@@ -8,8 +8,8 @@ from relay_core import models as m
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import UnitOfWork, eq
-from relay_core.services.agents import require_registered
+from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import emit, inbox_topic
 
@@ -109,6 +109,15 @@ class MessagesService(Service):
         agent_id = caller.the_agent(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.Message:
+            # Most acks are of an unacked message of the caller: ack it first, read it only if
+            # it was not (missing, another's, or acked before).
+            acked = await uow.messages.update(
+                message_id,
+                {"status": "acked", "acked_at": self.now()},
+                expect=[eq("to", agent_id), in_("status", UNACKED)],
+            )
+            if acked is not None:
+                return acked
             message = await uow.messages.get(message_id)
             if message is None:
                 raise NotFound(f"message {message_id} does not exist")
@@ -116,13 +125,6 @@ class MessagesService(Service):
                 raise PermissionDenied(f"only the recipient may acknowledge message {message_id}")
             if message.status == "acked":
                 return message
-            acked = await uow.messages.update(
-                message_id,
-                {"status": "acked", "acked_at": self.now()},
-                expect={"status": message.status},
-            )
-            if acked is None:
-                raise StaleWrite("message changed")
-            return acked
+            raise StaleWrite("message changed")
 
         return await self.write(work)

@@ -15,7 +15,7 @@ from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
+from relay_core.ports import TABLES, Cond, Expect, Increment, R, TableSpec, UnitOfWork, expected
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.rows import ThroughModels
 
@@ -96,12 +96,12 @@ class MemoryTable(ThroughModels, Generic[R]):
         return record
 
     async def update(
-        self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:
         row = self._rows.get(key)
         if row is None:
             return None
-        if expect and any(getattr(row, f) != v for f, v in expect.items()):
+        if not all(_matches(row, cond) for cond in expected(expect)):
             return None
         self._remember(key)
         updated = row.model_copy(update=_resolve(row, values), deep=True)

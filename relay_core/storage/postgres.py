@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Increment, R, TableSpec, UnitOfWork
+from relay_core.ports import TABLES, Cond, Expect, Increment, R, TableSpec, UnitOfWork, expected
 from relay_core.storage.rows import ThroughModels, decode_json, encode_json, row_builder
 from relay_core.storage.schema import metadata
 
@@ -210,11 +210,10 @@ class PgTable(ThroughModels, Generic[R]):
         return ordinal
 
     async def update(
-        self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:
         sql = self._sql
-        guards = [Cond(sql.spec.key, "eq", key)]
-        guards += [Cond(f, "eq", v) for f, v in (expect or {}).items()]
+        guards = [Cond(sql.spec.key, "eq", key), *expected(expect)]
         assigned, params = _assignments(values, 1)
         where, where_params = _where(guards, len(params) + 1)
         statement = sql.cached(

@@ -110,6 +110,30 @@ async def test_expect_none_matches_null(storage: Storage) -> None:
         await uow.commit()
 
 
+async def test_expect_as_conditions(storage: Storage) -> None:
+    await seed_agents(storage, "d", "e")
+    async with storage.unit_of_work(write=True) as uow:
+        msg = await uow.messages.insert(message("d", status="delivered"))
+        unacked = in_("status", ("pending", "delivered"))
+        other = await uow.messages.update(
+            msg.message_id, {"status": "acked"}, expect=[eq("to", "e"), unacked]
+        )
+        hit = await uow.messages.update(
+            msg.message_id, {"status": "acked"}, expect=[eq("to", "d"), unacked]
+        )
+        again = await uow.messages.update(
+            msg.message_id, {"status": "acked"}, expect=[eq("to", "d"), unacked]
+        )
+        moved = await uow.messages.update(
+            msg.message_id, {"text": "later"}, expect=[ne("status", "pending"), ne("to", None)]
+        )
+        await uow.commit()
+    assert other is None
+    assert hit is not None and hit.status == "acked"
+    assert again is None
+    assert moved is not None and moved.text == "later"
+
+
 async def test_find_filters_orders_and_limits(storage: Storage) -> None:
     await seed_agents(storage, "d", "e")
     async with storage.unit_of_work(write=True) as uow:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
-from relay_core.ports import Cond, Encoded, Increment, R
+from relay_core.ports import Cond, Encoded, Expect, Increment, R, expected
 from relay_core.storage.sqlite.sql import TableSql, quote, shape
 
 
@@ -36,11 +36,10 @@ class SqliteTable(Generic[R]):
         return record
 
     async def update(
-        self, key: Any, values: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:
         sql = self._sql
-        guards = [Cond(sql.spec.key, "eq", key)]
-        guards += [Cond(f, "eq", v) for f, v in (expect or {}).items()]
+        guards = [Cond(sql.spec.key, "eq", key), *expected(expect)]
         text = sql.cached(
             ("update", tuple(values), _incremented(values), shape(guards)),
             lambda: (
