@@ -267,7 +267,7 @@ class TasksService(Service):
                 self._require_assignable(claimed, agent_id)  # else the unit rolls back
             if agent_id != caller.agent_id:  # an agent's own token proves it registered
                 await require_registered(uow, agent_id, self.ctx.registered)
-            await self._trail(uow, claimed, agent_id, "claimed", f"lease {lease}s")
+            await self._trail(uow, claimed, agent_id, "claimed", f"lease {lease}s", now)
             return claimed
 
         return await self.write(work)
@@ -348,16 +348,21 @@ class TasksService(Service):
             values, kind = change(task, now)
             finished = await self._guarded_update(uow, task, values | {"lease_expires_at": None})
             message = None if kind == "completed" else body.error
-            await self._trail(uow, finished, agent_id, kind, message)
+            await self._trail(uow, finished, agent_id, kind, message, now)
             return finished
 
         return await self.write(work)
 
     async def _trail(
-        self, uow: UnitOfWork, task: m.Task, agent_id: str, kind: str, message: str | None
+        self,
+        uow: UnitOfWork,
+        task: m.Task,
+        agent_id: str,
+        kind: str,
+        message: str | None,
+        now: datetime,
     ) -> None:
-        """Note a state change on the task's trail and in the event feed."""
-        now = self.now()
+        """Note a state change, made at ``now``, on the task's trail and in the event feed."""
         event = m.TaskEvent(
             task_id=task.task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
         )
