@@ -25,12 +25,20 @@ from relay_core.storage.schema import UTCDateTime
 _OPS = {"eq": "=", "ne": "!=", "lt": "<", "gt": ">"}
 
 
+_last_encoded: tuple[datetime, str] = (datetime.min, str(datetime.min))
+
+
 def _encode_datetime(value: datetime) -> str:
     # The text SQLAlchemy's SQLite dialect stores (naive UTC, always with microseconds), so
     # comparisons stay textual and rows written by either read the same.
-    if value.tzinfo is not UTC:
-        value = value.astimezone(UTC)
-    return value.isoformat(" ", "microseconds")[:26]
+    global _last_encoded
+    last = _last_encoded
+    if last[0] is value:  # a write stamps its rows with one time: written once, not per column
+        return last[1]
+    utc = value if value.tzinfo is UTC else value.astimezone(UTC)
+    text = utc.isoformat(" ", "microseconds")[:26]
+    _last_encoded = (value, text)
+    return text
 
 
 def _decode_datetime(value: str) -> datetime:
