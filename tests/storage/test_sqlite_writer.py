@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -123,3 +124,37 @@ async def test_a_lock_held_by_another_process_is_waited_for_without_blocking_the
     other.close()
     await asyncio.wait_for(waiting, 5)
     assert stored_ids(storage) == {"patient"}
+
+
+class HeldCommit:
+    """The writer's connection, with each COMMIT held until the test lets it through."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self.reached = threading.Event()
+        self.passage = threading.Event()
+
+    def commit(self) -> None:
+        self.reached.set()
+        self.passage.wait(10)
+        self._conn.commit()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+async def test_a_unit_that_stops_waiting_leaves_its_batch_answered(storage: SqliteStorage) -> None:
+    writer = storage._writer_for_loop()
+    held = HeldCommit(writer.conn)
+    writer.conn = held  # type: ignore[assignment]
+    units = [asyncio.create_task(add(storage, f"u{n}")) for n in range(3)]
+    assert await asyncio.to_thread(held.reached.wait, 5)  # all three wait on one COMMIT
+    units[1].cancel()  # its client went away: it stops waiting, its write stays in the batch
+    await asyncio.sleep(0.05)
+    assert not units[0].done() and not units[2].done()  # still waiting for the disk
+    held.passage.set()
+    results = await asyncio.wait_for(asyncio.gather(*units, return_exceptions=True), 5)
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], asyncio.CancelledError)
+    assert stored_ids(storage) == {"u0", "u1", "u2"}
+    assert writer.commits == 1

@@ -98,7 +98,10 @@ class Writer:
         self.hub = hub
         self.busy_timeout = busy_timeout
         self.turn = asyncio.Lock()
-        self.batch: asyncio.Future[None] | None = None  # done when the open transaction commits
+        # The open transaction's batch: None until a unit joins it; then each of its units that
+        # waits for the COMMIT has its own future here (a unit that goes away cancels only its
+        # own, where a shared one had to be shielded: a tenth of an empty unit's time).
+        self.batch: list[asyncio.Future[None]] | None = None
         self.topics: set[str] = set()
         self.committer: asyncio.Task[None] | None = None
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-commit")
@@ -107,19 +110,18 @@ class Writer:
         # Told of each commit: how many units it held and how long its COMMIT took.
         self.on_commit: Callable[[int, float], None] | None = None
 
-    async def join(self) -> asyncio.Future[None]:
+    async def join(self) -> None:
         """Take the turn and start a unit in the open transaction (opening one if none is)."""
         await self.turn.acquire()
         try:
             if not self.conn.in_transaction:
                 await self._begin()
             if self.batch is None:
-                self.batch = asyncio.get_running_loop().create_future()
+                self.batch = []
             self.conn.execute("SAVEPOINT unit")
         except BaseException:
             self.turn.release()
             raise
-        return self.batch
 
     async def _begin(self) -> None:
         # The writer's busy timeout is zero: another process holding the lock is waited for
@@ -134,13 +136,20 @@ class Writer:
                     raise
             await asyncio.sleep(_BUSY_BACKOFF_SECONDS)
 
-    def leave(self, keep: bool, topics: set[str]) -> None:
-        """End the unit: keep its changes for the coming COMMIT, or roll them back."""
+    def leave(
+        self, keep: bool, topics: set[str], durable: bool = False
+    ) -> asyncio.Future[None] | None:
+        """End the unit: keep its changes for the coming COMMIT, or roll them back. A unit kept
+        and ``durable`` is given the future that the COMMIT holding it answers."""
+        waiter = None
         try:
             if keep:
                 self.conn.execute("RELEASE unit")
                 self.units += 1
                 self.topics |= topics
+                if durable and self.batch is not None:
+                    waiter = asyncio.get_running_loop().create_future()
+                    self.batch.append(waiter)
                 if self.committer is None:
                     self.committer = asyncio.create_task(self._commit(), name="relay-commit")
             else:
@@ -153,6 +162,7 @@ class Writer:
             if not self.conn.in_transaction and self.batch is not None:
                 self._lost(sqlite3.OperationalError("the transaction was rolled back"))
             self.turn.release()
+        return waiter
 
     def _lost(self, exc: BaseException) -> None:
         """The open transaction is gone: nothing it held was committed; its units fail."""
@@ -162,9 +172,9 @@ class Writer:
         except sqlite3.Error:
             log.exception("could not roll back the writer's transaction")
         batch, self.batch, self.topics, self.units = self.batch, None, set(), 0
-        if batch is not None and not batch.done():
-            batch.set_exception(exc)
-            batch.exception()  # retrieved: each waiter raises it; none may be left to log it
+        for waiter in batch or ():
+            if not waiter.done():  # a cancelled waiter's unit has gone away
+                waiter.set_exception(exc)
 
     async def _commit(self) -> None:
         await asyncio.sleep(0)  # units woken in this turn of the loop join this transaction
@@ -188,14 +198,16 @@ class Writer:
             self.on_commit(units, time.perf_counter() - started)
 
     def _settle(
-        self, batch: asyncio.Future[None], topics: set[str], done: asyncio.Future[None]
+        self, batch: list[asyncio.Future[None]], topics: set[str], done: asyncio.Future[None]
     ) -> None:
         """Answer every unit of a batch once its COMMIT ended, then hand the turn on."""
         try:
             failure = done.exception()
             if failure is None:
                 self.commits += 1
-                batch.set_result(None)
+                for waiter in batch:
+                    if not waiter.done():  # a cancelled waiter's unit has gone away
+                        waiter.set_result(None)
                 self.hub.publish(sorted(topics))
             else:
                 self.batch = batch
@@ -219,12 +231,11 @@ class WriteUnit:
         self._writer = writer
         self._path = path
         self._topics: set[str] = set()
-        self._batch: asyncio.Future[None] | None = None
         self._open = False
 
     async def __aenter__(self) -> UnitOfWork:
         with outages(self._path):
-            self._batch = await self._writer.join()
+            await self._writer.join()
         self._open = True
         return self  # type: ignore[return-value]
 
@@ -247,10 +258,10 @@ class WriteUnit:
             raise RuntimeError("this unit of work has already ended")
         self._open = False
         with outages(self._path):
-            self._writer.leave(True, self._topics)
-            assert self._batch is not None
-            if durable:  # else kept in the open transaction, committed with the next batch
-                await asyncio.shield(self._batch)
+            # Not durable: kept in the open transaction, committed with the next batch.
+            committed = self._writer.leave(True, self._topics, durable)
+            if committed is not None:
+                await committed
 
 
 class ReadUnit:
