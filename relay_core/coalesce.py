@@ -20,37 +20,51 @@ class Coalescer(Generic[K, T]):
     """One run at a time per key; calls arriving during a run share the one after it."""
 
     def __init__(self) -> None:
-        self._next: dict[K, asyncio.Future[T]] = {}  # the run not yet started: joinable
-        self._last: dict[K, asyncio.Future[T]] = {}  # the newest run, started or not
+        # The callers of the run not yet started (joinable), each waiting on a future of its
+        # own: a caller that goes away cancels only its own, where one future shared by all
+        # had to be shielded per caller (an outer future and two callbacks each).
+        self._next: dict[K, list[asyncio.Future[T]]] = {}
+        self._last: dict[K, asyncio.Task[None]] = {}  # the newest run, started or not
         self._turns: set[asyncio.Task[None]] = set()
 
     async def run(self, key: K, work: Callable[[], Awaitable[T]]) -> T:
         """``work()``'s result, from a run that started after this call arrived."""
-        future = self._next.get(key)
-        if future is None:
-            future = asyncio.get_running_loop().create_future()
+        callers = self._next.get(key)
+        if callers is None:
+            callers = self._next[key] = []
             previous = self._last.get(key)
-            self._next[key] = self._last[key] = future
-            turn = asyncio.create_task(self._turn(key, future, previous, work))
+            turn = asyncio.create_task(self._turn(key, callers, previous, work))
+            self._last[key] = turn
             self._turns.add(turn)
             turn.add_done_callback(self._turns.discard)
-        return await asyncio.shield(future)
+        answer: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        callers.append(answer)
+        return await answer
 
     async def _turn(
         self,
         key: K,
-        future: asyncio.Future[T],
-        previous: asyncio.Future[T] | None,
+        callers: list[asyncio.Future[T]],
+        previous: asyncio.Task[None] | None,
         work: Callable[[], Awaitable[T]],
     ) -> None:
         if previous is not None:
             await asyncio.wait([previous])  # its outcome belongs to its own callers
         del self._next[key]  # from here on, a new call waits for the run after this one
         try:
-            future.set_result(await work())
+            result = await work()
         except Exception as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: every caller raises it, even if none is left
+            for answer in callers:
+                if not answer.done():  # else its caller has gone away
+                    answer.set_exception(exc)
+        except BaseException:
+            for answer in callers:
+                answer.cancel()  # the run was cancelled (shutdown): so are its callers' waits
+            raise
+        else:
+            for answer in callers:
+                if not answer.done():
+                    answer.set_result(result)
         finally:
-            if self._last.get(key) is future:
+            if self._last.get(key) is asyncio.current_task():
                 del self._last[key]

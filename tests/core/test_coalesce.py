@@ -90,3 +90,18 @@ async def test_a_caller_that_goes_away_leaves_the_run_to_the_others() -> None:
     runs.gates[0].set()
     assert await staying == 1
     assert leaving.cancelled()
+
+
+async def test_a_cancelled_run_ends_the_wait_of_its_callers() -> None:
+    coalescer: Coalescer[str, int] = Coalescer()
+    runs = Runs()
+    calls = [asyncio.create_task(coalescer.run("a", runs.work)) for _ in range(2)]
+    await runs.until_started(1)
+    [turn] = coalescer._turns
+    turn.cancel()  # as at shutdown
+    results = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5)
+    assert all(isinstance(result, asyncio.CancelledError) for result in results)
+    after = asyncio.create_task(coalescer.run("a", runs.work))  # the key is free again
+    await runs.until_started(2)
+    runs.gates[1].set()
+    assert await after == 2
