@@ -6,36 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import threading
-from typing import Any
 
 import pytest
 
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server.keys import SERVICES
 from tests.server.conftest import Api
+from tests.storage.test_sqlite_writer import HeldCommit
 
 pytestmark = pytest.mark.parametrize("make_api", ["sqlite"], indirect=True)
-
-
-class HeldCommit:
-    """The writer's connection, with each COMMIT waiting until the test lets it through
-    (or, with ``fail``, failing as a full disk would, as a crash loses it)."""
-
-    def __init__(self, conn: sqlite3.Connection, *, fail: bool = False) -> None:
-        self._conn = conn
-        self.fail = fail
-        self.passage = threading.Event()
-
-    def commit(self) -> None:
-        if self.fail:
-            self.fail = False
-            raise sqlite3.OperationalError("database or disk is full")
-        self.passage.wait(10)
-        self._conn.commit()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
 
 
 def on_disk(api: Api, message_id: int) -> tuple[str, int]:

@@ -127,14 +127,19 @@ async def test_a_lock_held_by_another_process_is_waited_for_without_blocking_the
 
 
 class HeldCommit:
-    """The writer's connection, with each COMMIT held until the test lets it through."""
+    """The writer's connection, with each COMMIT held until the test lets it through (or, with
+    ``fail``, failing as a full disk would, as a crash loses it)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, fail: bool = False) -> None:
         self._conn = conn
+        self.fail = fail
         self.reached = threading.Event()
         self.passage = threading.Event()
 
     def commit(self) -> None:
+        if self.fail:
+            self.fail = False
+            raise sqlite3.OperationalError("database or disk is full")
         self.reached.set()
         self.passage.wait(10)
         self._conn.commit()
