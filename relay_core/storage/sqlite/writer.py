@@ -147,7 +147,8 @@ class Writer:
                 self.conn.execute("RELEASE unit")
                 self.units += 1
                 self.topics |= topics
-                if durable and self.batch is not None:
+                if durable:
+                    assert self.batch is not None  # a unit holds the turn from join to leave
                     waiter = asyncio.get_running_loop().create_future()
                     self.batch.append(waiter)
                 if self.committer is None:
