@@ -12,6 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
+from relay_core import waiters
+
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
@@ -20,9 +22,7 @@ class Coalescer(Generic[K, T]):
     """One run at a time per key; calls arriving during a run share the one after it."""
 
     def __init__(self) -> None:
-        # The callers of the run not yet started (joinable), each waiting on a future of its
-        # own: a caller that goes away cancels only its own, where one future shared by all
-        # had to be shielded per caller (an outer future and two callbacks each).
+        # The callers of the run not yet started (joinable), each on a future of its own.
         self._next: dict[K, list[asyncio.Future[T]]] = {}
         self._last: dict[K, asyncio.Task[None]] = {}  # the newest run, started or not
         self._turns: set[asyncio.Task[None]] = set()
@@ -37,9 +37,9 @@ class Coalescer(Generic[K, T]):
             self._last[key] = turn
             self._turns.add(turn)
             turn.add_done_callback(self._turns.discard)
-        answer: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        callers.append(answer)
-        return await answer
+        mine: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        callers.append(mine)
+        return await mine
 
     async def _turn(
         self,
@@ -54,17 +54,13 @@ class Coalescer(Generic[K, T]):
         try:
             result = await work()
         except Exception as exc:
-            for answer in callers:
-                if not answer.done():  # else its caller has gone away
-                    answer.set_exception(exc)
+            waiters.fail(callers, exc)
         except BaseException:
-            for answer in callers:
-                answer.cancel()  # the run was cancelled (shutdown): so are its callers' waits
+            for caller in callers:
+                caller.cancel()  # the run was cancelled (shutdown): so are its callers' waits
             raise
         else:
-            for answer in callers:
-                if not answer.done():
-                    answer.set_result(result)
+            waiters.answer(callers, result)
         finally:
             if self._last.get(key) is asyncio.current_task():
                 del self._last[key]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import DBAPIError
 
+from relay_core import waiters
 from relay_core.errors import StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import UnitOfWork
@@ -98,9 +99,8 @@ class Writer:
         self.hub = hub
         self.busy_timeout = busy_timeout
         self.turn = asyncio.Lock()
-        # The open transaction's batch: None until a unit joins it; then each of its units that
-        # waits for the COMMIT has its own future here (a unit that goes away cancels only its
-        # own, where a shared one had to be shielded per unit: ~8% of a POST's instructions).
+        # The open transaction's batch: None until a unit joins it; then the future of each of
+        # its units that waits for the COMMIT (``relay_core.waiters``).
         self.batch: list[asyncio.Future[None]] | None = None
         self.topics: set[str] = set()
         self.committer: asyncio.Task[None] | None = None
@@ -173,9 +173,7 @@ class Writer:
         except sqlite3.Error:
             log.exception("could not roll back the writer's transaction")
         batch, self.batch, self.topics, self.units = self.batch, None, set(), 0
-        for waiter in batch or ():
-            if not waiter.done():  # a cancelled waiter's unit has gone away
-                waiter.set_exception(exc)
+        waiters.fail(batch or (), exc)
 
     async def _commit(self) -> None:
         await asyncio.sleep(0)  # units woken in this turn of the loop join this transaction
@@ -206,9 +204,7 @@ class Writer:
             failure = done.exception()
             if failure is None:
                 self.commits += 1
-                for waiter in batch:
-                    if not waiter.done():  # a cancelled waiter's unit has gone away
-                        waiter.set_result(None)
+                waiters.answer(batch, None)
                 self.hub.publish(sorted(topics))
             else:
                 self.batch = batch
