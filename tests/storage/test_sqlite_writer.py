@@ -78,17 +78,22 @@ async def test_a_failing_unit_rolls_back_alone_within_its_batch(storage: SqliteS
     assert stored_ids(storage) == {"first", "third"}
 
 
-class FailingCommit:
-    """The writer's connection, with its next COMMIT failing as a full disk would."""
+class HeldCommit:
+    """The writer's connection, with each COMMIT held until the test lets it through (or, with
+    ``fail``, failing as a full disk would, as a crash loses it)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, fail: bool = False) -> None:
         self._conn = conn
-        self.failures = 1
+        self.fail = fail
+        self.reached = threading.Event()
+        self.passage = threading.Event()
 
     def commit(self) -> None:
-        if self.failures:
-            self.failures -= 1
+        if self.fail:
+            self.fail = False
             raise sqlite3.OperationalError("database or disk is full")
+        self.reached.set()
+        self.passage.wait(10)
         self._conn.commit()
 
     def __getattr__(self, name: str) -> Any:
@@ -99,7 +104,9 @@ async def test_a_failed_commit_fails_every_unit_of_its_batch_and_keeps_none(
     storage: SqliteStorage,
 ) -> None:
     writer = storage._writer_for_loop()
-    writer.conn = FailingCommit(writer.conn)  # type: ignore[assignment]
+    held = HeldCommit(writer.conn, fail=True)  # its next COMMIT fails as a full disk would
+    held.passage.set()
+    writer.conn = held  # type: ignore[assignment]
     results = await asyncio.gather(
         *(add(storage, f"lost{n}") for n in range(5)), return_exceptions=True
     )
@@ -124,28 +131,6 @@ async def test_a_lock_held_by_another_process_is_waited_for_without_blocking_the
     other.close()
     await asyncio.wait_for(waiting, 5)
     assert stored_ids(storage) == {"patient"}
-
-
-class HeldCommit:
-    """The writer's connection, with each COMMIT held until the test lets it through (or, with
-    ``fail``, failing as a full disk would, as a crash loses it)."""
-
-    def __init__(self, conn: sqlite3.Connection, *, fail: bool = False) -> None:
-        self._conn = conn
-        self.fail = fail
-        self.reached = threading.Event()
-        self.passage = threading.Event()
-
-    def commit(self) -> None:
-        if self.fail:
-            self.fail = False
-            raise sqlite3.OperationalError("database or disk is full")
-        self.reached.set()
-        self.passage.wait(10)
-        self._conn.commit()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
 
 
 async def test_a_unit_that_stops_waiting_leaves_its_batch_answered(storage: SqliteStorage) -> None:
