@@ -97,6 +97,12 @@ class Table(Protocol[R]):
         it (the record passed in may be the one returned)."""
         ...
 
+    async def add(self, record: R) -> None:
+        """Store a new record, as ``insert`` does, for a caller that needs nothing back yet: a
+        generated key is set on ``record`` only by the time the unit's ``flush`` or ``commit``
+        returns. An adapter may hold the write back until then, to send it with others."""
+        ...
+
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:
@@ -204,6 +210,18 @@ TABLES: tuple[TableSpec, ...] = (
 )
 
 
+SPECS = {spec.model: spec for spec in TABLES}
+
+
+def stamped(event: m.Event, record: BaseModel) -> m.Event:
+    """``event`` naming ``record`` by its key (see ``UnitOfWork.announce``)."""
+    key_field = SPECS[type(record)].key
+    key = getattr(record, key_field)
+    event.subject_id = str(key)
+    event.data = {key_field: key, **event.data}
+    return event
+
+
 class UnitOfWork(Protocol):
     """One transaction over every table; it rolls back unless ``commit`` is called."""
 
@@ -229,6 +247,18 @@ class UnitOfWork(Protocol):
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
+        ...
+
+    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+        """Add ``event`` to the feed (held back as ``Table.add`` may be), and wake the feed's
+        readers once this commits. ``about``: the record it tells of, added in this unit,
+        whose key is not known yet: the event's ``subject_id``, and its data's entry named for
+        that key, become the record's key."""
+        ...
+
+    async def flush(self) -> None:
+        """Store now what ``add`` and ``announce`` held back, so that the records added have
+        their keys."""
         ...
 
     async def commit(self, *, durable: bool = True) -> None:

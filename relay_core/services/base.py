@@ -112,6 +112,7 @@ class Service:
                     keep = once is not None and final and not once.recorded
                     if keep and isinstance(result, BaseModel):
                         assert once is not None
+                        await uow.flush()  # the answer holds the keys of what was added
                         body = result.model_dump_json()
                         await idempotency.record(uow, once, body, self.now(), ttl)
                     await uow.commit(durable=durable)

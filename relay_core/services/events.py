@@ -37,8 +37,7 @@ async def emit(
     event = m.Event(
         kind=kind, audience=audience, subject_id=str(subject_id), data=data, created_at=now
     )
-    await uow.events.insert(event)
-    uow.publish(FEED)
+    await uow.announce(event)
 
 
 # What an event says about the resource it concerns, by the resource's type.

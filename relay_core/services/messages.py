@@ -11,7 +11,7 @@ from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
-from relay_core.services.events import emit, inbox_topic
+from relay_core.services.events import inbox_topic
 
 log = logging.getLogger("relay.messages")
 
@@ -41,11 +41,20 @@ async def require_writable(uow: UnitOfWork, room: m.Room) -> None:
         raise Conflict(f"room '{room.room_id}' is read-only: space '{space.space_id}' is archived")
 
 
-async def announce_direct_message(uow: UnitOfWork, message: m.Message) -> None:
-    """Tell the recipient's feed, and wake its long-polled inbox, once this commits."""
+async def add_direct_message(uow: UnitOfWork, message: m.Message) -> None:
+    """Store a direct message, tell the recipient's feed, and wake its long-polled inbox, once
+    this commits (the message's id is known once the unit is flushed or committed)."""
     assert message.to is not None
-    data = {"message_id": message.message_id, "from_agent": message.from_agent, "to": message.to}
-    await emit(uow, "message.created", message.message_id, data, message.created_at, message.to)
+    await uow.messages.add(message)
+    data = {"from_agent": message.from_agent, "to": message.to}
+    event = m.Event(
+        kind="message.created",
+        audience=message.to,
+        subject_id="",
+        data=data,
+        created_at=message.created_at,
+    )
+    await uow.announce(event, about=message)
     uow.publish(inbox_topic(message.to))
 
 
@@ -78,10 +87,11 @@ class MessagesService(Service):
                 status=status,
                 created_at=self.now(),
             )
-            message = await uow.messages.insert(message)
             if message.to is not None:
-                await announce_direct_message(uow, message)
-            elif self.ctx.config.mirror_bridges:
+                await add_direct_message(uow, message)
+                return message
+            message = await uow.messages.insert(message)
+            if self.ctx.config.mirror_bridges:
                 found = await uow.room_threads.find(eq("room_id", room.room_id))
                 threads[:] = [t for t in found if t.bridge in self.ctx.config.mirror_bridges]
             return message

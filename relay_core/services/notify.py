@@ -25,7 +25,7 @@ from relay_core.services.deliveries import (
     subject_of,
     update_everywhere,
 )
-from relay_core.services.messages import announce_direct_message
+from relay_core.services.messages import add_direct_message
 
 
 async def _replied_notification(
@@ -262,8 +262,7 @@ class NotifyService(Service):
             status="pending",
             created_at=self.now(),
         )
-        message = await uow.messages.insert(message)
-        await announce_direct_message(uow, message)
+        await add_direct_message(uow, message)
         return message
 
     async def list(

@@ -366,5 +366,5 @@ class TasksService(Service):
         event = m.TaskEvent(
             task_id=task.task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
         )
-        await uow.task_events.insert(event)
+        await uow.task_events.add(event)
         await emit(uow, f"task.{kind}", task.task_id, event_data(task), now)

@@ -13,9 +13,23 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Generic
 
+from pydantic import BaseModel
+
+from relay_core import models as m
 from relay_core.errors import StaleWrite
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Expect, Increment, R, TableSpec, UnitOfWork, expected
+from relay_core.ports import (
+    FEED,
+    TABLES,
+    Cond,
+    Expect,
+    Increment,
+    R,
+    TableSpec,
+    UnitOfWork,
+    expected,
+    stamped,
+)
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.rows import ThroughModels
 
@@ -95,6 +109,11 @@ class MemoryTable(ThroughModels, Generic[R]):
         self._rows[key] = record.model_copy(deep=True)
         return record
 
+    async def add(self, record: R) -> None:
+        inserted = await self.insert(record)
+        if inserted is not record:  # the key was generated on a copy
+            setattr(record, self._spec.key, getattr(inserted, self._spec.key))
+
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:
@@ -160,6 +179,8 @@ class MemoryTable(ThroughModels, Generic[R]):
 class MemoryUnitOfWork:
     """Tables bound to one undo log."""
 
+    events: MemoryTable[m.Event]
+
     def __init__(self, storage: MemoryStorage) -> None:
         self._undo = _Undo()
         self._hub = storage.hub
@@ -169,6 +190,13 @@ class MemoryUnitOfWork:
 
     def publish(self, topic: str) -> None:
         self._topics.add(topic)
+
+    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+        await self.events.add(event if about is None else stamped(event, about))
+        self.publish(FEED)
+
+    async def flush(self) -> None:
+        """Nothing is held back."""
 
     async def commit(self, *, durable: bool = True) -> None:
         self._undo.steps.clear()

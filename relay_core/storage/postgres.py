@@ -18,17 +18,31 @@ import logging
 import zlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import orjson
+from pydantic import BaseModel
 from sqlalchemy import Connection, Table, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from relay_core import models as m
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
-from relay_core.ports import TABLES, Cond, Expect, Increment, R, TableSpec, UnitOfWork, expected
+from relay_core.ports import (
+    FEED,
+    SPECS,
+    TABLES,
+    Cond,
+    Expect,
+    Increment,
+    R,
+    TableSpec,
+    UnitOfWork,
+    expected,
+    stamped,
+)
 from relay_core.storage.rows import ThroughModels, decode_json, encode_json, row_builder
 from relay_core.storage.schema import metadata
 
@@ -157,17 +171,120 @@ def _assignments(values: Mapping[str, Any], first: int) -> tuple[str, list[Any]]
     return ", ".join(parts), params
 
 
+class _Unsent(NamedTuple):
+    """A write held back (``Table.add``, ``UnitOfWork.announce``): its table, its record,
+    whether its key is generated, the position among the held writes of the record it names
+    (``about``), and its ordinal in the feed if it adds a row to one."""
+
+    sql: _Sql
+    record: Any
+    generated: bool
+    about: int | None
+    ordinal: int | None
+
+
+class _Composed(NamedTuple):
+    """One statement that inserts a run of held writes: its text, and where each parameter
+    comes from (a held write's position, and its field; None for its feed ordinal)."""
+
+    text: str
+    params: tuple[tuple[int, str | None], ...]
+
+
+def _compose(shape: tuple[tuple[_Sql, bool, int | None], ...]) -> _Composed:
+    """The statement for held writes of this shape: one data-modifying CTE per write, each
+    answering its key; an event about an earlier write takes that write's key as
+    ``ports.stamped`` gives it."""
+    parts: list[str] = []
+    params: list[tuple[int, str | None]] = []
+    for position, (sql, generated, about) in enumerate(shape):
+        names: list[str] = []
+        values: list[str] = []
+        taken: dict[str, str] = {}  # columns whose value comes from the write named
+        if about is not None:
+            named = shape[about][0]
+            key = f"(SELECT {named.key} FROM w{about})"
+            taken = {
+                "subject_id": f"{key}::text",
+                "data": f"jsonb_build_object('{named.spec.key}', {key}) || ",
+            }
+        for column in sql.generated_columns if generated else sql.columns:
+            names.append(_q(column))
+            value = taken.get(column, "")
+            if column != "subject_id" or about is None:
+                params.append((position, column))
+                value += f"${len(params)}"
+            values.append(value)
+        if generated and sql.feed:
+            params.append((position, None))
+            names.append(sql.key)
+            values.append(f"relay_feed_id(${len(params)})")
+        parts.append(
+            f"w{position} AS (INSERT INTO {sql.name} ({', '.join(names)}) "
+            f"VALUES ({', '.join(values)}) RETURNING {sql.key})"
+        )
+    keys = ", ".join(f"(SELECT {sql.key} FROM w{i})" for i, (sql, _, _) in enumerate(shape))
+    return _Composed(f"WITH {', '.join(parts)} SELECT {keys}", tuple(params))
+
+
 class _Transaction:
     """What the tables of one unit of work share: the connection, what to publish, how many
-    feed rows it added, and the feeds it found rows held back in."""
+    feed rows it added, and the feeds it found rows held back in.
 
-    def __init__(self, conn: Any) -> None:
+    A write unit begins its transaction only before its first statement, and holds back the
+    writes nobody needs an answer to yet (``add``, ``announce``) until then, or until it
+    commits: a unit that only adds rows sends them as one statement, its own transaction,
+    with no BEGIN and no COMMIT (one round trip for a message, where there were four)."""
+
+    def __init__(self, conn: Any, write: bool, composed: dict[Any, _Composed]) -> None:
         self.conn = conn
+        self.write = write
+        self.begun = False
+        self.unsent: list[_Unsent] = []
+        self.composed = composed
         self.topics: set[str] = set()
         self.committed = False
         self.feed_rows = 0
         self.held: set[str] = set()
         self.feeds_read: set[str] = set()
+
+    async def ready(self) -> Any:
+        """The connection, ready for a statement of the unit: a write unit's transaction
+        begun, and what it held back sent."""
+        if self.write and not self.begun:
+            await self.conn.execute("BEGIN")
+            self.begun = True
+        if self.unsent:
+            await self.send_unsent()
+        return self.conn
+
+    async def send_unsent(self) -> None:
+        """Insert every held write in one statement, and set the keys they were given."""
+        unsent, self.unsent = self.unsent, []
+        shape = tuple((u.sql, u.generated, u.about) for u in unsent)
+        composed = self.composed.get(shape)
+        if composed is None:
+            composed = self.composed[shape] = _compose(shape)
+        params = [
+            unsent[position].ordinal if field is None else getattr(unsent[position].record, field)
+            for position, field in composed.params
+        ]
+        try:
+            keys = await self.conn.fetchrow(composed.text, *params)
+        except _INTEGRITY as exc:
+            raise StaleWrite(f"{', '.join(u.sql.spec.name for u in unsent)}: {exc}") from exc
+        for u, key in zip(unsent, keys, strict=True):
+            if u.generated:
+                setattr(u.record, u.sql.spec.key, key)
+            if u.about is not None:
+                stamped(u.record, unsent[u.about].record)
+
+    def next_feed_ordinal(self) -> int:
+        ordinal = self.feed_rows
+        if ordinal >= FEED_ORDINALS:
+            raise ValueError(f"a transaction adds at most {FEED_ORDINALS} rows to a feed")
+        self.feed_rows += 1
+        return ordinal
 
 
 class PgTable(ThroughModels, Generic[R]):
@@ -182,7 +299,8 @@ class PgTable(ThroughModels, Generic[R]):
         self._tx = tx
 
     async def get(self, key: Any) -> R | None:
-        row = await self._tx.conn.fetchrow(self._sql.get, key)
+        conn = await self._tx.ready()
+        row = await conn.fetchrow(self._sql.get, key)
         return self._sql.record(row) if row is not None else None
 
     async def insert(self, record: R) -> R:
@@ -193,21 +311,26 @@ class PgTable(ThroughModels, Generic[R]):
         statement = sql.insert_generated if generated else sql.insert_given
         values = [getattr(record, column) for column in columns]
         if generated and sql.feed:
-            values.append(self._next_feed_ordinal())
+            values.append(self._tx.next_feed_ordinal())
+        conn = await self._tx.ready()
         try:
-            key = await self._tx.conn.fetchval(statement, *values)
+            key = await conn.fetchval(statement, *values)
         except _INTEGRITY as exc:
             raise StaleWrite(f"{spec.name}: {exc}") from exc
         if generated:
             setattr(record, spec.key, key)
         return record
 
-    def _next_feed_ordinal(self) -> int:
-        ordinal = self._tx.feed_rows
-        if ordinal >= FEED_ORDINALS:
-            raise ValueError(f"a transaction adds at most {FEED_ORDINALS} rows to a feed")
-        self._tx.feed_rows += 1
-        return ordinal
+    async def add(self, record: R) -> None:
+        self._tx.unsent.append(self.unsent(record, None))
+
+    def unsent(self, record: Any, about: int | None) -> _Unsent:
+        """``record`` as a write held back, naming the held write at ``about`` if given."""
+        assert self._tx.write, "a read unit of work cannot write"
+        sql = self._sql
+        generated = sql.spec.generated_key and not getattr(record, sql.spec.key)
+        ordinal = self._tx.next_feed_ordinal() if generated and sql.feed else None
+        return _Unsent(sql, record, generated, about, ordinal)
 
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
@@ -221,7 +344,8 @@ class PgTable(ThroughModels, Generic[R]):
             lambda: f"UPDATE {sql.name} SET {assigned}{where} RETURNING {sql.listed}",
         )
         try:
-            row = await self._tx.conn.fetchrow(statement, *params, *where_params)
+            conn = await self._tx.ready()
+            row = await conn.fetchrow(statement, *params, *where_params)
         except _INTEGRITY as exc:
             raise StaleWrite(f"{sql.spec.name}: {exc}") from exc
         return sql.record(row) if row is not None else None
@@ -234,13 +358,15 @@ class PgTable(ThroughModels, Generic[R]):
             ("update_where", tuple(values), _incremented(values), _shape(conds)),
             lambda: f"UPDATE {sql.name} SET {assigned}{where}",
         )
-        return _affected(await self._tx.conn.execute(statement, *params, *where_params))
+        conn = await self._tx.ready()
+        return _affected(await conn.execute(statement, *params, *where_params))
 
     async def delete_where(self, conds: Sequence[Cond]) -> int:
         sql = self._sql
         where, params = _where(conds, 1)
         statement = sql.cached(("delete", _shape(conds)), lambda: f"DELETE FROM {sql.name}{where}")
-        return _affected(await self._tx.conn.execute(statement, *params))
+        conn = await self._tx.ready()
+        return _affected(await conn.execute(statement, *params))
 
     async def find(
         self,
@@ -277,7 +403,8 @@ class PgTable(ThroughModels, Generic[R]):
 
         key = ("find", _shape(conds), order_by, descending, limit is not None, skip_locked)
         statement = sql.cached(key, build)
-        rows = await self._tx.conn.fetch(statement, *params)
+        conn = await self._tx.ready()
+        rows = await conn.fetch(statement, *params)
         if sql.feed:
             self._note_feed_read(bool(rows[0][-1]))
             rows = [row for row in rows if row[sql.key_position] is not None]
@@ -296,7 +423,8 @@ class PgTable(ThroughModels, Generic[R]):
         statement = sql.cached(
             ("count", _shape(conds)), lambda: f"SELECT count(*) FROM {sql.name}{where}"
         )
-        return int(await self._tx.conn.fetchval(statement, *params))
+        conn = await self._tx.ready()
+        return int(await conn.fetchval(statement, *params))
 
     async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
         sql = self._sql
@@ -305,7 +433,8 @@ class PgTable(ThroughModels, Generic[R]):
             ("count_by", field, _shape(conds)),
             lambda: f"SELECT {_q(field)}, count(*) FROM {sql.name}{where} GROUP BY {_q(field)}",
         )
-        return {row[0]: row[1] for row in await self._tx.conn.fetch(statement, *params)}
+        conn = await self._tx.ready()
+        return {row[0]: row[1] for row in await conn.fetch(statement, *params)}
 
     async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
         sql = self._sql
@@ -317,7 +446,8 @@ class PgTable(ThroughModels, Generic[R]):
                 f"ORDER BY {_q(field)}, {sql.key} DESC"
             ),
         )
-        found = [sql.record(row) for row in await self._tx.conn.fetch(statement, *params)]
+        conn = await self._tx.ready()
+        found = [sql.record(row) for row in await conn.fetch(statement, *params)]
         return {getattr(record, field): record for record in found}
 
 
@@ -466,8 +596,14 @@ class PgUnitOfWork:
     a read unit runs each statement on its own (READ COMMITTED gives each statement its own
     snapshot either way)."""
 
-    def __init__(self, conn: Any, sqls: Mapping[str, _Sql], hub: Hub, hints: _HintSender) -> None:
-        self._tx = _Transaction(conn)
+    def __init__(
+        self,
+        tx: _Transaction,
+        sqls: Mapping[str, _Sql],
+        hub: Hub,
+        hints: _HintSender,
+    ) -> None:
+        self._tx = tx
         self._sqls = sqls
         self._hub = hub
         self._hints = hints
@@ -485,15 +621,35 @@ class PgUnitOfWork:
     def publish(self, topic: str) -> None:
         self._tx.topics.add(topic)
 
+    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+        unsent = self._tx.unsent
+        position = None
+        if about is not None:
+            if getattr(about, SPECS[type(about)].key):
+                event = stamped(event, about)
+            else:
+                position = next(i for i, u in enumerate(unsent) if u.record is about)
+        unsent.append(self.events.unsent(event, position))
+        self.publish(FEED)
+
+    async def flush(self) -> None:
+        await self._tx.ready()
+
     async def commit(self, *, durable: bool = True) -> None:
-        # Not durable is PostgreSQL's own setting: the COMMIT does not wait for the WAL's flush.
-        await self._tx.conn.execute("COMMIT" if durable else _COMMIT_NOT_WAITING)
-        self._tx.committed = True
-        topics = self._tx.topics
+        tx = self._tx
+        if tx.begun or (tx.unsent and not durable):
+            conn = await tx.ready()
+            # Not durable is PostgreSQL's own setting: the COMMIT does not wait for the WAL's
+            # flush.
+            await conn.execute("COMMIT" if durable else _COMMIT_NOT_WAITING)
+        elif tx.unsent:
+            await tx.send_unsent()  # alone, the statement is its own transaction
+        tx.committed = True
+        topics = tx.topics
         if topics:
             self._hub.publish(topics)
             self._hints.send(topics)
-        self._tx.topics = set()
+        tx.topics = set()
 
 
 class PostgresStorage:
@@ -522,6 +678,7 @@ class PostgresStorage:
         # SQLAlchemy serves Alembic's migrations only; requests go through the asyncpg pool.
         self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=self._connect_args)
         self._sqls = {spec.name: _Sql(spec, metadata.tables[spec.name]) for spec in TABLES}
+        self._composed: dict[Any, _Composed] = {}  # held writes' statements, by their shape
         self._pool: Any = None
         self._pool_lock = asyncio.Lock()
         self._held_reads: dict[str, int] = {}  # feed topic → reads in a row that found rows held
@@ -608,16 +765,16 @@ class PostgresStorage:
         try:
             pool = await self._connections()
             async with pool.acquire() as conn:
-                uow = PgUnitOfWork(conn, self._sqls, self.hub, self._hints)
+                tx = _Transaction(conn, write, self._composed)
+                uow = PgUnitOfWork(tx, self._sqls, self.hub, self._hints)
                 if not write:
                     yield uow  # type: ignore[misc]
-                    self._poke_if_held(uow._tx)
+                    self._poke_if_held(tx)
                     return
-                await conn.execute("BEGIN")
                 try:
                     yield uow  # type: ignore[misc]
                 finally:
-                    if not uow._tx.committed and not conn.is_closed():
+                    if tx.begun and not tx.committed and not conn.is_closed():
                         await conn.execute("ROLLBACK")
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             if _state(exc) in _RETRY_STATES:

@@ -35,6 +35,9 @@ class SqliteTable(Generic[R]):
             setattr(record, spec.key, cursor.lastrowid)
         return record
 
+    async def add(self, record: R) -> None:
+        await self.insert(record)
+
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:

@@ -26,12 +26,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError
 
+from relay_core import models as m
 from relay_core import waiters
 from relay_core.errors import StorageUnavailable
 from relay_core.hub import Hub
-from relay_core.ports import UnitOfWork
+from relay_core.ports import FEED, UnitOfWork, stamped
 from relay_core.storage.sqlite.tables import SqliteTable
 
 if TYPE_CHECKING:
@@ -223,6 +225,8 @@ class Writer:
 class WriteUnit:
     """A unit of work on the writer connection; its tables are attributes."""
 
+    events: SqliteTable[m.Event]
+
     def __init__(self, writer: Writer, tables: dict[str, SqliteTable[Any]], path: Path) -> None:
         self.__dict__.update(tables)
         self._writer = writer
@@ -249,6 +253,13 @@ class WriteUnit:
 
     def publish(self, topic: str) -> None:
         self._topics.add(topic)
+
+    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+        await self.events.add(event if about is None else stamped(event, about))
+        self.publish(FEED)
+
+    async def flush(self) -> None:
+        """Nothing is held back: every verb runs to completion."""
 
     async def commit(self, *, durable: bool = True) -> None:
         if not self._open:
@@ -289,6 +300,12 @@ class ReadUnit:
 
     def publish(self, topic: str) -> None:
         raise RuntimeError("a read unit of work cannot publish")
+
+    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+        raise RuntimeError("a read unit of work cannot write")
+
+    async def flush(self) -> None:
+        """Nothing to store: a read unit writes nothing."""
 
     async def commit(self, *, durable: bool = True) -> None:
         """Nothing to make durable: a read unit ends when it is left."""
