@@ -198,30 +198,25 @@ def _compose(shape: tuple[tuple[_Sql, bool, int | None], ...]) -> _Composed:
     parts: list[str] = []
     params: list[tuple[int, str | None]] = []
     for position, (sql, generated, about) in enumerate(shape):
-        names: list[str] = []
-        values: list[str] = []
-        taken: dict[str, str] = {}  # columns whose value comes from the write named
-        if about is not None:
-            named = shape[about][0]
-            key = f"(SELECT {named.key} FROM w{about})"
-            taken = {
-                "subject_id": f"{key}::text",
-                "data": f"jsonb_build_object('{named.spec.key}', {key}) || ",
-            }
+        named = shape[about][0] if about is not None else None  # the write an event is about
+        key = f"(SELECT {named.key} FROM w{about})" if named else ""
+        values: dict[str, str] = {}  # column → its value's SQL
         for column in sql.generated_columns if generated else sql.columns:
-            names.append(_q(column))
-            value = taken.get(column, "")
-            if column != "subject_id" or about is None:
-                params.append((position, column))
-                value += f"${len(params)}"
-            values.append(value)
+            if named and column == "subject_id":
+                values[_q(column)] = f"{key}::text"
+                continue
+            params.append((position, column))
+            values[_q(column)] = f"${len(params)}"
+            if named and column == "data":
+                values[_q(column)] = (
+                    f"jsonb_build_object('{named.spec.key}', {key}) || ${len(params)}"
+                )
         if generated and sql.feed:
             params.append((position, None))
-            names.append(sql.key)
-            values.append(f"relay_feed_id(${len(params)})")
+            values[sql.key] = f"relay_feed_id(${len(params)})"
         parts.append(
-            f"w{position} AS (INSERT INTO {sql.name} ({', '.join(names)}) "
-            f"VALUES ({', '.join(values)}) RETURNING {sql.key})"
+            f"w{position} AS (INSERT INTO {sql.name} ({', '.join(values)}) "
+            f"VALUES ({', '.join(values.values())}) RETURNING {sql.key})"
         )
     keys = ", ".join(f"(SELECT {sql.key} FROM w{i})" for i, (sql, _, _) in enumerate(shape))
     return _Composed(f"WITH {', '.join(parts)} SELECT {keys}", tuple(params))
@@ -628,7 +623,9 @@ class PgUnitOfWork:
             if getattr(about, SPECS[type(about)].key):
                 event = stamped(event, about)
             else:
-                position = next(i for i, u in enumerate(unsent) if u.record is about)
+                position = next((i for i, u in enumerate(unsent) if u.record is about), None)
+                if position is None:
+                    raise ValueError("an event is about a record this unit added, or a stored one")
         unsent.append(self.events.unsent(event, position))
         self.publish(FEED)
 

@@ -317,3 +317,75 @@ async def test_exclusive_has_one_holder_at_a_time(storage: Storage) -> None:
             assert unrelated is True
     async with storage.exclusive("poller") as again:
         assert again is True
+
+
+async def test_added_records_have_their_keys_once_flushed_or_committed(storage: Storage) -> None:
+    await seed_agents(storage, "to")
+    first, second = message("to", "first"), message("to", "second")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.messages.add(first)
+        await uow.flush()
+        assert first.message_id > 0
+        await uow.messages.add(second)
+        await uow.commit()
+    assert second.message_id > first.message_id
+    async with storage.unit_of_work(write=False) as uow:
+        stored = await uow.messages.find(eq("to", "to"))
+    assert [(s.message_id, s.text) for s in stored] == [
+        (first.message_id, "first"),
+        (second.message_id, "second"),
+    ]
+
+
+async def test_an_announced_event_names_the_record_it_is_about(storage: Storage) -> None:
+    await seed_agents(storage, "to")
+    added, inserted = message("to", "added"), message("to", "inserted")
+    told = [
+        m.Event(kind="told", audience="to", subject_id="", data={"n": n}, created_at=NOW)
+        for n in (1, 2)
+    ]
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.messages.add(added)  # its key not known yet
+        await uow.announce(told[0], about=added)
+        await uow.messages.insert(inserted)  # its key known at once
+        await uow.announce(told[1], about=inserted)
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        events = await uow.events.find(order_by="event_id")
+    assert [(e.event_id, e.subject_id, e.data) for e in events] == [
+        (told[0].event_id, str(added.message_id), {"message_id": added.message_id, "n": 1}),
+        (told[1].event_id, str(inserted.message_id), {"message_id": inserted.message_id, "n": 2}),
+    ]
+    assert 0 < told[0].event_id < told[1].event_id
+
+
+async def test_held_writes_are_seen_by_their_unit_and_end_with_it(storage: Storage) -> None:
+    await seed_agents(storage, "to")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.messages.add(message("to"))
+        assert await uow.messages.count(eq("to", "to")) == 1
+    with pytest.raises(RuntimeError):
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.messages.add(message("to"))
+            raise RuntimeError("boom")
+    async with storage.unit_of_work(write=False) as uow:
+        assert await uow.messages.count(eq("to", "to")) == 0
+
+
+async def test_a_held_write_that_conflicts_is_a_stale_write(storage: Storage) -> None:
+    await seed_agents(storage, "dup")
+    with pytest.raises(StaleWrite):
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.agents.add(agent("dup"))
+            await uow.commit()
+
+
+async def test_held_writes_committed_without_waiting_are_kept(storage: Storage) -> None:
+    await seed_agents(storage, "to")
+    added = message("to")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.messages.add(added)
+        await uow.commit(durable=False)
+    assert added.message_id > 0
+    async with storage.unit_of_work(write=True) as uow:
+        assert await uow.messages.get(added.message_id) is not None

@@ -1,0 +1,95 @@
+"""The statements a unit of work sends PostgreSQL: writes held back until a statement or the
+commit needs them, and a unit that only adds rows sent as one statement, its own transaction."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+import pytest
+
+from relay_core import models as m
+from relay_core.ports import eq
+from relay_core.storage.postgres import PostgresStorage
+from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage
+
+pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
+
+NOW = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+@pytest.fixture
+async def storage(sqlite_url: str) -> AsyncIterator[PostgresStorage]:
+    store, (url, schema) = await make_storage("postgres", sqlite_url)
+    assert isinstance(store, PostgresStorage)
+    async with store.unit_of_work(write=True) as uow:  # the pool open, an agent to write to
+        await uow.agents.insert(m.Agent(agent_id="to", created_at=NOW, updated_at=NOW))
+        await uow.commit()
+    yield store
+    await store.close()
+    await _drop_schema(url, schema)
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The first words of every statement sent on a connection from now on (but the hints
+    to other instances, which go on a connection of their own)."""
+    statements: list[str] = []
+
+    def spy(original: Callable[..., Any]) -> Callable[..., Any]:
+        def sending(conn: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+            if "pg_notify" not in query:
+                statements.append(" ".join(query.split()[:3]))
+            return original(conn, query, *args, **kwargs)
+
+        return sending
+
+    for verb in ("execute", "fetch", "fetchrow", "fetchval"):
+        monkeypatch.setattr(asyncpg.Connection, verb, spy(getattr(asyncpg.Connection, verb)))
+    return statements
+
+
+def direct(text: str) -> m.Message:
+    return m.Message(from_agent="to", to="to", text=text, status="pending", created_at=NOW)
+
+
+def created() -> m.Event:
+    return m.Event(kind="message.created", audience="to", subject_id="", created_at=NOW)
+
+
+async def test_a_unit_that_only_adds_is_one_statement(
+    storage: PostgresStorage, sent: list[str]
+) -> None:
+    message = direct("one round trip")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.messages.add(message)
+        await uow.announce(created(), about=message)
+        await uow.commit()
+    assert sent == ["WITH w0 AS"]
+    async with storage.unit_of_work(write=False) as uow:
+        events = await uow.events.find(eq("subject_id", str(message.message_id)))
+    assert [e.data for e in events] == [{"message_id": message.message_id}]
+
+
+async def test_held_writes_go_after_the_begin_before_the_next_statement(
+    storage: PostgresStorage, sent: list[str]
+) -> None:
+    message = direct("held")
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.messages.add(message)
+        await uow.announce(created(), about=message)
+        assert await uow.messages.count(eq("to", "to")) == 1
+        await uow.commit()
+    assert sent == ["BEGIN", "WITH w0 AS", "SELECT count(*) FROM", "COMMIT"]
+
+
+async def test_a_unit_that_writes_nothing_sends_nothing(
+    storage: PostgresStorage, sent: list[str]
+) -> None:
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.commit()
+    async with storage.unit_of_work(write=True):
+        pass
+    assert sent == []
