@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from relay_core import models as m
-from relay_core.ports import eq
+from relay_core.ports import UnitOfWork, eq
 from relay_core.storage.postgres import PostgresStorage
 from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage
 
@@ -51,21 +51,20 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return statements
 
 
-def direct(text: str) -> m.Message:
-    return m.Message(from_agent="to", to="to", text=text, status="pending", created_at=NOW)
-
-
-def created() -> m.Event:
-    return m.Event(kind="message.created", audience="to", subject_id="", created_at=NOW)
+async def add_message(uow: UnitOfWork, text: str) -> m.Message:
+    """A direct message and its event, as the messages service adds them."""
+    message = m.Message(from_agent="to", to="to", text=text, status="pending", created_at=NOW)
+    await uow.messages.add(message)
+    event = m.Event(kind="message.created", audience="to", subject_id="", created_at=NOW)
+    await uow.announce(event, about=message)
+    return message
 
 
 async def test_a_unit_that_only_adds_is_one_statement(
     storage: PostgresStorage, sent: list[str]
 ) -> None:
-    message = direct("one round trip")
     async with storage.unit_of_work(write=True) as uow:
-        await uow.messages.add(message)
-        await uow.announce(created(), about=message)
+        message = await add_message(uow, "one round trip")
         await uow.commit()
     assert sent == ["WITH w0 AS"]
     async with storage.unit_of_work(write=False) as uow:
@@ -76,10 +75,8 @@ async def test_a_unit_that_only_adds_is_one_statement(
 async def test_held_writes_go_after_the_begin_before_the_next_statement(
     storage: PostgresStorage, sent: list[str]
 ) -> None:
-    message = direct("held")
     async with storage.unit_of_work(write=True) as uow:
-        await uow.messages.add(message)
-        await uow.announce(created(), about=message)
+        await add_message(uow, "held")
         assert await uow.messages.count(eq("to", "to")) == 1
         await uow.commit()
     assert sent == ["BEGIN", "WITH w0 AS", "SELECT count(*) FROM", "COMMIT"]
