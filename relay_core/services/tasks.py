@@ -65,17 +65,26 @@ async def _reopen_lapsed(uow: UnitOfWork, task: m.Task, now: datetime) -> m.Task
     )
     if reopened is None:
         raise StaleWrite("task changed while reaping")
-    await emit(uow, "task.lease_expired", task.task_id, event_data(reopened), now)
-    await uow.task_events.insert(
-        m.TaskEvent(
-            task_id=task.task_id,
-            agent_id=task.claimed_by,
-            kind="lease_expired",
-            message=f"the lease of agent '{task.claimed_by}' lapsed; the task is open again",
-            created_at=now,
-        )
-    )
+    holder = task.claimed_by
+    lapsed = f"the lease of agent '{holder}' lapsed; the task is open again"
+    await _trail(uow, reopened, holder, "lease_expired", lapsed, now)
     return reopened
+
+
+async def _trail(
+    uow: UnitOfWork,
+    task: m.Task,
+    agent_id: str | None,
+    kind: str,
+    message: str | None,
+    now: datetime,
+) -> None:
+    """Note a state change, made at ``now``, on the task's trail and in the event feed."""
+    event = m.TaskEvent(
+        task_id=task.task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
+    )
+    await uow.task_events.add(event)
+    await emit(uow, f"task.{kind}", task.task_id, event_data(task), now)
 
 
 async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
@@ -267,7 +276,7 @@ class TasksService(Service):
                 self._require_assignable(claimed, agent_id)  # else the unit rolls back
             if agent_id != caller.agent_id:  # an agent's own token proves it registered
                 await require_registered(uow, agent_id, self.ctx.registered)
-            await self._trail(uow, claimed, agent_id, "claimed", f"lease {lease}s", now)
+            await _trail(uow, claimed, agent_id, "claimed", f"lease {lease}s", now)
             return claimed
 
         return await self.write(work)
@@ -348,23 +357,7 @@ class TasksService(Service):
             values, kind = change(task, now)
             finished = await self._guarded_update(uow, task, values | {"lease_expires_at": None})
             message = None if kind == "completed" else body.error
-            await self._trail(uow, finished, agent_id, kind, message, now)
+            await _trail(uow, finished, agent_id, kind, message, now)
             return finished
 
         return await self.write(work)
-
-    async def _trail(
-        self,
-        uow: UnitOfWork,
-        task: m.Task,
-        agent_id: str,
-        kind: str,
-        message: str | None,
-        now: datetime,
-    ) -> None:
-        """Note a state change, made at ``now``, on the task's trail and in the event feed."""
-        event = m.TaskEvent(
-            task_id=task.task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
-        )
-        await uow.task_events.add(event)
-        await emit(uow, f"task.{kind}", task.task_id, event_data(task), now)
