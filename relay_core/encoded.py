@@ -1,8 +1,9 @@
 """Answers a service writes as JSON itself: the hot reads' pages.
 
 A page of a hundred rows built as models and then serialised spent most of its time on the
-models. The rows of these pages come from storage already as JSON (``Table.find_encoded``), and
-the page around them is written once, with the rows embedded as they are. The response model
+models. The rows of these pages come from storage already as JSON (``Table.find_encoded``, or
+one array of them: ``Table.find_encoded_array``), and the page around them is written once,
+with the rows embedded as they are. The response model
 still names the shape (the OpenAPI document, the clients).
 """
 
@@ -13,12 +14,12 @@ from typing import Any, Generic
 import orjson
 from pydantic.fields import FieldInfo
 
-from relay_core.ports import Encoded, R
+from relay_core.ports import Encoded, EncodedArray, R
 
 
 class EncodedResponse(Generic[R]):
-    """A response of ``model``'s shape with every field given: plain JSON values, and lists of
-    encoded records for the model's lists of records."""
+    """A response of ``model``'s shape with every field given: plain JSON values, and encoded
+    records (a list of them, or one array) for the model's lists of records."""
 
     def __init__(self, model: type[R], **fields: Any) -> None:
         if fields.keys() != model.model_fields.keys():
@@ -43,6 +44,8 @@ def _left_out(field: FieldInfo, value: Any) -> bool:
 
 
 def _embedded(value: Any) -> Any:
+    if isinstance(value, EncodedArray):
+        return orjson.Fragment(value.json)
     if isinstance(value, list) and value and isinstance(value[0], Encoded):
         return [orjson.Fragment(record.json) for record in value]
     return value

@@ -2,9 +2,9 @@
 
 Storage is deliberately small: every table offers the same verbs over the resource models of
 ``relay_core.models``; the domain queries live in the services, written once for every adapter.
-The hot lists read their rows as JSON (``find_encoded``): a page answered as stored costs no
-model per row. ``update(..., expect=...)`` is a compare-and-set, which is what makes a claim or a
-decision exactly-once on any database.
+The hot lists read their rows as JSON (``find_encoded``, ``find_encoded_array``): a page
+answered as stored costs no model per row. ``update(..., expect=...)`` is a compare-and-set,
+which is what makes a claim or a decision exactly-once on any database.
 """
 
 from __future__ import annotations
@@ -75,6 +75,14 @@ class Encoded(NamedTuple):
     """A record as the JSON ``model_dump_json`` gives for its model, and its key."""
 
     key: Any
+    json: str
+
+
+class EncodedArray(NamedTuple):
+    """Records as one JSON array, as ``model_dump_json`` writes a list of their model, and how
+    many it holds."""
+
+    length: int
     json: str
 
 
@@ -154,6 +162,13 @@ class Table(Protocol[R]):
         limit: int | None = None,
     ) -> list[Encoded]:
         """The records ``find`` would give, as JSON."""
+        ...
+
+    async def find_encoded_array(
+        self, *conds: Cond, limit: int | None = None, newest: bool = False
+    ) -> EncodedArray:
+        """The records matching all ``conds``, in key order, as one JSON array: the first
+        ``limit`` of them, or with ``newest`` the last ``limit``."""
         ...
 
     async def count(self, *conds: Cond) -> int:

@@ -11,7 +11,7 @@ from relay_core.coalesce import Coalescer
 from relay_core.encoded import EncodedResponse
 from relay_core.errors import NotFound, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import Encoded, Increment, UnitOfWork, eq, in_
+from relay_core.ports import EncodedArray, Increment, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import inbox_topic
@@ -176,7 +176,7 @@ class AgentsService(Service):
                 limit=limit,
                 skip_locked=True,
             )
-            messages: list[Encoded] = []
+            messages = EncodedArray(0, "[]")
             if not found:  # found ones prove the agent exists: "to" is a foreign key
                 await require_registered(uow, agent_id, self.ctx.registered)
             else:
@@ -189,9 +189,9 @@ class AgentsService(Service):
                         [in_("message_id", pending)],
                         {"status": "delivered", "delivered_at": self.now()},
                     )
-                messages = await uow.messages.find_encoded(read)
+                messages = await uow.messages.find_encoded_array(read)
             return EncodedResponse(
-                m.InboxResponse, agent_id=agent_id, messages=messages, count=len(messages)
+                m.InboxResponse, agent_id=agent_id, messages=messages, count=messages.length
             )
 
         async def fetch() -> EncodedResponse[m.InboxResponse]:

@@ -57,12 +57,11 @@ class RoomsService(Service):
         async def work(uow: UnitOfWork) -> EncodedResponse[m.RoomMessagesResponse]:
             room = await require_room(uow, room_id)
             await require_member(uow, caller, room, caller.name)
-            newest = await uow.messages.find_encoded(
-                eq("room_id", room_id), order_by="message_id", descending=True, limit=limit
+            newest = await uow.messages.find_encoded_array(
+                eq("room_id", room_id), limit=limit, newest=True
             )
-            newest.reverse()
             return EncodedResponse(
-                m.RoomMessagesResponse, room_id=room_id, messages=newest, count=len(newest)
+                m.RoomMessagesResponse, room_id=room_id, messages=newest, count=newest.length
             )
 
         return await self.read(work)

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from relay_core.ports import Cond, Encoded, TableSpec
+from relay_core.ports import Cond, Encoded, EncodedArray, TableSpec
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
@@ -80,8 +80,9 @@ def params_writer(
 
 
 class ThroughModels:
-    """``find_values`` and ``find_encoded`` for an adapter that reads records as models, both
-    through its ``find`` (the memory store; PostgreSQL, whose reads are not the hot ones)."""
+    """``find_values``, ``find_encoded`` and ``find_encoded_array`` for an adapter that reads
+    records as models, through its ``find`` (the memory store; PostgreSQL, whose reads are not
+    the hot ones)."""
 
     _spec: TableSpec
     find: Callable[..., Awaitable[list[Any]]]
@@ -110,6 +111,14 @@ class ThroughModels:
         found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
         key = self._spec.key
         return [Encoded(getattr(record, key), record.model_dump_json()) for record in found]
+
+    async def find_encoded_array(
+        self, *conds: Cond, limit: int | None = None, newest: bool = False
+    ) -> EncodedArray:
+        found = await self.find(*conds, descending=newest, limit=limit)
+        if newest:
+            found.reverse()
+        return EncodedArray(len(found), f"[{','.join(r.model_dump_json() for r in found)}]")
 
 
 def encode_json(value: Any) -> str:

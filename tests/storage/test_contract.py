@@ -6,6 +6,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from pydantic import TypeAdapter
 
 from relay_core import models as m
 from relay_core.errors import StaleWrite
@@ -177,6 +178,29 @@ async def test_values_and_json_are_those_of_find(storage: Storage) -> None:
         assert [x.message_id for x in found] == [key for key, _ in encoded]
         assert [text for _, text in encoded] == [x.model_dump_json() for x in found]
     assert [x.text for x in found] == ["4", "3"] and found[1].delivery_count == 2
+
+
+async def test_an_encoded_array_is_the_json_of_the_models_in_key_order(storage: Storage) -> None:
+    """``find_encoded_array``: the records in key order, as ``model_dump_json`` writes their
+    list: the first ``limit``, or the newest; all of them without one; ``[]`` for none."""
+    await seed_agents(storage, "j", "k")
+    async with storage.unit_of_work(write=True) as uow:
+        for to, text in [("j", "1"), ("k", "2"), ("j", "3"), ("j", "4"), ("j", "5")]:
+            await uow.messages.insert(message(to, text))
+        await uow.commit()
+    adapter = TypeAdapter(list[m.Message])
+    async with storage.unit_of_work(write=False) as uow:
+        mine = await uow.messages.find(eq("to", "j"))
+        arrays = {
+            "all": await uow.messages.find_encoded_array(eq("to", "j")),
+            "first": await uow.messages.find_encoded_array(eq("to", "j"), limit=2),
+            "newest": await uow.messages.find_encoded_array(eq("to", "j"), limit=3, newest=True),
+            "none": await uow.messages.find_encoded_array(eq("to", "nobody"), limit=3),
+        }
+    expected = {"all": mine, "first": mine[:2], "newest": mine[1:], "none": []}
+    for name, array in arrays.items():
+        assert array.json.encode() == adapter.dump_json(expected[name]), name
+        assert array.length == len(expected[name]), name
 
 
 async def test_a_commit_not_waiting_for_the_disk_is_kept(storage: Storage) -> None:

@@ -110,8 +110,8 @@ class TableSql:
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {quote(spec.key)} = ?"
         self.key = quote(spec.key)
         # What find_encoded reads: the row's JSON as its column keeps it, else written now.
-        encoded = json_object(spec.model, table) if json_column is None else quote(json_column)
-        self.json = f"{self.key}, {encoded}"
+        self.encoded = json_object(spec.model, table) if json_column is None else quote(json_column)
+        self.json = f"{self.key}, {self.encoded}"
         self._cache: dict[tuple[Any, ...], str] = {}
         self._params: dict[tuple[str, ...], Callable[[Any], list[Any]]] = {}
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
-from relay_core.ports import Cond, Encoded, Expect, Increment, R, expected
+from relay_core.ports import Cond, Encoded, EncodedArray, Expect, Increment, R, expected
 from relay_core.storage.sqlite.sql import TableSql, quote, shape
 
 
@@ -109,6 +109,52 @@ class SqliteTable(Generic[R]):
         rows = self._select(self._sql.json, conds, order_by, descending, limit)
         return [Encoded(key, text) for key, text in rows]
 
+    async def find_encoded_array(
+        self, *conds: Cond, limit: int | None = None, newest: bool = False
+    ) -> EncodedArray:
+        # One row for the whole array: a row a step costs the sqlite3 module a tuple, two values
+        # and a turn of the GIL, and the answer a Python object per record (a page of a hundred
+        # messages: 260 against 196 µs in SQLite alone).
+        sql = self._sql
+
+        def build() -> str:
+            # The rows always have a LIMIT (-1: none) so that their ORDER BY holds: SQLite may
+            # drop a FROM subquery's ORDER BY, or fold the subquery into the outer one, unless
+            # it has a LIMIT; group_concat then joins them in that order.
+            rows = self._select_text(
+                f"{sql.key} AS k, {sql.encoded} AS j", conds, None, newest, True
+            )
+            ordered = f"SELECT j FROM ({rows}) ORDER BY k" if newest else rows
+            array = "'[' || coalesce(group_concat(j, ','), '') || ']'"
+            return f"SELECT count(*), {array} FROM ({ordered})"
+
+        text = sql.cached(("array", shape(conds), newest), build)
+        params = sql.where_params(conds)
+        params.append(-1 if limit is None else limit)
+        count, array = self._conn.execute(text, params).fetchone()
+        return EncodedArray(count, array)
+
+    def _select_text(
+        self,
+        selected: str,
+        conds: Sequence[Cond],
+        order_by: str | None,
+        descending: bool,
+        limited: bool,
+    ) -> str:
+        sql = self._sql
+
+        def build() -> str:
+            direction = " DESC" if descending else ""
+            order = [quote(order_by)] if order_by else []
+            order.append(sql.key)
+            ordered = ", ".join(f"{column}{direction}" for column in order)
+            bounded = " LIMIT ?" if limited else ""
+            where = sql.where(conds)
+            return f"SELECT {selected} FROM {sql.name}{where} ORDER BY {ordered}{bounded}"
+
+        return sql.cached(("select", selected, shape(conds), order_by, descending, limited), build)
+
     def _select(
         self,
         selected: str,
@@ -117,20 +163,8 @@ class SqliteTable(Generic[R]):
         descending: bool,
         limit: int | None,
     ) -> sqlite3.Cursor:
-        sql = self._sql
-
-        def build() -> str:
-            direction = " DESC" if descending else ""
-            order = [quote(order_by)] if order_by else []
-            order.append(sql.key)
-            ordered = ", ".join(f"{column}{direction}" for column in order)
-            bounded = " LIMIT ?" if limit is not None else ""
-            where = sql.where(conds)
-            return f"SELECT {selected} FROM {sql.name}{where} ORDER BY {ordered}{bounded}"
-
-        shaped = ("select", selected, shape(conds), order_by, descending, limit is not None)
-        text = sql.cached(shaped, build)
-        params = sql.where_params(conds)
+        text = self._select_text(selected, conds, order_by, descending, limit is not None)
+        params = self._sql.where_params(conds)
         if limit is not None:
             params.append(limit)
         return self._conn.execute(text, params)
