@@ -118,6 +118,12 @@ class Table(Protocol[R]):
         conditions); None otherwise."""
         ...
 
+    async def update_encoded(
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
+    ) -> Encoded | None:
+        """``update``, answering the record as JSON (what a caller that only answers it needs)."""
+        ...
+
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
         """Set ``values`` on every record matching all ``conds``; the number changed."""
         ...

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from relay_core import idempotency
 from relay_core.encoded import EncodedResponse
 from relay_core.operations import OPERATIONS, Operation
+from relay_core.ports import Encoded
 from relay_server.authentication import authenticate
 from relay_server.clients import remote
 from relay_server.keys import CALLER, CALLER_LIMIT, ENROLL_LIMIT, SERVICES
@@ -76,7 +77,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             if caller is not None and kwargs.get("wait"):
                 # A long-poll outlives the authentication it began with: a rotation ends it.
                 call = services.access.until_revoked(caller, call)
-            result: BaseModel | EncodedResponse[Any] = await call
+            result: BaseModel | EncodedResponse[Any] | Encoded = await call
         except idempotency.Replay as replay:
             return web.Response(
                 body=replay.body.encode(),
@@ -84,15 +85,18 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
                 content_type="application/json",
                 headers={"Idempotent-Replayed": "true"},
             )
-        return web.Response(
-            body=result.json()
-            if isinstance(result, EncodedResponse)
-            else result.model_dump_json().encode(),
-            status=op.status,
-            content_type="application/json",
-        )
+        return web.Response(body=_json(result), status=op.status, content_type="application/json")
 
     return handler
+
+
+def _json(result: BaseModel | EncodedResponse[Any] | Encoded) -> bytes:
+    """A service's answer as the response body."""
+    if isinstance(result, BaseModel):
+        return result.model_dump_json().encode()
+    if isinstance(result, Encoded):  # one record, as stored
+        return result.json.encode()
+    return result.json()
 
 
 def add_routes(app: web.Application) -> None:

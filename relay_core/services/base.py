@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from relay_core import idempotency
 from relay_core.config import CoreConfig
 from relay_core.errors import Conflict, StaleWrite
-from relay_core.ports import Bridge, Storage, UnitOfWork
+from relay_core.ports import Bridge, Encoded, Storage, UnitOfWork
 
 T = TypeVar("T")
 
@@ -110,10 +110,12 @@ class Service:
                         await idempotency.check(uow, once, self.now(), ttl)
                     result = await work(uow)
                     keep = once is not None and final and not once.recorded
-                    if keep and isinstance(result, BaseModel):
+                    if keep and isinstance(result, BaseModel | Encoded):
                         assert once is not None
                         await uow.flush()  # the answer holds the keys of what was added
-                        body = result.model_dump_json()
+                        body = (
+                            result.json if isinstance(result, Encoded) else result.model_dump_json()
+                        )
                         await idempotency.record(uow, once, body, self.now(), ttl)
                     await uow.commit(durable=durable)
                     if once is not None:

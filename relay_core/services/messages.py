@@ -8,7 +8,7 @@ from relay_core import models as m
 from relay_core.auth import Caller
 from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.ports import Encoded, UnitOfWork, eq, in_
 from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import inbox_topic
@@ -114,14 +114,14 @@ class MessagesService(Service):
                 "room post %s not mirrored on %s: %s", message.message_id, bridge.name, exc.detail
             )
 
-    async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message:
+    async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message | Encoded:
         """Acknowledge a direct message; acknowledging twice answers the same."""
         agent_id = caller.the_agent(body.agent_id)
 
-        async def work(uow: UnitOfWork) -> m.Message:
+        async def work(uow: UnitOfWork) -> m.Message | Encoded:
             # Most acks are of an unacked message of the caller: ack it first, read it only if
-            # it was not (missing, another's, or acked before).
-            acked = await uow.messages.update(
+            # it was not (missing, another's, or acked before). Answered as stored.
+            acked = await uow.messages.update_encoded(
                 message_id,
                 {"status": "acked", "acked_at": self.now()},
                 expect=[eq("to", agent_id), in_("status", UNACKED)],

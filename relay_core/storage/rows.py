@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from relay_core.ports import Cond, Encoded, EncodedArray, TableSpec
+from relay_core.ports import Cond, Encoded, EncodedArray, Expect, TableSpec
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
@@ -80,12 +80,19 @@ def params_writer(
 
 
 class ThroughModels:
-    """``find_values``, ``find_encoded`` and ``find_encoded_array`` for an adapter that reads
-    records as models, through its ``find`` (the memory store; PostgreSQL, whose reads are not
-    the hot ones)."""
+    """``find_values``, ``find_encoded``, ``find_encoded_array`` and ``update_encoded`` for an
+    adapter that reads records as models, through its ``find`` and ``update`` (the memory store;
+    PostgreSQL, whose answers are not the hot ones)."""
 
     _spec: TableSpec
     find: Callable[..., Awaitable[list[Any]]]
+    update: Callable[..., Awaitable[Any]]
+
+    async def update_encoded(
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
+    ) -> Encoded | None:
+        record = await self.update(key, values, expect=expect)
+        return None if record is None else Encoded(key, record.model_dump_json())
 
     async def find_values(
         self,

@@ -103,6 +103,33 @@ async def test_update_with_expect_is_compare_and_set(storage: Storage) -> None:
     assert hit is not None and hit.status == "acked" and hit.acked_at == NOW
 
 
+async def test_an_encoded_update_answers_the_updated_record_as_json(storage: Storage) -> None:
+    """``update_encoded`` sets what ``update`` sets, under the same guard, and answers the
+    record as ``model_dump_json`` writes it (a task's, from the JSON SQLite keeps of it)."""
+    await seed_agents(storage, "u")
+    async with storage.unit_of_work(write=True) as uow:
+        msg = await uow.messages.insert(message("u"))
+        task = await uow.tasks.insert(
+            m.Task(title="t", created_by="u", created_at=NOW, updated_at=NOW)
+        )
+        missed = await uow.messages.update_encoded(
+            msg.message_id, {"status": "acked"}, expect={"status": "delivered"}
+        )
+        acked = await uow.messages.update_encoded(
+            msg.message_id, {"status": "acked", "acked_at": NOW}, expect={"status": "pending"}
+        )
+        claimed = await uow.tasks.update_encoded(
+            task.task_id, {"status": "claimed", "claimed_by": "u", "attempts": Increment()}
+        )
+        stored_message = await uow.messages.get(msg.message_id)
+        stored_task = await uow.tasks.get(task.task_id)
+        await uow.commit()
+    assert missed is None and stored_message is not None and stored_task is not None
+    assert acked == (msg.message_id, stored_message.model_dump_json())
+    assert claimed == (task.task_id, stored_task.model_dump_json())
+    assert stored_message.status == "acked" and stored_task.attempts == 1
+
+
 async def test_expect_none_matches_null(storage: Storage) -> None:
     await seed_agents(storage, "n")
     async with storage.unit_of_work(write=True) as uow:

@@ -41,21 +41,33 @@ class SqliteTable(Generic[R]):
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
     ) -> R | None:
+        row = self._update(key, values, expect, self._sql.listed)
+        return self._sql.record(row) if row is not None else None
+
+    async def update_encoded(
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
+    ) -> Encoded | None:
+        row = self._update(key, values, expect, self._sql.json)
+        return Encoded(*row) if row is not None else None
+
+    def _update(
+        self, key: Any, values: Mapping[str, Any], expect: Expect | None, returning: str
+    ) -> Any:
+        """The row ``returning`` selects of the record updated, or None."""
         sql = self._sql
         guards = [Cond(sql.spec.key, "eq", key), *expected(expect)]
         text = sql.cached(
-            ("update", tuple(values), _incremented(values), shape(guards)),
+            ("update", tuple(values), _incremented(values), shape(guards), returning),
             lambda: (
                 f"UPDATE {sql.name} SET {sql.assignments(values)}{sql.where(guards)}"
-                f" RETURNING {sql.listed}"
+                f" RETURNING {returning}"
             ),
         )
         params = sql.assignment_params(values) + sql.where_params(guards)
         try:
-            row = self._conn.execute(text, params).fetchone()
+            return self._conn.execute(text, params).fetchone()
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"{sql.spec.name}: {exc}") from exc
-        return sql.record(row) if row is not None else None
 
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
         sql = self._sql
