@@ -8,7 +8,7 @@ when no event can later appear below it (docs/behaviour.md), so a cursor never s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -50,7 +50,13 @@ EVENT_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
 
 def event_data(resource: BaseModel) -> dict[str, Any]:
     """What an event says about ``resource``: its id and the fields that tell its state."""
-    return {name: getattr(resource, name) for name in EVENT_FIELDS[type(resource)]}
+    return event_data_of(type(resource), vars(resource))
+
+
+def event_data_of(model: type[BaseModel], values: Mapping[str, Any]) -> dict[str, Any]:
+    """What an event says about a ``model`` whose fields have ``values`` (at least those the
+    event tells)."""
+    return {name: values[name] for name in EVENT_FIELDS[model]}
 
 
 async def announce_approval(

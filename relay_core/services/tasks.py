@@ -19,10 +19,10 @@ from relay_core.auth import Caller
 from relay_core.encoded import EncodedResponse
 from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
-from relay_core.ports import Cond, Increment, UnitOfWork, eq, gt, in_, lt
+from relay_core.ports import Cond, Encoded, Increment, UnitOfWork, eq, gt, in_, lt
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
-from relay_core.services.events import emit, event_data
+from relay_core.services.events import emit, event_data, event_data_of
 from relay_core.services.messages import require_room
 
 T = TypeVar("T")
@@ -67,24 +67,26 @@ async def _reopen_lapsed(uow: UnitOfWork, task: m.Task, now: datetime) -> m.Task
         raise StaleWrite("task changed while reaping")
     holder = task.claimed_by
     lapsed = f"the lease of agent '{holder}' lapsed; the task is open again"
-    await _trail(uow, reopened, holder, "lease_expired", lapsed, now)
+    await _trail(uow, event_data(reopened), holder, "lease_expired", lapsed, now)
     return reopened
 
 
 async def _trail(
     uow: UnitOfWork,
-    task: m.Task,
+    task: dict[str, Any],
     agent_id: str | None,
     kind: str,
     message: str | None,
     now: datetime,
 ) -> None:
-    """Note a state change, made at ``now``, on the task's trail and in the event feed."""
+    """Note a state change, made at ``now``, on the task's trail and in the event feed; ``task``
+    is what the event says of the task as changed (``event_data``)."""
+    task_id = task["task_id"]
     event = m.TaskEvent(
-        task_id=task.task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
+        task_id=task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
     )
     await uow.task_events.add(event)
-    await emit(uow, f"task.{kind}", task.task_id, event_data(task), now)
+    await emit(uow, f"task.{kind}", task_id, task, now)
 
 
 async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
@@ -246,11 +248,11 @@ class TasksService(Service):
 
         return await self.read(work)
 
-    async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task:
+    async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task | Encoded:
         """Claim an open task; exactly one claimer wins, a repeat by the winner answers the same."""
         agent_id = caller.the_agent(body.agent_id)
 
-        async def work(uow: UnitOfWork) -> m.Task:
+        async def work(uow: UnitOfWork) -> m.Task | Encoded:
             now = self.now()
             lease = body.lease_seconds or self.ctx.config.task_lease_seconds
             claim = {
@@ -262,9 +264,14 @@ class TasksService(Service):
                 "attempts": Increment(),
                 "updated_at": now,
             }
-            # Most claims are of an open task: claim it first, and read it only if it was not.
-            claimed = await uow.tasks.update(task_id, claim, expect={"status": "open"})
-            if claimed is None:
+            # Most claims are of an open task assigned to nobody: claim it first, answered as
+            # stored, and read the task only if that changed nothing.
+            unassigned = {"status": "open", "assignee": None}
+            claimed: m.Task | Encoded | None
+            claimed = await uow.tasks.update_encoded(task_id, claim, expect=unassigned)
+            if claimed is not None:
+                about = event_data_of(m.Task, claim | {"task_id": task_id, "assignee": None})
+            else:
                 task = await require_current_task(uow, task_id, now)
                 self._require_assignable(task, agent_id)
                 if task.status in HELD and task.claimed_by == agent_id:
@@ -272,11 +279,10 @@ class TasksService(Service):
                 if task.status != "open":
                     raise Conflict(f"task {task_id} is {task.status} and cannot be claimed")
                 claimed = await self._guarded_update(uow, task, claim)
-            else:
-                self._require_assignable(claimed, agent_id)  # else the unit rolls back
+                about = event_data(claimed)
             if agent_id != caller.agent_id:  # an agent's own token proves it registered
                 await require_registered(uow, agent_id, self.ctx.registered)
-            await _trail(uow, claimed, agent_id, "claimed", f"lease {lease}s", now)
+            await _trail(uow, about, agent_id, "claimed", f"lease {lease}s", now)
             return claimed
 
         return await self.write(work)
@@ -357,7 +363,7 @@ class TasksService(Service):
             values, kind = change(task, now)
             finished = await self._guarded_update(uow, task, values | {"lease_expires_at": None})
             message = None if kind == "completed" else body.error
-            await _trail(uow, finished, agent_id, kind, message, now)
+            await _trail(uow, event_data(finished), agent_id, kind, message, now)
             return finished
 
         return await self.write(work)
