@@ -25,19 +25,26 @@ from relay_core.storage.schema import UTCDateTime
 _OPS = {"eq": "=", "ne": "!=", "lt": "<", "gt": ">"}
 
 
-_last_encoded: tuple[datetime, str] = (datetime.min, str(datetime.min))
+# The last two times turned into text, by identity: a write stamps its rows with its own time
+# (a claim has a second, its lease's end, between them), each written once, not per column.
+_MIN = datetime.min.replace(tzinfo=UTC)
+_recent: tuple[tuple[datetime, str], tuple[datetime, str]] = (
+    (_MIN, "0001-01-01 00:00:00.000000"),
+) * 2
 
 
 def _encode_datetime(value: datetime) -> str:
     # The text SQLAlchemy's SQLite dialect stores (naive UTC, always with microseconds), so
     # comparisons stay textual and rows written by either read the same.
-    global _last_encoded
-    last = _last_encoded
-    if last[0] is value:  # a write stamps its rows with one time: written once, not per column
+    global _recent
+    last, before = _recent
+    if last[0] is value:
         return last[1]
+    if before[0] is value:
+        return before[1]
     utc = value if value.tzinfo is UTC else value.astimezone(UTC)
     text = utc.isoformat(" ", "microseconds")[:26]
-    _last_encoded = (value, text)
+    _recent = ((value, text), last)
     return text
 
 
