@@ -3,8 +3,8 @@
 A page of a hundred rows built as models and then serialised spent most of its time on the
 models. The rows of these pages come from storage already as JSON (``Table.find_encoded``, or
 one array of them: ``Table.find_encoded_array``), and the page around them is written once,
-with the rows embedded as they are. The response model
-still names the shape (the OpenAPI document, the clients).
+with the rows embedded as they are. The response model still names the shape (the OpenAPI
+document, the clients).
 """
 
 from __future__ import annotations
