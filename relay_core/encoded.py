@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Generic
 
 import orjson
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from relay_core.ports import Encoded, EncodedArray, R
@@ -49,3 +50,12 @@ def _embedded(value: Any) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], Encoded):
         return [orjson.Fragment(record.json) for record in value]
     return value
+
+
+def answer_json(answer: BaseModel | Encoded | EncodedResponse[Any]) -> bytes:
+    """A service's answer as its JSON: a model dumped, a record or a page as stored."""
+    if isinstance(answer, BaseModel):
+        return answer.model_dump_json().encode()
+    if isinstance(answer, Encoded):
+        return answer.json.encode()
+    return answer.json()

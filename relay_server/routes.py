@@ -16,7 +16,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from relay_core import idempotency
-from relay_core.encoded import EncodedResponse
+from relay_core.encoded import EncodedResponse, answer_json
 from relay_core.operations import OPERATIONS, Operation
 from relay_core.ports import Encoded
 from relay_server.authentication import authenticate
@@ -85,18 +85,11 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
                 content_type="application/json",
                 headers={"Idempotent-Replayed": "true"},
             )
-        return web.Response(body=_json(result), status=op.status, content_type="application/json")
+        return web.Response(
+            body=answer_json(result), status=op.status, content_type="application/json"
+        )
 
     return handler
-
-
-def _json(result: BaseModel | EncodedResponse[Any] | Encoded) -> bytes:
-    """A service's answer as the response body."""
-    if isinstance(result, BaseModel):
-        return result.model_dump_json().encode()
-    if isinstance(result, Encoded):  # one record, as stored
-        return result.json.encode()
-    return result.json()
 
 
 def add_routes(app: web.Application) -> None:

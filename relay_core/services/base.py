@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from relay_core import idempotency
 from relay_core.config import CoreConfig
+from relay_core.encoded import answer_json
 from relay_core.errors import Conflict, StaleWrite
 from relay_core.ports import Bridge, Encoded, Storage, UnitOfWork
 
@@ -113,9 +114,7 @@ class Service:
                     if keep and isinstance(result, BaseModel | Encoded):
                         assert once is not None
                         await uow.flush()  # the answer holds the keys of what was added
-                        body = (
-                            result.json if isinstance(result, Encoded) else result.model_dump_json()
-                        )
+                        body = answer_json(result).decode()
                         await idempotency.record(uow, once, body, self.now(), ttl)
                     await uow.commit(durable=durable)
                     if once is not None:

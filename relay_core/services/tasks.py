@@ -73,20 +73,20 @@ async def _reopen_lapsed(uow: UnitOfWork, task: m.Task, now: datetime) -> m.Task
 
 async def _trail(
     uow: UnitOfWork,
-    task: dict[str, Any],
+    about: dict[str, Any],
     agent_id: str | None,
     kind: str,
     message: str | None,
     now: datetime,
 ) -> None:
-    """Note a state change, made at ``now``, on the task's trail and in the event feed; ``task``
-    is what the event says of the task as changed (``event_data``)."""
-    task_id = task["task_id"]
+    """Note a state change, made at ``now``, on the task's trail and in the event feed;
+    ``about`` is what the event says of the task as changed (``event_data``)."""
+    task_id = about["task_id"]
     event = m.TaskEvent(
         task_id=task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
     )
     await uow.task_events.add(event)
-    await emit(uow, f"task.{kind}", task_id, task, now)
+    await emit(uow, f"task.{kind}", task_id, about, now)
 
 
 async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
