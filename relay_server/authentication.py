@@ -22,9 +22,10 @@ async def authenticate(
 ) -> Caller:
     """The caller named by ``Authorization: Bearer`` and ``X-Agent-ID``; where
     ``ticket_opens`` (the event stream) and no Authorization is sent, by a ``?ticket=``."""
-    ticket = request.query.get("ticket")
-    if ticket_opens and ticket is not None and "Authorization" not in request.headers:
-        return await services.access.redeem(ticket)
+    if ticket_opens and "Authorization" not in request.headers:
+        ticket = request.query.get("ticket")  # parsed only here: most requests have no query
+        if ticket is not None:
+            return await services.access.redeem(ticket)
     agent_header = request.headers.get("X-Agent-ID")
     if agent_header is not None and not _AGENT_HEADER.match(agent_header):
         raise header_error("x-agent-id", f"X-Agent-ID must match {ID_PATTERN}")

@@ -34,7 +34,9 @@ def fingerprint(request: web.Request, kwargs: dict[str, Any]) -> str:
 
 
 def _fields(model: BaseModel) -> dict[str, Any]:
-    return {name: getattr(model, name) for name in type(model).model_fields}
+    # A model's field values are its instance dictionary (extras and private attributes are
+    # kept apart, and the parameter models allow neither).
+    return model.__dict__
 
 
 def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
