@@ -276,6 +276,36 @@ async def test_count_and_update_where(storage: Storage) -> None:
     assert changed == 3
 
 
+async def test_an_update_guarded_on_times_and_nulls_sets_only_the_rows_that_match(
+    storage: Storage,
+) -> None:
+    """Guards whose values the store converts (times, in ``lt`` and ``in``), a NULL guard, and
+    a value set to NULL, each in its place among the statement's parameters."""
+    await seed_agents(storage, "w")
+    later = NOW + timedelta(seconds=5)
+    async with storage.unit_of_work(write=True) as uow:
+        early = await uow.messages.insert(message("w"))
+        late = await uow.messages.insert(message("w").model_copy(update={"created_at": later}))
+        delivered = {"status": "delivered", "delivered_at": later, "acked_at": None}
+        guards = [eq("acked_at", None), in_("created_at", [NOW, later]), lt("created_at", later)]
+        changed = await uow.messages.update_where(guards, delivered)
+        missed = await uow.messages.update(
+            late.message_id, {"status": "acked"}, expect=[lt("created_at", NOW)]
+        )
+        hit = await uow.messages.update(
+            late.message_id,
+            {"delivery_count": Increment(3), "delivered_at": None},
+            expect=[eq("delivered_at", None), in_("created_at", [later])],
+        )
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        stored_early = await uow.messages.get(early.message_id)
+    assert changed == 1 and missed is None
+    assert stored_early is not None and stored_early.delivered_at == later
+    assert stored_early.status == "delivered"
+    assert hit is not None and hit.delivery_count == 3 and hit.delivered_at is None
+
+
 async def test_count_by_counts_each_value_in_one_query(storage: Storage) -> None:
     await seed_agents(storage, "g1", "g2", "g3")
     async with storage.unit_of_work(write=True) as uow:

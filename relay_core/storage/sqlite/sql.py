@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import JSON, Boolean, Table
@@ -120,6 +120,7 @@ class TableSql:
         self.encoded = json_object(spec.model, table) if json_column is None else quote(json_column)
         self.json = f"{self.key}, {self.encoded}"
         self._cache: dict[tuple[Any, ...], str] = {}
+        self._updates: dict[tuple[Any, ...], Update] = {}
         self._params: dict[tuple[str, ...], Callable[[Any], list[Any]]] = {}
 
     def encode(self, column: str, value: Any) -> Any:
@@ -179,9 +180,22 @@ class TableSql:
             for f, v in values.items()
         )
 
-    def assignment_params(self, values: Mapping[str, Any]) -> list[Any]:
-        """The parameters of ``assignments(values)``, in order."""
-        return [v.by if isinstance(v, Increment) else self.encode(f, v) for f, v in values.items()]
+    def update(
+        self, values: Mapping[str, Any], conds: Sequence[Cond], returning: str | None = None
+    ) -> Update:
+        """The UPDATE that sets ``values`` where ``conds`` hold (answering ``returning``), built
+        the first time its shape is seen."""
+        # The values' types tell where an Increment is (cheaper to take than to test each).
+        kinds = tuple(map(type, values.values()))
+        key = (tuple(values), kinds, shape(conds), returning)
+        update = self._updates.get(key)
+        if update is None:
+            text = f"UPDATE {self.name} SET {self.assignments(values)}{self.where(conds)}"
+            if returning is not None:
+                text += f" RETURNING {returning}"
+            params = update_params_writer(values, conds, self._encoders)
+            update = self._updates[key] = Update(text, params)
+        return update
 
     def cached(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
         """SQL text by its shape, built the first time the shape is seen."""
@@ -191,8 +205,52 @@ class TableSql:
         return sql
 
 
+class Update(NamedTuple):
+    """An UPDATE's text, and the function that writes its parameters from its values and
+    conditions."""
+
+    text: str
+    params: Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]]
+
+
+def update_params_writer(
+    values: Mapping[str, Any], conds: Sequence[Cond], encoders: Mapping[str, Encode]
+) -> Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]]:
+    """A function from an UPDATE's values and conditions to its parameters, written once per
+    shape (as ``params_writer`` is for INSERTs): a claim's three statements spent a tenth of
+    their time in a lookup and a call per value."""
+    namespace: dict[str, Any] = {}
+    items = []
+    for i, (field, value) in enumerate(values.items()):
+        if isinstance(value, Increment):
+            items.append(f"values[{field!r}].by")
+        elif field in encoders:
+            namespace[f"encode_{i}"] = encoders[field]
+            items.append(f"None if (v{i} := values[{field!r}]) is None else encode_{i}(v{i})")
+        else:
+            items.append(f"values[{field!r}]")
+    for i, cond in enumerate(conds):
+        value = f"conds[{i}].value"
+        if cond.field in encoders:
+            namespace[f"encode_c{i}"] = encoders[cond.field]
+            if cond.op == "in":
+                items.append(f"*[None if v is None else encode_c{i}(v) for v in {value}]")
+            elif cond.value is not None:  # eq/ne None is IS (NOT) NULL: no parameter
+                items.append(f"encode_c{i}({value})")
+        elif cond.op == "in":
+            items.append(f"*{value}")
+        elif cond.value is not None:
+            items.append(value)
+    source = f"def params(values, conds):\n    return [{', '.join(items)}]\n"
+    exec(compile(source, f"<parameters of an update of {', '.join(values)}>", "exec"), namespace)
+    params: Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]] = namespace["params"]
+    return params
+
+
 def shape(conds: Sequence[Cond]) -> tuple[Any, ...]:
     """What the SQL text of these conditions depends on (not their values)."""
-    return tuple(
-        (c.field, c.op, c.value is None, len(c.value) if c.op == "in" else 0) for c in conds
-    )
+    key = []
+    for cond in conds:  # a loop, not a generator: this is on every statement's path
+        value = cond.value
+        key.append((cond.field, cond.op, len(value) if cond.op == "in" else value is None))
+    return tuple(key)

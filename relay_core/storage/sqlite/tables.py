@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
-from relay_core.ports import Cond, Encoded, EncodedArray, Expect, Increment, R, expected
+from relay_core.ports import Cond, Encoded, EncodedArray, Expect, R, expected
 from relay_core.storage.sqlite.sql import TableSql, quote, shape
 
 
@@ -56,27 +56,15 @@ class SqliteTable(Generic[R]):
         """The row ``returning`` selects of the record updated, or None."""
         sql = self._sql
         guards = [Cond(sql.spec.key, "eq", key), *expected(expect)]
-        text = sql.cached(
-            ("update", tuple(values), _incremented(values), shape(guards), returning),
-            lambda: (
-                f"UPDATE {sql.name} SET {sql.assignments(values)}{sql.where(guards)}"
-                f" RETURNING {returning}"
-            ),
-        )
-        params = sql.assignment_params(values) + sql.where_params(guards)
+        update = sql.update(values, guards, returning)
         try:
-            return self._conn.execute(text, params).fetchone()
+            return self._conn.execute(update.text, update.params(values, guards)).fetchone()
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"{sql.spec.name}: {exc}") from exc
 
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
-        sql = self._sql
-        text = sql.cached(
-            ("update_where", tuple(values), _incremented(values), shape(conds)),
-            lambda: f"UPDATE {sql.name} SET {sql.assignments(values)}{sql.where(conds)}",
-        )
-        params = sql.assignment_params(values) + sql.where_params(conds)
-        return self._conn.execute(text, params).rowcount
+        update = self._sql.update(values, conds)
+        return self._conn.execute(update.text, update.params(values, conds)).rowcount
 
     async def delete_where(self, conds: Sequence[Cond]) -> int:
         sql = self._sql
@@ -211,10 +199,6 @@ class SqliteTable(Generic[R]):
         )
         found = [sql.record(row) for row in self._conn.execute(text, sql.where_params(conds))]
         return {getattr(record, field): record for record in found}
-
-
-def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
-    return tuple(isinstance(v, Increment) for v in values.values())
 
 
 def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection) -> dict[str, SqliteTable[Any]]:
