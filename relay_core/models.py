@@ -59,12 +59,17 @@ RemediationStatus = Literal["succeeded", "failed", "partial"]
 
 
 def _has_nul(value: Any) -> bool:
+    # Loops, not any() over a generator: every request body passes here.
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
+        for key, item in value.items():
+            if _has_nul(key) or _has_nul(item):
+                return True
+    elif isinstance(value, list):
+        for item in value:
+            if _has_nul(item):
+                return True
     return False
 
 
