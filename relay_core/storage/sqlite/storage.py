@@ -101,7 +101,8 @@ class SqliteStorage:
         self._on_commit: Callable[[int, float], None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
-        self._write_tables: dict[str, SqliteTable[Any]] = {}
+        self._write_unit: type[WriteUnit] = WriteUnit
+        self._outages = outages(self.path)
         self._readers: list[sqlite3.Connection] = []
         self._reader_tables: dict[int, dict[str, SqliteTable[Any]]] = {}
         self._all: list[sqlite3.Connection] = []
@@ -172,7 +173,7 @@ class SqliteStorage:
             self._all.append(conn)
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._writer.on_commit = self._on_commit
-            self._write_tables = tables_on(self._sqls, conn)
+            self._write_unit = WriteUnit.with_tables(tables_on(self._sqls, conn))
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
             )
@@ -216,9 +217,11 @@ class SqliteStorage:
 
     def unit_of_work(self, *, write: bool) -> WriteUnit | ReadUnit:
         if write:
-            with outages(self.path):
-                writer = self._writer_for_loop()
-            return WriteUnit(writer, self._write_tables, self.path)
+            writer = self._writer
+            if writer is None:
+                with self._outages:
+                    writer = self._writer_for_loop()
+            return self._write_unit(writer, self._outages)
         return ReadUnit(self)
 
     def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:
