@@ -81,12 +81,9 @@ class MessagesService(Service):
                 await require_member(uow, caller, room, sender)
                 await require_writable(uow, room)
                 status = "posted"
-            message = m.Message(
-                **body.model_dump(exclude={"from_agent"}),
-                from_agent=sender,
-                status=status,
-                created_at=self.now(),
-            )
+            # The body's fields as validated: model_dump would copy each once more.
+            stamp = {"from_agent": sender, "status": status, "created_at": self.now()}
+            message = m.Message(**(body.__dict__ | stamp))
             if message.to is not None:
                 await add_direct_message(uow, message)
                 return message
