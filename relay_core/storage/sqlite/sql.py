@@ -217,8 +217,9 @@ def update_params_writer(
     values: Mapping[str, Any], conds: Sequence[Cond], encoders: Mapping[str, Encode]
 ) -> Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]]:
     """A function from an UPDATE's values and conditions to its parameters, written once per
-    shape (as ``params_writer`` is for INSERTs): a claim's three statements spent a tenth of
-    their time in a lookup and a call per value."""
+    shape (as ``params_writer`` is for INSERTs). Gathered by a call and a codec lookup per
+    value, an ack's UPDATE took 2.9 µs to make ready for SQLite; so (its shape keyed without
+    generators too), 1.6 µs."""
     namespace: dict[str, Any] = {}
     items = []
     for i, (field, value) in enumerate(values.items()):

@@ -224,9 +224,9 @@ class Writer:
 
 
 class WriteUnit:
-    """A unit of work on the writer connection; its tables are attributes of its class, made
-    once per writer connection (``with_tables``): a unit is made for every write, and copying a
-    dozen tables into each was a tenth of its cost."""
+    """A unit of work on the writer connection. Its tables are attributes of its class, made
+    once per writer connection (``with_tables``), rather than copied into every unit: a unit is
+    made for every write."""
 
     events: SqliteTable[m.Event]
 
