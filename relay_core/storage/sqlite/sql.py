@@ -23,6 +23,10 @@ from relay_core.storage.rows import (
 from relay_core.storage.schema import UTCDateTime
 
 _OPS = {"eq": "=", "ne": "!=", "lt": "<", "gt": ">"}
+NO_VALUES: Mapping[str, Any] = {}  # what a statement other than an UPDATE sets
+
+# A statement's parameters from its values (an UPDATE's) and its conditions.
+StatementParams = Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]]
 
 
 # The last two times turned into text, by identity: a write stamps its rows with its own time
@@ -120,13 +124,8 @@ class TableSql:
         self.encoded = json_object(spec.model, table) if json_column is None else quote(json_column)
         self.json = f"{self.key}, {self.encoded}"
         self._cache: dict[tuple[Any, ...], str] = {}
-        self._updates: dict[tuple[Any, ...], Update] = {}
+        self._statements: dict[tuple[Any, ...], Statement] = {}
         self._params: dict[tuple[str, ...], Callable[[Any], list[Any]]] = {}
-
-    def encode(self, column: str, value: Any) -> Any:
-        """A model value as SQLite stores it."""
-        encoder = self._encoders.get(column)
-        return value if value is None or encoder is None else encoder(value)
 
     def insert_params(self, record: Any, columns: tuple[str, ...]) -> list[Any]:
         """The parameters of ``insert(columns)`` for one record."""
@@ -159,20 +158,6 @@ class TableSql:
                 parts.append(f"{column} {_OPS[cond.op]} ?")
         return f" WHERE {' AND '.join(parts)}" if parts else ""
 
-    def where_params(self, conds: Sequence[Cond]) -> list[Any]:
-        """The parameters of ``where(conds)``, in order."""
-        params: list[Any] = []
-        for cond in conds:
-            if cond.op == "in":
-                encoder = self._encoders.get(cond.field)
-                if encoder is None:  # ids, names, states: as they are (an inbox read has 50)
-                    params.extend(cond.value)
-                else:
-                    params.extend(v if v is None else encoder(v) for v in cond.value)
-            elif cond.value is not None:
-                params.append(self.encode(cond.field, cond.value))
-        return params
-
     def assignments(self, values: Mapping[str, Any]) -> str:
         """``SET`` text, every ``Increment`` computed by the database."""
         return ", ".join(
@@ -180,46 +165,59 @@ class TableSql:
             for f, v in values.items()
         )
 
+    def statement(
+        self,
+        key: tuple[Any, ...],
+        build: Callable[[], str],
+        conds: Sequence[Cond],
+        values: Mapping[str, Any] = NO_VALUES,
+    ) -> Statement:
+        """The statement of a shape (``key``, which holds ``shape(conds)``): its text and the
+        writer of its parameters, built the first time the shape is seen."""
+        found = self._statements.get(key)
+        if found is None:
+            params = statement_params_writer(values, conds, self._encoders)
+            found = self._statements[key] = Statement(build(), params)
+        return found
+
     def update(
         self, values: Mapping[str, Any], conds: Sequence[Cond], returning: str | None = None
-    ) -> Update:
-        """The UPDATE that sets ``values`` where ``conds`` hold (answering ``returning``), built
-        the first time its shape is seen."""
+    ) -> Statement:
+        """The UPDATE that sets ``values`` where ``conds`` hold (answering ``returning``)."""
         # The values' types tell where an Increment is (cheaper to take than to test each).
         kinds = tuple(map(type, values.values()))
-        key = (tuple(values), kinds, shape(conds), returning)
-        update = self._updates.get(key)
-        if update is None:
+        key = ("update", tuple(values), kinds, shape(conds), returning)
+
+        def build() -> str:
             text = f"UPDATE {self.name} SET {self.assignments(values)}{self.where(conds)}"
-            if returning is not None:
-                text += f" RETURNING {returning}"
-            params = update_params_writer(values, conds, self._encoders)
-            update = self._updates[key] = Update(text, params)
-        return update
+            return text if returning is None else f"{text} RETURNING {returning}"
+
+        return self.statement(key, build, conds, values)
 
     def cached(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
-        """SQL text by its shape, built the first time the shape is seen."""
+        """SQL text by its shape, built the first time the shape is seen (an INSERT's: its
+        parameters come from ``insert_params``)."""
         sql = self._cache.get(key)
         if sql is None:
             sql = self._cache[key] = build()
         return sql
 
 
-class Update(NamedTuple):
-    """An UPDATE's text, and the function that writes its parameters from its values and
-    conditions."""
+class Statement(NamedTuple):
+    """A statement's text, and the function that writes its parameters from its values (an
+    UPDATE's; ``NO_VALUES`` for any other) and its conditions."""
 
     text: str
-    params: Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]]
+    params: StatementParams
 
 
-def update_params_writer(
+def statement_params_writer(
     values: Mapping[str, Any], conds: Sequence[Cond], encoders: Mapping[str, Encode]
-) -> Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]]:
-    """A function from an UPDATE's values and conditions to its parameters, written once per
-    shape (as ``params_writer`` is for INSERTs). Gathered by a call and a codec lookup per
-    value, an ack's UPDATE took 2.9 µs to make ready for SQLite; so (its shape keyed without
-    generators too), 1.6 µs."""
+) -> StatementParams:
+    """A function from a statement's values (an UPDATE's; none for a read) and conditions to its
+    parameters, written once per shape (as ``params_writer`` is for INSERTs). Gathered by a call
+    and a codec lookup per value, an ack's UPDATE took 2.9 µs to make ready for SQLite; so (its
+    shape keyed without generators too), 1.6 µs."""
     namespace: dict[str, Any] = {}
     items = []
     for i, (field, value) in enumerate(values.items()):
@@ -243,8 +241,8 @@ def update_params_writer(
         elif cond.value is not None:
             items.append(value)
     source = f"def params(values, conds):\n    return [{', '.join(items)}]\n"
-    exec(compile(source, f"<parameters of an update of {', '.join(values)}>", "exec"), namespace)
-    params: Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]] = namespace["params"]
+    exec(compile(source, f"<parameters of {', '.join(values) or 'conditions'}>", "exec"), namespace)
+    params: StatementParams = namespace["params"]
     return params
 
 

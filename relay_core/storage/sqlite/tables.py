@@ -8,7 +8,7 @@ from typing import Any, Generic
 
 from relay_core.errors import StaleWrite
 from relay_core.ports import Cond, Encoded, EncodedArray, Expect, R, expected
-from relay_core.storage.sqlite.sql import TableSql, quote, shape
+from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql, quote, shape
 
 
 class SqliteTable(Generic[R]):
@@ -68,10 +68,10 @@ class SqliteTable(Generic[R]):
 
     async def delete_where(self, conds: Sequence[Cond]) -> int:
         sql = self._sql
-        text = sql.cached(
-            ("delete", shape(conds)), lambda: f"DELETE FROM {sql.name}{sql.where(conds)}"
+        delete = sql.statement(
+            ("delete", shape(conds)), lambda: f"DELETE FROM {sql.name}{sql.where(conds)}", conds
         )
-        return self._conn.execute(text, sql.where_params(conds)).rowcount
+        return self._conn.execute(delete.text, delete.params(NO_VALUES, conds)).rowcount
 
     async def find(
         self,
@@ -121,27 +121,27 @@ class SqliteTable(Generic[R]):
             # The rows always have a LIMIT (-1: none) so that their ORDER BY holds: SQLite may
             # drop a FROM subquery's ORDER BY, or fold the subquery into the outer one, unless
             # it has a LIMIT; group_concat then joins them in that order.
-            rows = self._select_text(
+            rows = self._select_statement(
                 f"{sql.key} AS k, {sql.encoded} AS j", conds, None, newest, True
-            )
+            ).text
             ordered = f"SELECT j FROM ({rows}) ORDER BY k" if newest else rows
             array = "'[' || coalesce(group_concat(j, ','), '') || ']'"
             return f"SELECT count(*), {array} FROM ({ordered})"
 
-        text = sql.cached(("array", shape(conds), newest), build)
-        params = sql.where_params(conds)
+        select = sql.statement(("array", shape(conds), newest), build, conds)
+        params = select.params(NO_VALUES, conds)
         params.append(-1 if limit is None else limit)
-        count, array = self._conn.execute(text, params).fetchone()
+        count, array = self._conn.execute(select.text, params).fetchone()
         return EncodedArray(count, array)
 
-    def _select_text(
+    def _select_statement(
         self,
         selected: str,
         conds: Sequence[Cond],
         order_by: str | None,
         descending: bool,
         limited: bool,
-    ) -> str:
+    ) -> Statement:
         sql = self._sql
 
         def build() -> str:
@@ -153,7 +153,8 @@ class SqliteTable(Generic[R]):
             where = sql.where(conds)
             return f"SELECT {selected} FROM {sql.name}{where} ORDER BY {ordered}{bounded}"
 
-        return sql.cached(("select", selected, shape(conds), order_by, descending, limited), build)
+        key = ("select", selected, shape(conds), order_by, descending, limited)
+        return sql.statement(key, build, conds)
 
     def _select(
         self,
@@ -163,41 +164,46 @@ class SqliteTable(Generic[R]):
         descending: bool,
         limit: int | None,
     ) -> sqlite3.Cursor:
-        text = self._select_text(selected, conds, order_by, descending, limit is not None)
-        params = self._sql.where_params(conds)
+        select = self._select_statement(selected, conds, order_by, descending, limit is not None)
+        params = select.params(NO_VALUES, conds)
         if limit is not None:
             params.append(limit)
-        return self._conn.execute(text, params)
+        return self._conn.execute(select.text, params)
 
     async def count(self, *conds: Cond) -> int:
         sql = self._sql
-        text = sql.cached(
-            ("count", shape(conds)), lambda: f"SELECT count(*) FROM {sql.name}{sql.where(conds)}"
+        count = sql.statement(
+            ("count", shape(conds)),
+            lambda: f"SELECT count(*) FROM {sql.name}{sql.where(conds)}",
+            conds,
         )
-        return int(self._conn.execute(text, sql.where_params(conds)).fetchone()[0])
+        return int(self._conn.execute(count.text, count.params(NO_VALUES, conds)).fetchone()[0])
 
     async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
         sql = self._sql
-        text = sql.cached(
+        count = sql.statement(
             ("count_by", field, shape(conds)),
             lambda: (
                 f"SELECT {quote(field)}, count(*) FROM {sql.name}{sql.where(conds)} "
                 f"GROUP BY {quote(field)}"
             ),
+            conds,
         )
-        return dict(self._conn.execute(text, sql.where_params(conds)).fetchall())
+        return dict(self._conn.execute(count.text, count.params(NO_VALUES, conds)).fetchall())
 
     async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
         sql = self._sql
         key = quote(sql.spec.key)
-        text = sql.cached(
+        select = sql.statement(
             ("newest_by", field, shape(conds)),
             lambda: (
                 f"SELECT {sql.listed} FROM {sql.name} WHERE {key} IN "
                 f"(SELECT max({key}) FROM {sql.name}{sql.where(conds)} GROUP BY {quote(field)})"
             ),
+            conds,
         )
-        found = [sql.record(row) for row in self._conn.execute(text, sql.where_params(conds))]
+        rows = self._conn.execute(select.text, select.params(NO_VALUES, conds))
+        found = [sql.record(row) for row in rows]
         return {getattr(record, field): record for record in found}
 
 
