@@ -29,6 +29,7 @@ from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_runner import GracefulExit
 
+from relay_server import keys, logs, metrics
 from relay_server.middleware import error_response
 
 log = logging.getLogger("relay.server")
@@ -84,13 +85,25 @@ class GuardedHandler(RequestHandler):
         message: str | None = None,
     ) -> web.StreamResponse:
         """A request aiohttp could not read (a malformed or over-long line or header: 400) is
-        answered in Relay's error body, without echoing what was sent (it may hold a credential);
-        anything else as aiohttp answers it."""
-        response = super().handle_error(request, status, exc, message)
-        if 400 <= status < 500:
-            response = error_response(status, "bad_request", UNREADABLE)
-            response.force_close()
+        answered in Relay's error body, counted, and logged once a minute per address as one
+        line naming the kind of fault: neither the answer nor the log holds what was sent (it
+        may hold a credential), and there is no traceback. Anything else as aiohttp answers it.
+        """
+        if not 400 <= status < 500:
+            return super().handle_error(request, status, exc, message)
+        reason = logs.fault(exc)
+        request[keys.UNREADABLE] = reason  # the access logger writes no line for it
+        metrics.count_unreadable()
+        logs.unreadable(self.peer, reason)
+        response = error_response(status, "bad_request", UNREADABLE)
+        response.force_close()
         return response
+
+    @property
+    def peer(self) -> str:
+        """The connection's remote address (a request it could not read has no other)."""
+        peername = self.transport.get_extra_info("peername") if self.transport else None
+        return str(peername[0]) if peername else "unknown"
 
     def _start_head_clock(self) -> None:
         if self._head_timer is None:

@@ -1,9 +1,15 @@
-"""What the server writes to its log: one access line per request, and no forged lines.
+"""What the server writes to its log: one access line per request, no forged lines, and no
+byte of a request's head.
 
 Every value that reaches a log line can come from a client (a path, an agent id, a header), and
 a newline in one would let the client write a line of its own. The formatter escapes control
 characters in every message, and the access log escapes its values itself too, so its lines
 stay whole under any logging configuration.
+
+aiohttp's parser quotes the offending line of a request it cannot read (an ``Authorization``
+header with a stray byte after the token, say) in its exception's message. Relay answers such a
+request without logging the exception (``connections.GuardedHandler``); should anything else
+log one, ``NoRequestBytes`` drops it from the record before any handler formats it.
 """
 
 from __future__ import annotations
@@ -12,19 +18,20 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from aiohttp import web
+from aiohttp import http_exceptions, web
 from aiohttp.abc import AbstractAccessLogger
 
 from relay_server.clients import remote
-from relay_server.keys import CALLER, REQUEST_ID
+from relay_server.keys import CALLER, OPERATION, REQUEST_ID, UNREADABLE
 
 log = logging.getLogger("relay.server")
 
-OUTAGE_LOG_SECONDS = 60.0
-_outage_logged_at: dict[str, float] = {}
+MINUTE = 60.0
+MAX_KEYS = 10_000
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -69,6 +76,73 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+# What a parse failure is called in the log: the kind of fault, never the parser's message,
+# which quotes the bytes it choked on.
+FAULTS: tuple[tuple[type[http_exceptions.HttpProcessingError], str], ...] = (
+    (http_exceptions.LineTooLong, "a line or header over 8190 bytes"),
+    (http_exceptions.BadHttpMethod, "not an HTTP request (unknown method)"),
+    (http_exceptions.BadStatusLine, "a malformed request line"),
+    (http_exceptions.InvalidURLError, "a malformed URL"),
+    (http_exceptions.InvalidHeader, "a malformed header"),
+    (http_exceptions.PayloadEncodingError, "a malformed body framing"),
+    (http_exceptions.BadHttpMessage, "a malformed line or header"),
+)
+
+
+def fault(exc: BaseException | None) -> str:
+    """What was wrong with a request aiohttp could not read, in words of our own."""
+    for kind, words in FAULTS:
+        if isinstance(exc, kind):
+            return words
+    return "a request that could not be read"
+
+
+class Throttled:
+    """Says whether a line about ``key`` may be written now: once per ``seconds`` per key, with
+    how many were held back since, so a thousand outages or unreadable requests a minute from
+    one address are one line."""
+
+    def __init__(self, seconds: float = MINUTE, clock: Callable[[], float] = time.monotonic):
+        self._seconds = seconds
+        self._clock = clock
+        self._said: dict[str, tuple[float, int]] = {}  # key: when last said, held back since
+
+    def allow(self, key: str) -> int | None:
+        """None to stay silent; else how many lines about ``key`` were held back before this."""
+        now = self._clock()
+        said = self._said.get(key)
+        if said is not None and now - said[0] < self._seconds:
+            self._said[key] = (said[0], said[1] + 1)
+            return None
+        if len(self._said) >= MAX_KEYS:  # a scan from many addresses: forget, stay bounded
+            self._said.clear()
+        self._said[key] = (now, 0)
+        return said[1] if said is not None else 0
+
+
+def _from_request_bytes(error: BaseException | None) -> bool:
+    seen = 0
+    while error is not None and seen < 10:
+        if isinstance(error, http_exceptions.HttpProcessingError):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
+class NoRequestBytes(logging.Filter):
+    """Drops the traceback of a parse failure from any record (it quotes request bytes, so
+    maybe a token): the record keeps its message and the failure's class, never its text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Always keep the record; strip what it must not carry."""
+        error = record.exc_info[1] if record.exc_info else None
+        if _from_request_bytes(error):
+            record.msg = f"{record.msg} ({type(error).__name__}; request bytes not logged)"
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 class AccessLogger(AbstractAccessLogger):
     """One line per request: method, path, status, duration, operation, caller and request id
     (never a header, so never a token)."""
@@ -79,13 +153,13 @@ class AccessLogger(AbstractAccessLogger):
         return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        """Write the request's line."""
-        route = request.match_info.route if isinstance(request, web.Request) else None
-        operation = getattr(route, "name", None)
+        """Write the request's line; an unreadable request has none (``unreadable`` says it)."""
+        if UNREADABLE in request:
+            return
         caller = request.get(CALLER)
         fields = {
             "request_id": request.get(REQUEST_ID, "-"),
-            "operation": operation if isinstance(operation, str) else "-",
+            "operation": request.get(OPERATION) or "-",
             "status": response.status,
             "duration_ms": round(time * 1000, 3),
             "caller": caller.name if caller is not None else "-",
@@ -107,10 +181,21 @@ class AccessLogger(AbstractAccessLogger):
         )
 
 
+_outages = Throttled()
+_unreadable = Throttled()
+
+
 def log_outage(detail: str) -> None:
     """One warning per kind of storage outage a minute: met by a thousand requests and every
     background round, it is still one line."""
-    now = time.monotonic()
-    if now - _outage_logged_at.get(detail, -OUTAGE_LOG_SECONDS) >= OUTAGE_LOG_SECONDS:
-        _outage_logged_at[detail] = now
+    if _outages.allow(detail) is not None:
         log.warning("storage unavailable: %s (answering 503 until it recovers)", detail)
+
+
+def unreadable(address: str, reason: str) -> None:
+    """A request that could not be read: one line per address a minute, with how many more
+    came from there since the last, and never a byte of what was sent."""
+    held_back = _unreadable.allow(address)
+    if held_back is not None:
+        more = f" ({held_back} more from there since the last line)" if held_back else ""
+        log.warning("400 bad request from %s: %s%s", printable(address), reason, more)

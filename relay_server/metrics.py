@@ -81,8 +81,8 @@ class Count:
 
     __slots__ = ("operation", "held", "started", "status")
 
-    def __init__(self, request: web.Request) -> None:
-        self.operation: str = request.match_info.route.name or "other"
+    def __init__(self, request: web.Request, operation: str | None) -> None:
+        self.operation: str = operation or "other"
         self.held = _held_open(request)
         if self.held is not None:
             OPEN_WAITS.labels(self.held).inc()
@@ -98,6 +98,14 @@ class Count:
             _latency(self.operation).observe(seconds)
         else:
             ANSWERED.count(self.operation, self.status, seconds)
+
+
+def count_unreadable() -> None:
+    """Count a request aiohttp could not read (it reaches no route): ``unreadable``, 400."""
+    if MULTIPROCESS:
+        _counter("unreadable", 400).inc()
+    else:
+        ANSWERED.count("unreadable", 400, 0.0)
 
 
 class Answered:

@@ -12,14 +12,21 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable
 
-from aiohttp import web
+from aiohttp import http_exceptions, web
 
 from relay_core import errors
 from relay_server import metrics
-from relay_server.clients import client_address
+from relay_server.clients import client_address, remote
 from relay_server.http_errors import status_of
-from relay_server.keys import CLIENT_ADDRESS, REFUSALS, REQUEST_ID, SETTINGS
-from relay_server.logs import log_outage
+from relay_server.keys import (
+    CLIENT_ADDRESS,
+    OPERATION,
+    REFUSALS,
+    REQUEST_ID,
+    SETTINGS,
+    UNREADABLE,
+)
+from relay_server.logs import fault, log_outage, unreadable
 from relay_server.validation import RequestInvalid
 
 log = logging.getLogger("relay.server")
@@ -33,6 +40,8 @@ HTTP_CODES = {
     408: "request_timeout",
     413: "payload_too_large",
 }
+
+CLIENT_CLOSED = 499  # nginx's status for a client that left before it was answered
 
 _INCOMING_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
@@ -58,7 +67,10 @@ async def front_door(request: web.Request, handler: Handler) -> web.StreamRespon
     incoming = request.headers.get("X-Request-ID", "")
     request[REQUEST_ID] = incoming if _INCOMING_ID.match(incoming) else new_request_id()
     request[CLIENT_ADDRESS] = client_address(request, request.app[SETTINGS].http.trusted_proxies)
-    count = metrics.Count(request)
+    operation = request.match_info.route.name
+    if operation is not None:
+        request[OPERATION] = operation
+    count = metrics.Count(request, operation)
     try:
         if getattr(request.protocol, "over_ceiling", False):  # see connections.GuardedHandler
             response: web.StreamResponse = _past_ceiling()
@@ -84,6 +96,8 @@ async def echo_request_id(request: web.Request, response: web.StreamResponse) ->
 async def error_answer(request: web.Request, exc: Exception) -> web.Response:
     """The answer to a failure: its status and body; a bug is logged, never shown. A redirect
     is raised on, for aiohttp to answer."""
+    if isinstance(exc, ConnectionResetError) and request.transport is None:
+        return _client_left()
     match exc:
         case RequestInvalid():
             return web.json_response({"detail": exc.errors}, status=422)
@@ -92,6 +106,14 @@ async def error_answer(request: web.Request, exc: Exception) -> web.Response:
             return web.json_response({"detail": [error]}, status=422)
         case errors.RelayError():
             return await _domain_error(request, exc)
+        case http_exceptions.HttpProcessingError():  # a malformed body (chunked framing…)
+            reason = fault(exc)
+            request[UNREADABLE] = reason
+            unreadable(remote(request), reason)
+            detail = f"the request could not be read: {reason}"
+            response = error_response(400, "bad_request", detail)
+            response.force_close()
+            return response
         case web.HTTPException() if exc.status >= 400:
             return _http_error(exc)
         case web.HTTPException():
@@ -130,6 +152,12 @@ def _http_error(exc: web.HTTPException) -> web.Response:
     if exc.status == 408:  # the client stalled mid-request: do not wait on it again
         response.force_close()
     return response
+
+
+def _client_left() -> web.Response:
+    """The client went away before its request was read whole: nobody to answer, so no
+    traceback and no 500; the access line and the metrics say 499, as nginx does."""
+    return web.Response(status=CLIENT_CLOSED)
 
 
 def _past_ceiling() -> web.Response:

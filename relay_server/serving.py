@@ -28,7 +28,7 @@ from relay_core.paths import operator_token_path
 from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server import connections
 from relay_server.app import create_app, open_storage
-from relay_server.logs import AccessLogger, EscapingFormatter, JsonFormatter
+from relay_server.logs import AccessLogger, EscapingFormatter, JsonFormatter, NoRequestBytes
 from relay_server.metrics import MULTIPROCESS_DIR
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
@@ -43,6 +43,7 @@ def _configure_logging(settings: Settings) -> None:
         handler.setFormatter(
             EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
         )
+    handler.addFilter(NoRequestBytes())
     logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.

@@ -1,0 +1,94 @@
+"""What a stranger's bytes do to the real server's log and figures: no header byte is ever
+logged (so no token), nothing a client sends or fails to send makes a traceback, unreadable
+requests are one line a minute per address, and a client that leaves mid-body is a 499."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.live import LiveServer, live_server
+
+
+def _send(server: LiveServer, raw: bytes, *, read: bool = True) -> bytes:
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(raw)
+        if not read:
+            return b""
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+        return answer
+
+
+def _figure(server: LiveServer, operation: str, status: int) -> float:
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    scraped = httpx.get(server.url + "/metrics", headers=op).text
+    wanted = f'relay_requests_total{{operation="{operation}",status="{status}"}} '
+    lines = [line for line in scraped.splitlines() if line.startswith(wanted)]
+    return float(lines[0].split()[-1]) if lines else 0.0
+
+
+def _stopped_log(server: LiveServer) -> str:
+    server.process.terminate()
+    server.process.wait(timeout=15)
+    return server.log.read_text()
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_a_token_with_a_stray_byte_is_never_logged(tmp_path: Path, log_format: str) -> None:
+    with live_server(tmp_path, RELAY_LOG_FORMAT=log_format) as server:
+        token = server.operator_token.encode()
+        # A token file with Windows line endings, a control byte, DEL after a real token.
+        for stray in (b"\r", b"\x01", b"\x7f"):
+            raw = b"GET /v1/agents HTTP/1.1\r\nHost: relay\r\nAuthorization: Bearer "
+            answer = _send(server, raw + token + stray + b"\r\n\r\n")
+            assert answer.startswith(b"HTTP/1.1 400") or answer.startswith(b"HTTP/1.0 400")
+            assert token not in answer
+        log = _stopped_log(server)
+    assert server.operator_token not in log
+    assert "Traceback" not in log and "traceback" not in log
+    (line,) = [line for line in log.splitlines() if "bad request" in line]
+    assert "400 bad request from 127.0.0.1: a malformed line or header" in line
+    assert "(2 more" not in line  # the two after it fall in the same minute: held back
+
+
+def test_unreadable_requests_are_counted_and_logged_once_a_minute_per_address(
+    tmp_path: Path,
+) -> None:
+    with live_server(tmp_path) as server:
+        for _ in range(300):
+            _send(server, b"GET /\x01 HTTP/1.1\r\nHost: relay\r\n\r\n")
+        assert _figure(server, "unreadable", 400) == 300
+        assert httpx.get(server.url + "/health").status_code == 200
+        log = _stopped_log(server)
+    assert "Traceback" not in log and "AssertionError" not in log, log[:3000]
+    bad = [line for line in log.splitlines() if "bad request" in line]
+    assert len(bad) == 1 and "a malformed URL" in bad[0], bad
+    assert "\\x01" not in log and "GET /" not in "".join(bad)
+
+
+def test_a_client_that_leaves_mid_body_is_a_499_without_a_traceback(tmp_path: Path) -> None:
+    with live_server(tmp_path) as server:
+        head = (
+            b"POST /v1/enroll HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1000\r\n\r\n"
+        )
+        for _ in range(3):
+            _send(server, head + b'{"agent_id": "a', read=False)  # then closes
+        deadline = time.monotonic() + 5
+        while _figure(server, "enroll.request", 499) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _figure(server, "enroll.request", 499) == 3
+        assert _figure(server, "enroll.request", 500) == 0
+        log = _stopped_log(server)
+    assert "Traceback" not in log and "internal error" not in log, log
+    assert log.count('"POST /v1/enroll" 499') == 3
