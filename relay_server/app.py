@@ -24,9 +24,17 @@ from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server import matrix, mcp_route, telegram
 from relay_server.background import sweep
+from relay_server.clients import AddressSlots
 from relay_server.console import add_console
 from relay_server.cors import allow_origins
-from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, REFUSALS, SERVICES, SETTINGS
+from relay_server.keys import (
+    CALLER_LIMIT,
+    ENROLL_LIMIT,
+    FORWARDED_SLOTS,
+    REFUSALS,
+    SERVICES,
+    SETTINGS,
+)
 from relay_server.metrics import add_metrics, observe_commit
 from relay_server.middleware import echo_request_id, front_door
 from relay_server.openapi import build_openapi
@@ -121,6 +129,7 @@ def create_app(
         middlewares=[front_door],
     )
     app[SETTINGS] = settings
+    app[FORWARDED_SLOTS] = AddressSlots(settings.http.per_address)
     app[CALLER_LIMIT] = TokenBucket(settings.limits.rate_limit, settings.limits.rate_limit_burst)
     app[ENROLL_LIMIT] = TokenBucket(
         settings.limits.enroll_rate_limit, settings.limits.enroll_rate_limit_burst

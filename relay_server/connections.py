@@ -8,9 +8,14 @@ descriptors; then new ones are reset and even ``/health`` fails. So the server r
   connection opening or of its first byte arriving, else the connection is closed;
 - a connection ceiling: a connection opened while ``max_connections`` are open is answered
   ``503 unavailable`` (with ``Retry-After``) and closed, rather than reset;
-- a body timeout, per read, applied where bodies are read (``validation.read_body``).
+- a cap per client address: a connection from an address that already holds ``per_address``
+  is answered the same way, so one address cannot take every slot (a trusted proxy's
+  connections are not capped here: ``middleware`` caps what it forwards per client address);
+  a refused connection gets one second, not the header timeout, to send its request;
+- a deadline for a request's whole body, applied where bodies are read
+  (``validation.read_body``).
 
-The first two live in the protocol object aiohttp makes per connection, so this module runs
+The first three live in the protocol object aiohttp makes per connection, so this module runs
 the server itself (``run``) instead of ``web.run_app``, with the same lifecycle: signals end it
 gracefully, in-flight requests get the shutdown timeout.
 """
@@ -21,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import resource
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +36,8 @@ from aiohttp.web_request import BaseRequest
 from aiohttp.web_runner import GracefulExit
 
 from relay_server import keys, logs, metrics
-from relay_server.middleware import error_response
+from relay_server.clients import AddressSlots, Network, trusted_proxy
+from relay_server.middleware import PAST_ADDRESS_CAP, PAST_CEILING, error_response
 
 log = logging.getLogger("relay.server")
 
@@ -44,22 +51,42 @@ class Limits:
 
     header_timeout: float
     max_connections: int
+    per_address: int
+    trusted_proxies: Sequence[Network] = ()
+
+
+REFUSED_HEAD_TIMEOUT = 1.0  # seconds a refused connection gets to send the request to answer
 
 
 class GuardedHandler(RequestHandler):
-    """aiohttp's per-connection protocol, with the header timeout and the ceiling."""
+    """aiohttp's per-connection protocol, with the header timeout, the ceiling and the cap
+    per address."""
 
-    def __init__(self, manager: web.Server, limits: Limits, **kwargs: Any) -> None:
+    def __init__(
+        self, manager: web.Server, limits: Limits, slots: AddressSlots, **kwargs: Any
+    ) -> None:
         super().__init__(manager, **kwargs)
         self.limits = limits
-        self.over_ceiling = False
+        self.full: str | None = None  # why this connection is refused, if it is (middleware)
+        self._slots = slots
+        self._slot: str | None = None  # the address whose slot this connection holds
         self._head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Count the connection; start the clock on its first request head."""
         super().connection_made(transport)
         open_now = len(self._manager.connections) if self._manager is not None else 0
-        self.over_ceiling = open_now > self.limits.max_connections
+        peer = self.peer
+        if open_now > self.limits.max_connections:
+            self.full = PAST_CEILING
+        elif trusted_proxy(peer, self.limits.trusted_proxies):
+            pass
+        elif self._slots.take(peer):
+            self._slot = peer
+        else:
+            self.full = PAST_ADDRESS_CAP
+        if self.full is not None:
+            self._lingering_time = 0.0  # answered 503 and closed, not read on while it trickles
         self._start_head_clock()
 
     def data_received(self, data: bytes) -> None:
@@ -73,8 +100,11 @@ class GuardedHandler(RequestHandler):
             self._start_head_clock()
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        """Forget the clock with the connection."""
+        """Forget the clock and give back the address's slot with the connection."""
         self._stop_head_clock()
+        if self._slot is not None:
+            self._slots.give(self._slot)
+            self._slot = None
         super().connection_lost(exc)
 
     def handle_error(
@@ -107,9 +137,10 @@ class GuardedHandler(RequestHandler):
 
     def _start_head_clock(self) -> None:
         if self._head_timer is None:
-            self._head_timer = self._loop.call_later(
-                self.limits.header_timeout, self._head_too_slow
-            )
+            seconds = self.limits.header_timeout
+            if self.full is not None:
+                seconds = min(seconds, REFUSED_HEAD_TIMEOUT)
+            self._head_timer = self._loop.call_later(seconds, self._head_too_slow)
 
     def _stop_head_clock(self) -> None:
         if self._head_timer is not None:
@@ -128,10 +159,13 @@ class GuardedServer:
     def __init__(self, server: web.Server, limits: Limits) -> None:
         self._server = server
         self._limits = limits
+        self._slots = AddressSlots(limits.per_address)
 
     def __call__(self) -> GuardedHandler:
         server = self._server
-        return GuardedHandler(server, self._limits, loop=server._loop, **server._kwargs)
+        return GuardedHandler(
+            server, self._limits, self._slots, loop=server._loop, **server._kwargs
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._server, name)

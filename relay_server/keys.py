@@ -11,7 +11,8 @@ from relay_core.services import Services
 from relay_server.ratelimit import TokenBucket
 from relay_server.settings import Settings
 
-if TYPE_CHECKING:  # refusals.py and mcp_route.py read keys of this module
+if TYPE_CHECKING:  # clients.py, refusals.py and mcp_route.py read keys of this module
+    from relay_server.clients import AddressSlots
     from relay_server.mcp_route import LazyDoor
     from relay_server.refusals import Refusals
 
@@ -22,6 +23,8 @@ CALLER = web.RequestKey("caller", Caller)
 CLIENT_ADDRESS = web.RequestKey("client_address", str)
 OPERATION = web.RequestKey("operation", str)  # the route's name, for the access line
 UNREADABLE = web.RequestKey("unreadable", str)  # why aiohttp could not read the request
+# Requests in flight per client address, for those a trusted proxy forwards.
+FORWARDED_SLOTS: web.AppKey[AddressSlots] = web.AppKey("forwarded_slots")
 CALLER_LIMIT = web.AppKey("caller_limit", TokenBucket)
 ENROLL_LIMIT = web.AppKey("enroll_limit", TokenBucket)
 REFUSALS: web.AppKey[Refusals] = web.AppKey("refusals")

@@ -20,6 +20,7 @@ from relay_server.clients import client_address, remote
 from relay_server.http_errors import status_of
 from relay_server.keys import (
     CLIENT_ADDRESS,
+    FORWARDED_SLOTS,
     OPERATION,
     REFUSALS,
     REQUEST_ID,
@@ -41,6 +42,8 @@ HTTP_CODES = {
     413: "payload_too_large",
 }
 
+PAST_CEILING = "the server is at its connection limit; retry shortly"
+PAST_ADDRESS_CAP = "this address holds as many connections as one address may; retry shortly"
 CLIENT_CLOSED = 499  # nginx's status for a client that left before it was answered
 
 _INCOMING_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -63,17 +66,28 @@ def error_response(status: int, code: str, detail: str) -> web.Response:
 @web.middleware
 async def front_door(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Adopt a sane incoming ``X-Request-ID`` or make one, note the client's address, refuse a
-    connection past the ceiling, count the request, and answer every failure."""
+    connection past the ceiling or its address's cap, count the request, and answer every
+    failure."""
     incoming = request.headers.get("X-Request-ID", "")
     request[REQUEST_ID] = incoming if _INCOMING_ID.match(incoming) else new_request_id()
-    request[CLIENT_ADDRESS] = client_address(request, request.app[SETTINGS].http.trusted_proxies)
+    proxies = request.app[SETTINGS].http.trusted_proxies
+    address = request[CLIENT_ADDRESS] = client_address(request, proxies)
     operation = request.match_info.route.name
     if operation is not None:
         request[OPERATION] = operation
     count = metrics.Count(request, operation)
+    full: str | None = getattr(request.protocol, "full", None)  # connections.GuardedHandler's
+    slot = None
+    if full is None and proxies and address != request.remote:
+        # Forwarded by a trusted proxy: its connections are not capped, its clients' requests
+        # in flight are.
+        if request.app[FORWARDED_SLOTS].take(address):
+            slot = address
+        else:
+            full = PAST_ADDRESS_CAP
     try:
-        if getattr(request.protocol, "over_ceiling", False):  # see connections.GuardedHandler
-            response: web.StreamResponse = _past_ceiling()
+        if full is not None:
+            response: web.StreamResponse = _refused(full)
         else:
             try:
                 response = await handler(request)
@@ -86,6 +100,8 @@ async def front_door(request: web.Request, handler: Handler) -> web.StreamRespon
         raise
     finally:
         count.done()
+        if slot is not None:
+            request.app[FORWARDED_SLOTS].give(slot)
 
 
 async def echo_request_id(request: web.Request, response: web.StreamResponse) -> None:
@@ -160,11 +176,10 @@ def _client_left() -> web.Response:
     return web.Response(status=CLIENT_CLOSED)
 
 
-def _past_ceiling() -> web.Response:
-    """The answer on a connection opened past the ceiling (``connections``): 503, and close."""
-    response = error_response(
-        503, "unavailable", "the server is at its connection limit; retry shortly"
-    )
+def _refused(why: str) -> web.Response:
+    """The answer on a connection opened past the ceiling or its address's cap
+    (``connections``): 503, and close."""
+    response = error_response(503, "unavailable", why)
     response.headers["Retry-After"] = "1"
     response.force_close()
     return response

@@ -96,6 +96,8 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
     limits = connections.Limits(
         header_timeout=settings.http.header_timeout_seconds,
         max_connections=connections.fit_file_limit(settings.http.max_connections),
+        per_address=settings.http.per_address,
+        trusted_proxies=settings.http.trusted_proxies,
     )
     try:
         connections.run(

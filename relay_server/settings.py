@@ -60,10 +60,16 @@ class HttpSettings(_Part):
         default=10.0, gt=0, description="time to send a request's head, from its first byte"
     )
     body_timeout_seconds: float = Field(
-        default=30.0, gt=0, description="longest wait for the next bytes of a request body"
+        default=30.0, gt=0, description="time to send a request's whole body, from its head"
     )
     max_connections: int = Field(
         default=1000, ge=1, description="open connections; past it a new one is answered 503"
+    )
+    max_connections_per_address: int | None = Field(
+        default=None,
+        ge=1,
+        description="open connections of one client address (behind a trusted proxy: "
+        "requests in flight); default: a tenth of max_connections",
     )
     trusted_proxies: CommaSeparated[IPv4Network | IPv6Network] = Field(
         default_factory=list,
@@ -74,6 +80,11 @@ class HttpSettings(_Part):
         default_factory=list,
         description="web origins whose pages may call the API (comma-separated; '*': any)",
     )
+
+    @property
+    def per_address(self) -> int:
+        """What one client address may hold open: the setting, or a tenth of the ceiling."""
+        return self.max_connections_per_address or max(1, self.max_connections // 10)
 
 
 class LimitSettings(_Part):

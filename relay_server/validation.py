@@ -52,7 +52,8 @@ def parse_params(model: type[M], values: Mapping[str, str], source: str) -> M:
 
 async def read_body(request: web.Request) -> bytes:
     """The raw body, refused past the configured size (declared or streamed), and given up on
-    (408, connection closed) when the client stops sending it."""
+    (408, connection closed) when it has not all come within the body timeout: a deadline for
+    the whole body, so a client trickling a byte at a time cannot hold its connection."""
     settings = request.app[SETTINGS]
     limit = settings.http.max_body_bytes
     if request.content_length is not None and request.content_length > limit:
@@ -65,19 +66,18 @@ async def read_body(request: web.Request) -> bytes:
             raise _too_large(limit)
         return whole
     body = bytearray()
-    while True:
-        try:
-            async with asyncio.timeout(settings.http.body_timeout_seconds):
-                chunk = await request.content.readany()
-        except TimeoutError:
-            raise web.HTTPRequestTimeout(
-                reason=f"no part of the body came for {settings.http.body_timeout_seconds:g} s"
-            ) from None
-        if not chunk:
-            return bytes(body)
-        body += chunk
-        if len(body) > limit:
-            raise _too_large(limit)
+    seconds = settings.http.body_timeout_seconds
+    try:
+        async with asyncio.timeout(seconds):
+            while chunk := await request.content.readany():
+                body += chunk
+                if len(body) > limit:
+                    raise _too_large(limit)
+    except TimeoutError:
+        raise web.HTTPRequestTimeout(
+            reason=f"the body did not all come within {seconds:g} s"
+        ) from None
+    return bytes(body)
 
 
 def _too_large(limit: int) -> PayloadTooLarge:

@@ -189,7 +189,11 @@ def test_an_unreadable_request_is_a_declared_400_that_echoes_nothing(tmp_path: P
 
 
 def test_past_the_connection_ceiling_a_client_gets_503_not_a_reset(tmp_path: Path) -> None:
-    limits = {"RELAY_MAX_CONNECTIONS": "5", "RELAY_HEADER_TIMEOUT_SECONDS": "30"}
+    limits = {
+        "RELAY_MAX_CONNECTIONS": "5",
+        "RELAY_MAX_CONNECTIONS_PER_ADDRESS": "10",
+        "RELAY_HEADER_TIMEOUT_SECONDS": "30",
+    }
     with live_server(tmp_path, **limits) as server:
         idle = [_connect(server) for _ in range(5)]
         time.sleep(0.2)
@@ -201,3 +205,79 @@ def test_past_the_connection_ceiling_a_client_gets_503_not_a_reset(tmp_path: Pat
             sock.close()
         time.sleep(0.2)
         assert httpx.get(server.url + "/health").status_code == 200
+
+
+def _connect_from(server: LiveServer, source: str) -> socket.socket:
+    host, port = server.url.removeprefix("http://").split(":")
+    sock = socket.socket()
+    sock.settimeout(10)
+    sock.bind((source, 0))
+    sock.connect((host, int(port)))
+    return sock
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_cut_at_the_whole_body_deadline(
+    tmp_path: Path,
+) -> None:
+    with live_server(tmp_path, RELAY_BODY_TIMEOUT_SECONDS="2") as server:
+        sock = _connect(server)
+        sock.sendall(
+            b"POST /v1/enroll HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{"
+        )
+        started = time.monotonic()
+        answer = b""
+        sock.settimeout(0.4)
+        while time.monotonic() - started < 10 and not answer:
+            with contextlib.suppress(OSError):
+                sock.send(b" ")  # never silent for more than 0.4 s
+            with contextlib.suppress(TimeoutError):
+                answer = sock.recv(65536)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+        assert b'"code": "request_timeout"' in answer
+        assert time.monotonic() - started < 4
+
+
+def _median_health_latency(server: LiveServer, count: int = 15) -> float:
+    latencies = []
+    for _ in range(count):
+        started = time.perf_counter()
+        # A new connection each time: the attack is on connections, not on a kept one.
+        assert httpx.get(server.url + "/health", timeout=10).status_code == 200
+        latencies.append(time.perf_counter() - started)
+    return sorted(latencies)[len(latencies) // 2]
+
+
+def test_one_address_trickling_bodies_cannot_take_every_connection(tmp_path: Path) -> None:
+    """The issue's slowloris: 300 bodies trickling from one address against a ceiling of 200.
+    That address holds its share (a tenth of the ceiling); another address is answered as
+    fast as before the attack."""
+    with live_server(tmp_path, RELAY_MAX_CONNECTIONS="200") as server:
+        before = _median_health_latency(server)
+        attackers: list[socket.socket] = []
+        head = (
+            b"POST /v1/enroll HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n{"
+        )
+        try:
+            for _ in range(300):
+                sock = _connect_from(server, "127.0.0.2")
+                with contextlib.suppress(OSError):
+                    sock.sendall(head)
+                attackers.append(sock)
+            time.sleep(1.5)  # the refused ones are answered; the admitted ones trickle on
+            for sock in attackers:
+                with contextlib.suppress(OSError):
+                    sock.send(b" ")
+            during = _median_health_latency(server)
+            refused = 0
+            for sock in attackers:
+                sock.settimeout(0.01)
+                with contextlib.suppress(OSError):
+                    refused += sock.recv(65536).startswith(b"HTTP/1.1 503")
+            assert refused >= 300 - 20, refused  # past its share of 20, each was answered 503
+        finally:
+            for sock in attackers:
+                sock.close()
+        assert during < before + 0.1, (before, during)

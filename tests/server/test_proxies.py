@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+from multidict import CIMultiDict
 
 from tests.server.conftest import Api
 
@@ -49,3 +52,53 @@ async def test_the_audit_records_the_forwarded_address(make_api: Any) -> None:
         a for a in (await api.get("/v1/actions"))["actions"] if a["action"] == "auth.refused"
     ]
     assert refused[0]["params"]["remote"] == "203.0.113.9"
+
+
+async def test_forwarded_addresses_on_two_lines_are_one_list(make_api: Any) -> None:
+    """HAProxy's ``option forwardfor`` appends a line of its own after the client's."""
+    api: Api = await make_api(trusted_proxies="127.0.0.1/32")
+    two_lines = CIMultiDict(
+        [
+            ("Authorization", "Bearer rly_agent_nobody"),
+            ("X-Forwarded-For", "6.6.6.6"),
+            ("X-Forwarded-For", "203.0.113.4"),
+        ]
+    )
+    response = await api.client.get("/v1/agents", headers=two_lines)
+    assert response.status == 401
+    refused = [
+        a for a in (await api.get("/v1/actions"))["actions"] if a["action"] == "auth.refused"
+    ]
+    assert refused[0]["params"]["remote"] == "203.0.113.4"
+
+
+async def test_a_forwarded_client_holds_at_most_its_share_of_requests_in_flight(
+    make_api: Any,
+) -> None:
+    api: Api = await make_api(trusted_proxies="127.0.0.1/32", max_connections_per_address=2)
+
+    async def wait_as(client: str) -> int:
+        response = await api.client.get(
+            "/v1/events",
+            params={"wait": 3},
+            headers={**api.headers(None, None), "X-Forwarded-For": client},
+        )
+        await response.read()
+        return response.status
+
+    waits = [asyncio.create_task(wait_as("198.51.100.1")) for _ in range(2)]
+    await asyncio.sleep(0.3)
+    third = await api.client.get(
+        "/v1/agents", headers={**api.headers(None, None), "X-Forwarded-For": "198.51.100.1"}
+    )
+    assert third.status == 503 and (await third.json())["code"] == "unavailable"
+    assert third.headers["Retry-After"] == "1"
+    other = await api.client.get(
+        "/v1/agents", headers={**api.headers(None, None), "X-Forwarded-For": "198.51.100.2"}
+    )
+    assert other.status == 200
+    assert await asyncio.gather(*waits) == [200, 200]
+    again = await api.client.get(
+        "/v1/agents", headers={**api.headers(None, None), "X-Forwarded-For": "198.51.100.1"}
+    )
+    assert again.status == 200  # the slots were given back
