@@ -17,7 +17,7 @@ import socket
 import sys
 import tempfile
 from types import FrameType
-from typing import NoReturn, TextIO
+from typing import BinaryIO, NoReturn
 
 from aiohttp import web
 from sqlalchemy.engine import make_url
@@ -179,7 +179,7 @@ def _port_or_refuse(settings: Settings) -> None:
             _refuse(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}", 1)
 
 
-def _open_or_refuse(settings: Settings) -> TextIO | None:
+def _open_or_refuse(settings: Settings) -> BinaryIO | None:
     """Check that the database can be served before serving it: held alone (SQLite), opened
     and migrated. Whatever stops it is one line and a non-zero exit, not a traceback."""
     url = settings.resolved_database_url

@@ -29,7 +29,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from relay_core.auth import OPERATOR_TOKEN_PREFIX, new_token
 from relay_core.config import POSTGRES_POOL_SIZE, DomainSettings
-from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path
+from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path, private_dir
 
 MEMORY_URL = "memory://"
 
@@ -341,7 +341,7 @@ def ensure_operator_token(settings: Settings) -> str:
     path = operator_token_path(settings.data_dir)
     if path.exists():
         return path.read_text().strip()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     token = new_token(OPERATOR_TOKEN_PREFIX)
     # O_EXCL: when two processes start at once, one writes and the other reads what it wrote.
     try:

@@ -16,7 +16,7 @@ def backup(
     path: Annotated[Path, typer.Argument(help="The file to write; it must not exist.")],
 ) -> None:
     """Copy the server's SQLite database to PATH while the server runs (SQLite's backup API:
-    one consistent moment, however busy the server).
+    one consistent moment, however busy the server). The copy is readable by you only (0600).
 
     It finds the database as the server does (RELAY_DATA_DIR, RELAY_DATABASE_URL). To restore:
     stop the server and put the copy in place of relay.db (docs/operations.md). A PostgreSQL
@@ -24,6 +24,7 @@ def backup(
 
     Example: relay backup relay-backup.db
     """
+    from relay_core.paths import private_file
     from relay_core.storage.sqlite import SqliteStorage
     from relay_server.settings import Settings
 
@@ -35,7 +36,10 @@ def backup(
         _refuse(f"no database at {source}: set RELAY_DATA_DIR to the server's data directory")
     if path.exists():
         _refuse(f"{path} exists; a backup never overwrites a file")
+    if not path.parent.is_dir():
+        _refuse(f"no folder {path.parent}: make it first")
     draft = path.with_name(f".{path.name}.partial")
+    private_file(draft)  # the copy holds every message: its owner's only, whatever the umask
     with sqlite3.connect(source) as live, sqlite3.connect(draft) as copy:
         live.backup(copy)  # read under one transaction: the copy is one committed moment
     live.close()

@@ -281,3 +281,48 @@ def test_one_address_trickling_bodies_cannot_take_every_connection(tmp_path: Pat
             for sock in attackers:
                 sock.close()
         assert during < before + 0.1, (before, during)
+
+
+def test_a_second_server_on_the_same_file_by_another_path_is_refused(tmp_path: Path) -> None:
+    with live_server(tmp_path) as first:
+        database = first.data_dir / "relay.db"
+        linked = tmp_path / "linked"
+        linked.mkdir()
+        os.link(database, linked / "relay.db")  # a hard link: another name, the same file
+        symlinked = tmp_path / "symlinked"
+        symlinked.mkdir()
+        (symlinked / "relay.db").symlink_to(database)
+        for data_dir in (linked, symlinked):
+            result = _serve(data_dir)
+            assert result.returncode == 1, result.stderr
+            (line,) = result.stderr.strip().splitlines()
+            assert f"already served by process {first.process.pid}" in line
+        assert httpx.get(first.url + "/health").status_code == 200
+
+
+def _permissive_umask() -> None:
+    os.umask(0)  # in the server's process: what it creates is private all the same
+
+
+def test_the_database_its_wal_the_token_and_backups_are_private_whatever_the_umask(
+    tmp_path: Path,
+) -> None:
+    with live_server(tmp_path, preexec_fn=_permissive_umask) as server:
+        op = {"Authorization": f"Bearer {server.operator_token}"}
+        httpx.post(server.url + "/v1/agents/register", json={"agent_id": "a"}, headers=op)
+        data = server.data_dir
+        assert (data.stat().st_mode & 0o777) == 0o700
+        for name in ("relay.db", "relay.db-wal", "relay.db-shm", "operator_token"):
+            assert ((data / name).stat().st_mode & 0o777) == 0o600, name
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+        copy = tmp_path / "copy.db"
+        done = subprocess.run(
+            [*relay_command(), "backup", str(copy)],
+            env={**env, "RELAY_DATA_DIR": str(data)},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            preexec_fn=_permissive_umask,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (copy.stat().st_mode & 0o777) == 0o600

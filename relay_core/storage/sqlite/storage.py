@@ -5,6 +5,7 @@ migrations, and the checkpointer that copies the WAL back off the commit path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import logging
 import os
@@ -13,13 +14,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from sqlalchemy import Connection, create_engine
 from sqlalchemy.engine import make_url
 
 from relay_core.errors import StorageUnavailable
 from relay_core.hub import Hub
+from relay_core.paths import private_dir, private_file
 from relay_core.ports import TABLES
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.schema import metadata
@@ -48,30 +50,41 @@ def _null(value: None) -> None:
 sqlite3.register_adapter(type(None), _null)
 
 
-def serve_alone(path: Path) -> TextIO:
+def serve_alone(path: Path) -> BinaryIO:
     """Take the lock that says this process serves the SQLite file at ``path``; keep the
     returned file open for as long as it does (closing it, or exiting, lets go).
 
-    Two servers on one file would each run a writer and miss the other's wake-ups, so a second
-    is refused, naming the first."""
-    lock = path.with_name(path.name + ".lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = lock.open("a+")
+    Two servers on one file would each run a writer and miss the other's wake-ups (through a
+    hard link, each would even keep a WAL of its own and lose the other's writes), so a second
+    is refused, naming the first. The lock is on the database file itself (``flock``, which
+    SQLite's own ``fcntl`` locks do not touch), so every path to it meets the same lock."""
+    try:
+        private_dir(path.parent)
+        private_file(path)
+        handle = path.open("rb")
+    except OSError as exc:
+        raise StorageUnavailable(f"unable to open {path}: {exc.strerror}") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
+        holder = _lock_holder(os.fstat(handle.fileno()))
         handle.close()
         raise StorageUnavailable(
-            f"{path} is already served by process {holder}; stop it first, or run several "
+            f"{path} is already served by {holder}; stop it first, or run several "
             "processes over PostgreSQL"
         ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(str(os.getpid()))
-    handle.flush()
     return handle
+
+
+def _lock_holder(file: os.stat_result) -> str:
+    """Who holds the ``flock`` on ``file``, as /proc/locks says (Linux); else in words."""
+    device = f"{os.major(file.st_dev):02x}:{os.minor(file.st_dev):02x}:{file.st_ino}"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == device:
+                return f"process {fields[4]}"
+    return "another process"
 
 
 class SqliteStorage:
@@ -88,7 +101,8 @@ class SqliteStorage:
         hub: Hub | None = None,
     ) -> None:
         self.path = self.file_of(url)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
+        private_file(self.path)
         self.hub = hub or Hub()
         self._synchronous = synchronous.upper()
         self._busy_timeout_ms = busy_timeout_ms
