@@ -26,7 +26,7 @@ async def on_one_instance(
                 if mine:
                     await work()
         except StorageUnavailable as exc:  # the next look may find it back
-            log_outage(exc.detail)
+            log_outage(exc.logged)
         await asyncio.sleep(standby)
 
 
@@ -42,7 +42,7 @@ async def sweep(services: Services, interval: float) -> None:
                     while await one() == SWEEP_BATCH:
                         pass  # more are waiting: the next batch at once
                 except StorageUnavailable as exc:
-                    log_outage(exc.detail)
+                    log_outage(exc.logged)
                 except Exception:  # the next round tries again; operations still check
                     log.exception("background sweep failed")
             await asyncio.sleep(interval)

@@ -186,9 +186,9 @@ _unreadable = Throttled()
 
 
 def log_outage(detail: str) -> None:
-    """One warning per kind of storage outage a minute: met by a thousand requests and every
-    background round, it is still one line."""
-    if _outages.allow(detail) is not None:
+    """One warning a minute for a storage outage, whatever its kind: met by a thousand
+    requests and every background round, it is still one line."""
+    if _outages.allow("storage") is not None:
         log.warning("storage unavailable: %s (answering 503 until it recovers)", detail)
 
 

@@ -156,7 +156,7 @@ async def _domain_error(request: web.Request, exc: errors.RelayError) -> web.Res
     if exc.retry_after is not None:
         response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
     if isinstance(exc, errors.StorageUnavailable):
-        log_outage(exc.detail)
+        log_outage(exc.logged)
     return response
 
 

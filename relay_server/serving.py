@@ -48,6 +48,9 @@ def _configure_logging(settings: Settings) -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # asyncpg's pool logs each failed reconnection with a traceback; Relay says an outage once
+    # a minute itself (logs.log_outage).
+    logging.getLogger("asyncpg.pool").setLevel(logging.ERROR)
 
 
 def _announce(settings: Settings, workers: int) -> None:
@@ -187,7 +190,7 @@ def _open_or_refuse(settings: Settings) -> BinaryIO | None:
         held = serve_alone(SqliteStorage.file_of(url)) if url.startswith("sqlite") else None
         asyncio.run(_prepare(settings))
     except StorageUnavailable as exc:
-        _refuse(f"cannot start: {exc.detail}", 1)
+        _refuse(f"cannot start: {exc.logged}", 1)
     except OSError as exc:
         _refuse(f"cannot start: {exc}", 1)
     return held

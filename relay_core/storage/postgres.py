@@ -475,6 +475,22 @@ def _state(exc: BaseException) -> str:
     return str(getattr(_cause(exc), "sqlstate", "") or "")
 
 
+# What using a connection can raise when PostgreSQL or the way to it fails (asyncpg's
+# InternalClientError: a statement sent on a connection whose protocol failed or is still
+# reading the error that ended it, as in a fast shutdown of PostgreSQL).
+_BROKEN = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+
+
+async def _roll_back(conn: Any) -> None:
+    """End a unit's transaction that was not committed. On a connection that broke (PostgreSQL
+    shutting down mid-unit), the ROLLBACK fails too: the connection is dropped, so the pool
+    opens a new one, and the error that ended the unit is the one that counts."""
+    try:
+        await conn.execute("ROLLBACK")
+    except _BROKEN:
+        conn.terminate()
+
+
 def unavailable(exc: BaseException) -> StorageUnavailable | None:
     """The StorageUnavailable an error reaching or using PostgreSQL amounts to, if it is one
     of the server, its disk or the network rather than of a statement."""
@@ -482,10 +498,12 @@ def unavailable(exc: BaseException) -> StorageUnavailable | None:
     state = _state(exc)
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return StorageUnavailable("the connection to PostgreSQL was lost")
+    if isinstance(cause, asyncpg.InternalClientError):  # its protocol failed, or is failing
+        return StorageUnavailable("the connection to PostgreSQL was lost", where=str(cause))
     if state[:2] in _OUTAGE_CLASSES:
         return StorageUnavailable(f"PostgreSQL cannot serve now: {cause}")
     if isinstance(cause, OSError | TimeoutError) or type(cause).__name__ == _DROPPED:
-        return StorageUnavailable(f"PostgreSQL cannot be reached: {cause}")
+        return StorageUnavailable("PostgreSQL cannot be reached", where=str(cause))
     return None
 
 
@@ -543,6 +561,7 @@ class _HintSender:
 
     async def _send_forever(self) -> None:
         conn: Any = None
+        failing = False
         try:
             while True:
                 await self._ready.wait()
@@ -554,8 +573,14 @@ class _HintSender:
                     topics, self._unsent = self._unsent, set()
                     for payload in self._payloads(sorted(topics)):
                         await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, payload)
-                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-                    log.warning("cannot send hints to other instances (%s); retrying in 1 s", exc)
+                    failing = False
+                except _BROKEN as exc:
+                    if not failing:  # once an outage, not once a second
+                        log.warning("cannot send hints to other instances (%s); retrying", exc)
+                    failing = True
+                    if conn is not None and not conn.is_closed():
+                        conn.terminate()
+                    conn = None
                     await asyncio.sleep(1)
         finally:
             if conn is not None and not conn.is_closed():
@@ -717,13 +742,19 @@ class PostgresStorage:
             self._listener = asyncio.create_task(self._listen_forever(), name="relay-listen")
 
     async def _listen_forever(self) -> None:
+        failing = False
         while True:
             try:
                 conn = await asyncpg.connect(self._asyncpg_dsn)
-            except (OSError, asyncpg.PostgresError) as exc:
-                log.warning("cannot LISTEN for hints (%s); retrying in 1 s", exc)
+            except _BROKEN as exc:
+                if not failing:  # once an outage, not once a second
+                    log.warning("cannot LISTEN for hints (%s); retrying every second", exc)
+                failing = True
                 await asyncio.sleep(1)
                 continue
+            if failing:
+                log.info("listening for hints again")
+                failing = False
             try:
                 await self._listen_until_lost(conn)
                 log.warning("the LISTEN connection dropped; reconnecting")
@@ -772,8 +803,8 @@ class PostgresStorage:
                     yield uow  # type: ignore[misc]
                 finally:
                     if tx.begun and not tx.committed and not conn.is_closed():
-                        await conn.execute("ROLLBACK")
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                        await _roll_back(conn)
+        except _BROKEN as exc:
             if _state(exc) in _RETRY_STATES:
                 # A deadlock or serialization failure rolled the unit back; run it again.
                 raise StaleWrite(f"PostgreSQL {_state(exc)}: the unit of work is retried") from exc
@@ -805,7 +836,7 @@ class PostgresStorage:
         process dies)."""
         try:
             conn = await asyncpg.connect(self._asyncpg_dsn)
-        except (OSError, asyncpg.PostgresError) as exc:
+        except _BROKEN as exc:
             raise (unavailable(exc) or exc) from exc
         key = zlib.crc32(name.encode())
         try:

@@ -57,6 +57,7 @@ def test_a_full_disk_is_503_with_retry_after_and_recovers_without_a_restart(
                     break
             assert statuses[-1] == 503, statuses
             assert response.json()["code"] == "storage_unavailable"
+            assert str(tmp_path) not in response.text  # the log names the file, not the answer
             assert int(response.headers["Retry-After"]) >= 1
             for _ in range(20):  # every further write is a 503 too, never a 500
                 assert client.post("/v1/messages", json=big).status_code == 503

@@ -5,6 +5,7 @@ requests are one line a minute per address, and a client that leaves mid-body is
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from tests.live import LiveServer, live_server
+from tests.postgres_cluster import private_cluster
 
 
 def _send(server: LiveServer, raw: bytes, *, read: bool = True) -> bytes:
@@ -92,3 +94,42 @@ def test_a_client_that_leaves_mid_body_is_a_499_without_a_traceback(tmp_path: Pa
         log = _stopped_log(server)
     assert "Traceback" not in log and "internal error" not in log, log
     assert log.count('"POST /v1/enroll" 499') == 3
+
+
+def test_postgresql_going_down_mid_request_is_503_and_one_warning(tmp_path: Path) -> None:
+    with private_cluster() as cluster:
+        with live_server(tmp_path, RELAY_DATABASE_URL=cluster.url, RELAY_RATE_LIMIT="0") as server:
+            op = {"Authorization": f"Bearer {server.operator_token}"}
+            with httpx.Client(base_url=server.url, headers=op, timeout=15) as client:
+                client.post("/v1/agents/register", json={"agent_id": "bob"}).raise_for_status()
+                statuses: list[int] = []
+
+                def write_on() -> None:
+                    with httpx.Client(base_url=server.url, headers=op, timeout=15) as writer:
+                        for _ in range(150):
+                            answer = writer.post("/v1/messages", json={"to": "bob", "text": "x"})
+                            statuses.append(answer.status_code)
+                            if answer.status_code == 503:
+                                assert answer.headers["Retry-After"] == "1"
+                                assert answer.json()["code"] == "storage_unavailable"
+
+                writers = [threading.Thread(target=write_on) for _ in range(4)]
+                for thread in writers:
+                    thread.start()
+                time.sleep(0.3)  # writes in flight, then a fast shutdown under them
+                cluster.stop_fast()
+                for thread in writers:
+                    thread.join()
+                assert set(statuses) <= {201, 503}, statuses
+                assert 503 in statuses
+                cluster.start()
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    again = client.post("/v1/messages", json={"to": "bob", "text": "back"})
+                    if again.status_code == 201:
+                        break
+                    time.sleep(0.2)
+                assert again.status_code == 201
+            log = _stopped_log(server)
+    assert "Traceback" not in log, log[:5000]
+    assert log.count("storage unavailable") == 1, log[:5000]

@@ -65,7 +65,7 @@ def unavailable(exc: BaseException, path: Path) -> StorageUnavailable | None:
     cause = exc.orig if isinstance(exc, DBAPIError) else exc
     name = getattr(cause, "sqlite_errorname", "")
     if isinstance(cause, sqlite3.Error) and name.startswith(_OUTAGES):
-        return StorageUnavailable(f"the SQLite database {path} cannot be used: {cause}")
+        return StorageUnavailable(f"the SQLite database cannot be used: {cause}", where=str(path))
     return None
 
 
