@@ -152,8 +152,13 @@ def create_app(
         log.info("storage %s, bridge %s, auth %s", store.name, names, settings.auth)
         background = [asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit")]
         bot = services.ctx.bridge_named(TelegramBridge.name)
+        if isinstance(bot, TelegramBridge) and bot.chat_id < 0 and not settings.telegram.operators:
+            log.warning(  # a group's id is negative, a private chat's positive
+                "the Telegram chat is a group: anyone in it may answer and decide; set "
+                "RELAY_TELEGRAM_OPERATORS to the operators' user ids"
+            )
         if isinstance(bot, TelegramBridge) and settings.telegram.mode == "poll":
-            poll = telegram.poll(services, bot)
+            poll = telegram.poll(services, bot, operators=settings.telegram.operators)
             background.append(asyncio.create_task(poll, name="telegram-poll"))
         room = services.ctx.bridge_named(MatrixBridge.name)
         if isinstance(room, MatrixBridge):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
 from relay_core.auth import OPERATOR_CALLER
 from relay_core.errors import RelayError
@@ -27,6 +28,18 @@ async def decide(
     except RelayError as exc:
         return exc.detail
     return f"{decided.status} #{decided.approval_id}"
+
+
+def fields(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one. What a platform sends is read field
+    by field through this, so a field of another shape than its documentation says (a string
+    where an object belongs) reads as absent rather than failing the update."""
+    return value if isinstance(value, dict) else {}
+
+
+def text_of(value: object) -> str:
+    """``value`` if it is a string, else empty: a platform's text field of another shape."""
+    return value if isinstance(value, str) else ""
 
 
 def fingerprint(replied_to: str, text: str) -> str:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from relay_core.bridges.matrix import MatrixBridge, platform_id
-from relay_core.errors import BridgeError, NotFound
+from relay_core.errors import BridgeError, NotFound, StorageUnavailable
 from relay_core.idempotency import Once, Replay
 from relay_core.services import Services
 from relay_server.background import on_one_instance
-from relay_server.decisions import DECISION, decide, fingerprint
+from relay_server.decisions import DECISION, decide, fields, fingerprint, text_of
 
 log = logging.getLogger("relay.matrix")
 
@@ -48,9 +47,10 @@ async def _follow(services: Services, bridge: MatrixBridge, operators: list[str]
     while True:
         try:
             batch = await bridge.sync(since, SYNC_TIMEOUT_MS)
-            room = ((batch.get("rooms") or {}).get("join") or {}).get(bridge.room_id) or {}
-            for event in (room.get("timeline") or {}).get("events") or []:
-                await apply(services, bridge, operators, event)
+            room = fields(fields(fields(batch.get("rooms")).get("join")).get(bridge.room_id))
+            events = fields(room.get("timeline")).get("events")
+            for event in events if isinstance(events, list) else []:
+                await _apply_or_skip(services, bridge, operators, event)
         except BridgeError as exc:
             log.warning("/sync failed: %s; retrying in %s s", exc.detail, RETRY_SECONDS)
             await asyncio.sleep(RETRY_SECONDS)
@@ -63,32 +63,49 @@ async def _follow(services: Services, bridge: MatrixBridge, operators: list[str]
         await services.notify.keep_sync_cursor(bridge.name, since)
 
 
-async def apply(
-    services: Services, bridge: MatrixBridge, operators: list[str], event: dict[str, Any]
+async def _apply_or_skip(
+    services: Services, bridge: MatrixBridge, operators: list[str], event: object
 ) -> None:
-    """Hand one timeline event to the services."""
-    sender = str(event.get("sender", ""))
-    if sender == bridge.user_id or (operators and sender not in operators):
+    """Apply one event; one that cannot be applied for what it is (not for the store or the
+    homeserver failing, which the batch is fetched again for) is skipped with one line, so
+    that it cannot hold back every later reply and decision."""
+    try:
+        await apply(services, bridge, operators, event)
+    except (StorageUnavailable, BridgeError):
+        raise
+    except Exception as exc:
+        event_id = text_of(fields(event).get("event_id")) or "without an id"
+        log.warning("skipped Matrix event %s, which could not be applied: %r", event_id, exc)
+
+
+async def apply(
+    services: Services, bridge: MatrixBridge, operators: list[str], event: object
+) -> None:
+    """Hand one timeline event to the services. A field of another shape than the Matrix
+    specification gives it reads as absent."""
+    event = fields(event)
+    sender = text_of(event.get("sender"))
+    if not sender or sender == bridge.user_id or (operators and sender not in operators):
         return
-    content = event.get("content") or {}
-    relates = content.get("m.relates_to") or {}
+    content = fields(event.get("content"))
+    relates = fields(content.get("m.relates_to"))
     who = f"matrix:{sender}"
     if event.get("type") == "m.reaction":
-        verb = REACTIONS.get(str(relates.get("key", "")))
+        verb = REACTIONS.get(text_of(relates.get("key")))
         if relates.get("rel_type") == "m.annotation" and verb is not None:
-            await _decide_on(services, bridge, str(relates.get("event_id", "")), verb, None, who)
+            await _decide_on(services, bridge, text_of(relates.get("event_id")), verb, None, who)
         return
-    replied = (relates.get("m.in_reply_to") or {}).get("event_id")
+    replied = text_of(fields(relates.get("m.in_reply_to")).get("event_id"))
     if event.get("type") != "m.room.message" or not replied or relates.get("rel_type"):
         return  # not a reply (or an edit of one)
-    text = _without_quote(str(content.get("body", "")))
+    text = _without_quote(text_of(content.get("body")))
     decision = DECISION.match(text)
     if decision and await _decide_on(
-        services, bridge, str(replied), decision[1].lower(), decision[2], who
+        services, bridge, replied, decision[1].lower(), decision[2], who
     ):
         return
-    replied_to = platform_id(bridge.room_id, str(replied))
-    once = Once("matrix-events", str(event.get("event_id", "")), fingerprint(replied_to, text))
+    replied_to = platform_id(bridge.room_id, replied)
+    once = Once("matrix-events", text_of(event.get("event_id")), fingerprint(replied_to, text))
     try:
         await services.notify.receive_reply(bridge.name, replied_to, text, once)
     except Replay:

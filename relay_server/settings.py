@@ -131,6 +131,11 @@ class TelegramSettings(_Part):
         default=None, description="the secret Telegram sends with each webhook call"
     )
     mirror_rooms: bool = Field(default=False, description="post room messages to their threads")
+    operators: CommaSeparated[int] = Field(
+        default_factory=list,
+        description="Telegram user ids allowed to answer and decide (comma-separated; empty: "
+        "anyone in the chat)",
+    )
 
 
 class SlackSettings(_Part):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
@@ -14,57 +16,85 @@ from relay_core.bridges.telegram import TelegramBridge, platform_id
 from relay_core.errors import BridgeError
 from relay_core.services import Services
 from relay_server.background import on_one_instance
-from relay_server.decisions import DECISION, decide
+from relay_server.decisions import DECISION, decide, fields, text_of
 from relay_server.keys import SERVICES, SETTINGS
 from relay_server.middleware import error_response
+from relay_server.validation import read_body
 
 log = logging.getLogger("relay.telegram")
 
 RETRY_SECONDS = 5.0
 
 
-async def apply(services: Services, bridge: TelegramBridge, update: dict[str, Any]) -> None:
-    """Hand one update to the services: only the operator's chat may answer or decide."""
-    callback = update.get("callback_query")
+class NotAnUpdate(ValueError):
+    """What came is no Telegram update (not an object, or no integer ``update_id``)."""
+
+
+def update_id_of(update: object) -> int:
+    """The update's id, which every Telegram update has."""
+    update_id = fields(update).get("update_id")
+    if not isinstance(update_id, int) or isinstance(update_id, bool):
+        raise NotAnUpdate("not a Telegram update")
+    return update_id
+
+
+def _may_answer(sender: dict[str, Any], operators: Sequence[int]) -> bool:
+    """Whether the sender may answer and decide: anyone in the operator's chat, or only the
+    user ids listed (``RELAY_TELEGRAM_OPERATORS``: a group chat has other members)."""
+    return not operators or sender.get("id") in operators
+
+
+async def apply(
+    services: Services, bridge: TelegramBridge, update: object, operators: Sequence[int] = ()
+) -> None:
+    """Hand one update to the services: only the operator's chat, and in it only an operator,
+    may answer or decide. A field of another shape than Telegram documents reads as absent."""
+    update_id = update_id_of(update)
+    callback = fields(update).get("callback_query")
     if callback is not None:
-        await _tapped(services, bridge, callback)
-        await services.notify.receive_update(bridge.name, int(update["update_id"]), None, "")
+        await _tapped(services, bridge, fields(callback), operators)
+        await services.notify.receive_update(bridge.name, update_id, None, "")
         return
-    message = update.get("message") or {}
-    chat_id = (message.get("chat") or {}).get("id")
-    text = message.get("text")
-    if chat_id != bridge.chat_id or not text:
-        text, replied_to = None, None  # not the operator's: only the offset moves
-    else:
-        replied = message.get("reply_to_message") or {}
-        replied_to = platform_id(chat_id, replied["message_id"]) if replied else None
+    message = fields(fields(update).get("message"))
+    chat_id = fields(message.get("chat")).get("id")
+    text = text_of(message.get("text"))
+    sender = fields(message.get("from"))
+    replied_to = None
+    if chat_id != bridge.chat_id or not _may_answer(sender, operators):
+        text = ""  # not the operator's: only the offset moves
+    elif text:
+        replied = fields(message.get("reply_to_message")).get("message_id")
+        replied_to = platform_id(chat_id, replied) if isinstance(replied, int) else None
         decision = DECISION.match(text)
         if replied_to and decision:
             approval = await services.approvals.by_platform_message(bridge.name, replied_to)
             if approval is not None:
-                who = (message.get("from") or {}).get("username") or "operator"
+                who = text_of(sender.get("username")) or "operator"
                 verb, note = decision[1].lower(), decision[2]
                 await decide(services, approval.approval_id, verb, note, f"telegram:{who}")
-                text = None  # handled: only the offset moves
+                text = ""  # handled: only the offset moves
     # An empty text moves only the offset: the update is accounted for, nothing is delivered.
-    await services.notify.receive_update(
-        bridge.name, int(update["update_id"]), replied_to if text else None, text or ""
-    )
+    await services.notify.receive_update(bridge.name, update_id, replied_to if text else None, text)
 
 
-async def _tapped(services: Services, bridge: TelegramBridge, callback: dict[str, Any]) -> None:
+async def _tapped(
+    services: Services, bridge: TelegramBridge, callback: dict[str, Any], operators: Sequence[int]
+) -> None:
     """An Approve / Reject button: decide, then close the button's spinner."""
-    chat_id = ((callback.get("message") or {}).get("chat") or {}).get("id")
-    verb, _, approval_id = str(callback.get("data", "")).partition(":")
+    chat_id = fields(fields(callback.get("message")).get("chat")).get("id")
+    sender = fields(callback.get("from"))
+    verb, _, approval_id = text_of(callback.get("data")).partition(":")
     if chat_id != bridge.chat_id:
         answer = "Only the operator's chat may decide."
+    elif not _may_answer(sender, operators):
+        answer = "Only the operator may decide."
     elif verb in ("approve", "reject") and approval_id.isdigit():
-        who = (callback.get("from") or {}).get("username") or "operator"
+        who = text_of(sender.get("username")) or "operator"
         answer = await decide(services, int(approval_id), verb, None, f"telegram:{who}")
     else:
         answer = "Not a decision Relay knows."
     try:
-        await bridge.answer_callback(str(callback.get("id", "")), answer)
+        await bridge.answer_callback(text_of(callback.get("id")), answer)
     except BridgeError as exc:
         log.warning("answerCallbackQuery failed: %s", exc.detail)
 
@@ -75,19 +105,24 @@ async def poll(
     timeout: int = 25,
     idle: float = 1.0,
     standby: float = 5.0,
+    operators: Sequence[int] = (),
 ) -> None:
     """Poll Telegram from exactly one instance: whoever holds the storage's lock polls, the
     others look again every ``standby`` seconds (Telegram answers getUpdates to one caller)."""
     await on_one_instance(
         services.ctx.storage,
         f"{bridge.name}-poller",
-        lambda: _poll_updates(services, bridge, timeout, idle),
+        lambda: _poll_updates(services, bridge, timeout, idle, operators),
         standby,
     )
 
 
 async def _poll_updates(
-    services: Services, bridge: TelegramBridge, timeout: int, idle: float
+    services: Services,
+    bridge: TelegramBridge,
+    timeout: int,
+    idle: float,
+    operators: Sequence[int],
 ) -> None:
     """Long-poll getUpdates forever, resuming after the last update applied; after an empty
     answer, pause ``idle`` seconds so a platform that answers at once is not hammered."""
@@ -101,7 +136,7 @@ async def _poll_updates(
             continue
         try:
             for update in updates:
-                await apply(services, bridge, update)
+                await apply(services, bridge, update, operators)
         except Exception:  # fetched again from the last update applied: nothing is lost
             log.exception("applying a Telegram update failed; retrying in %s s", RETRY_SECONDS)
             await asyncio.sleep(RETRY_SECONDS)
@@ -124,8 +159,9 @@ async def webhook(request: web.Request) -> web.Response:
     if not isinstance(bridge, TelegramBridge):
         return error_response(404, "not_found", "the Telegram bridge is not configured")
     try:
-        update = await request.json()
-        await apply(services, bridge, update)
-    except (ValueError, KeyError, TypeError, RecursionError):
+        update = json.loads(await read_body(request))
+        update_id_of(update)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or no update
         return error_response(400, "invalid", "not a Telegram update")
+    await apply(services, bridge, update, settings.telegram.operators)
     return web.json_response({"ok": True})

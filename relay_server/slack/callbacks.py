@@ -1,7 +1,9 @@
 """Slack's way back in: the Events API (a reply in a message's thread) and interactivity (an
 Approve / Reject click). Every request is checked as Slack signs it, with Slack's own verifier:
 ``X-Slack-Signature`` v0 over the timestamp and the raw body, and a timestamp within 5 minutes.
-Anything else is 401 and changes nothing.
+Anything else (a timestamp that is no number, a body that is not UTF-8 included) is 401 and
+changes nothing, and is refused like a bad token: audited, and counted against the address's
+refusal limit, past which it is 429 before any checking.
 
 Slack retries an event it did not see acknowledged within 3 seconds; each event's id makes it
 once (kept like an ``Idempotency-Key``), so a reply reaches the agent once, across restarts too.
@@ -17,31 +19,38 @@ from urllib.parse import parse_qs
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from relay_core.errors import NotFound
+from relay_core.errors import AuthenticationError, NotFound
 from relay_core.idempotency import Once, Replay
 from relay_core.services import Services
 from relay_server.decisions import DECISION, decide, fingerprint
-from relay_server.keys import SERVICES, SETTINGS
+from relay_server.keys import REFUSALS, SERVICES, SETTINGS
 from relay_server.middleware import error_response
 from relay_server.slack.bridge import SlackBridge, platform_id
+from relay_server.validation import read_body
 
 log = logging.getLogger("relay.slack")
 
 
 async def _verified(request: web.Request) -> tuple[bytes, SlackBridge] | web.Response:
-    """The raw body of a request Slack signed, and the bridge; else the answer to refuse it."""
+    """The raw body of a request Slack signed, and the bridge; else the answer to refuse it
+    (an unsigned one is raised as AuthenticationError, which the middleware audits)."""
     settings = request.app[SETTINGS].slack
     bridge = request.app[SERVICES].ctx.bridge_named(SlackBridge.name)
     if not isinstance(bridge, SlackBridge) or settings.signing_secret is None:
         return error_response(404, "not_found", "the Slack bridge is not configured")
-    body = await request.read()
+    request.app[REFUSALS].check(request)  # an address past its refusals: 429, no checking
+    body = await read_body(request)
     verifier = SignatureVerifier(settings.signing_secret.get_secret_value())
-    if not verifier.is_valid(
-        body,
-        request.headers.get("X-Slack-Request-Timestamp"),
-        request.headers.get("X-Slack-Signature"),
-    ):
-        return error_response(401, "unauthenticated", "not signed by Slack, or too old")
+    try:
+        signed = verifier.is_valid(
+            body,
+            request.headers.get("X-Slack-Request-Timestamp"),
+            request.headers.get("X-Slack-Signature"),
+        )
+    except (ValueError, TypeError):  # a timestamp that is no number, a body not UTF-8…
+        signed = False
+    if not signed:
+        raise AuthenticationError("not signed by Slack, or too old")
     return body, bridge
 
 

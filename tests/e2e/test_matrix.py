@@ -164,3 +164,25 @@ def test_spaces_sync_makes_matrix_spaces_once_and_mirrors_posts(
             ]
 
         assert "bob: db-1 is back" in eventually(mirrored)
+
+
+def test_an_event_of_an_unexpected_shape_is_skipped_and_the_bridge_goes_on(
+    homeserver: Homeserver, tmp_path: Path
+) -> None:
+    """Without RELAY_MATRIX_OPERATORS anyone in the room is read: one message whose
+    ``m.relates_to`` is a string once stopped the follower for good."""
+    env = relay_env(homeserver) | {"RELAY_MATRIX_OPERATORS": ""}
+    with live_server(tmp_path, **env) as server:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            token = op.agents.register("bob").token
+        with RelayClient(server.url, token=token, agent_id="bob") as bob:
+            note = bob.notify.send("which branch?")
+            assert note.platform_message_id is not None
+            odd = {"msgtype": "m.text", "body": "odd", "m.relates_to": "not-an-object"}
+            send(homeserver, homeserver.stranger, odd)
+            reply(homeserver, homeserver.operator, event_of(note.platform_message_id), "main", "?")
+            texts = eventually(lambda: [m.text for m in bob.agents.inbox(wait=1).messages])
+            assert texts == ["main"]
+        server.process.terminate()
+        server.process.wait(timeout=15)
+    assert "Traceback" not in server.log.read_text()

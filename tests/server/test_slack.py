@@ -163,3 +163,22 @@ async def test_a_refusal_is_502_and_a_failed_row_and_no_secret_leaks(
     if api.db_path.exists():
         stored = b"".join(p.read_bytes() for p in api.db_path.parent.glob("relay.db*"))
         assert BOT_TOKEN.encode() not in stored and SIGNING_SECRET.encode() not in stored
+
+
+async def test_malformed_callbacks_are_refused_audited_and_throttled(api: Api) -> None:
+    body = thread_reply("1.2", "hello")
+    not_a_number = {**signed(body), "X-Slack-Request-Timestamp": "soon"}
+    assert await post_event(api, body, not_a_number) == 401  # was a 500
+    latin1 = "réponse".encode("latin-1")  # not UTF-8
+    assert await post_event(api, latin1, signed(latin1)) == 401  # was a 500
+    interaction = await api.client.post(
+        "/v1/bridges/slack/interactions", data=b"payload=%FF", headers={"X-Slack-Signature": "x"}
+    )
+    assert interaction.status == 401
+    refused = [
+        a for a in (await api.get("/v1/actions"))["actions"] if a["action"] == "auth.refused"
+    ]
+    assert refused and refused[0]["target"] == "POST /v1/bridges/slack/events"
+    # The refusal limit's burst is 20: past it, the address is answered 429 without checking.
+    statuses = [await post_event(api, body, {}) for _ in range(25)]
+    assert 429 in statuses and 500 not in statuses

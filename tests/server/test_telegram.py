@@ -410,3 +410,96 @@ async def test_two_instances_on_one_store_have_one_poller(
     await aiohttp_client(create_app(settings, storage=shared, bridges=[second_bridge]))
     await asyncio.sleep(1.5)
     assert (first_polls.call_count > 0) != (second_polls.call_count > 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[1, 2, 3]",
+        b'"an update"',
+        b"42",
+        b"null",
+        b'{"update_id": "7"}',
+        b"\xff\xfe not utf-8",
+    ],
+)
+async def test_a_webhook_body_that_is_no_update_is_a_400(api: Api, body: bytes) -> None:
+    response = await api.client.post(
+        "/v1/bridges/telegram/webhook",
+        data=body,
+        headers={"X-Telegram-Bot-Api-Secret-Token": HOOK},
+    )
+    assert response.status == 400 and (await response.json())["code"] == "invalid"
+
+
+async def test_fields_of_another_shape_read_as_absent(api: Api, bot: respx.MockRouter) -> None:
+    bot.post("/sendMessage").mock(return_value=sent(777))
+    await api.post("/v1/notify", {"text": "deploy?"}, as_="alice", expect=201)
+    odd_updates = [
+        {"update_id": 1, "message": "a string"},
+        {"update_id": 2, "message": {"chat": [CHAT], "text": "x"}},
+        {"update_id": 3, "message": {"chat": {"id": CHAT}, "text": {"no": 1}}},
+        {"update_id": 4, "message": {"chat": {"id": CHAT}, "text": "ok", "reply_to_message": 7}},
+        {"update_id": 5, "callback_query": "tap"},
+        {"update_id": 6, "callback_query": {"message": {"chat": {"id": CHAT}}, "data": 5}},
+    ]
+    bot.post("/answerCallbackQuery").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": True})
+    )
+    for update in odd_updates:
+        assert await hook(api, update) == 200, update
+    assert await hook(api, reply(7, "go", to=777)) == 200  # and the bridge goes on
+    inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
+    assert [m["text"] for m in inbox["messages"]] == ["go"]
+
+
+async def test_in_a_group_only_the_listed_operators_answer_and_decide(
+    make_api: Any, bot: respx.MockRouter
+) -> None:
+    group = -100123
+    bridge = TelegramBridge(BOT_TOKEN, group, api_url="https://tg.test", max_retry_after=1)
+    api: Api = await make_api(
+        bridge=bridge,
+        telegram_webhook_secret=HOOK,
+        telegram_mode="webhook",
+        telegram_operators="1001",
+    )
+    await api.agent("alice")
+    bot.post("/sendMessage").mock(return_value=sent(900, chat=group))
+    await api.post("/v1/notify", {"text": "ok to ship?"}, as_="alice", expect=201)
+
+    def said_by(update_id: int, user: int, text: str) -> dict[str, Any]:
+        update = reply(update_id, text, to=900, chat=group)
+        update["message"]["from"] = {"id": user, "username": f"user{user}"}
+        return update
+
+    assert await hook(api, said_by(1, 2002, "ship it")) == 200  # a member, not the operator
+    assert await hook(api, said_by(2, 1001, "wait")) == 200
+    inbox = await api.get("/v1/agents/alice/inbox", as_="alice")
+    assert [m["text"] for m in inbox["messages"]] == ["wait"]
+
+    answered = bot.post("/answerCallbackQuery").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": True})
+    )
+    bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    pending = await api.post(
+        "/v1/enroll", {"agent_id": "newbie", "reason": "hi"}, token="", expect=201
+    )
+    tap = {
+        "update_id": 3,
+        "callback_query": {
+            "id": "cb1",
+            "from": {"id": 2002},
+            "message": {"chat": {"id": group}},
+            "data": f"approve:{pending['approval_id']}",
+        },
+    }
+    assert await hook(api, tap) == 200
+    refusal = json.loads(answered.calls.last.request.content)["text"]
+    assert refusal == "Only the operator may decide."
+    assert (await api.get(f"/v1/approvals/{pending['approval_id']}"))["status"] == "pending"
+    tap["update_id"], tap["callback_query"]["from"] = 4, {"id": 1001}  # type: ignore[index]
+    assert await hook(api, tap) == 200
+    assert (await api.get(f"/v1/approvals/{pending['approval_id']}"))["status"] == "approved"
