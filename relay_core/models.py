@@ -272,6 +272,12 @@ class InterventionApprovalRequest(RequestBody):
     risk: Risk = "medium"
 
 
+class InterventionParticipant(RequestBody):
+    """An agent the operator adds to an intervention, to work on it beside its creator."""
+
+    agent_id: ResourceId
+
+
 class DiagnosticUpload(RequestBody):
     """What an agent found while diagnosing; every upload is kept."""
 
@@ -636,6 +642,8 @@ class Intervention(Resource):
     approval_id: int | None = None
     approval_status: InterventionApprovalStatus = "none"
     created_by: str
+    # Agents the operator added: they may change the intervention as its creator may.
+    participants: list[str] = Field(default_factory=list)
     created_at: datetime
     updated_at: datetime
 

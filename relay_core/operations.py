@@ -239,6 +239,12 @@ INTERVENTIONS_ACTION = Op(
     p.InterventionPath,
 )  # fmt: skip
 
+INTERVENTIONS_ADD_PARTICIPANT = Op(
+    "interventions.add_participant", "POST", "/v1/interventions/{intervention_id}/participants",
+    InterventionsService.add_participant, m.Intervention, 200, m.InterventionParticipant,
+    p.InterventionPath, errors=(errors.Conflict,),
+)  # fmt: skip
+
 EVENTS_LIST = Op("events.list", "GET", "/v1/events", EventsService.list, m.EventsResponse,
                 query=p.EventsQuery)  # fmt: skip
 EVENTS_TICKET = Op("events.ticket", "POST", "/v1/events/ticket", EventsService.ticket,

@@ -1,4 +1,5 @@
-"""``relay interventions list|request-approval|approval|diagnostic|show-diagnostic|action``."""
+"""``relay interventions list|request-approval|approval|diagnostic|show-diagnostic|action|
+add-participant``."""
 
 from __future__ import annotations
 
@@ -159,3 +160,18 @@ def action(
         ),
     )
     render(recorded, as_json, headline=f"Remediation {recorded.status} recorded")
+
+
+@app.command("add-participant")
+def add_participant(
+    ctx: typer.Context,
+    intervention_id: InterventionId,
+    agent: Annotated[str, typer.Argument(help="The agent to add.")],
+    as_json: JsonOutput = False,
+) -> None:
+    """Let another agent work on an intervention beside the agent that created it (operator).
+
+    Example: relay interventions add-participant inc-7 db-fixer
+    """
+    updated = call(ctx, lambda c: c.interventions.add_participant(intervention_id, agent))
+    render(updated, as_json, headline=f"{agent} may now work on {intervention_id}")

@@ -11,6 +11,7 @@ from relay_core import operations as ops
 from relay_core.models import (
     Approval,
     Diagnostic,
+    Intervention,
     InterventionAction,
     InterventionApprovalResult,
     InterventionsResponse,
@@ -48,6 +49,14 @@ class Interventions(SyncResource):
     def approval(self, intervention_id: str) -> Approval:
         """The intervention's current approval request."""
         return self._client.call(ops.INTERVENTIONS_APPROVAL, {"intervention_id": intervention_id})
+
+    def add_participant(self, intervention_id: str, agent_id: str) -> Intervention:
+        """Let ``agent_id`` change the intervention beside its creator (operator only)."""
+        return self._client.call(
+            ops.INTERVENTIONS_ADD_PARTICIPANT,
+            {"intervention_id": intervention_id},
+            json={"agent_id": agent_id},
+        )
 
     def diagnostic(
         self,
@@ -142,6 +151,14 @@ class AsyncInterventions(AsyncResource):
         """The intervention's current approval request."""
         return await self._client.call(
             ops.INTERVENTIONS_APPROVAL, {"intervention_id": intervention_id}
+        )
+
+    async def add_participant(self, intervention_id: str, agent_id: str) -> Intervention:
+        """Let ``agent_id`` change the intervention beside its creator (operator only)."""
+        return await self._client.call(
+            ops.INTERVENTIONS_ADD_PARTICIPANT,
+            {"intervention_id": intervention_id},
+            json={"agent_id": agent_id},
         )
 
     async def diagnostic(

@@ -71,7 +71,11 @@ class ActionsService(Service):
         limit: int = paging.DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> m.ActionsResponse:
-        """Actions, newest first, optionally of one agent; a page at a time."""
+        """Actions, newest first, optionally of one agent; a page at a time. An agent sees its
+        own only (the log holds every refused request with its client's address); the
+        operator sees all."""
+        if not caller.is_operator:
+            agent_id = caller.the_agent(agent_id)
         conds: list[Cond] = [eq("agent_id", agent_id)] if agent_id else []
 
         async def work(uow: UnitOfWork) -> m.ActionsResponse:

@@ -3,6 +3,10 @@
 The caller picks the id; the first operation that names one creates it. States:
 ``open`` → ``awaiting_approval`` → ``approved`` | ``rejected`` → ``remediated`` |
 ``remediation_failed``. A remediation may only be recorded while the approval stands approved.
+
+An intervention belongs to the agent that created it and to the participants the operator
+adds: only they (and the operator) may add diagnostics, ask for its approval or record its
+remediation. Anyone may read it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from datetime import datetime
 from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.errors import Conflict, NotFound, StaleWrite
+from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Service
@@ -38,6 +42,20 @@ async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -
     )
     if updated is not None:
         await emit(uow, "intervention.updated", updated.intervention_id, event_data(updated), now)
+
+
+MAX_PARTICIPANTS = 100
+
+
+def require_member(caller: Caller, intervention: m.Intervention) -> None:
+    """Refuse an agent that neither created the intervention nor was added to it."""
+    if caller.is_operator or caller.agent_id == intervention.created_by:
+        return
+    if caller.agent_id not in intervention.participants:
+        raise PermissionDenied(
+            f"intervention '{intervention.intervention_id}' belongs to "
+            f"'{intervention.created_by}'; the operator may add you as a participant"
+        )
 
 
 async def require_intervention(uow: UnitOfWork, intervention_id: str) -> m.Intervention:
@@ -66,8 +84,10 @@ class InterventionsService(Service):
     """Interventions and their evidence."""
 
     async def _open(self, uow: UnitOfWork, intervention_id: str, caller: Caller) -> m.Intervention:
+        """The intervention to change, made on first use; one of another agent's is refused."""
         intervention = await uow.interventions.get(intervention_id)
         if intervention is not None:
+            require_member(caller, intervention)
             return intervention
         now = self.now()
         created = m.Intervention(
@@ -229,6 +249,7 @@ class InterventionsService(Service):
         async def work(uow: UnitOfWork) -> m.InterventionAction:
             now = self.now()
             intervention = await require_intervention(uow, intervention_id)
+            require_member(caller, intervention)
             if intervention.approval_status != "approved":
                 raise Conflict(
                     f"intervention '{intervention_id}' is not approved "
@@ -251,3 +272,30 @@ class InterventionsService(Service):
             return recorded
 
         return await self.write(work, once=once)
+
+    async def add_participant(
+        self, caller: Caller, intervention_id: str, body: m.InterventionParticipant
+    ) -> m.Intervention:
+        """Let another agent change the intervention beside its creator (operator only)."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Intervention:
+            intervention = await require_intervention(uow, intervention_id)
+            if await uow.agents.get(body.agent_id) is None:
+                raise NotFound(f"agent '{body.agent_id}' does not exist")
+            if body.agent_id in intervention.participants:
+                return intervention
+            if len(intervention.participants) >= MAX_PARTICIPANTS:
+                raise Conflict(f"an intervention has at most {MAX_PARTICIPANTS} participants")
+            now = self.now()
+            updated = await uow.interventions.update(
+                intervention_id,
+                {"participants": [*intervention.participants, body.agent_id], "updated_at": now},
+                expect={"updated_at": intervention.updated_at},
+            )
+            if updated is None:
+                raise StaleWrite("intervention changed")
+            await emit(uow, "intervention.updated", intervention_id, event_data(updated), now)
+            return updated
+
+        return await self.write(work)

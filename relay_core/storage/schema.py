@@ -266,6 +266,7 @@ interventions = Table(
     Column("approval_id", BigInteger),
     Column("approval_status", State, nullable=False),
     Column("created_by", Ref, nullable=False),
+    Column("participants", Json, nullable=False, server_default=text("'[]'")),
     _at("created_at", nullable=False),
     _at("updated_at", nullable=False),
     Index("ix_interventions_created", "created_at"),

@@ -224,6 +224,9 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     assert trace["evidence_after"] == "all good now"
     listed = run("interventions", "list", "-n", "50")["interventions"]
     assert next(i for i in listed if i["intervention_id"] == inc)["status"] == "remediated"
+    run("agents", "register", f"runner-{n}")
+    added = run("interventions", "add-participant", inc, f"runner-{n}")
+    assert added["participants"] == [f"runner-{n}"]
 
     cursor = run("events", "list")["cursor"]
     run("tasks", "create", f"announced {n}")

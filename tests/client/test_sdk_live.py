@@ -199,6 +199,11 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     entry = next(i for i in newest.interventions if i.intervention_id == incident)
     assert entry.status == "remediated" and entry.last_action == trace
     assert entry.latest_diagnostic == diagnostic
+    with pytest.raises(PermissionDeniedError):
+        await bob.interventions.diagnostic(incident, summary="seen", content="x")
+    joined = await op.interventions.add_participant(incident, bob_id)
+    assert joined.participants == [bob_id] and joined.created_by == alice_id
+    assert (await bob.interventions.diagnostic(incident, summary="seen", content="x")).agent_id
 
     cursor = (await alice.events.list()).cursor
     await op.tasks.create(f"announced {run}")

@@ -15,8 +15,9 @@ from relay_core.operations import OPERATIONS, Operation
 from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 
 # SPEC.md: "Operator only: register, spaces create/archive/sync, rooms in spaces, approve/reject"
-# (and answering notifications, which this service adds).
+# (and answering notifications, and adding an intervention's participants).
 OPERATOR_ONLY = {
+    "interventions.add_participant",
     "agents.register",
     "spaces.create",
     "spaces.add_room",
@@ -38,6 +39,11 @@ A_ONLY = {
     "tasks.complete",
     "tasks.fail",
     "notify.retry",
+    # SPEC.md: "an intervention is changed only by the agent that created it and the
+    # participants the operator adds".
+    "interventions.request_approval",
+    "interventions.diagnostic",
+    "interventions.action",
 }
 BODIES: dict[str, dict[str, Any]] = {
     "agents.register": {"agent_id": "carol"},
@@ -60,6 +66,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "approvals.reject": {},
     "interventions.request_approval": {"title": "t", "reason": "r", "proposed_action": "p"},
     "interventions.diagnostic": {"summary": "s", "content": "c"},
+    "interventions.add_participant": {"agent_id": "bob"},
     "interventions.action": {
         "action": "a",
         "status": "succeeded",

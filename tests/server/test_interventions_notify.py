@@ -213,3 +213,59 @@ async def test_bridge_failure_is_502_and_the_notification_is_kept(make_api: Any)
     await api.post("/v1/spaces/s/rooms", {"room_id": "r", "name": "R"}, expect=201)
     report = await api.post("/v1/spaces/sync")
     assert report["failed"] == [{"room_id": "r", "error": "the platform answered 503"}]
+
+
+async def test_an_intervention_is_changed_by_its_creator_and_the_participants_only(
+    api: Api,
+) -> None:
+    for agent in ("alice", "bob", "carol"):
+        await api.agent(agent)
+    upload = {"summary": "pool full", "content": {"active": 100}}
+    await api.post("/v1/interventions/inc-1/diagnostic", upload, as_="alice", expect=201)
+    asked = {"title": "Restart db", "reason": "pool", "proposed_action": "restart"}
+    refused = await api.post(
+        "/v1/interventions/inc-1/request-approval", asked, as_="bob", expect=403
+    )
+    assert refused["code"] == "forbidden" and "participant" in refused["detail"]
+    await api.post("/v1/interventions/inc-1/diagnostic", upload, as_="bob", expect=403)
+    mine = await api.post(
+        "/v1/interventions/inc-1/request-approval", asked, as_="alice", expect=201
+    )
+    await api.post(f"/v1/approvals/{mine['approval_id']}/approve", {})
+    done = {
+        "action": "restart",
+        "status": "succeeded",
+        "evidence_before": "a",
+        "evidence_after": "b",
+    }
+    await api.post("/v1/interventions/inc-1/action", done, as_="bob", expect=403)
+
+    # Only the operator adds participants; an unknown agent or intervention is 404.
+    await api.post(
+        "/v1/interventions/inc-1/participants", {"agent_id": "bob"}, as_="bob", expect=403
+    )
+    await api.post("/v1/interventions/inc-1/participants", {"agent_id": "nobody"}, expect=404)
+    await api.post("/v1/interventions/inc-9/participants", {"agent_id": "bob"}, expect=404)
+    added = await api.post("/v1/interventions/inc-1/participants", {"agent_id": "bob"})
+    assert added["participants"] == ["bob"] and added["created_by"] == "alice"
+    again = await api.post("/v1/interventions/inc-1/participants", {"agent_id": "bob"})
+    assert again["participants"] == ["bob"]  # adding twice keeps one
+    recorded = await api.post("/v1/interventions/inc-1/action", done, as_="bob", expect=201)
+    assert recorded["agent_id"] == "bob"
+    await api.post("/v1/interventions/inc-1/diagnostic", upload, as_="carol", expect=403)
+    # Anyone reads it.
+    listed = await api.get("/v1/interventions", as_="carol")
+    assert listed["interventions"][0]["participants"] == ["bob"]
+
+
+async def test_an_agent_reads_its_own_actions_and_the_operator_all(api: Api) -> None:
+    await api.agent("alice")
+    await api.agent("bob")
+    await api.post("/v1/actions", {"action": "deploy"}, as_="alice", expect=201)
+    await api.post("/v1/actions", {"action": "rollback"}, as_="bob", expect=201)
+    await api.get("/v1/agents", token="rly_agent_forged", expect=401)  # an auth.refused record
+    mine = await api.get("/v1/actions", as_="alice")
+    assert [(a["agent_id"], a["action"]) for a in mine["actions"]] == [("alice", "deploy")]
+    await api.get("/v1/actions", as_="alice", agent_id="bob", expect=403)
+    everything = {a["action"] for a in (await api.get("/v1/actions"))["actions"]}
+    assert {"deploy", "rollback", "auth.refused"} <= everything
