@@ -37,8 +37,8 @@ MAX_OPEN_WINDOWS = 10_000
 
 @dataclass
 class _Window:
-    action_id: int
     opened: float
+    action_id: int | None = None  # None while its record is being written, or if it failed
     count: int = 1
 
 
@@ -94,6 +94,11 @@ class Refusals:
     async def _open_window(
         self, request: web.Request, exc: errors.RelayError, status: int, address: str
     ) -> None:
+        if len(self._windows) >= MAX_OPEN_WINDOWS:
+            await self.flush(everything=True)
+        # The window opens before its record is written: refusals from the address while the
+        # write is under way are counted on it, not given records of their own.
+        window = self._windows[address] = _Window(self._clock())
         caller = request.get(CALLER)
         try:
             record = await self._services.actions.audit(
@@ -113,9 +118,7 @@ class Refusals:
         except Exception:  # the refusal stands even if its audit record cannot be written
             log.exception("could not audit a refused request")
             return
-        if len(self._windows) >= MAX_OPEN_WINDOWS:
-            await self.flush(everything=True)
-        self._windows[address] = _Window(record.action_id, self._clock())
+        window.action_id = record.action_id
 
     async def flush(self, *, everything: bool = False) -> None:
         """Write the counts of the windows that closed (all of them with ``everything``)."""
@@ -125,8 +128,9 @@ class Refusals:
                 await self._close(address, window)
 
     async def _close(self, address: str, window: _Window) -> None:
-        del self._windows[address]
-        if window.count > 1:
+        if self._windows.get(address) is window:
+            del self._windows[address]
+        if window.count > 1 and window.action_id is not None:
             try:
                 await self._services.actions.recount(window.action_id, window.count)
             except Exception:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from relay_server.keys import REFUSALS
@@ -133,3 +134,18 @@ async def test_nul_characters_are_refused_on_every_backend(api: Api) -> None:
     await api.post("/v1/messages", {"to": "alice", "text": "a\u0000b"}, expect=422)
     await api.post("/v1/tasks", {"title": "t", "payload": {"k": "\u0000"}}, expect=422)
     await api.post("/v1/tasks", {"title": "t", "payload": {"\u0000": 1}}, expect=422)
+
+
+async def test_concurrent_refusals_at_the_start_of_a_minute_are_one_record(
+    api: Api,
+) -> None:
+    async def refused(n: int) -> int:
+        headers = {"Authorization": f"Bearer rly_agent_guess-{n}"}
+        response = await api.client.get("/v1/agents", headers=headers)
+        await response.read()
+        return response.status
+
+    assert await asyncio.gather(*(refused(n) for n in range(20))) == [401] * 20
+    await api.client.app[REFUSALS].flush(everything=True)
+    (record,) = await refused_records(api)
+    assert record["params"]["count"] == 20
