@@ -13,7 +13,10 @@ descriptors; then new ones are reset and even ``/health`` fails. So the server r
   connections are not capped here: ``middleware`` caps what it forwards per client address);
   a refused connection gets one second, not the header timeout, to send its request;
 - a deadline for a request's whole body, applied where bodies are read
-  (``validation.read_body``).
+  (``validation.read_body``);
+- the end of a wait when its client leaves: aiohttp lets a handler run on after its client
+  disconnected, so a long-poll or a stream would hold its place until its wait was over;
+  ``while_connected`` ends it with the connection.
 
 The first three live in the protocol object aiohttp makes per connection, so this module runs
 the server itself (``run``) instead of ``web.run_app``, with the same lifecycle: signals end it
@@ -26,9 +29,9 @@ import asyncio
 import contextlib
 import logging
 import resource
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -40,6 +43,8 @@ from relay_server.clients import AddressSlots, Network, trusted_proxy
 from relay_server.middleware import PAST_ADDRESS_CAP, PAST_CEILING, error_response
 
 log = logging.getLogger("relay.server")
+
+T = TypeVar("T")
 
 UNREADABLE = "the request could not be read: a malformed line or header, or one over 8190 bytes"
 FILE_HEADROOM = 128  # descriptors kept free for the database, the log and the listening socket
@@ -71,6 +76,15 @@ class GuardedHandler(RequestHandler):
         self._slots = slots
         self._slot: str | None = None  # the address whose slot this connection holds
         self._head_timer: asyncio.TimerHandle | None = None
+        self._lost: asyncio.Future[None] | None = None  # made by the first wait that asks
+
+    def lost(self) -> asyncio.Future[None]:
+        """Done once the connection is lost (already done if it was)."""
+        if self._lost is None:
+            self._lost = self._loop.create_future()
+            if self.transport is None:
+                self._lost.set_result(None)
+        return self._lost
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Count the connection; start the clock on its first request head."""
@@ -105,6 +119,8 @@ class GuardedHandler(RequestHandler):
         if self._slot is not None:
             self._slots.give(self._slot)
             self._slot = None
+        if self._lost is not None and not self._lost.done():
+            self._lost.set_result(None)
         super().connection_lost(exc)
 
     def handle_error(
@@ -151,6 +167,26 @@ class GuardedHandler(RequestHandler):
         self._head_timer = None
         if not self._request_in_progress and not self._messages:
             self.force_close()
+
+
+async def while_connected(request: web.Request, work: Awaitable[T]) -> T:
+    """``work``'s result, unless the client disconnects first: then ``work`` is cancelled and
+    ConnectionResetError raised (answered 499). For requests that wait (long-polls, streams).
+    Under a server that ``run`` did not start, ``work`` simply runs to its end."""
+    protocol = request.protocol
+    if not isinstance(protocol, GuardedHandler):
+        return await work
+    task = asyncio.ensure_future(work)
+    lost = protocol.lost()
+    try:
+        await asyncio.wait((task, lost), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        raise ConnectionResetError("the client left while the request waited")
+    return task.result()
 
 
 class GuardedServer:

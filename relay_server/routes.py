@@ -21,6 +21,7 @@ from relay_core.operations import OPERATIONS, Operation
 from relay_core.ports import Encoded
 from relay_server.authentication import authenticate
 from relay_server.clients import remote
+from relay_server.connections import while_connected
 from relay_server.keys import CALLER, CALLER_LIMIT, ENROLL_LIMIT, SERVICES
 from relay_server.sse import parse_last_event_id, stream_events
 from relay_server.validation import idempotency_key, parse_body, parse_params
@@ -76,9 +77,11 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             kwargs["once"] = idempotency.Once(scope, key, fingerprint(request, kwargs))
         try:
             call = serve(*args, **kwargs)
-            if caller is not None and kwargs.get("wait"):
-                # A long-poll outlives the authentication it began with: a rotation ends it.
-                call = services.access.until_revoked(caller, call)
+            if kwargs.get("wait"):
+                if caller is not None:
+                    # A long-poll outlives the authentication it began with: a rotation ends it.
+                    call = services.access.until_revoked(caller, call)
+                call = while_connected(request, call)  # and its client leaving ends it
             result: BaseModel | EncodedResponse[Any] | Encoded = await call
         except idempotency.Replay as replay:
             return web.Response(

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from relay_core.errors import AuthenticationError
 from relay_core.models import Event
+from relay_server.connections import while_connected
 from relay_server.validation import RequestInvalid
 
 KEEPALIVE = b": keep-alive\n\n"
@@ -39,8 +40,9 @@ async def stream_events(
     events: AsyncIterator[Event | None],
     until_revoked: Callable[[Awaitable[None]], Awaitable[None]],
 ) -> web.StreamResponse:
-    """Send ``events`` until the client leaves, the server shuts down, or ``until_revoked``
-    says the caller's token was rotated: then a last ``unauthenticated`` frame, and the end."""
+    """Send ``events`` until the client leaves (noticed at once, not at the next frame), the
+    server shuts down, or ``until_revoked`` says the caller's token was rotated: then a last
+    ``unauthenticated`` frame, and the end."""
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -55,7 +57,7 @@ async def stream_events(
             await response.write(KEEPALIVE if event is None else frame(event))
 
     try:
-        await until_revoked(pump())
+        await while_connected(request, until_revoked(pump()))
     except AuthenticationError as exc:
         body = json.dumps({"detail": exc.detail, "code": exc.code})
         await response.write(f"event: {exc.code}\ndata: {body}\n\n".encode())

@@ -133,3 +133,41 @@ def test_postgresql_going_down_mid_request_is_503_and_one_warning(tmp_path: Path
             log = _stopped_log(server)
     assert "Traceback" not in log, log[:5000]
     assert log.count("storage unavailable") == 1, log[:5000]
+
+
+def _open_waits(server: LiveServer) -> float:
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    scraped = httpx.get(server.url + "/metrics", headers=op).text
+    return sum(
+        float(line.split()[-1])
+        for line in scraped.splitlines()
+        if line.startswith("relay_open_waits{")
+    )
+
+
+def test_a_wait_ends_within_a_second_of_its_client_leaving(tmp_path: Path) -> None:
+    with live_server(tmp_path) as server:
+        op = {"Authorization": f"Bearer {server.operator_token}"}
+        token = httpx.post(
+            server.url + "/v1/agents/register", json={"agent_id": "waiter"}, headers=op
+        ).json()["token"]
+        agent = {"Authorization": f"Bearer {token}"}
+        waits = [
+            ("/v1/events?wait=50", op),  # the operator: no token rotation to watch
+            ("/v1/events?wait=50", agent),
+            ("/v1/agents/waiter/inbox?wait=50", agent),
+            ("/v1/events/stream", agent),
+        ]
+        for path, headers in waits:
+            with pytest.raises(httpx.TimeoutException):  # the client gives up after a second
+                with httpx.stream("GET", server.url + path, headers=headers, timeout=1) as held:
+                    for _ in held.iter_bytes():
+                        pass
+        deadline = time.monotonic() + 1.5
+        while _open_waits(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _open_waits(server) == 0
+        log = _stopped_log(server)
+    assert "Traceback" not in log, log
+    assert log.count(" 499 ") == 3, log  # the stream had answered 200 before it was left
+    assert '"GET /v1/events/stream" 200 1' in log
