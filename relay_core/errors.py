@@ -60,15 +60,17 @@ class StorageUnavailable(RelayError):
 
     code = "storage_unavailable"
 
-    def __init__(self, detail: str, retry_after: float = 1.0, *, where: str | None = None) -> None:
+    def __init__(
+        self, detail: str, retry_after: float = 1.0, *, for_the_log: str | None = None
+    ) -> None:
         super().__init__(detail)
         self.retry_after = retry_after
-        self.where = where  # what only the operator's log may say: a file's path, a host
+        self.for_the_log = for_the_log  # what only the log may say: a file's path, a host
 
     @property
     def logged(self) -> str:
-        """The detail as the log says it: with where, which the client's answer leaves out."""
-        return f"{self.detail} ({self.where})" if self.where else self.detail
+        """The detail as the log says it, with what the client's answer leaves out."""
+        return f"{self.detail} ({self.for_the_log})" if self.for_the_log else self.detail
 
 
 class InvalidInput(RelayError):

@@ -18,7 +18,6 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -102,14 +101,13 @@ class Throttled:
     how many were held back since, so a thousand outages or unreadable requests a minute from
     one address are one line."""
 
-    def __init__(self, seconds: float = MINUTE, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, seconds: float = MINUTE) -> None:
         self._seconds = seconds
-        self._clock = clock
         self._said: dict[str, tuple[float, int]] = {}  # key: when last said, held back since
 
     def allow(self, key: str) -> int | None:
         """None to stay silent; else how many lines about ``key`` were held back before this."""
-        now = self._clock()
+        now = time.monotonic()
         said = self._said.get(key)
         if said is not None and now - said[0] < self._seconds:
             self._said[key] = (said[0], said[1] + 1)

@@ -499,11 +499,11 @@ def unavailable(exc: BaseException) -> StorageUnavailable | None:
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return StorageUnavailable("the connection to PostgreSQL was lost")
     if isinstance(cause, asyncpg.InternalClientError):  # its protocol failed, or is failing
-        return StorageUnavailable("the connection to PostgreSQL was lost", where=str(cause))
+        return StorageUnavailable("the connection to PostgreSQL was lost", for_the_log=str(cause))
     if state[:2] in _OUTAGE_CLASSES:
         return StorageUnavailable(f"PostgreSQL cannot serve now: {cause}")
     if isinstance(cause, OSError | TimeoutError) or type(cause).__name__ == _DROPPED:
-        return StorageUnavailable("PostgreSQL cannot be reached", where=str(cause))
+        return StorageUnavailable("PostgreSQL cannot be reached", for_the_log=str(cause))
     return None
 
 

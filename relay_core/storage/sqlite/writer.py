@@ -65,7 +65,8 @@ def unavailable(exc: BaseException, path: Path) -> StorageUnavailable | None:
     cause = exc.orig if isinstance(exc, DBAPIError) else exc
     name = getattr(cause, "sqlite_errorname", "")
     if isinstance(cause, sqlite3.Error) and name.startswith(_OUTAGES):
-        return StorageUnavailable(f"the SQLite database cannot be used: {cause}", where=str(path))
+        detail = f"the SQLite database cannot be used: {cause}"
+        return StorageUnavailable(detail, for_the_log=str(path))
     return None
 
 
