@@ -29,6 +29,7 @@ ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 LongText = Annotated[str, StringConstraints(max_length=65536)]
 JsonObject = dict[str, Any]
 MAX_JSON_BYTES = 65_536
+EVERYONE = "*"  # the audience of what every caller may see (events, approvals)
 
 
 def _bounded_json(value: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +45,7 @@ Evidence = Annotated[str, StringConstraints(max_length=1_000_000)] | JsonObject
 MessageStatus = Literal["pending", "delivered", "acked", "posted"]
 TaskStatus = Literal["open", "claimed", "in_progress", "completed", "failed"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired"]
-ApprovalKind = Literal["enrollment", "intervention"]
+ApprovalKind = Literal["enrollment", "intervention", "request"]
 EnrollmentStatus = ApprovalStatus
 SpaceStatus = Literal["active", "archived"]
 InterventionStatus = Literal[
@@ -270,6 +271,23 @@ class InterventionApprovalRequest(RequestBody):
     reason: LongText
     proposed_action: LongText
     risk: Risk = "medium"
+
+
+MAX_EXPIRES_IN = 604_800  # a week
+
+
+class ApprovalRequest(RequestBody):
+    """An agent asks the operator to approve what it is about to do."""
+
+    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    detail: LongText | None = None
+    payload: SmallJson | None = None
+    expires_in: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EXPIRES_IN,
+        description="Seconds until the approval expires unanswered; none: it waits for ever",
+    )
 
 
 class InterventionParticipant(RequestBody):
@@ -604,16 +622,23 @@ class Applicant(Resource):
 
 
 class Approval(Resource):
-    """A question for the operator: an enrollment or an intervention to approve or reject."""
+    """A question for the operator: an enrollment, an intervention's remediation, or an agent's
+    request to approve or reject."""
 
     approval_id: int = 0
     kind: ApprovalKind
     status: ApprovalStatus = "pending"
     title: str
     detail: str | None = None
+    # What is to be approved, machine-readable (a request's).
+    payload: JsonObject | None = None
     requested_by: str
     subject_id: str
+    # Who may see it besides the operator: everyone (``*``), or the agent that asked (a
+    # request, which may name what the agent is about to do).
+    audience: str = EVERYONE
     created_at: datetime
+    expires_at: datetime | None = None
     decided_at: datetime | None = None
     decided_by: str | None = None
     note: str | None = None
@@ -694,9 +719,6 @@ class InterventionsResponse(Page):
     """The newest interventions."""
 
     interventions: list[InterventionSummary]
-
-
-EVERYONE = "*"
 
 
 class Event(Resource):

@@ -201,8 +201,10 @@ ENROLL_STATUS = Op(
 
 APPROVALS_LIST = Op("approvals.list", "GET", "/v1/approvals", ApprovalsService.list,
                    m.ApprovalsResponse, query=p.ApprovalsQuery)  # fmt: skip
+APPROVALS_REQUEST = Op("approvals.request", "POST", "/v1/approvals", ApprovalsService.request,
+                      m.Approval, 201, m.ApprovalRequest)  # fmt: skip
 APPROVALS_SHOW = Op("approvals.show", "GET", "/v1/approvals/{approval_id}", ApprovalsService.show,
-                   m.Approval, path_params=p.ApprovalPath)  # fmt: skip
+                   m.Approval, path_params=p.ApprovalPath, query=p.WaitQuery)  # fmt: skip
 APPROVALS_APPROVE = Op(
     "approvals.approve", "POST", "/v1/approvals/{approval_id}/approve", ApprovalsService.approve,
     m.Approval, body=m.ApprovalDecision, path_params=p.ApprovalPath,

@@ -63,6 +63,10 @@ class PageQuery(Params):
     )
 
 
+class WaitQuery(Params):
+    wait: float = Field(default=0, ge=0, le=60, description="Long-poll: seconds to wait")
+
+
 class InboxQuery(Params):
     limit: int = Field(default=100, ge=1, le=1000)
     wait: float = Field(default=0, ge=0, le=60, description="Long-poll: seconds to wait")

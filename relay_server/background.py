@@ -31,9 +31,9 @@ async def on_one_instance(
 
 
 async def sweep(services: Services, interval: float) -> None:
-    """Every ``interval`` seconds, reap lapsed task leases and persist expired enrollments, in
-    bounded transactions, from one instance at a time."""
-    sweeps = (services.tasks.sweep, services.enroll.sweep)
+    """Every ``interval`` seconds, reap lapsed task leases and persist expired enrollments and
+    approvals past their deadline, in bounded transactions, from one instance at a time."""
+    sweeps = (services.tasks.sweep, services.enroll.sweep, services.approvals.sweep)
 
     async def sweep_forever() -> None:
         while True:

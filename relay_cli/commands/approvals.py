@@ -1,4 +1,4 @@
-"""``relay approvals list|show|approve|reject``."""
+"""``relay approvals list|show|request|approve|reject``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, ago, call, pages, render
+from relay_cli._common import (
+    AllPages,
+    Cursor,
+    JsonOutput,
+    Limit,
+    ago,
+    call,
+    pages,
+    parse_json,
+    render,
+)
 from relay_core.models import Approval, ApprovalsResponse
 
 app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
@@ -40,12 +50,44 @@ def list_(
 
 
 @app.command()
-def show(ctx: typer.Context, approval_id: ApprovalId, as_json: JsonOutput = False) -> None:
-    """Show one approval.
+def show(
+    ctx: typer.Context,
+    approval_id: ApprovalId,
+    wait: Annotated[
+        float | None, typer.Option(help="Wait up to this many seconds (60 at most) for a decision.")
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Show one approval (with --wait, once it is decided).
 
-    Example: relay approvals show 12
+    Example: relay approvals show 12 --wait 30
     """
-    render(call(ctx, lambda c: c.approvals.show(approval_id)), as_json)
+    render(call(ctx, lambda c: c.approvals.show(approval_id, wait=wait)), as_json)
+
+
+@app.command()
+def request(
+    ctx: typer.Context,
+    title: Annotated[str, typer.Argument(help="What is to be approved, in a line.")],
+    detail: Annotated[str | None, typer.Option(help="More words for the operator.")] = None,
+    payload: Annotated[
+        str | None, typer.Option(help="What is to be approved, as a JSON object.")
+    ] = None,
+    expires_in: Annotated[
+        int | None, typer.Option(help="Seconds until it expires unanswered (a week at most).")
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Ask the operator to approve something, as an agent (--agent, or an agent's token).
+
+    Example: relay --agent deployer approvals request "Deploy build 7" --expires-in 600
+    """
+    body = parse_json(payload, "--payload")
+    asked = call(
+        ctx,
+        lambda c: c.approvals.request(title, detail=detail, payload=body, expires_in=expires_in),
+    )
+    render(asked, as_json, headline=f"Approval {asked.approval_id} requested: {asked.status}")
 
 
 @app.command()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
-from relay_client._base import compact
+from relay_client._base import compact, long_poll_timeout
 from relay_client.resources._resource import AsyncResource, SyncResource
 from relay_core import operations as ops
 from relay_core.models import Approval, ApprovalsResponse
@@ -13,9 +14,29 @@ from relay_core.models import Approval, ApprovalsResponse
 class Approvals(SyncResource):
     """Approvals (sync)."""
 
-    def show(self, approval_id: int) -> Approval:
-        """One approval."""
-        return self._client.call(ops.APPROVALS_SHOW, {"approval_id": approval_id})
+    def request(
+        self,
+        title: str,
+        *,
+        detail: str | None = None,
+        payload: dict[str, Any] | None = None,
+        expires_in: int | None = None,
+    ) -> Approval:
+        """Ask the operator to approve something (as this client's agent); a policy may decide
+        it at once. ``expires_in`` seconds unanswered, it expires."""
+        body = compact(title=title, detail=detail, payload=payload, expires_in=expires_in)
+        return self._client.call(ops.APPROVALS_REQUEST, json=body)
+
+    def show(self, approval_id: int, *, wait: float | None = None) -> Approval:
+        """One approval; ``wait`` long-polls up to that many seconds (at most 60) for its
+        decision."""
+        timeout = long_poll_timeout(wait, self._client.config.timeout)
+        return self._client.call(
+            ops.APPROVALS_SHOW,
+            {"approval_id": approval_id},
+            params=compact(wait=wait),
+            timeout=timeout,
+        )
 
     def approve(
         self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
@@ -47,9 +68,29 @@ class Approvals(SyncResource):
 class AsyncApprovals(AsyncResource):
     """Approvals (async)."""
 
-    async def show(self, approval_id: int) -> Approval:
-        """One approval."""
-        return await self._client.call(ops.APPROVALS_SHOW, {"approval_id": approval_id})
+    async def request(
+        self,
+        title: str,
+        *,
+        detail: str | None = None,
+        payload: dict[str, Any] | None = None,
+        expires_in: int | None = None,
+    ) -> Approval:
+        """Ask the operator to approve something (as this client's agent); a policy may decide
+        it at once. ``expires_in`` seconds unanswered, it expires."""
+        body = compact(title=title, detail=detail, payload=payload, expires_in=expires_in)
+        return await self._client.call(ops.APPROVALS_REQUEST, json=body)
+
+    async def show(self, approval_id: int, *, wait: float | None = None) -> Approval:
+        """One approval; ``wait`` long-polls up to that many seconds (at most 60) for its
+        decision."""
+        timeout = long_poll_timeout(wait, self._client.config.timeout)
+        return await self._client.call(
+            ops.APPROVALS_SHOW,
+            {"approval_id": approval_id},
+            params=compact(wait=wait),
+            timeout=timeout,
+        )
 
     async def approve(
         self, approval_id: int, *, note: str | None = None, decided_by: str | None = None

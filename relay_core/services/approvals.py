@@ -1,25 +1,60 @@
-"""Approvals: the operator's queue. Deciding one drives its subject in the same transaction."""
+"""Approvals: the operator's queue. Deciding one drives its subject in the same transaction.
+
+Any agent may ask (an approval of kind ``request``): what it asks can name what it is about to
+do, so only that agent and the operator see it; to any other agent it does not exist. A request
+may carry a deadline: once ``expires_at`` passes unanswered it is ``expired``, decided by
+``deadline``, exactly once (a guarded update), by the sweep or by whichever read or decision
+finds it first.
+"""
 
 from __future__ import annotations
+
+from datetime import datetime, timedelta
 
 from relay_core import models as m
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.errors import Conflict, NotFound, StaleWrite
-from relay_core.ports import Cond, UnitOfWork, eq, in_
+from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
+from relay_core.idempotency import Once
+from relay_core.ports import FEED, Cond, UnitOfWork, eq, in_, lt
 from relay_core.services import enroll, interventions
-from relay_core.services.base import Service
+from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
 from relay_core.services.events import announce_approval
-from relay_core.services.operator import show_decision
+from relay_core.services.operator import present, show_decision
+
+DEADLINE = "deadline"  # decided_by of an approval nobody answered in time
 
 
-async def require_approval(uow: UnitOfWork, approval_id: int) -> m.Approval:
-    """The approval, or NotFound."""
+def may_see(caller: Caller, approval: m.Approval) -> bool:
+    """Whether the caller may know of the approval at all."""
+    return caller.is_operator or approval.audience in (m.EVERYONE, caller.name)
+
+
+async def require_approval(
+    uow: UnitOfWork, approval_id: int, caller: Caller | None = None
+) -> m.Approval:
+    """The approval, or NotFound (also for a caller who may not see it)."""
     approval = await uow.approvals.get(approval_id)
-    if approval is None:
+    if approval is None or (caller is not None and not may_see(caller, approval)):
         raise NotFound(f"approval {approval_id} does not exist")
     return approval
+
+
+async def expire_if_due(uow: UnitOfWork, approval: m.Approval, now: datetime) -> m.Approval:
+    """A pending approval whose deadline has passed, stored as expired (announced once: only
+    the update that finds it pending wins); any other approval as it is."""
+    if approval.status != "pending" or approval.expires_at is None or approval.expires_at > now:
+        return approval
+    expired = await uow.approvals.update(
+        approval.approval_id,
+        {"status": "expired", "decided_at": now, "decided_by": DEADLINE},
+        expect={"status": "pending"},
+    )
+    if expired is None:
+        raise StaleWrite("approval decided concurrently")
+    await announce_approval(uow, expired, "approval.decided", now)
+    return expired
 
 
 async def with_applicants(uow: UnitOfWork, approvals: list[m.Approval]) -> list[m.Approval]:
@@ -49,8 +84,11 @@ class ApprovalsService(Service):
         limit: int = paging.DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> m.ApprovalsResponse:
-        """Approvals, newest first, optionally of one status; a page at a time."""
+        """Approvals, newest first, optionally of one status; a page at a time. An agent's
+        page leaves out other agents' requests."""
         conds: list[Cond] = [eq("status", status)] if status else []
+        if not caller.is_operator:
+            conds.append(in_("audience", (m.EVERYONE, caller.name)))
 
         async def work(uow: UnitOfWork) -> m.ApprovalsResponse:
             newest, next_cursor = await paging.page(
@@ -66,14 +104,97 @@ class ApprovalsService(Service):
 
         return await self.read(work)
 
-    async def show(self, caller: Caller, approval_id: int) -> m.Approval:
-        """One approval."""
+    async def request(
+        self, caller: Caller, body: m.ApprovalRequest, once: Once | None = None
+    ) -> m.Approval:
+        """An agent asks the operator to approve something; every platform shows it."""
+        if caller.agent_id is None:
+            raise PermissionDenied(
+                "an approval request is an agent's: the operator asks as one with X-Agent-ID"
+            )
+        agent_id = caller.agent_id
 
         async def work(uow: UnitOfWork) -> m.Approval:
-            [shown] = await with_applicants(uow, [await require_approval(uow, approval_id)])
+            now = self.now()
+            deadline = body.expires_in
+            approval = await uow.approvals.insert(
+                m.Approval(
+                    kind="request",
+                    title=body.title,
+                    detail=body.detail,
+                    payload=body.payload,
+                    requested_by=agent_id,
+                    subject_id=agent_id,
+                    audience=agent_id,
+                    created_at=now,
+                    expires_at=now + timedelta(seconds=deadline) if deadline else None,
+                )
+            )
+            await announce_approval(uow, approval, "approval.requested", now)
+            return approval
+
+        approval = await self.write(work, once=once)
+        return await present(self, approval)
+
+    async def show(self, caller: Caller, approval_id: int, wait: float = 0) -> m.Approval:
+        """One approval; with ``wait``, once it is decided (or expires), or after ``wait``
+        seconds still pending."""
+
+        async def fetch() -> m.Approval:
+            approval = await self.read(look)
+            if approval.status == "pending" and approval.expires_at is not None:
+                if approval.expires_at <= self.now():
+                    approval = await self._expire(approval_id) or approval
+            return approval
+
+        async def look(uow: UnitOfWork) -> m.Approval:
+            [shown] = await with_applicants(uow, [await require_approval(uow, approval_id, caller)])
             return shown
 
-        return await self.read(work)
+        if not wait:
+            return await fetch()
+        return await self.long_poll((FEED,), wait, fetch, lambda a: a.status != "pending")
+
+    async def _expire(self, approval_id: int) -> m.Approval | None:
+        """Store a due approval's expiry and show it on the platforms; None if it was not
+        pending any more (decided meanwhile)."""
+        newly: list[m.Approval] = []
+
+        async def work(uow: UnitOfWork) -> None:
+            approval = await require_approval(uow, approval_id)
+            expired = await expire_if_due(uow, approval, self.now())
+            if expired is not approval:
+                newly.append(expired)
+
+        await self.write(work)
+        for expired in newly:
+            await show_decision(self, expired)
+        return newly[-1] if newly else None
+
+    async def sweep(self, limit: int = SWEEP_BATCH) -> int:
+        """Expire up to ``limit`` pending approvals whose deadline has passed, and show it on
+        the platforms; how many."""
+
+        async def due(uow: UnitOfWork) -> list[m.Approval]:
+            return await uow.approvals.find(
+                eq("status", "pending"), lt("expires_at", self.now()), limit=limit
+            )
+
+        if not await self.read(due):
+            return 0
+        newly: list[m.Approval] = []
+
+        async def work(uow: UnitOfWork) -> int:
+            newly.clear()  # a retried unit starts again
+            found = await due(uow)
+            for approval in found:
+                newly.append(await expire_if_due(uow, approval, self.now()))
+            return len(found)
+
+        expired = await self.write(work)
+        for approval in newly:
+            await show_decision(self, approval)
+        return expired
 
     async def approve(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision
@@ -96,7 +217,10 @@ class ApprovalsService(Service):
 
         async def work(uow: UnitOfWork) -> m.Approval:
             now = self.now()
-            approval = await require_approval(uow, approval_id)
+            found = await require_approval(uow, approval_id)
+            approval = await expire_if_due(uow, found, now)
+            if approval is not found:  # its deadline passed just now: shown once committed
+                expired[:] = [approval]
             if approval.kind == "enrollment" and approval.status == "pending":
                 enrollment = await uow.enrollments.get(int(approval.subject_id))
                 if enrollment is not None:
@@ -120,18 +244,27 @@ class ApprovalsService(Service):
                 raise StaleWrite("approval decided concurrently")
             if decided.kind == "enrollment":
                 await enroll.apply_decision(uow, decided, now)
-            else:
+            elif decided.kind == "intervention":
                 await interventions.apply_decision(uow, decided, now)
             await announce_approval(uow, decided, "approval.decided", now)
             newly.append(decided)
             return decided
 
         newly: list[m.Approval] = []
+        expired: list[m.Approval] = []
         # An expiry found here is committed, not rolled back with the conflict it causes.
         approval = await self.write(work)
         if newly:
             await show_decision(self, newly[-1])
             return approval.model_copy(update={"changed": True})
+        if expired:
+            await show_decision(self, expired[-1])
+        if approval.status == "expired":
+            raise Conflict(
+                f"approval {approval_id} expired: nobody answered it before its deadline"
+                if approval.decided_by == DEADLINE
+                else f"approval {approval_id} is already expired"
+            )
         if approval.status != outcome:
             raise Conflict(f"approval {approval_id} is already {approval.status}")
         return approval.model_copy(update={"changed": False})

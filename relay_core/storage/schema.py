@@ -227,13 +227,23 @@ approvals = Table(
     Column("status", State, nullable=False, index=True),
     Column("title", String(500), nullable=False),
     Column("detail", Text),
+    Column("payload", Json),
     Column("requested_by", Ref, nullable=False),
     Column("subject_id", Ref, nullable=False),
+    Column("audience", Ref, nullable=False, server_default=text("'*'")),
     _at("created_at", nullable=False),
+    _at("expires_at"),
     _at("decided_at"),
     Column("decided_by", Name),
     Column("note", Text),
     Column("platform_message_id", Name),
+    Index("ix_approvals_audience", "audience", "approval_id"),
+    Index(
+        "ix_approvals_due",
+        "expires_at",
+        sqlite_where=text("status = 'pending' AND expires_at IS NOT NULL"),
+        postgresql_where=text("status = 'pending' AND expires_at IS NOT NULL"),
+    ),
 )
 
 enrollments = Table(

@@ -227,6 +227,20 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     run("agents", "register", f"runner-{n}")
     added = run("interventions", "add-participant", inc, f"runner-{n}")
     assert added["participants"] == [f"runner-{n}"]
+    asked = run(
+        *as_builder,
+        "approvals",
+        "request",
+        "Deploy build 7",
+        "--payload",
+        '{"build": 7}',
+        "--expires-in",
+        "600",
+    )
+    assert asked["kind"] == "request" and asked["payload"] == {"build": 7}
+    run("approvals", "reject", str(asked["approval_id"]), "--note", "not today")
+    waited = run(*as_builder, "approvals", "show", str(asked["approval_id"]), "--wait", "5")
+    assert waited["status"] == "rejected" and waited["note"] == "not today"
 
     cursor = run("events", "list")["cursor"]
     run("tasks", "create", f"announced {n}")

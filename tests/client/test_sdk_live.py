@@ -205,6 +205,16 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert joined.participants == [bob_id] and joined.created_by == alice_id
     assert (await bob.interventions.diagnostic(incident, summary="seen", content="x")).agent_id
 
+    asked = await alice.approvals.request(
+        "Bash: make deploy", payload={"command": "make deploy"}, expires_in=600
+    )
+    assert asked.kind == "request" and asked.expires_at is not None
+    with pytest.raises(NotFoundError):
+        await bob.approvals.show(asked.approval_id)
+    await op.approvals.approve(asked.approval_id, note="go")
+    decided = await alice.approvals.show(asked.approval_id, wait=5)
+    assert decided.status == "approved" and decided.note == "go"
+
     cursor = (await alice.events.list()).cursor
     await op.tasks.create(f"announced {run}")
     feed = await alice.events.list(after=cursor, wait=5)

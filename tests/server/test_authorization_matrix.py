@@ -45,7 +45,10 @@ A_ONLY = {
     "interventions.diagnostic",
     "interventions.action",
 }
+# An agent's own acts: the operator must name the agent (X-Agent-ID), else 403.
+AGENTS_ONLY = {"approvals.request"}
 BODIES: dict[str, dict[str, Any]] = {
+    "approvals.request": {"title": "t"},
     "agents.register": {"agent_id": "carol"},
     "agents.heartbeat": {},
     "messages.send": {"to": "alice", "text": "x"},
@@ -136,7 +139,7 @@ def expected(route: Operation[Any], who: str) -> str:
     if who == "A as B":
         return "403"
     if who == "operator":
-        return "allowed"
+        return "403" if route.id in AGENTS_ONLY else "allowed"
     if route.id in OPERATOR_ONLY:
         return "403"
     if who == "B" and route.id in A_ONLY:

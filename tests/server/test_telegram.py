@@ -503,3 +503,36 @@ async def test_in_a_group_only_the_listed_operators_answer_and_decide(
     tap["update_id"], tap["callback_query"]["from"] = 4, {"id": 1001}  # type: ignore[index]
     assert await hook(api, tap) == 200
     assert (await api.get(f"/v1/approvals/{pending['approval_id']}"))["status"] == "approved"
+
+
+async def test_a_request_nobody_answers_in_time_says_so_on_the_chat(
+    make_api: Any, bot: respx.MockRouter
+) -> None:
+    bridge = TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test", max_retry_after=1)
+    api: Api = await make_api(
+        bridge=bridge, telegram_mode="webhook", telegram_webhook_secret=HOOK, sweep_seconds=0
+    )
+    await api.agent("builder")
+    asked_route = bot.post("/sendMessage").mock(return_value=sent(901))
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    asked = await api.post(
+        "/v1/approvals",
+        {"title": "Bash: rm -rf build/", "payload": {"cwd": "/src"}, "expires_in": 5},
+        as_="builder",
+        expect=201,
+    )
+    shown = json.loads(asked_route.calls.last.request.content)["text"]
+    assert "Bash: rm -rf build/" in shown and '"cwd": "/src"' in shown
+    assert shown.startswith(f"Approval #{asked['approval_id']} (request) from builder")
+    api.clock.advance(6)
+    assert await api.client.server.app[SERVICES].approvals.sweep() == 1
+    edit = json.loads(edited.calls.last.request.content)
+    assert edit["message_id"] == 901 and "EXPIRED: nobody answered in time" in edit["text"]
+    # A tap after the deadline decides nothing.
+    answered = bot.post("/answerCallbackQuery").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": True})
+    )
+    assert await hook(api, tapped(20, f"approve:{asked['approval_id']}", 901)) == 200
+    assert "expired" in json.loads(answered.calls.last.request.content)["text"]
