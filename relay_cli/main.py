@@ -23,6 +23,7 @@ from relay_cli.commands import (
     mcp,
     messages,
     notify,
+    policies,
     rooms,
     serve,
     spaces,
@@ -48,6 +49,7 @@ app.add_typer(actions.app, name="actions")
 app.add_typer(notify.app, name="notifications")
 app.add_typer(enroll.app, name="enroll")
 app.add_typer(approvals.app, name="approvals")
+app.add_typer(policies.app, name="policies")
 app.add_typer(interventions.app, name="interventions")
 app.add_typer(events.app, name="events")
 app.command("inbox")(agents.inbox)

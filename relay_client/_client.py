@@ -30,6 +30,7 @@ from relay_client.resources.events import AsyncEvents, Events
 from relay_client.resources.interventions import AsyncInterventions, Interventions
 from relay_client.resources.messages import AsyncMessages, Messages
 from relay_client.resources.notify import AsyncNotify, Notify
+from relay_client.resources.policies import AsyncPolicies, Policies
 from relay_client.resources.rooms import AsyncRooms, Rooms
 from relay_client.resources.spaces import AsyncSpaces, Spaces
 from relay_client.resources.tasks import AsyncTasks, Tasks
@@ -71,6 +72,7 @@ class RelayClient:
         self.actions = Actions(self)
         self.enroll = Enroll(self)
         self.approvals = Approvals(self)
+        self.policies = Policies(self)
         self.interventions = Interventions(self)
         self.events = Events(self)
 
@@ -182,6 +184,7 @@ class AsyncRelayClient:
         self.actions = AsyncActions(self)
         self.enroll = AsyncEnroll(self)
         self.approvals = AsyncApprovals(self)
+        self.policies = AsyncPolicies(self)
         self.interventions = AsyncInterventions(self)
         self.events = AsyncEvents(self)
 

@@ -7,8 +7,10 @@ the storage records; fields marked ``exclude=True`` (secrets' hashes) are stored
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     AfterValidator,
@@ -16,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    field_validator,
     model_validator,
 )
 
@@ -817,3 +820,178 @@ class ErrorResponse(BaseModel):
 
     detail: str
     code: str
+
+
+# Policies: rules that decide approvals the moment they are created (relay_core/policy_rules.py
+# says how each part matches).
+
+PolicyDecision = Literal["approve", "reject"]
+Verdict = Literal["approve", "reject", "ask"]
+MAX_PATTERN = 1000  # characters of one regular expression
+# An agent id where "*" stands for any characters.
+AgentPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:@*-]{1,128}$")]
+ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+
+
+def _compiles(pattern: str | None) -> str | None:
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+    return pattern
+
+
+Pattern = Annotated[str, StringConstraints(max_length=MAX_PATTERN), AfterValidator(_compiles)]
+
+
+class PayloadCondition(RequestBody):
+    """One condition on the value a JSON Pointer names in the payload: exactly one of these."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    eq: Any = Field(default=None, description="equal to this JSON value")
+    in_: list[Any] | None = Field(
+        default=None, alias="in", max_length=1000, description="equal to one of these"
+    )
+    regex: Pattern | None = Field(default=None, description="a string this expression finds")
+    lt: float | None = Field(default=None, description="a number below this")
+    gt: float | None = Field(default=None, description="a number above this")
+    exists: bool | None = Field(default=None, description="the pointer names a value, or not")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PayloadCondition:
+        if len(self.model_fields_set) != 1:
+            raise ValueError("a condition is exactly one of eq, in, regex, lt, gt, exists")
+        return self
+
+
+class HoursWindow(RequestBody):
+    """A time of day window, in a timezone; ``from`` after ``to`` crosses midnight."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    from_: ClockTime = Field(alias="from", description="HH:MM, the window's start")
+    to: ClockTime = Field(description="HH:MM, its end (excluded)")
+    timezone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
+        description="an IANA name (Europe/Paris)"
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"not an IANA timezone: {name!r}") from None
+        return name
+
+
+def _pointer(pointer: str) -> str:
+    if pointer and not pointer.startswith("/"):
+        raise ValueError(f"not a JSON Pointer (RFC 6901): {pointer!r} must start with '/'")
+    if re.search(r"~[^01]|~$", pointer):
+        raise ValueError(f"not a JSON Pointer (RFC 6901): '~' in {pointer!r} is not ~0 or ~1")
+    return pointer
+
+
+JsonPointer = Annotated[str, StringConstraints(max_length=1000), AfterValidator(_pointer)]
+
+
+class PolicyMatch(RequestBody):
+    """What an approval must be for a policy to decide it: every given part holds (an empty
+    match holds for every approval)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    kinds: list[ApprovalKind] | None = Field(default=None, max_length=3)
+    agents: list[AgentPattern] | None = Field(
+        default=None, max_length=1000, description="agent ids; '*' matches any characters"
+    )
+    title: Pattern | None = Field(default=None, description="a regular expression it finds")
+    payload: dict[JsonPointer, PayloadCondition] | None = Field(
+        default=None, max_length=100, description="JSON Pointer → condition"
+    )
+    hours: HoursWindow | None = None
+
+
+class PolicyLimit(RequestBody):
+    """At most ``count`` decisions per requesting agent in any ``per_seconds``."""
+
+    count: int = Field(ge=1, le=1_000_000)
+    per_seconds: int = Field(ge=1, le=31_536_000)
+
+
+class PolicyCreate(RequestBody):
+    """A rule that decides the approvals it matches, as soon as they are created."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    decision: PolicyDecision
+    note: LongText | None = None
+    priority: int = Field(default=0, ge=-1_000_000, le=1_000_000)
+    enabled: bool = True
+    match: PolicyMatch = Field(default_factory=PolicyMatch)
+    limit: PolicyLimit | None = None
+
+
+class Policy(Resource):
+    """A policy at its current (or a named) version."""
+
+    policy_id: int = 0
+    name: str
+    decision: PolicyDecision
+    note: str | None = None
+    priority: int = 0
+    enabled: bool = True
+    match: JsonObject = Field(default_factory=dict)
+    limit: JsonObject | None = None
+    version: int = 1
+    created_at: datetime
+    updated_at: datetime
+
+
+class PolicyVersion(Resource):
+    """A version of a policy, kept when it was replaced (stored, not answered)."""
+
+    version_key: int = 0
+    policy_id: int
+    version: int
+    policy: JsonObject
+    created_at: datetime
+
+
+class PolicyUse(Resource):
+    """A decision a policy made, counted by its ``limit`` (stored, not answered)."""
+
+    use_id: int = 0
+    policy_id: int
+    agent_id: str
+    approval_id: int
+    decided_at: datetime
+
+
+class PoliciesResponse(Page):
+    """Policies in the order they are tried."""
+
+    policies: list[Policy]
+
+
+class PolicySimulation(RequestBody):
+    """An approval as it would be created, to see what the policies would do with it."""
+
+    agent_id: ResourceId
+    kind: ApprovalKind = "request"
+    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    detail: LongText | None = None
+    payload: SmallJson | None = None
+    at: datetime | None = Field(default=None, description="when; default: now")
+
+
+class PolicyVerdict(Resource):
+    """What the policies would do: the decision, the policy and version that made it (none for
+    ``ask``: the operator decides), and why."""
+
+    decision: Verdict
+    policy_id: int | None = None
+    version: int | None = None
+    reason: str

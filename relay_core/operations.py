@@ -30,6 +30,7 @@ from relay_core.services.events import EventsService
 from relay_core.services.interventions import InterventionsService
 from relay_core.services.messages import MessagesService
 from relay_core.services.notify import NotifyService
+from relay_core.services.policies import PoliciesService
 from relay_core.services.rooms import RoomsService
 from relay_core.services.spaces import SpacesService
 from relay_core.services.system import SystemService
@@ -213,6 +214,24 @@ APPROVALS_REJECT = Op(
     "approvals.reject", "POST", "/v1/approvals/{approval_id}/reject", ApprovalsService.reject,
     m.Approval, body=m.ApprovalDecision, path_params=p.ApprovalPath,
 )  # fmt: skip
+
+POLICIES_CREATE = Op("policies.create", "POST", "/v1/policies", PoliciesService.create, m.Policy,
+                     201, m.PolicyCreate)  # fmt: skip
+POLICIES_LIST = Op("policies.list", "GET", "/v1/policies", PoliciesService.list,
+                   m.PoliciesResponse, query=p.PageQuery)  # fmt: skip
+POLICIES_SIMULATE = Op(
+    "policies.simulate", "POST", "/v1/policies/simulate", PoliciesService.simulate,
+    m.PolicyVerdict, body=m.PolicySimulation,
+)  # fmt: skip
+POLICIES_SHOW = Op("policies.show", "GET", "/v1/policies/{policy_id}", PoliciesService.show,
+                   m.Policy, path_params=p.PolicyPath, query=p.PolicyVersionQuery)  # fmt: skip
+POLICIES_REPLACE = Op("policies.replace", "POST", "/v1/policies/{policy_id}",
+                      PoliciesService.replace, m.Policy, body=m.PolicyCreate,
+                      path_params=p.PolicyPath)  # fmt: skip
+POLICIES_DISABLE = Op("policies.disable", "POST", "/v1/policies/{policy_id}/disable",
+                      PoliciesService.disable, m.Policy, path_params=p.PolicyPath)  # fmt: skip
+POLICIES_ENABLE = Op("policies.enable", "POST", "/v1/policies/{policy_id}/enable",
+                     PoliciesService.enable, m.Policy, path_params=p.PolicyPath)  # fmt: skip
 
 INTERVENTIONS_REQUEST_APPROVAL = Op(
     "interventions.request_approval", "POST",

@@ -44,6 +44,14 @@ class ApprovalPath(Params):
     approval_id: IntegerId
 
 
+class PolicyPath(Params):
+    policy_id: IntegerId
+
+
+class PolicyVersionQuery(Params):
+    version: int | None = Field(default=None, ge=1, description="An earlier version; none: now")
+
+
 class NotificationPath(Params):
     notification_id: IntegerId
 

@@ -231,6 +231,9 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("bridge_offsets", m.BridgeOffset, "bridge", False),
     TableSpec("posts", m.Post, "post_id", True),
     TableSpec("room_threads", m.RoomThread, "thread_key", True),
+    TableSpec("policies", m.Policy, "policy_id", True),
+    TableSpec("policy_versions", m.PolicyVersion, "version_key", True),
+    TableSpec("policy_uses", m.PolicyUse, "use_id", True),
 )
 
 
@@ -268,6 +271,9 @@ class UnitOfWork(Protocol):
     bridge_offsets: Table[m.BridgeOffset]
     posts: Table[m.Post]
     room_threads: Table[m.RoomThread]
+    policies: Table[m.Policy]
+    policy_versions: Table[m.PolicyVersion]
+    policy_uses: Table[m.PolicyUse]
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""

@@ -16,6 +16,7 @@ from relay_core.services.events import EventsService
 from relay_core.services.interventions import InterventionsService
 from relay_core.services.messages import MessagesService
 from relay_core.services.notify import NotifyService
+from relay_core.services.policies import PoliciesService
 from relay_core.services.rooms import RoomsService
 from relay_core.services.spaces import SpacesService
 from relay_core.services.system import SystemService
@@ -39,6 +40,7 @@ class Services:
         self.actions = ActionsService(ctx)
         self.enroll = EnrollService(ctx)
         self.approvals = ApprovalsService(ctx)
+        self.policies = PoliciesService(ctx)
         self.interventions = InterventionsService(ctx)
         self.events = EventsService(ctx)
         self.system = SystemService(ctx)

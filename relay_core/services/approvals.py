@@ -22,6 +22,7 @@ from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import present, show_decision
+from relay_core.services.policies import open_approval
 
 DEADLINE = "deadline"  # decided_by of an approval nobody answered in time
 
@@ -117,7 +118,9 @@ class ApprovalsService(Service):
         async def work(uow: UnitOfWork) -> m.Approval:
             now = self.now()
             deadline = body.expires_in
-            approval = await uow.approvals.insert(
+            return await open_approval(
+                self,
+                uow,
                 m.Approval(
                     kind="request",
                     title=body.title,
@@ -128,12 +131,12 @@ class ApprovalsService(Service):
                     audience=agent_id,
                     created_at=now,
                     expires_at=now + timedelta(seconds=deadline) if deadline else None,
-                )
+                ),
             )
-            await announce_approval(uow, approval, "approval.requested", now)
-            return approval
 
         approval = await self.write(work, once=once)
+        if approval.status != "pending":
+            return approval  # a policy decided it: nothing for the operator to see
         return await present(self, approval)
 
     async def show(self, caller: Caller, approval_id: int, wait: float = 0) -> m.Approval:

@@ -14,6 +14,7 @@ from relay_core import idempotency
 from relay_core.config import CoreConfig
 from relay_core.encoded import answer_json
 from relay_core.errors import Conflict, StaleWrite
+from relay_core.policy_rules import Rulebook
 from relay_core.ports import Bridge, Encoded, Storage, UnitOfWork
 
 T = TypeVar("T")
@@ -59,6 +60,10 @@ class Context:
     clock: Callable[[], datetime] = utcnow
     registered: Registered = field(default_factory=Registered)
     health: dict[str, BridgeHealth] = field(default_factory=dict)
+    rulebook: Rulebook = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rulebook = Rulebook(self.storage.hub)
 
     @property
     def bridge(self) -> Bridge:

@@ -18,6 +18,7 @@ from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import present
+from relay_core.services.policies import open_approval
 
 
 async def expire_if_due(
@@ -120,7 +121,9 @@ class EnrollService(Service):
                     created_at=now,
                 )
             )
-            approval = await uow.approvals.insert(
+            approval = await open_approval(
+                self,
+                uow,
                 m.Approval(
                     kind="enrollment",
                     title=f"Enroll agent '{body.agent_id}'",
@@ -128,24 +131,25 @@ class EnrollService(Service):
                     requested_by=body.agent_id,
                     subject_id=str(enrollment.enroll_id),
                     created_at=now,
-                )
+                ),
             )
             await uow.enrollments.update(
                 enrollment.enroll_id, {"approval_id": approval.approval_id}
             )
-            await announce_approval(uow, approval, "approval.requested", now)
-            asked.append(approval)
+            if approval.status != "pending":  # a policy decided it
+                await apply_decision(uow, approval, now)
+            asked[:] = [approval]
             return m.EnrollmentCreated(
                 enroll_id=enrollment.enroll_id,
                 agent_id=body.agent_id,
                 claim=claim,
-                status="pending",
+                status=approval.status,
                 approval_id=approval.approval_id,
             )
 
         asked: list[m.Approval] = []
         created = await self.write(work, once=once)
-        if asked:
+        if asked and asked[-1].status == "pending":
             await present(self, asked[-1])
         return created
 

@@ -20,8 +20,9 @@ from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
 from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Service
-from relay_core.services.events import announce_approval, emit, event_data
+from relay_core.services.events import emit, event_data
 from relay_core.services.operator import present
+from relay_core.services.policies import open_approval
 
 OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
     "succeeded": "remediated",
@@ -113,7 +114,9 @@ class InterventionsService(Service):
                     f"intervention '{intervention_id}' already awaits approval "
                     f"{intervention.approval_id}"
                 )
-            approval = await uow.approvals.insert(
+            approval = await open_approval(
+                self,
+                uow,
                 m.Approval(
                     kind="intervention",
                     title=body.title,
@@ -124,7 +127,7 @@ class InterventionsService(Service):
                     requested_by=agent_id,
                     subject_id=intervention_id,
                     created_at=now,
-                )
+                ),
             )
             updated = await uow.interventions.update(
                 intervention_id,
@@ -141,13 +144,18 @@ class InterventionsService(Service):
             )
             if updated is None:
                 raise StaleWrite("intervention changed")
-            await announce_approval(uow, approval, "approval.requested", now)
-            await emit(uow, "intervention.updated", intervention_id, event_data(updated), now)
+            if approval.status != "pending":  # a policy decided it (the decision says so)
+                await apply_decision(uow, approval, now)
+                updated = await require_intervention(uow, intervention_id)
+            else:
+                await emit(uow, "intervention.updated", intervention_id, event_data(updated), now)
             return m.InterventionApprovalResult(
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
 
         result = await self.write(work, once=once)
+        if result.approval.status != "pending":
+            return result
         shown = await present(self, result.approval)
         return result.model_copy(update={"approval": shown})
 

@@ -376,3 +376,43 @@ room_threads = Table(
     _at("created_at", nullable=False),
     Index("ix_room_threads_room", "room_id", "bridge", unique=True),
 )
+
+
+policies = Table(
+    "policies",
+    metadata,
+    _id("policy_id"),
+    Column("name", Name, nullable=False),
+    Column("decision", State, nullable=False),
+    Column("note", Text),
+    Column("priority", Integer, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("match", Json, nullable=False),
+    Column("limit", Json),
+    Column("version", Integer, nullable=False),
+    _at("created_at", nullable=False),
+    _at("updated_at", nullable=False),
+    Index("ix_policies_enabled", "enabled"),
+)
+
+policy_versions = Table(
+    "policy_versions",
+    metadata,
+    _id("version_key"),
+    Column("policy_id", Id, ForeignKey("policies.policy_id"), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("policy", Json, nullable=False),
+    _at("created_at", nullable=False),
+    Index("ix_policy_versions_policy", "policy_id", "version", unique=True),
+)
+
+policy_uses = Table(
+    "policy_uses",
+    metadata,
+    _id("use_id"),
+    Column("policy_id", Id, nullable=False),
+    Column("agent_id", Ref, nullable=False),
+    Column("approval_id", Id, nullable=False),
+    _at("decided_at", nullable=False),
+    Index("ix_policy_uses_window", "policy_id", "agent_id", "decided_at"),
+)

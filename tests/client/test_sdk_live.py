@@ -215,6 +215,25 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     decided = await alice.approvals.show(asked.approval_id, wait=5)
     assert decided.status == "approved" and decided.note == "go"
 
+    rule = await op.policies.create(
+        f"reads of {run}",
+        "approve",
+        match={"agents": [alice_id], "title": "^Read: "},
+        limit={"count": 1, "per_seconds": 3600},
+    )
+    assert (await alice.approvals.request("Read: notes.md")).decided_by == (
+        f"policy:{rule.policy_id}@1"
+    )
+    assert (await alice.approvals.request("Read: again.md")).status == "pending"  # the limit
+    verdict = await op.policies.simulate(bob_id, "Read: x")
+    assert verdict.decision == "ask"
+    replaced = await op.policies.replace(rule.policy_id, f"reads of {run}", "reject")
+    assert replaced.version == 2 and (await op.policies.disable(rule.policy_id)).version == 3
+    assert (await op.policies.enable(rule.policy_id)).enabled
+    assert (await op.policies.show(rule.policy_id, version=1)).decision == "approve"
+    assert rule.policy_id in {p.policy_id for p in (await op.policies.list(limit=1000)).policies}
+    await op.policies.disable(rule.policy_id)  # the other tests' approvals stay pending
+
     cursor = (await alice.events.list()).cursor
     await op.tasks.create(f"announced {run}")
     feed = await alice.events.list(after=cursor, wait=5)

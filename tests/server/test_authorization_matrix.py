@@ -18,6 +18,13 @@ from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 # (and answering notifications, and adding an intervention's participants).
 OPERATOR_ONLY = {
     "interventions.add_participant",
+    "policies.create",
+    "policies.list",
+    "policies.show",
+    "policies.replace",
+    "policies.disable",
+    "policies.enable",
+    "policies.simulate",
     "agents.register",
     "spaces.create",
     "spaces.add_room",
@@ -49,6 +56,9 @@ A_ONLY = {
 AGENTS_ONLY = {"approvals.request"}
 BODIES: dict[str, dict[str, Any]] = {
     "approvals.request": {"title": "t"},
+    "policies.create": {"name": "p", "decision": "approve", "enabled": False},
+    "policies.replace": {"name": "p", "decision": "approve", "enabled": False},
+    "policies.simulate": {"agent_id": "alice", "title": "t"},
     "agents.register": {"agent_id": "carol"},
     "agents.heartbeat": {},
     "messages.send": {"to": "alice", "text": "x"},
@@ -105,6 +115,8 @@ async def world(api: Api) -> dict[str, str]:
         expect=201,
     )
     note = await api.post("/v1/notify", {"text": "n"}, as_="alice", expect=201)
+    rule = {"name": "p", "decision": "approve", "match": {"agents": ["nobody"]}}
+    kept = await api.post("/v1/policies", rule, expect=201)
     return {
         "agent_id": "alice",
         "message_id": str(message["message_id"]),
@@ -116,6 +128,7 @@ async def world(api: Api) -> dict[str, str]:
         "intervention_id": "inc-a",
         "claim": enrolled["claim"],
         "notification_id": str(note["notification_id"]),
+        "policy_id": str(kept["policy_id"]),
     }
 
 

@@ -20,6 +20,7 @@ SAMPLE = {
     "approval_id": "1",
     "intervention_id": "i",
     "notification_id": "1",
+    "policy_id": "1",
 }
 
 

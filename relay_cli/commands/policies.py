@@ -1,0 +1,204 @@
+"""``relay policies list|show|create|replace|disable|enable|simulate``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_core.models import PoliciesResponse
+
+app = typer.Typer(
+    help="Policies: the operator's rules that decide routine approvals as they come.",
+    no_args_is_help=True,
+)
+
+PolicyId = Annotated[int, typer.Argument(help="The policy.")]
+Name = Annotated[str, typer.Argument(help="What the policy is for, in a few words.")]
+Decision = Annotated[str, typer.Option(help="approve or reject.")]
+MatchOption = Annotated[
+    str | None,
+    typer.Option(
+        "--match",
+        help='What it decides, as JSON or @file.json: {"kinds": ["request"], "agents": ["ci-*"],'
+        ' "title": "^Read:", "payload": {"/tool_input/command": {"regex": "^rm "}}, "hours": '
+        '{"from": "22:00", "to": "06:00", "timezone": "Europe/Paris"}}; none: every approval.',
+    ),
+]
+Note = Annotated[str | None, typer.Option(help="Kept on each approval it decides.")]
+Priority = Annotated[int | None, typer.Option(help="Higher is tried first (default 0).")]
+LimitOption = Annotated[
+    str | None,
+    typer.Option("--limit", help="At most COUNT/SECONDS decisions per agent, e.g. 5/3600."),
+]
+Disabled = Annotated[bool, typer.Option("--disabled", help="Create it disabled.")]
+
+
+def match_of(value: str | None) -> dict[str, Any] | None:
+    """``--match``: JSON, or ``@path`` to a file of JSON."""
+    if value is not None and value.startswith("@"):
+        try:
+            value = Path(value[1:]).read_text()
+        except OSError as exc:
+            problem = f"cannot read {value[1:]}: {exc.strerror}"
+            raise typer.BadParameter(problem, param_hint="--match") from None
+    found = parse_json(value, "--match")
+    if found is not None and not isinstance(found, dict):
+        raise typer.BadParameter("a JSON object", param_hint="--match")
+    return found
+
+
+def limit_of(value: str | None) -> dict[str, int] | None:
+    """``--limit 5/3600``: five decisions per agent in any hour."""
+    if value is None:
+        return None
+    parsed = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if parsed is None:
+        raise typer.BadParameter("COUNT/SECONDS, e.g. 5/3600", param_hint="--limit")
+    return {"count": int(parsed[1]), "per_seconds": int(parsed[2])}
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    limit: Limit = None,
+    all_pages: AllPages = False,
+    cursor: Cursor = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List policies, oldest first.
+
+    Example: relay policies list
+    """
+    found = pages(
+        ctx,
+        all_pages,
+        lambda c: c.policies.list(limit=limit, cursor=cursor),
+        lambda c: c.policies.iterate(limit=limit),
+        lambda items: PoliciesResponse(policies=items),
+    )
+    columns = ("policy_id", "name", "decision", "priority", "enabled", "version")
+    render(found, as_json, rows=found.policies, columns=columns)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    policy_id: PolicyId,
+    version: Annotated[int | None, typer.Option(help="An earlier version.")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Show a policy (or one of its earlier versions).
+
+    Example: relay policies show 1 --version 1
+    """
+    render(call(ctx, lambda c: c.policies.show(policy_id, version=version)), as_json)
+
+
+@app.command()
+def create(
+    ctx: typer.Context,
+    name: Name,
+    decision: Decision,
+    match: MatchOption = None,
+    note: Note = None,
+    priority: Priority = None,
+    limit: LimitOption = None,
+    disabled: Disabled = False,
+    as_json: JsonOutput = False,
+) -> None:
+    """Create a policy: from now on it decides the approvals it matches.
+
+    Example: relay policies create "Reads pass" --decision approve --match '{"title": "^Read: "}'
+
+    """
+    created = call(
+        ctx,
+        lambda c: c.policies.create(
+            name,
+            decision,
+            match=match_of(match),
+            note=note,
+            priority=priority,
+            enabled=False if disabled else None,
+            limit=limit_of(limit),
+        ),
+    )
+    render(created, as_json, headline=f"Policy {created.policy_id} created ({created.decision})")
+
+
+@app.command()
+def replace(
+    ctx: typer.Context,
+    policy_id: PolicyId,
+    name: Name,
+    decision: Decision,
+    match: MatchOption = None,
+    note: Note = None,
+    priority: Priority = None,
+    limit: LimitOption = None,
+    disabled: Disabled = False,
+    as_json: JsonOutput = False,
+) -> None:
+    """Replace a policy whole (its next version; earlier ones stay readable).
+
+    Example: relay policies replace 1 "Reads pass" --decision approve --match '{"title": "^Read"}'
+    """
+    replaced = call(
+        ctx,
+        lambda c: c.policies.replace(
+            policy_id,
+            name,
+            decision,
+            match=match_of(match),
+            note=note,
+            priority=priority,
+            enabled=False if disabled else None,
+            limit=limit_of(limit),
+        ),
+    )
+    render(replaced, as_json, headline=f"Policy {policy_id} is at version {replaced.version}")
+
+
+@app.command()
+def disable(ctx: typer.Context, policy_id: PolicyId, as_json: JsonOutput = False) -> None:
+    """Stop a policy deciding.
+
+    Example: relay policies disable 1
+    """
+    render(call(ctx, lambda c: c.policies.disable(policy_id)), as_json)
+
+
+@app.command()
+def enable(ctx: typer.Context, policy_id: PolicyId, as_json: JsonOutput = False) -> None:
+    """Let a policy decide again.
+
+    Example: relay policies enable 1
+    """
+    render(call(ctx, lambda c: c.policies.enable(policy_id)), as_json)
+
+
+@app.command()
+def simulate(
+    ctx: typer.Context,
+    agent: Annotated[str, typer.Argument(help="The agent that would ask.")],
+    title: Annotated[str, typer.Argument(help="The approval's title.")],
+    kind: Annotated[str | None, typer.Option(help="request, enrollment or intervention.")] = None,
+    payload: Annotated[str | None, typer.Option(help="Its payload, as JSON.")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Say what the policies would do with an approval (approve, reject or ask); creates
+    nothing.
+
+    Example: relay policies simulate deployer "Bash: ls" --payload '{"tool_input": {}}'
+
+    """
+    given = parse_json(payload, "--payload")
+    verdict = call(
+        ctx,
+        lambda c: c.policies.simulate(agent, title, kind=kind, payload=given),
+    )
+    render(verdict, as_json, headline=f"{verdict.decision}: {verdict.reason}")

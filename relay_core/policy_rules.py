@@ -1,0 +1,202 @@
+"""How a policy matches an approval, compiled once per policy version, and the process's book of
+the enabled ones in the order they are tried.
+
+Every part of a policy's ``match`` was validated when the policy was stored (its regular
+expressions compile, its pointers are RFC 6901, its timezone exists), so matching never fails:
+a value of another type than a condition expects simply does not match it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from relay_core import models as m
+from relay_core.hub import Hub
+from relay_core.ports import UnitOfWork, eq
+
+POLICIES = "policies"  # published when a policy changes: every process forgets its book
+BOOK_SECONDS = 5.0  # a book is read again after this long even without a hint (hints can be lost)
+MAX_ENABLED = 10_000
+
+_MISSING = object()
+
+
+def pointer_tokens(pointer: str) -> tuple[str, ...]:
+    """An RFC 6901 pointer's reference tokens (``/a~1b/0`` → ``("a/b", "0")``)."""
+    if not pointer:
+        return ()
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/"))
+
+
+def resolve(document: Any, tokens: Sequence[str]) -> Any:
+    """The value the tokens name in ``document``, or ``_MISSING``."""
+    for token in tokens:
+        if isinstance(document, dict) and token in document:
+            document = document[token]
+        elif (
+            isinstance(document, list)
+            and re.fullmatch(r"0|[1-9][0-9]*", token)
+            and int(token) < len(document)
+        ):
+            document = document[int(token)]
+        else:
+            return _MISSING
+    return document
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``true`` is not ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One payload condition, ready to test."""
+
+    tokens: tuple[str, ...]
+    op: str
+    operand: Any
+
+    def holds(self, payload: Any) -> bool:
+        value = resolve(payload, self.tokens)
+        if self.op == "exists":
+            return (value is not _MISSING) is bool(self.operand)
+        if value is _MISSING:
+            return False
+        if self.op == "eq":
+            return _same(value, self.operand)
+        if self.op == "in":
+            return any(_same(value, option) for option in self.operand)
+        if self.op == "regex":
+            return isinstance(value, str) and self.operand.search(value) is not None
+        if not _number(value):
+            return False
+        return bool(value < self.operand if self.op == "lt" else value > self.operand)
+
+
+def _condition(pointer: str, given: dict[str, Any]) -> Condition:
+    [(op, operand)] = given.items()
+    if op == "regex":
+        operand = re.compile(operand)
+    return Condition(pointer_tokens(pointer), op, operand)
+
+
+def _agents(patterns: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(p).replace(r"\*", ".*") for p in patterns))
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a policy looks at in an approval."""
+
+    kind: str
+    agent_id: str
+    title: str
+    payload: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One enabled policy version, compiled."""
+
+    policy: m.Policy
+    kinds: frozenset[str] | None
+    agents: re.Pattern[str] | None
+    title: re.Pattern[str] | None
+    payload: tuple[Condition, ...]
+    hours: tuple[int, int, ZoneInfo] | None
+
+    @classmethod
+    def of(cls, policy: m.Policy) -> Rule:
+        """The policy, compiled (its match was validated when it was stored)."""
+        match = m.PolicyMatch.model_validate(policy.match)
+        hours = None
+        if match.hours is not None:
+            window = match.hours
+            hours = (_minutes(window.from_), _minutes(window.to), ZoneInfo(window.timezone))
+        return cls(
+            policy=policy,
+            kinds=frozenset(match.kinds) if match.kinds is not None else None,
+            agents=_agents(match.agents) if match.agents is not None else None,
+            title=re.compile(match.title) if match.title is not None else None,
+            payload=tuple(
+                _condition(pointer, condition.model_dump(by_alias=True, exclude_unset=True))
+                for pointer, condition in (match.payload or {}).items()
+            ),
+            hours=hours,
+        )
+
+    @property
+    def order(self) -> tuple[int, bool, int]:
+        """Higher priority first, then ``reject`` before ``approve``, then the older policy."""
+        policy = self.policy
+        return (-policy.priority, policy.decision != "reject", policy.policy_id)
+
+    def mismatch(self, facts: Facts, at: datetime) -> str | None:
+        """Why the approval does not match, or None when it does."""
+        if self.kinds is not None and facts.kind not in self.kinds:
+            return f"kind {facts.kind} is not among {sorted(self.kinds)}"
+        if self.agents is not None and not self.agents.fullmatch(facts.agent_id):
+            return f"agent {facts.agent_id} matches none of its agents"
+        if self.title is not None and not self.title.search(facts.title):
+            return "the title does not match"
+        for condition in self.payload:
+            if not condition.holds(facts.payload or {}):
+                return f"the payload's /{'/'.join(condition.tokens)} fails its {condition.op}"
+        if self.hours is not None and not self._in_hours(at):
+            return "outside its hours"
+        return None
+
+    def _in_hours(self, at: datetime) -> bool:
+        start, end, zone = self.hours  # type: ignore[misc]
+        local = at.astimezone(zone)
+        now = local.hour * 60 + local.minute
+        if start == end:
+            return True  # from and to the same minute: all day
+        if start < end:
+            return start <= now < end
+        return now >= start or now < end  # across midnight
+
+
+class Rulebook:
+    """The enabled policies of this process, compiled and in order; read again when a policy
+    changes (on any instance: the change's hint) or after ``BOOK_SECONDS``."""
+
+    def __init__(self, hub: Hub) -> None:
+        self._rules: list[Rule] | None = None
+        self._read_at = 0.0
+        self._generation = 0
+        hub.watch(POLICIES, self.forget)
+
+    def forget(self) -> None:
+        """Read the policies again at the next approval."""
+        self._rules = None
+        self._generation += 1
+
+    async def rules(self, uow: UnitOfWork) -> list[Rule]:
+        """The enabled policies, in the order they are tried."""
+        if self._rules is not None and time.monotonic() - self._read_at < BOOK_SECONDS:
+            return self._rules
+        generation = self._generation
+        enabled = await uow.policies.find(eq("enabled", True), limit=MAX_ENABLED)
+        rules = sorted((Rule.of(policy) for policy in enabled), key=lambda rule: rule.order)
+        if generation == self._generation:  # no change was heard while reading
+            self._rules, self._read_at = rules, time.monotonic()
+        return rules

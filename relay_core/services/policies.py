@@ -1,0 +1,280 @@
+"""Policies: the operator's rules for the routine, and the approvals they decide as they are
+created (``open_approval``, used by every kind of approval).
+
+The first enabled policy that matches decides, in ``Rule.order``. The decision is made in the
+transaction that creates the approval, against the policy as it stands in that transaction: the
+deciding policy's row is updated on its version and ``enabled`` (a policy changed meanwhile, on
+any instance, makes the unit start again with the new book). That update also holds the policy
+until the transaction ends, so a ``limit`` counts the decisions of every other transaction
+before it: 50 concurrent approvals against ``count: 5`` are 5 decided by it, on any number of
+instances.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from relay_core import models as m
+from relay_core import paging
+from relay_core.auth import Caller
+from relay_core.errors import NotFound, StaleWrite
+from relay_core.idempotency import Once
+from relay_core.policy_rules import POLICIES, Facts, Rule, Rulebook
+from relay_core.ports import UnitOfWork, eq, gt, lt
+from relay_core.services.base import Service
+from relay_core.services.events import announce_approval
+
+
+def facts_of(approval: m.Approval) -> Facts:
+    """What the policies look at in an approval."""
+    return Facts(approval.kind, approval.requested_by, approval.title, approval.payload)
+
+
+async def _within_limit(uow: UnitOfWork, rule: Rule, agent_id: str, at: datetime) -> bool:
+    """Whether the rule's limit lets it decide for ``agent_id`` at ``at``."""
+    limit = rule.policy.limit
+    if limit is None:
+        return True
+    since = at - timedelta(seconds=limit["per_seconds"])
+    used = await uow.policy_uses.count(
+        eq("policy_id", rule.policy.policy_id), eq("agent_id", agent_id), gt("decided_at", since)
+    )
+    return used < int(limit["count"])
+
+
+async def _forget_old_uses(uow: UnitOfWork, rule: Rule, now: datetime) -> None:
+    """Drop the decisions no window counts any more (the table stays the size of one)."""
+    limit = rule.policy.limit
+    if limit is not None:
+        since = now - timedelta(seconds=limit["per_seconds"])
+        await uow.policy_uses.delete_where(
+            [eq("policy_id", rule.policy.policy_id), lt("decided_at", since)]
+        )
+
+
+async def deciding_rule(
+    uow: UnitOfWork, rulebook: Rulebook, facts: Facts, now: datetime
+) -> Rule | None:
+    """The first rule that matches and is within its limit, held for this transaction."""
+    for rule in await rulebook.rules(uow):
+        if rule.mismatch(facts, now) is not None:
+            continue
+        policy = rule.policy
+        held = await uow.policies.update(
+            policy.policy_id,
+            {"version": policy.version},
+            expect={"version": policy.version, "enabled": True},
+        )
+        if held is None:  # replaced or disabled since this process read it
+            rulebook.forget()  # the unit starts again with the policies as they are
+            raise StaleWrite(f"policy {policy.policy_id} changed")
+        await _forget_old_uses(uow, rule, now)
+        if await _within_limit(uow, rule, facts.agent_id, now):
+            return rule
+    return None
+
+
+async def open_approval(service: Service, uow: UnitOfWork, approval: m.Approval) -> m.Approval:
+    """Store a new approval, decided at once by the first policy that matches, else pending
+    for the operator. A decided one's subject (an enrollment, an intervention) is the caller's
+    to carry the decision to, once it is bound to the approval."""
+    now = approval.created_at
+    rule = await deciding_rule(uow, service.ctx.rulebook, facts_of(approval), now)
+    if rule is None:
+        stored = await uow.approvals.insert(approval)
+        await announce_approval(uow, stored, "approval.requested", now)
+        return stored
+    policy = rule.policy
+    stored = await uow.approvals.insert(
+        approval.model_copy(
+            update={
+                "status": "approved" if policy.decision == "approve" else "rejected",
+                "decided_at": now,
+                "decided_by": f"policy:{policy.policy_id}@{policy.version}",
+                "note": policy.note,
+            }
+        )
+    )
+    await announce_approval(uow, stored, "approval.requested", now)
+    if policy.limit is not None:
+        await uow.policy_uses.insert(
+            m.PolicyUse(
+                policy_id=policy.policy_id,
+                agent_id=stored.requested_by,
+                approval_id=stored.approval_id,
+                decided_at=now,
+            )
+        )
+    await uow.actions.insert(
+        m.Action(
+            agent_id=stored.requested_by,
+            action="approval.auto_decided",
+            target=f"approval {stored.approval_id}",
+            params={
+                "approval_id": stored.approval_id,
+                "policy_id": policy.policy_id,
+                "version": policy.version,
+                "policy": policy.name,
+            },
+            outcome=stored.status,
+            created_at=now,
+        )
+    )
+    await announce_approval(uow, stored, "approval.decided", now)
+    return stored
+
+
+def _stored(body: m.PolicyCreate) -> dict[str, object]:
+    """A policy body as its row keeps it (its match as given, in JSON's names)."""
+    return {
+        "name": body.name,
+        "decision": body.decision,
+        "note": body.note,
+        "priority": body.priority,
+        "enabled": body.enabled,
+        "match": body.match.model_dump(by_alias=True, exclude_unset=True),
+        "limit": body.limit.model_dump() if body.limit is not None else None,
+    }
+
+
+class PoliciesService(Service):
+    """The operator's policies: create, replace, read (any version), enable, disable,
+    simulate."""
+
+    async def create(
+        self, caller: Caller, body: m.PolicyCreate, once: Once | None = None
+    ) -> m.Policy:
+        """A new policy, version 1; it decides approvals created from now on."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Policy:
+            now = self.now()
+            policy = await uow.policies.insert(
+                m.Policy(**_stored(body), version=1, created_at=now, updated_at=now)
+            )
+            await self._keep_version(uow, policy)
+            return policy
+
+        return await self.write(work, once=once)
+
+    async def replace(self, caller: Caller, policy_id: int, body: m.PolicyCreate) -> m.Policy:
+        """Replace a policy whole: its next version (earlier ones stay readable)."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Policy:
+            current = await self._require(uow, policy_id)
+            updated = await uow.policies.update(
+                policy_id,
+                {**_stored(body), "version": current.version + 1, "updated_at": self.now()},
+                expect={"version": current.version},
+            )
+            if updated is None:
+                raise StaleWrite("policy changed")
+            await self._keep_version(uow, updated)
+            return updated
+
+        return await self.write(work)
+
+    async def enable(self, caller: Caller, policy_id: int) -> m.Policy:
+        """Let the policy decide again (a new version)."""
+        return await self._switch(caller, policy_id, enabled=True)
+
+    async def disable(self, caller: Caller, policy_id: int) -> m.Policy:
+        """Stop the policy deciding (a new version); it stays readable."""
+        return await self._switch(caller, policy_id, enabled=False)
+
+    async def _switch(self, caller: Caller, policy_id: int, *, enabled: bool) -> m.Policy:
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Policy:
+            current = await self._require(uow, policy_id)
+            if current.enabled == enabled:
+                return current
+            updated = await uow.policies.update(
+                policy_id,
+                {"enabled": enabled, "version": current.version + 1, "updated_at": self.now()},
+                expect={"version": current.version},
+            )
+            if updated is None:
+                raise StaleWrite("policy changed")
+            await self._keep_version(uow, updated)
+            return updated
+
+        return await self.write(work)
+
+    async def show(self, caller: Caller, policy_id: int, version: int | None = None) -> m.Policy:
+        """The policy now, or as it was at ``version``."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Policy:
+            current = await self._require(uow, policy_id)
+            if version is None or version == current.version:
+                return current
+            kept = await uow.policy_versions.find(
+                eq("policy_id", policy_id), eq("version", version), limit=1
+            )
+            if not kept:
+                raise NotFound(f"policy {policy_id} has no version {version}")
+            return m.Policy.model_validate(kept[0].policy)
+
+        return await self.read(work)
+
+    async def list(
+        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+    ) -> m.PoliciesResponse:
+        """Policies, oldest first; a page at a time."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.PoliciesResponse:
+            found, next_cursor = await paging.page(
+                uow.policies, key=("policy_id", int), limit=limit, cursor=cursor
+            )
+            return m.PoliciesResponse(policies=found, next_cursor=next_cursor)
+
+        return await self.read(work)
+
+    async def simulate(self, caller: Caller, body: m.PolicySimulation) -> m.PolicyVerdict:
+        """What the enabled policies would do with such an approval; creates nothing (a limit
+        is counted as it stands)."""
+        caller.require_operator()
+        facts = Facts(body.kind, body.agent_id, body.title, body.payload)
+        at = body.at or self.now()
+
+        async def work(uow: UnitOfWork) -> m.PolicyVerdict:
+            skipped: list[str] = []
+            for rule in await self.ctx.rulebook.rules(uow):
+                policy = rule.policy
+                why = rule.mismatch(facts, at)
+                if why is None and not await _within_limit(uow, rule, body.agent_id, at):
+                    why = "its limit is reached for this agent"
+                if why is None:
+                    return m.PolicyVerdict(
+                        decision=policy.decision,
+                        policy_id=policy.policy_id,
+                        version=policy.version,
+                        reason=f"policy {policy.policy_id} ({policy.name}) matches",
+                    )
+                skipped.append(f"policy {policy.policy_id}: {why}")
+            reason = "; ".join(skipped) if skipped else "no policy is enabled"
+            return m.PolicyVerdict(decision="ask", reason=f"the operator decides ({reason})")
+
+        return await self.read(work)
+
+    @staticmethod
+    async def _require(uow: UnitOfWork, policy_id: int) -> m.Policy:
+        policy = await uow.policies.get(policy_id)
+        if policy is None:
+            raise NotFound(f"policy {policy_id} does not exist")
+        return policy
+
+    async def _keep_version(self, uow: UnitOfWork, policy: m.Policy) -> None:
+        await uow.policy_versions.insert(
+            m.PolicyVersion(
+                policy_id=policy.policy_id,
+                version=policy.version,
+                policy=policy.model_dump(mode="json"),
+                created_at=policy.updated_at,
+            )
+        )
+        uow.publish(POLICIES)
+
