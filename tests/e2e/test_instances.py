@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -329,3 +330,65 @@ async def test_an_mcp_listener_on_one_instance_hears_of_mail_sent_through_anothe
             async with asyncio.timeout(20):
                 event = await anext(aiter(inbox))
         assert isinstance(event, ResourceUpdated) and event.uri == "relay://inbox"
+
+
+def test_two_instances_hold_a_policy_limit_and_expire_a_request_once(
+    tmp_path: Path, database: str
+) -> None:
+    """A limit of 5 against 50 concurrent requests spread over two processes: exactly 5 are
+    decided by it. A deadline passing with both sweeping: one expiry, one event. A wait on B
+    wakes at a decision made on A."""
+    with instance(tmp_path / "a", database) as a, instance(tmp_path / "b", database) as b:
+        token = register(a, "ci-1")
+        with http(a) as op:
+            rule = {
+                "name": "five",
+                "decision": "approve",
+                "limit": {"count": 5, "per_seconds": 600},
+            }
+            op.post("/v1/policies", json=rule).raise_for_status()
+
+        def ask(n: int) -> str:
+            with http(a if n % 2 else b, token) as agent:
+                answer = agent.post("/v1/approvals", json={"title": f"t{n}"})
+                assert answer.status_code == 201, answer.text
+                return str(answer.json()["status"])
+
+        with ThreadPoolExecutor(16) as pool:
+            statuses = list(pool.map(ask, range(50)))
+        assert statuses.count("approved") == 5 and statuses.count("pending") == 45
+
+        with http(a, token) as agent:
+            short = agent.post("/v1/approvals", json={"title": "soon", "expires_in": 1}).json()
+            waiting = agent.post("/v1/approvals", json={"title": "wait"}).json()
+        path = f"/v1/approvals/{short['approval_id']}"
+        with http(b, token) as agent:
+            expired = agent.get(path, params={"wait": 10}).json()
+        assert expired["status"] == "expired" and expired["decided_by"] == "deadline"
+        time.sleep(2.5)  # both instances' sweeps have had their turns
+        with http(a) as op:
+            feed = op.get("/v1/events", params={"after": 0, "limit": 1000}).json()["events"]
+        decided = [
+            e
+            for e in feed
+            if e["kind"] == "approval.decided" and e["subject_id"] == str(short["approval_id"])
+        ]
+        assert len(decided) == 1
+
+        answer: dict[str, Any] = {}
+
+        def wait_on_b() -> None:
+            with http(b, token) as agent:
+                started = time.monotonic()
+                path = f"/v1/approvals/{waiting['approval_id']}"
+                answer["body"] = agent.get(path, params={"wait": 20}).json()
+                answer["waited"] = time.monotonic() - started
+
+        waiter = threading.Thread(target=wait_on_b)
+        waiter.start()
+        time.sleep(1.0)
+        with http(a) as op:
+            op.post(f"/v1/approvals/{waiting['approval_id']}/approve", json={}).raise_for_status()
+        waiter.join()
+        assert answer["body"]["status"] == "approved"
+        assert answer["waited"] < 3  # woken by A's decision, not by the end of the wait
