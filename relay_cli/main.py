@@ -19,6 +19,7 @@ from relay_cli.commands import (
     backup,
     enroll,
     events,
+    hook,
     interventions,
     mcp,
     messages,
@@ -50,6 +51,7 @@ app.add_typer(notify.app, name="notifications")
 app.add_typer(enroll.app, name="enroll")
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(policies.app, name="policies")
+app.add_typer(hook.app, name="hook")
 app.add_typer(interventions.app, name="interventions")
 app.add_typer(events.app, name="events")
 app.command("inbox")(agents.inbox)

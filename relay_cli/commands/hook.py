@@ -1,0 +1,147 @@
+"""``relay hook claude-code|codex``: a coding agent's permission prompt, answered from the
+operator's phone.
+
+Claude Code and Codex run this as their ``PermissionRequest`` hook: it reads the hook's JSON on
+stdin, files an approval request as the configured agent (policies may answer it at once),
+waits up to ``--timeout`` seconds for the decision, and prints it in the agent's own format.
+When nobody decides in time, the server cannot be reached, the input cannot be read, or
+anything else fails, it prints nothing and exits 0: the coding agent then asks in its terminal
+as it would have without the hook. It never allows by default.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+import typer
+
+from relay_cli._common import Connection
+from relay_client import RelayClient
+
+app = typer.Typer(
+    help="Permission prompts of coding agents, answered by the operator (their hook command).",
+    no_args_is_help=True,
+)
+
+Source = Literal["claude-code", "codex"]
+MAX_INPUT = 1024 * 1024
+MAX_TITLE = 500
+DEFAULT_TIMEOUT = 55  # below Claude Code's default hook timeout of 60 s
+CONNECT_SECONDS = 3.0  # a server that cannot be reached is given up on within this
+
+Timeout = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=3600,
+        help="Seconds to wait for the decision; then nothing is printed and the agent asks in"
+        " its terminal. Keep it below the hook's timeout in the agent's settings.",
+    ),
+]
+
+
+def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
+    """A title the operator reads at a glance, starting with the tool's name: ``Bash: npm
+    publish``, ``Edit: src/app.py``, ``WebFetch: example.com``, an MCP tool by its name."""
+    subject = ""
+    if isinstance(tool_input.get("command"), str):
+        subject = tool_input["command"]
+    elif isinstance(tool_input.get("file_path"), str):
+        subject = _relative(tool_input["file_path"], cwd)
+    elif isinstance(tool_input.get("notebook_path"), str):
+        subject = _relative(tool_input["notebook_path"], cwd)
+    elif isinstance(tool_input.get("url"), str):
+        subject = urlsplit(tool_input["url"]).hostname or tool_input["url"]
+    elif isinstance(tool_input.get("query"), str):
+        subject = tool_input["query"]
+    elif isinstance(tool_input.get("description"), str):
+        subject = tool_input["description"]
+    line = " ".join(subject.split())  # one line, however the command was written
+    title = f"{tool_name}: {line}" if line else tool_name
+    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
+
+
+def _relative(path: str, cwd: str) -> str:
+    try:
+        return str(PurePosixPath(path).relative_to(cwd)) if cwd else path
+    except ValueError:
+        return path
+
+
+def output(behavior: str, message: str | None) -> dict[str, Any]:
+    """The hook's answer, as Claude Code and Codex read it (the same shape for both)."""
+    decision: dict[str, Any] = {"behavior": behavior}
+    if message is not None:
+        decision["message"] = message
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+
+def _answer(source: Source, raw: str, timeout: int, conn: Connection) -> dict[str, Any] | None:
+    """The decision for the prompt in ``raw``, or None to let the agent ask in its terminal."""
+    started = time.monotonic()
+    prompt = json.loads(raw)
+    tool_name, tool_input = prompt["tool_name"], prompt.get("tool_input") or {}
+    if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
+        return None
+    cwd = prompt.get("cwd") if isinstance(prompt.get("cwd"), str) else ""
+    payload = {
+        "source": source,
+        "tool_name": tool_name,
+        "tool_input": tool_input,
+        "cwd": cwd,
+        "session_id": prompt.get("session_id"),
+    }
+    client = RelayClient(
+        conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
+    )
+    with client:
+        approval = client.approvals.request(
+            title_of(tool_name, tool_input, cwd), payload=payload, expires_in=timeout
+        )
+        while approval.status == "pending":
+            left = timeout - (time.monotonic() - started)
+            if left < 1:
+                return None
+            approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
+    if approval.status == "approved":
+        return output("allow", None)
+    if approval.status == "rejected":
+        return output("deny", approval.note or "rejected by the operator")
+    return None  # expired: nobody answered in time
+
+
+def run(ctx: typer.Context, source: Source, timeout: int) -> None:
+    """Answer one permission prompt; whatever fails, print nothing and exit 0."""
+    conn: Connection = ctx.obj or Connection()
+    try:
+        raw = sys.stdin.read(MAX_INPUT)
+        answer = _answer(source, raw, timeout, conn)
+    except Exception as exc:  # the agent's own prompt is the fallback, never an allow
+        why = type(exc).__name__
+        sys.stderr.write(f"relay hook: no decision ({why}); the agent asks in its terminal\n")
+        return
+    if answer is not None:
+        sys.stdout.write(json.dumps(answer) + "\n")
+
+
+@app.command("claude-code")
+def claude_code(ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT) -> None:
+    """Claude Code's PermissionRequest hook: the operator allows or denies the tool call.
+
+    Example: relay hook claude-code --timeout 55
+    """
+    run(ctx, "claude-code", timeout)
+
+
+@app.command("codex")
+def codex(ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT) -> None:
+    """Codex's PermissionRequest hook: the operator allows or denies the command.
+
+    Example: relay hook codex --timeout 55
+    """
+    run(ctx, "codex", timeout)

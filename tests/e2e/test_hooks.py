@@ -1,0 +1,202 @@
+"""``relay hook claude-code|codex`` as the coding agents run it: a subprocess reading a recorded
+prompt on stdin, against a real server, answered by the operator or a policy, or by nobody."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+
+from tests.live import LiveServer, free_port, live_server, relay_command
+
+HOOKS = Path(__file__).with_name("hooks")
+CODEX_OUTPUT = json.loads(
+    (HOOKS / "codex" / "permission-request.command.output.schema.json").read_text()
+)
+TITLES = {
+    ("claude-code", "bash"): "Bash: npm publish --tag next",
+    ("claude-code", "edit"): "Edit: src/app.py",
+    ("claude-code", "write"): "Write: /etc/hosts",
+    ("claude-code", "webfetch"): "WebFetch: example.com",
+    ("claude-code", "mcp"): "mcp__github__create_pull_request",
+    ("codex", "bash"): "Bash: rm -rf node_modules && npm ci",
+    ("codex", "network"): "NetworkAccess: curl -sS https://registry.npmjs.org/left-pad",
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def coder(server: LiveServer) -> str:
+    """The agent identity the hook files its requests as."""
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    registered = httpx.post(
+        server.url + "/v1/agents/register", json={"agent_id": "coder"}, headers=op
+    )
+    registered.raise_for_status()
+    return str(registered.json()["token"])
+
+
+def hook(
+    source: str, prompt: bytes, url: str, token: str, home: Path, *args: str
+) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {
+        "RELAY_URL": url,
+        "RELAY_TOKEN": token,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+    }
+    given = home / f"prompt-{time.monotonic_ns()}.json"
+    given.write_bytes(prompt)
+    with given.open("rb") as stdin:  # the agent writes the prompt and closes its end
+        process = subprocess.Popen(
+            [*relay_command(), "hook", source, *args],
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+    return process
+
+
+def pending_titled(server: LiveServer, title: str, timeout: float = 20) -> dict[str, Any]:
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pending = httpx.get(
+            server.url + "/v1/approvals", params={"status": "pending"}, headers=op
+        ).json()["approvals"]
+        found = [a for a in pending if a["title"] == title]
+        if found:
+            return dict(found[0])
+        time.sleep(0.1)
+    raise AssertionError(f"no pending approval titled {title!r}")
+
+
+def decide(server: LiveServer, approval_id: int, verb: str, note: str | None = None) -> None:
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    body = {"note": note} if note else {}
+    httpx.post(
+        f"{server.url}/v1/approvals/{approval_id}/{verb}", json=body, headers=op
+    ).raise_for_status()
+
+
+def answered(process: subprocess.Popen[bytes], source: str) -> dict[str, Any]:
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    answer = json.loads(out)
+    if source == "codex":
+        jsonschema.validate(answer, CODEX_OUTPUT)
+    return dict(answer)
+
+
+@pytest.mark.parametrize(("source", "name"), sorted(TITLES), ids=lambda v: str(v))
+def test_the_operator_allows_or_denies_each_prompt(
+    server: LiveServer, coder: str, tmp_path: Path, source: str, name: str
+) -> None:
+    prompt = (HOOKS / source / f"{name}.json").read_bytes()
+    recorded = json.loads(prompt)
+    for verb, note in (("approve", None), ("reject", "not on a Friday")):
+        process = hook(source, prompt, server.url, coder, tmp_path)
+        asked = pending_titled(server, TITLES[(source, name)])
+        payload = asked["payload"]
+        assert payload["source"] == source and payload["tool_name"] == recorded["tool_name"]
+        assert payload["tool_input"] == recorded["tool_input"]
+        assert payload["cwd"] == recorded["cwd"] and payload["session_id"] == recorded["session_id"]
+        assert asked["requested_by"] == "coder" and asked["expires_at"] is not None
+        decide(server, asked["approval_id"], verb, note)
+        decision = answered(process, source)["hookSpecificOutput"]
+        assert decision["hookEventName"] == "PermissionRequest"
+        if verb == "approve":
+            assert decision["decision"] == {"behavior": "allow"}
+        else:
+            assert decision["decision"] == {"behavior": "deny", "message": "not on a Friday"}
+
+
+def test_a_rejection_without_a_note_says_who_rejected(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    prompt = (HOOKS / "codex" / "network.json").read_bytes()
+    process = hook("codex", prompt, server.url, coder, tmp_path)
+    decide(server, pending_titled(server, TITLES[("codex", "network")])["approval_id"], "reject")
+    decision = answered(process, "codex")["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "deny", "message": "rejected by the operator"}
+
+
+@pytest.mark.parametrize("source", ["claude-code", "codex"])
+def test_a_policy_answers_at_once(
+    server: LiveServer, coder: str, tmp_path: Path, source: str
+) -> None:
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    rule = {
+        "name": f"no rm -rf ({source})",
+        "decision": "reject",
+        "note": "rm -rf is never run unattended",
+        "match": {
+            "payload": {
+                "/tool_input/command": {"regex": r"\brm\s+-rf\b"},
+                "/source": {"eq": source},
+            }
+        },
+    }
+    httpx.post(server.url + "/v1/policies", json=rule, headers=op).raise_for_status()
+    prompt = json.loads((HOOKS / "codex" / "bash.json").read_text())
+    started = time.monotonic()
+    process = hook(source, json.dumps(prompt).encode(), server.url, coder, tmp_path)
+    decision = answered(process, source)["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "deny", "message": "rm -rf is never run unattended"}
+    assert time.monotonic() - started < 10  # no wait for anyone: a process start and a request
+
+
+def test_nobody_deciding_in_time_prints_nothing_and_the_approval_expires(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    prompt = (HOOKS / "claude-code" / "write.json").read_bytes()
+    started = time.monotonic()
+    process = hook("claude-code", prompt, server.url, coder, tmp_path, "--timeout", "2")
+    out, err = process.communicate(timeout=30)
+    took = time.monotonic() - started
+    assert process.returncode == 0 and out == b"", err
+    assert took < 2 + 2, took
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    mine = [
+        a
+        for a in httpx.get(server.url + "/v1/approvals", headers=op).json()["approvals"]
+        if a["title"] == TITLES[("claude-code", "write")]
+    ]
+    shown = httpx.get(
+        f"{server.url}/v1/approvals/{mine[0]['approval_id']}", params={"wait": 5}, headers=op
+    ).json()
+    assert shown["status"] == "expired" and shown["decided_by"] == "deadline"
+
+
+def test_a_server_that_cannot_be_reached_prints_nothing(tmp_path: Path) -> None:
+    prompt = (HOOKS / "claude-code" / "bash.json").read_bytes()
+    for source in ("claude-code", "codex"):
+        started = time.monotonic()
+        process = hook(source, prompt, f"http://127.0.0.1:{free_port()}", "rly_agent_x", tmp_path)
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 0 and out == b"", err
+        assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("prompt", [b"", b"not json", b"[]", b'{"tool_name": 7}'])
+def test_input_that_cannot_be_read_prints_nothing(
+    server: LiveServer, coder: str, tmp_path: Path, prompt: bytes
+) -> None:
+    process = hook("claude-code", prompt, server.url, coder, tmp_path)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and out == b"", err
