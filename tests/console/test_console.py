@@ -5,6 +5,7 @@ Screenshots of every view land in artifacts/console/ so a reviewer can look with
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -27,6 +28,8 @@ if CHROMIUM is None:
     )
 
 ARTIFACTS = Path(__file__).parents[2] / "artifacts" / "console"
+# The card docs/coding-agents.md shows, taken afresh by every run of the test below.
+DOCS_CARD = Path(__file__).parents[2] / "docs" / "images" / "console-request-card.png"
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -269,3 +272,53 @@ def test_every_view_renders_and_is_keyboard_reachable(page: Any, server: LiveSer
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= 390, (view, wide)
         shot(page, f"view-{view}-phone")
+
+
+def test_a_coding_agents_prompt_becomes_a_policy_in_two_clicks(
+    page: Any, server: LiveServer
+) -> None:
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "claude-1"}).json()["token"]
+    agent = {"Authorization": f"Bearer {token}"}
+    prompt = {
+        "source": "claude-code",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test"},
+        "cwd": "/home/dev/shop",
+        "session_id": "3f1c9a52",
+    }
+    asked = httpx.post(
+        f"{server.url}/v1/approvals",
+        json={"title": "Bash: npm test", "payload": prompt, "expires_in": 55},
+        headers=agent,
+    ).json()
+    page.set_viewport_size({"width": 800, "height": 900})
+    sign_in(page, server)
+    card = page.locator(f"[data-approval='{asked['approval_id']}']")
+    card.wait_for()
+    text = card.inner_text()
+    assert "Bash: npm test" in text and "request · requested by claude-1" in text
+    assert '"command": "npm test"' in card.locator(".payload").inner_text()
+    assert "Expires unanswered in" in card.locator(".expires").inner_text()
+    card.screenshot(path=str(DOCS_CARD))
+    shot(page, "approval-request")
+    card.get_by_role("button", name="Always approve requests like this…").click()
+    page.locator("#view[data-view=policies]").wait_for()
+    form = page.locator("form.policy-form")
+    assert form.get_by_label("Name").input_value() == "Approve Bash from claude-1"
+    drafted = json.loads(form.get_by_label("Match (JSON)").input_value())
+    assert drafted == {
+        "kinds": ["request"],
+        "agents": ["claude-1"],
+        "payload": {"/tool_name": {"eq": "Bash"}},
+    }
+    shot(page, "policy-draft")
+    form.get_by_role("button", name="Save policy").click()
+    page.get_by_role("cell", name="Approve Bash from claude-1").wait_for()
+    again = httpx.post(
+        f"{server.url}/v1/approvals", json={"title": "Bash: ls", "payload": prompt}, headers=agent
+    ).json()
+    assert again["status"] == "approved" and again["decided_by"].startswith("policy:")
+    page.get_by_role("button", name="Disable").click()
+    page.get_by_role("button", name="Enable").wait_for()
+    shot(page, "policies")

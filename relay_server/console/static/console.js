@@ -3,7 +3,8 @@
 "use strict";
 
 const TOKEN_KEY = "relay.operator-token";
-const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications"];
+const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications", "policies"];
+const DRAFT_KEY = "relay.policy-draft";
 let token = sessionStorage.getItem(TOKEN_KEY);
 let cursor = null;
 let watching = false;
@@ -46,6 +47,12 @@ function when(iso) {
   if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
   if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
   return new Date(iso).toLocaleString();
+}
+
+function until(iso) {
+  const seconds = Math.round((Date.parse(iso) - Date.now()) / 1000);
+  if (seconds <= 0) return "now";
+  return seconds < 120 ? `in ${seconds} s` : `in ${Math.round(seconds / 60)} min`;
 }
 
 function pretty(value) {
@@ -129,10 +136,16 @@ async function approvalsView() {
       `#${approval.approval_id} · ${approval.kind} · requested by ${approval.requested_by} · ${when(approval.created_at)}`),
     approval.applicant ? applicantLine(approval.applicant) : null,
     approval.detail ? el("pre", {}, approval.detail) : null,
+    approval.payload ? el("pre", { class: "payload" }, pretty(approval.payload)) : null,
+    approval.expires_at ? el("p", { class: "muted expires" }, `Expires unanswered ${until(approval.expires_at)}`) : null,
     approval.kind === "intervention"
       ? (diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic uploaded."))
       : null,
-    decision(approval.approval_id));
+    decision(approval.approval_id),
+    approval.kind === "request"
+      ? el("button", { type: "button", class: "always", on: { click: () => draftPolicyLike(approval) } },
+        "Always approve requests like this…")
+      : null);
   return [
     el("h2", {}, `Pending approvals (${pending.length})`),
     pending.length ? pending.map((a, i) => card(a, evidence[i])) : el("p", { class: "muted" }, "Nothing waits for you."),
@@ -249,8 +262,72 @@ async function notificationsView() {
   ], notifications, "No notification yet: agents send them with relay notify.")];
 }
 
+// A policy that would approve approvals like this one: the same kind from the same agent, and
+// the same tool (a coding agent's prompt) or the same title. The operator edits it before saving.
+function draftPolicyLike(approval) {
+  const match = { kinds: [approval.kind], agents: [approval.requested_by] };
+  const tool = approval.payload && approval.payload.tool_name;
+  if (typeof tool === "string") match.payload = { "/tool_name": { eq: tool } };
+  else match.title = "^" + approval.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$";
+  const name = typeof tool === "string" ? `${tool} from ${approval.requested_by}` : approval.title;
+  sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ name: `Approve ${name}`.slice(0, 200), match }));
+  location.hash = "#policies";
+}
+
+function policyForm() {
+  const draft = JSON.parse(sessionStorage.getItem(DRAFT_KEY) || "null") || { name: "", match: {} };
+  const field = (label, input) => el("label", { class: "field" }, label, input);
+  const name = el("input", { type: "text", name: "name", required: true, maxlength: 200, value: draft.name });
+  const choice = el("select", { name: "decision" },
+    el("option", { value: "approve" }, "approve"), el("option", { value: "reject" }, "reject"));
+  const priority = el("input", { type: "number", name: "priority", value: "0" });
+  const match = el("textarea", { name: "match", rows: 6 });
+  match.value = JSON.stringify(draft.match, null, 2);
+  const count = el("input", { type: "number", name: "limit-count", min: 1, placeholder: "no limit" });
+  const per = el("input", { type: "number", name: "limit-seconds", min: 1, value: "3600" });
+  const note = el("input", { type: "text", name: "note" });
+  const save = async (event) => {
+    event.preventDefault();
+    try {
+      const body = { name: name.value, decision: choice.value, priority: Number(priority.value || 0),
+                     match: JSON.parse(match.value || "{}"), note: note.value || null };
+      if (count.value) body.limit = { count: Number(count.value), per_seconds: Number(per.value) };
+      await api("POST", "/v1/policies", body);
+      sessionStorage.removeItem(DRAFT_KEY);
+      await render();
+    } catch (error) { alert(error.message); }
+  };
+  return el("form", { class: "policy-form", on: { submit: save } },
+    el("h2", {}, draft.name ? "New policy (from an approval)" : "New policy"),
+    field("Name ", name), field("Decision ", choice), field("Priority ", priority),
+    field("Match (JSON) ", match), field("At most ", count), field(" per seconds ", per),
+    field("Note ", note), el("button", { type: "submit" }, "Save policy"));
+}
+
+async function policiesView() {
+  const policies = await listAll("/v1/policies", "policies");
+  const toggle = (p) => el("button", { type: "button", on: { click: async () => {
+    try {
+      await api("POST", `/v1/policies/${p.policy_id}/${p.enabled ? "disable" : "enable"}`);
+      await render();
+    } catch (error) { alert(error.message); }
+  } } }, p.enabled ? "Disable" : "Enable");
+  return [
+    el("h2", {}, `Policies (${policies.length})`),
+    el("p", { class: "muted" }, "Tried in order of priority (higher first), reject before approve, older first; the first that matches decides."),
+    table([
+      ["#", (p) => p.policy_id], ["Name", (p) => p.name], ["Decision", (p) => p.decision],
+      ["Priority", (p) => p.priority], ["Match", (p) => el("pre", {}, pretty(p.match))],
+      ["Limit", (p) => (p.limit ? `${p.limit.count} per ${p.limit.per_seconds} s` : "")],
+      ["Version", (p) => p.version], ["Enabled", (p) => (p.enabled ? "yes" : "no")], ["", toggle],
+    ], policies, "No policy: every approval waits for you."),
+    policyForm(),
+  ];
+}
+
 const RENDERERS = { approvals: approvalsView, interventions: interventionsView, agents: agentsView,
-                    tasks: tasksView, rooms: roomsView, notifications: notificationsView };
+                    tasks: tasksView, rooms: roomsView, notifications: notificationsView,
+                    policies: policiesView };
 
 // ---------------------------------------------------------------- shell
 
