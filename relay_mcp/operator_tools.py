@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
@@ -80,3 +80,30 @@ def add_operator_tools(server: MCPServer, clients: Clients) -> None:
             return refusal("conflict", detail)
         reply = await relay.notify.reply(notification.platform_message_id, text)
         return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)
+
+    @tool(server, READ)
+    async def list_policies(ctx: Context) -> CallToolResult:
+        """The policies that decide routine approvals, in the order they are tried."""
+        relay = clients(ctx)
+        page = await relay.policies.list(limit=100)
+        lines = [
+            f"#{p.policy_id} {p.name}: {p.decision} (priority {p.priority}, "
+            f"{'enabled' if p.enabled else 'disabled'}, v{p.version})"
+            for p in page.policies
+        ]
+        return await answer(relay, "\n".join(lines) or "no policies", page)
+
+    @tool(server, READ)
+    async def simulate_policy(
+        ctx: Context,
+        agent_id: Annotated[str, Field(description="the agent that would ask")],
+        title: Annotated[str, Field(min_length=1, max_length=500, description="its title")],
+        payload: Annotated[
+            dict[str, Any] | None, Field(description="what it would ask about, as JSON")
+        ] = None,
+    ) -> CallToolResult:
+        """What the policies would do with such a request (approve, reject or ask the operator),
+        without creating anything."""
+        relay = clients(ctx)
+        verdict = await relay.policies.simulate(agent_id, title, payload=payload)
+        return await answer(relay, f"{verdict.decision}: {verdict.reason}", verdict)

@@ -56,6 +56,8 @@ OPERATOR_TOOLS = {
     "reject",
     "reply_to_notification",
     "list_notifications",
+    "list_policies",
+    "simulate_policy",
 }
 BUDGET_BYTES = 24 * 1024  # the tool list an agent's context pays for
 # The first request of a strict 2025-protocol host (Codex's rmcp), byte for byte in spirit.
@@ -205,6 +207,19 @@ async def test_the_operator_token_gives_the_operator_tools(server: LiveServer) -
             "reply_to_notification", {"notification_id": 999999, "text": "x"}
         )
         assert missing.is_error and missing.structured_content["code"] == "not_found"  # type: ignore[index]
+
+        with RelayClient(server.url, token=server.operator_token) as rest:
+            kept = rest.policies.create(
+                "no rm", "reject", match={"payload": {"/command": {"regex": "^rm "}}}
+            )
+        listed_policies = data(await op.call_tool("list_policies", {}))["policies"]
+        assert kept.policy_id in [p["policy_id"] for p in listed_policies]
+        verdict = await op.call_tool(
+            "simulate_policy",
+            {"agent_id": "erin", "title": "Bash: rm x", "payload": {"command": "rm x"}},
+        )
+        assert data(verdict)["decision"] == "reject"
+        assert data(verdict)["policy_id"] == kept.policy_id
 
 
 def test_relay_mcp_with_an_agent_token_but_no_agent_id_says_what_is_missing(
