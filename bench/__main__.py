@@ -92,6 +92,12 @@ SCENARIOS = (
     Scenario("tasks_default_page", "GET", "/v1/tasks", 7),  # its default: the first 100
 )
 GROWTH = ("inbox_50_pending", "room_messages_100")
+# What an agent's approval request costs with 100 enabled policies that all fail at their last
+# part (kind and agent match, the title does not), against the same request with none.
+POLICIES = 100
+ASKED = (
+    '{"title":"Bash: make deploy","payload":{"tool_name":"Bash","tool_input":{"command":"make"}}}'
+)
 
 
 @dataclass(frozen=True)
@@ -530,11 +536,15 @@ def main(argv: list[str] | None = None) -> int:
         start("bare", bare())
         start("relay", relay(work / "large"))
         start("relay_small", relay(work / "small"))
+        seed(work / "policies", small)
+        start("relay_policies", relay(work / "policies"))
+        add_policies(servers["relay_policies"], POLICIES)
         if database is not None:
             start("relay_postgresql", relay(work / "postgresql", database))
             start("relay_postgresql_2", relay(work / "postgresql", database, workers=2))
         with PeakMemory(servers["relay"].process.pid) as memory:
             results = run(servers, connections, rounds, duration, work, settle)
+        results += policy_cost(servers, rounds, duration, work)
     report = {
         "when": datetime.now(UTC).isoformat(),
         "smoke": smoke,
@@ -638,6 +648,47 @@ def run(
     return results
 
 
+def add_policies(server: Process, count: int) -> None:
+    """``count`` enabled policies that each match an agent's request but for its title."""
+    with httpx.Client(
+        base_url=server.url,
+        headers={"Authorization": f"Bearer {OPERATOR}"},
+    ) as op:
+        for n in range(count):
+            match = {"kinds": ["request"], "agents": ["agent-*"], "title": f"^never {n}$"}
+            rule = {"name": f"bench {n}", "decision": "approve", "match": match}
+            op.post("/v1/policies", json=rule).raise_for_status()
+
+
+def policy_cost(
+    servers: dict[str, Process], rounds: int, duration: float, work: Path
+) -> list[dict[str, object]]:
+    """Approval requests at 32 connections on two servers of the same store, one with
+    ``POLICIES`` enabled policies and one with none, in interleaved rounds."""
+    headers = {"Authorization": f"Bearer {token(8)}"}
+    lua = script("POST", "/v1/approvals", ASKED, headers, None, work)
+    runs: dict[str, list[dict[str, float]]] = {"relay_small": [], "relay_policies": []}
+    for _ in range(rounds):
+        for name, measured in runs.items():
+            measured.append(wrk(servers[name], lua, 32, duration))
+    none, many = median(runs["relay_small"]), median(runs["relay_policies"])
+    return [
+        {
+            "scenario": scenario,
+            "backend": "sqlite",
+            "connections": 32,
+            "store": "small",
+            **mine,
+            "bare_rps": None,
+            "ratio": mine["rps"] / none["rps"],
+        }
+        for scenario, mine in (
+            ("request_approval", none),
+            (f"request_approval, {POLICIES} policies", many),
+        )
+    ]
+
+
 def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str, Any]]:
     """Relay's performance targets against this run: what was asked, what was measured, met or not
     (a target whose measurement this run did not take is left out)."""
@@ -687,6 +738,9 @@ def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str,
             ratio = high["rps"] / low["rps"]
             check(f"{scenario.name}: req/s at {counts[-1]} / at {counts[0]} conns", ratio, 1, True)
     check("peak server RSS MB under load", peak_rss_mb, 200, False)
+    # Issue #31: 100 enabled policies (none matching) cost an approval request at most a fifth.
+    if policed := found.get((f"request_approval, {POLICIES} policies", 32, "small")):
+        check(f"request_approval with {POLICIES} policies / with none", policed["ratio"], 0.8, True)
     # PostgreSQL (issue #15): ratios to the bare app, half of SQLite's rate, and no errors.
     floors = {"post_message": 0.10, "ack": 0.10, "heartbeat": 0.10, "claim": 0.08}
     floors["inbox_50_pending"] = 0.04
