@@ -9,6 +9,7 @@ finds it first.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from relay_core import models as m
@@ -25,6 +26,9 @@ from relay_core.services.operator import present, show_decision
 from relay_core.services.policies import open_approval
 
 DEADLINE = "deadline"  # decided_by of an approval nobody answered in time
+
+Approvals = list[m.Approval]  # (inside the service, ``list`` names its method)
+Due = Callable[[UnitOfWork], Awaitable[Approvals]]
 
 
 def may_see(caller: Caller, approval: m.Approval) -> bool:
@@ -147,8 +151,12 @@ class ApprovalsService(Service):
             approval = await self.read(look)
             if approval.status == "pending" and approval.expires_at is not None:
                 if approval.expires_at <= self.now():
-                    approval = await self._expire(approval_id) or approval
+                    expired = await self._expire(lambda uow: this(uow))
+                    approval = expired[-1] if expired else await self.read(look)
             return approval
+
+        async def this(uow: UnitOfWork) -> Approvals:
+            return [await require_approval(uow, approval_id)]
 
         async def look(uow: UnitOfWork) -> m.Approval:
             [shown] = await with_applicants(uow, [await require_approval(uow, approval_id, caller)])
@@ -158,46 +166,35 @@ class ApprovalsService(Service):
             return await fetch()
         return await self.long_poll((FEED,), wait, fetch, lambda a: a.status != "pending")
 
-    async def _expire(self, approval_id: int) -> m.Approval | None:
-        """Store a due approval's expiry and show it on the platforms; None if it was not
-        pending any more (decided meanwhile)."""
-        newly: list[m.Approval] = []
+    async def _expire(self, due: Due) -> Approvals:
+        """Store the expiry of the approvals ``due`` finds that are past their deadline, then
+        show it on the platforms; those it expired (none decided meanwhile)."""
+        newly: Approvals = []
 
         async def work(uow: UnitOfWork) -> None:
-            approval = await require_approval(uow, approval_id)
-            expired = await expire_if_due(uow, approval, self.now())
-            if expired is not approval:
-                newly.append(expired)
+            newly.clear()  # a retried unit starts again
+            for approval in await due(uow):
+                expired = await expire_if_due(uow, approval, self.now())
+                if expired is not approval:
+                    newly.append(expired)
 
         await self.write(work)
         for expired in newly:
             await show_decision(self, expired)
-        return newly[-1] if newly else None
+        return newly
 
     async def sweep(self, limit: int = SWEEP_BATCH) -> int:
         """Expire up to ``limit`` pending approvals whose deadline has passed, and show it on
         the platforms; how many."""
 
-        async def due(uow: UnitOfWork) -> list[m.Approval]:
+        async def due(uow: UnitOfWork) -> Approvals:
             return await uow.approvals.find(
                 eq("status", "pending"), lt("expires_at", self.now()), limit=limit
             )
 
         if not await self.read(due):
             return 0
-        newly: list[m.Approval] = []
-
-        async def work(uow: UnitOfWork) -> int:
-            newly.clear()  # a retried unit starts again
-            found = await due(uow)
-            for approval in found:
-                newly.append(await expire_if_due(uow, approval, self.now()))
-            return len(found)
-
-        expired = await self.write(work)
-        for approval in newly:
-            await show_decision(self, approval)
-        return expired
+        return len(await self._expire(due))
 
     async def approve(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision

@@ -277,4 +277,3 @@ class PoliciesService(Service):
             )
         )
         uow.publish(POLICIES)
-

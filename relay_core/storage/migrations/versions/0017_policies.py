@@ -55,9 +55,7 @@ def upgrade() -> None:
         sa.Column("decided_at", UTCDateTime(), nullable=False),
         sa.PrimaryKeyConstraint("use_id"),
     )
-    op.create_index(
-        "ix_policy_uses_window", "policy_uses", ["policy_id", "agent_id", "decided_at"]
-    )
+    op.create_index("ix_policy_uses_window", "policy_uses", ["policy_id", "agent_id", "decided_at"])
 
 
 def downgrade() -> None:
