@@ -851,8 +851,8 @@ class PayloadCondition(RequestBody):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     eq: Any = Field(default=None, description="equal to this JSON value")
-    in_: list[Any] | None = Field(
-        default=None, alias="in", max_length=1000, description="equal to one of these"
+    in_: list[str | int | float | bool | None] | None = Field(
+        default=None, alias="in", max_length=1000, description="equal to one of these values"
     )
     regex: Pattern | None = Field(default=None, description="a string this expression finds")
     lt: float | None = Field(default=None, description="a number below this")
@@ -898,7 +898,7 @@ def _pointer(pointer: str) -> str:
 JsonPointer = Annotated[str, StringConstraints(max_length=1000), AfterValidator(_pointer)]
 
 
-class PolicyMatch(RequestBody):
+class ApprovalMatch(RequestBody):
     """What an approval must be for a policy to decide it: every given part holds (an empty
     match holds for every approval)."""
 
@@ -930,7 +930,7 @@ class PolicyCreate(RequestBody):
     note: LongText | None = None
     priority: int = Field(default=0, ge=-1_000_000, le=1_000_000)
     enabled: bool = True
-    match: PolicyMatch = Field(default_factory=PolicyMatch)
+    match: ApprovalMatch = Field(default_factory=ApprovalMatch)
     limit: PolicyLimit | None = None
 
 

@@ -126,7 +126,7 @@ class Rule:
     @classmethod
     def of(cls, policy: m.Policy) -> Rule:
         """The policy, compiled (its match was validated when it was stored)."""
-        match = m.PolicyMatch.model_validate(policy.match)
+        match = m.ApprovalMatch.model_validate(policy.match)
         hours = None
         if match.hours is not None:
             window = match.hours
