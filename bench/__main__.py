@@ -679,7 +679,7 @@ def policy_cost(
             "connections": 32,
             "store": "small",
             **mine,
-            "bare_rps": None,
+            "bare_rps": none["rps"],  # this phase's reference: the same request, no policy
             "ratio": mine["rps"] / none["rps"],
         }
         for scenario, mine in (
