@@ -61,6 +61,19 @@ def limit_of(value: str | None) -> dict[str, int] | None:
     return {"count": int(parsed[1]), "per_seconds": int(parsed[2])}
 
 
+def rule(
+    match: str | None, note: str | None, priority: int | None, limit: str | None, disabled: bool
+) -> dict[str, Any]:
+    """A policy's options as the SDK takes them (create and replace take the same)."""
+    return {
+        "match": match_of(match),
+        "note": note,
+        "priority": priority,
+        "enabled": False if disabled else None,
+        "limit": limit_of(limit),
+    }
+
+
 @app.command("list")
 def list_(
     ctx: typer.Context,
@@ -113,20 +126,9 @@ def create(
     """Create a policy: from now on it decides the approvals it matches.
 
     Example: relay policies create "Reads pass" --decision approve --match '{"title": "^Read: "}'
-
     """
-    created = call(
-        ctx,
-        lambda c: c.policies.create(
-            name,
-            decision,
-            match=match_of(match),
-            note=note,
-            priority=priority,
-            enabled=False if disabled else None,
-            limit=limit_of(limit),
-        ),
-    )
+    given = rule(match, note, priority, limit, disabled)
+    created = call(ctx, lambda c: c.policies.create(name, decision, **given))
     render(created, as_json, headline=f"Policy {created.policy_id} created ({created.decision})")
 
 
@@ -147,19 +149,8 @@ def replace(
 
     Example: relay policies replace 1 "Reads pass" --decision approve --match '{"title": "^Read"}'
     """
-    replaced = call(
-        ctx,
-        lambda c: c.policies.replace(
-            policy_id,
-            name,
-            decision,
-            match=match_of(match),
-            note=note,
-            priority=priority,
-            enabled=False if disabled else None,
-            limit=limit_of(limit),
-        ),
-    )
+    given = rule(match, note, priority, limit, disabled)
+    replaced = call(ctx, lambda c: c.policies.replace(policy_id, name, decision, **given))
     render(replaced, as_json, headline=f"Policy {policy_id} is at version {replaced.version}")
 
 

@@ -162,16 +162,7 @@ class PoliciesService(Service):
         caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Policy:
-            current = await self._require(uow, policy_id)
-            updated = await uow.policies.update(
-                policy_id,
-                {**_stored(body), "version": current.version + 1, "updated_at": self.now()},
-                expect={"version": current.version},
-            )
-            if updated is None:
-                raise StaleWrite("policy changed")
-            await self._keep_version(uow, updated)
-            return updated
+            return await self._next_version(uow, await self._require(uow, policy_id), _stored(body))
 
         return await self.write(work)
 
@@ -190,17 +181,23 @@ class PoliciesService(Service):
             current = await self._require(uow, policy_id)
             if current.enabled == enabled:
                 return current
-            updated = await uow.policies.update(
-                policy_id,
-                {"enabled": enabled, "version": current.version + 1, "updated_at": self.now()},
-                expect={"version": current.version},
-            )
-            if updated is None:
-                raise StaleWrite("policy changed")
-            await self._keep_version(uow, updated)
-            return updated
+            return await self._next_version(uow, current, {"enabled": enabled})
 
         return await self.write(work)
+
+    async def _next_version(
+        self, uow: UnitOfWork, current: m.Policy, values: dict[str, object]
+    ) -> m.Policy:
+        """The policy with ``values``, as its next version (the one before stays readable)."""
+        updated = await uow.policies.update(
+            current.policy_id,
+            {**values, "version": current.version + 1, "updated_at": self.now()},
+            expect={"version": current.version},
+        )
+        if updated is None:
+            raise StaleWrite("policy changed")
+        await self._keep_version(uow, updated)
+        return updated
 
     async def show(self, caller: Caller, policy_id: int, version: int | None = None) -> m.Policy:
         """The policy now, or as it was at ``version``."""

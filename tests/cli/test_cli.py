@@ -15,6 +15,7 @@ import shlex
 import textwrap
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -403,3 +404,42 @@ def test_every_help_example_runs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch)
                 )
             succeeded += result.exit_code == 0
         assert succeeded >= len(examples) * 2 // 3, succeeded
+
+
+def test_policies_from_a_file_with_a_limit_and_a_simulation(relay: Any, tmp_path: Path) -> None:
+    run = relay.json
+    rule = tmp_path / "reads.json"
+    rule.write_text(json.dumps({"kinds": ["request"], "title": "^Read: "}))
+    created = run(
+        "policies",
+        "create",
+        "Reads pass",
+        "--decision",
+        "approve",
+        "--match",
+        f"@{rule}",
+        "--limit",
+        "5/3600",
+        "--note",
+        "reading is fine",
+    )
+    assert created["match"] == {"kinds": ["request"], "title": "^Read: "}
+    assert created["limit"] == {"count": 5, "per_seconds": 3600} and created["version"] == 1
+    verdict = run("policies", "simulate", "anyone", "Read: notes.md")
+    assert verdict["decision"] == "approve" and verdict["policy_id"] == created["policy_id"]
+    replaced = run(
+        "policies",
+        "replace",
+        str(created["policy_id"]),
+        "Reads pass",
+        "--decision",
+        "reject",
+        "--disabled",
+    )
+    assert replaced["version"] == 2 and replaced["enabled"] is False
+    shown = run("policies", "show", str(created["policy_id"]), "--version", "1")
+    assert shown["decision"] == "approve"
+    usage = relay("policies", "create", "x", "--decision", "approve", "--limit", "five", code=2)
+    assert "COUNT/SECONDS" in usage.stderr
+    missing = relay("policies", "create", "x", "--decision", "approve", "--match", "@/nope", code=2)
+    assert "cannot read /nope" in missing.stderr
