@@ -26,7 +26,8 @@ def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
         return None
 
 
-def _trusted(address: str | None, proxies: Sequence[Network]) -> bool:
+def trusted_proxy(address: str | None, proxies: Sequence[Network]) -> bool:
+    """Whether ``address`` is one of the proxies the operator trusts."""
     parsed = _address(address) if address else None
     return parsed is not None and any(parsed in network for network in proxies)
 
@@ -35,7 +36,7 @@ def client_address(request: web.BaseRequest, proxies: Sequence[Network]) -> str:
     """The address of the client behind ``request``: the peer, unless the peer is a trusted
     proxy that forwarded it."""
     peer = request.remote or "unknown"
-    if not proxies or not _trusted(peer, proxies):
+    if not proxies or not trusted_proxy(peer, proxies):
         return peer
     # Every X-Forwarded-For line is part of one list (a proxy may append a line of its own
     # after the client's), read from the right.
@@ -44,14 +45,9 @@ def client_address(request: web.BaseRequest, proxies: Sequence[Network]) -> str:
     for hop in reversed([hop for hop in hops if hop]):
         if _address(hop) is None:
             return peer  # a hop that is no address: trust none further left
-        if not _trusted(hop, proxies):
+        if not trusted_proxy(hop, proxies):
             return hop
     return peer
-
-
-def trusted_proxy(address: str | None, proxies: Sequence[Network]) -> bool:
-    """Whether ``address`` is one of the proxies the operator trusts."""
-    return bool(proxies) and _trusted(address, proxies)
 
 
 class AddressSlots:

@@ -38,15 +38,14 @@ from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_runner import GracefulExit
 
-from relay_server import keys, logs, metrics
+from relay_server import metrics
 from relay_server.clients import AddressSlots, Network, trusted_proxy
-from relay_server.middleware import PAST_ADDRESS_CAP, PAST_CEILING, error_response
+from relay_server.middleware import PAST_ADDRESS_CAP, PAST_CEILING, unreadable_answer
 
 log = logging.getLogger("relay.server")
 
 T = TypeVar("T")
 
-UNREADABLE = "the request could not be read: a malformed line or header, or one over 8190 bytes"
 FILE_HEADROOM = 128  # descriptors kept free for the database, the log and the listening socket
 
 
@@ -131,19 +130,13 @@ class GuardedHandler(RequestHandler):
         message: str | None = None,
     ) -> web.StreamResponse:
         """A request aiohttp could not read (a malformed or over-long line or header: 400) is
-        answered in Relay's error body, counted, and logged once a minute per address as one
-        line naming the kind of fault: neither the answer nor the log holds what was sent (it
-        may hold a credential), and there is no traceback. Anything else as aiohttp answers it.
-        """
+        counted (no route counts it) and answered as ``middleware.unreadable_answer`` says,
+        without aiohttp's traceback, which quotes the bytes. Anything else as aiohttp answers
+        it."""
         if not 400 <= status < 500:
             return super().handle_error(request, status, exc, message)
-        reason = logs.fault(exc)
-        request[keys.UNREADABLE] = reason  # the access logger writes no line for it
         metrics.count_unreadable()
-        logs.unreadable(self.peer, reason)
-        response = error_response(status, "bad_request", UNREADABLE)
-        response.force_close()
-        return response
+        return unreadable_answer(request, exc, self.peer)
 
     @property
     def peer(self) -> str:

@@ -123,13 +123,7 @@ async def error_answer(request: web.Request, exc: Exception) -> web.Response:
         case errors.RelayError():
             return await _domain_error(request, exc)
         case http_exceptions.HttpProcessingError():  # a malformed body (chunked framing…)
-            reason = fault(exc)
-            request[UNREADABLE] = reason
-            unreadable(remote(request), reason)
-            detail = f"the request could not be read: {reason}"
-            response = error_response(400, "bad_request", detail)
-            response.force_close()
-            return response
+            return unreadable_answer(request, exc, remote(request))
         case web.HTTPException() if exc.status >= 400:
             return _http_error(exc)
         case web.HTTPException():
@@ -167,6 +161,21 @@ def _http_error(exc: web.HTTPException) -> web.Response:
         response.headers["Allow"] = exc.headers["Allow"]
     if exc.status == 408:  # the client stalled mid-request: do not wait on it again
         response.force_close()
+    return response
+
+
+def unreadable_answer(
+    request: web.BaseRequest, exc: BaseException | None, address: str
+) -> web.Response:
+    """The answer to a request aiohttp could not read (its head, or a body's framing): 400 in
+    Relay's error body naming the kind of fault, the connection closed, and one log line a
+    minute per address; neither holds a byte of what was sent (it may hold a credential), and
+    the access logger writes no line for it."""
+    reason = fault(exc)
+    request[UNREADABLE] = reason
+    unreadable(address, reason)
+    response = error_response(400, "bad_request", f"the request could not be read: {reason}")
+    response.force_close()
     return response
 
 
