@@ -82,23 +82,39 @@ class Refusals:
                 self._limit.take(f"ip:{address}", address)
             except RateLimited as limited:
                 over = limited
+        now = self._clock()
         window = self._windows.get(address)
-        if window is not None and self._clock() - window.opened < WINDOW_SECONDS:
+        if window is not None and now - window.opened < WINDOW_SECONDS:
             window.count += 1
             return over
-        if window is not None:
-            await self._close(address, window)
-        await self._open_window(request, exc, status, address)
+        # The new window is in place before anything is awaited (the old window's count, the
+        # new record): refusals from the address meanwhile are counted on it, not given
+        # records of their own.
+        closed = [self._windows.pop(address)] if window is not None else []
+        if len(self._windows) >= MAX_OPEN_WINDOWS:
+            closed += self._take(lambda a, w: True)
+        opened = self._windows[address] = _Window(now)
+        for old in closed:
+            await self._recount(old)
+        await self._record(request, exc, status, address, opened)
         return over
 
-    async def _open_window(
-        self, request: web.Request, exc: errors.RelayError, status: int, address: str
+    def _take(self, which: Callable[[str, _Window], bool]) -> list[_Window]:
+        """Remove the windows ``which`` picks; they are closed, their counts to be written."""
+        taken = [(a, w) for a, w in self._windows.items() if which(a, w)]
+        for address, _ in taken:
+            del self._windows[address]
+        return [window for _, window in taken]
+
+    async def _record(
+        self,
+        request: web.Request,
+        exc: errors.RelayError,
+        status: int,
+        address: str,
+        window: _Window,
     ) -> None:
-        if len(self._windows) >= MAX_OPEN_WINDOWS:
-            await self.flush(everything=True)
-        # The window opens before its record is written: refusals from the address while the
-        # write is under way are counted on it, not given records of their own.
-        window = self._windows[address] = _Window(self._clock())
+        """Write the window's record (its first refusal; the count is written at its close)."""
         caller = request.get(CALLER)
         try:
             record = await self._services.actions.audit(
@@ -123,13 +139,10 @@ class Refusals:
     async def flush(self, *, everything: bool = False) -> None:
         """Write the counts of the windows that closed (all of them with ``everything``)."""
         now = self._clock()
-        for address, window in list(self._windows.items()):
-            if everything or now - window.opened >= WINDOW_SECONDS:
-                await self._close(address, window)
+        for window in self._take(lambda a, w: everything or now - w.opened >= WINDOW_SECONDS):
+            await self._recount(window)
 
-    async def _close(self, address: str, window: _Window) -> None:
-        if self._windows.get(address) is window:
-            del self._windows[address]
+    async def _recount(self, window: _Window) -> None:
         if window.count > 1 and window.action_id is not None:
             try:
                 await self._services.actions.recount(window.action_id, window.count)

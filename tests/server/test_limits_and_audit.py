@@ -149,3 +149,24 @@ async def test_concurrent_refusals_at_the_start_of_a_minute_are_one_record(
     await api.client.app[REFUSALS].flush(everything=True)
     (record,) = await refused_records(api)
     assert record["params"]["count"] == 20
+
+
+async def test_concurrent_refusals_as_a_later_minute_begins_are_one_record(
+    make_api: AppFactory,
+) -> None:
+    """The minute's first refusal closes the last minute's window (writing its count) while
+    the others arrive: they are counted on the new window, not given records of their own."""
+    api = await make_api(refusal_rate_limit=0)  # 23 refusals: past the burst otherwise
+
+    async def refused(n: int) -> int:
+        headers = {"Authorization": f"Bearer rly_agent_guess-{n}"}
+        response = await api.client.get("/v1/agents", headers=headers)
+        await response.read()
+        return response.status
+
+    assert await asyncio.gather(*(refused(n) for n in range(3))) == [401] * 3
+    api.clock.advance(61)
+    assert await asyncio.gather(*(refused(n) for n in range(20))) == [401] * 20
+    await api.client.app[REFUSALS].flush(everything=True)
+    later, first = await refused_records(api)
+    assert first["params"]["count"] == 3 and later["params"]["count"] == 20
