@@ -31,11 +31,14 @@ OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
 }
 
 
-async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -> None:
-    """Carry an intervention approval's decision to the intervention."""
+async def apply_decision(
+    uow: UnitOfWork, approval: m.Approval, now: datetime
+) -> m.Intervention | None:
+    """Carry an intervention approval's decision to the intervention; the intervention so
+    updated (None when the approval was superseded, or the intervention changed)."""
     intervention = await uow.interventions.get(approval.subject_id)
     if intervention is None or intervention.approval_id != approval.approval_id:
-        return  # a superseded request: the decision stays on the approval alone
+        return None  # a superseded request: the decision stays on the approval alone
     status: m.InterventionStatus = "approved" if approval.status == "approved" else "rejected"
     updated = await uow.interventions.update(
         intervention.intervention_id,
@@ -43,6 +46,7 @@ async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -
     )
     if updated is not None:
         await emit(uow, "intervention.updated", updated.intervention_id, event_data(updated), now)
+    return updated
 
 
 MAX_PARTICIPANTS = 100
@@ -145,8 +149,7 @@ class InterventionsService(Service):
             if updated is None:
                 raise StaleWrite("intervention changed")
             if approval.status != "pending":  # a policy decided it (the decision says so)
-                await apply_decision(uow, approval, now)
-                updated = await require_intervention(uow, intervention_id)
+                updated = await apply_decision(uow, approval, now) or updated
             else:
                 await emit(uow, "intervention.updated", intervention_id, event_data(updated), now)
             return m.InterventionApprovalResult(

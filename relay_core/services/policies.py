@@ -80,22 +80,13 @@ async def open_approval(service: Service, uow: UnitOfWork, approval: m.Approval)
     to carry the decision to, once it is bound to the approval."""
     now = approval.created_at
     rule = await deciding_rule(uow, service.ctx.rulebook, facts_of(approval), now)
+    if rule is not None:
+        approval = approval.model_copy(update=_decision_of(rule.policy, now))
+    stored = await uow.approvals.insert(approval)
+    await announce_approval(uow, stored, "approval.requested", now)
     if rule is None:
-        stored = await uow.approvals.insert(approval)
-        await announce_approval(uow, stored, "approval.requested", now)
         return stored
     policy = rule.policy
-    stored = await uow.approvals.insert(
-        approval.model_copy(
-            update={
-                "status": "approved" if policy.decision == "approve" else "rejected",
-                "decided_at": now,
-                "decided_by": f"policy:{policy.policy_id}@{policy.version}",
-                "note": policy.note,
-            }
-        )
-    )
-    await announce_approval(uow, stored, "approval.requested", now)
     if policy.limit is not None:
         await uow.policy_uses.insert(
             m.PolicyUse(
@@ -122,6 +113,16 @@ async def open_approval(service: Service, uow: UnitOfWork, approval: m.Approval)
     )
     await announce_approval(uow, stored, "approval.decided", now)
     return stored
+
+
+def _decision_of(policy: m.Policy, now: datetime) -> dict[str, object]:
+    """What the policy's decision sets on an approval."""
+    return {
+        "status": "approved" if policy.decision == "approve" else "rejected",
+        "decided_at": now,
+        "decided_by": f"policy:{policy.policy_id}@{policy.version}",
+        "note": policy.note,
+    }
 
 
 def _stored(body: m.PolicyCreate) -> dict[str, object]:
