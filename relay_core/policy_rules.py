@@ -160,19 +160,21 @@ class Rule:
         for condition in self.payload:
             if not condition.holds(facts.payload or {}):
                 return f"the payload's /{'/'.join(condition.tokens)} fails its {condition.op}"
-        if self.hours is not None and not self._in_hours(at):
+        if self.hours is not None and not _within(self.hours, at):
             return "outside its hours"
         return None
 
-    def _in_hours(self, at: datetime) -> bool:
-        start, end, zone = self.hours  # type: ignore[misc]
-        local = at.astimezone(zone)
-        now = local.hour * 60 + local.minute
-        if start == end:
-            return True  # from and to the same minute: all day
-        if start < end:
-            return start <= now < end
-        return now >= start or now < end  # across midnight
+
+def _within(hours: tuple[int, int, ZoneInfo], at: datetime) -> bool:
+    """Whether ``at`` falls in the window of minutes ``hours`` gives in its timezone."""
+    start, end, zone = hours
+    local = at.astimezone(zone)
+    now = local.hour * 60 + local.minute
+    if start == end:
+        return True  # from and to the same minute: all day
+    if start < end:
+        return start <= now < end
+    return now >= start or now < end  # across midnight
 
 
 class Rulebook:
