@@ -71,15 +71,21 @@ def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:
         raise typer.Exit(USAGE_ERROR) from None
 
 
+def acting(client: RelayClient, agent_id: str | None) -> str | None:
+    """The agent a command names: the argument, else --agent; ``None`` for an agent's token,
+    which the server reads as its own agent. The operator's token must name one."""
+    chosen = agent_id or client.config.agent_id
+    if not chosen and client.config.operator:
+        raise ValueError(
+            "the operator's token is no agent's: say which agent acts with --agent <id>"
+        )
+    return chosen
+
+
 def whose(client: RelayClient, agent_id: str | None) -> str:
     """The agent a command acts for: the argument, else --agent, else the agent whose token
     this is (asked of the server)."""
-    chosen = agent_id or client.config.agent_id
-    if chosen:
-        return chosen
-    if client.config.operator:
-        raise ValueError("agent_id is required: the operator's token is no agent's (pass --agent)")
-    return client.agents.me().agent_id
+    return acting(client, agent_id) or client.agents.me().agent_id
 
 
 def parse_json(value: str | None, option: str) -> Any:

@@ -31,7 +31,7 @@ from relay_cli.commands import (
     tasks,
 )
 from relay_client import RelayClient
-from relay_core.models import Agent
+from relay_core.models import OPERATOR, Agent
 
 app = typer.Typer(
     name="relay",
@@ -96,13 +96,15 @@ def health(ctx: typer.Context, as_json: JsonOutput = False) -> None:
 
 @app.command()
 def whoami(ctx: typer.Context, as_json: JsonOutput = False) -> None:
-    """Show who the token is: the operator, or an agent with its presence and waiting messages.
+    """Show who the server says the token is: the operator, or an agent with its presence and
+    waiting messages. A token the server does not know fails like any other command.
 
     Example: relay whoami
     """
 
     def identify(client: RelayClient) -> Agent | None:
-        if client.config.operator:
+        # The server says who the token is: its prefix, or a URL nobody answers, proves nothing.
+        if client.status().caller == OPERATOR:
             return None
         return client.agents.me()
 

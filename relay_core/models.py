@@ -801,9 +801,14 @@ class BridgeStatus(Resource):
 
 class Status(Resource):
     """The service's version, uptime, backends and counts; ``bridge`` is the first platform,
-    ``bridges`` every one with its health."""
+    ``bridges`` every one with its health; ``caller`` who the server takes the token for."""
 
     version: str
+    caller: str = Field(
+        description="Who the token is, as the server checked it: `operator`, or the agent's id "
+        "(the operator acting as an agent is that agent).",
+        examples=["operator", "builder"],
+    )
     uptime_seconds: float
     storage: str
     bridge: str

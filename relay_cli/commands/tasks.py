@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_cli._common import (
+    AllPages,
+    Cursor,
+    JsonOutput,
+    Limit,
+    acting,
+    call,
+    pages,
+    parse_json,
+    render,
+)
 from relay_core.models import TaskEventsResponse, TasksResponse
 
 app = typer.Typer(help="Tasks: create, claim, report progress, finish.", no_args_is_help=True)
@@ -119,7 +129,9 @@ def claim(
 
     Example: relay --agent builder tasks claim 7
     """
-    task = call(ctx, lambda c: c.tasks.claim(task_id, agent_id=agent_id, lease_seconds=lease))
+    task = call(
+        ctx, lambda c: c.tasks.claim(task_id, agent_id=acting(c, agent_id), lease_seconds=lease)
+    )
     render(task, as_json, headline=f"Task {task.task_id} claimed by {task.claimed_by}")
 
 
@@ -140,7 +152,7 @@ def event(
     recorded = call(
         ctx,
         lambda c: c.tasks.event(
-            task_id, agent_id=agent_id, progress=progress, message=message, kind=kind
+            task_id, agent_id=acting(c, agent_id), progress=progress, message=message, kind=kind
         ),
     )
     render(recorded, as_json, headline=f"Recorded event {recorded.event_id} on task {task_id}")
@@ -159,7 +171,7 @@ def complete(
     Example: relay --agent builder tasks complete 7 --result '{"docs": 1200}'
     """
     data = parse_json(result, "--result")
-    task = call(ctx, lambda c: c.tasks.complete(task_id, agent_id=agent_id, result=data))
+    task = call(ctx, lambda c: c.tasks.complete(task_id, agent_id=acting(c, agent_id), result=data))
     render(task, as_json, headline=f"Task {task.task_id} completed")
 
 
@@ -176,5 +188,7 @@ def fail(
 
     Example: relay --agent builder tasks fail 7 --error "disk full" --retry
     """
-    task = call(ctx, lambda c: c.tasks.fail(task_id, agent_id=agent_id, error=error, retry=retry))
+    task = call(
+        ctx, lambda c: c.tasks.fail(task_id, agent_id=acting(c, agent_id), error=error, retry=retry)
+    )
     render(task, as_json, headline=f"Task {task.task_id} is {task.status}")

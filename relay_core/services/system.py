@@ -49,6 +49,7 @@ class SystemService(Service):
         now = self.now()
         return m.Status(
             version=__version__,
+            caller=caller.name,
             uptime_seconds=round((now - self.started_at).total_seconds(), 3),
             storage=self.ctx.storage.name,
             bridge=self.ctx.bridge.name,

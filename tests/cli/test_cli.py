@@ -287,7 +287,24 @@ def test_errors_go_to_stderr_with_exit_codes(relay: Any, server: LiveServer) -> 
     bad_json = relay("tasks", "create", "x", "--payload", "{nope", code=2)
     assert "--payload" in bad_json.stderr
     no_agent = relay("agents", "heartbeat", code=2)
-    assert "agent_id is required" in no_agent.stderr
+    assert "say which agent acts with --agent" in no_agent.stderr
+    task = str(relay.json("tasks", "create", f"nobody's {uuid.uuid4().hex[:6]}")["task_id"])
+    for words in (["claim"], ["event", "--progress", "5"], ["complete"], ["fail"]):
+        unnamed = relay("tasks", words[0], task, *words[1:], code=2)
+        assert unnamed.stderr.strip() == (
+            "error: the operator's token is no agent's: say which agent acts with --agent <id>"
+        ), unnamed.stderr
+
+
+def test_whoami_says_who_the_server_says_the_token_is(relay: Any, server: LiveServer) -> None:
+    """A token with the operator's prefix is not the operator's until the server says so; a URL
+    where nothing listens is not anyone."""
+    wrong = relay("--token", "rly_op_wrong", "whoami", code=1)
+    assert wrong.stdout == "" and "[unauthenticated, HTTP 401]" in wrong.stderr
+    nowhere = relay("--url", "http://127.0.0.1:9", "whoami", code=3)
+    assert nowhere.stdout == "" and nowhere.stderr.startswith("error: cannot reach")
+    assert relay.json("whoami") == {"operator": True, "url": server.url}
+    assert relay.json("status")["caller"] == "operator"
 
 
 def test_lists_page_with_limit_and_all(relay: Any) -> None:
@@ -329,10 +346,10 @@ def test_an_agent_token_is_enough_to_say_who_acts(relay: Any) -> None:
     assert run(*me, "tasks", "claim", task)["claimed_by"] == agent
     assert run(*me, "tasks", "event", task, "--progress", "50")["agent_id"] == agent
     assert run(*me, "tasks", "complete", task)["status"] == "completed"
-    # The operator is no agent: it must say which one it acts for.
+    # The operator is no agent: it must say which one it acts for (in the CLI's words).
     other = str(run("tasks", "create", f"other {n}")["task_id"])
-    refused = relay("tasks", "claim", other, code=1)
-    assert "agent_id is required when the operator acts" in refused.stderr
+    refused = relay("tasks", "claim", other, code=2)
+    assert "--agent <id>" in refused.stderr and "query." not in refused.stderr
 
 
 def test_deciding_again_says_nothing_changed(relay: Any, server: LiveServer) -> None:
