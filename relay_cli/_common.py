@@ -107,6 +107,15 @@ def ago(moment: datetime) -> str:
     return f"{seconds} s ago"
 
 
+# Columns whose values are agents' ids, beside the ``*_id`` ones.
+AGENT_COLUMNS = frozenset({"assignee", "claimed_by", "from_agent", "requested_by", "decided_by"})
+
+
+def is_id(column: str) -> bool:
+    """Whether a column holds ids: what the reader types next, so never cut."""
+    return column.endswith("_id") or column in AGENT_COLUMNS
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -115,6 +124,34 @@ def _cell(value: Any) -> str:
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+def _table(columns: Sequence[str], cells: list[list[str]]) -> Table:
+    """A table as wide as the terminal where the id columns are never cut (they are typed next):
+    the other columns wrap, and those that cannot keep their heading whole are left out, from
+    the right."""
+    widest = [max(len(name), *(len(line[n]) for line in cells)) for n, name in enumerate(columns)]
+    # The narrowest each column can be: an id whole, any other its heading and ten characters a
+    # line (or less if it holds less); each column is padded by a space on both sides and ruled
+    # from the next.
+    least = [
+        w if is_id(c) else min(w, max(len(c), 10)) for c, w in zip(columns, widest, strict=True)
+    ]
+    shown = list(range(len(columns)))
+    while len(shown) > 1 and sum(least[n] + 3 for n in shown) - 1 > out.width:
+        others = [n for n in shown if not is_id(columns[n])]
+        if not others:
+            break
+        shown.remove(others[-1])
+    table = Table(show_edge=False, header_style="bold")
+    for n in shown:
+        if is_id(columns[n]):
+            table.add_column(columns[n], no_wrap=True, min_width=widest[n])
+        else:
+            table.add_column(columns[n], overflow="fold", min_width=least[n])
+    for line in cells:
+        table.add_row(*(line[n] for n in shown))
+    return table
 
 
 def pages(
@@ -154,10 +191,9 @@ def render(
         if not rows:
             out.print("(none)")
             return
-        table = Table(*columns, show_edge=False, header_style="bold")
-        for row in rows:
-            table.add_row(*(_cell(getattr(row, c, None)) for c in columns))
-        out.print(table)
+        out.print(
+            _table(columns, [[_cell(getattr(row, c, None)) for c in columns] for row in rows])
+        )
         return
     table = Table(show_header=False, show_edge=False, box=None)
     for name, field_value in value.model_dump().items():

@@ -264,6 +264,21 @@ def test_human_output_is_tables_and_confirmations(relay: Any) -> None:
     assert relay("approvals", "approve", approval_id).stdout.startswith(f"Approved {approval_id}:")
 
 
+def test_ids_are_never_cut_at_80_columns(relay: Any) -> None:
+    """The ids a reader types next are whole in an 80-column table; the other columns wrap or
+    give way."""
+    agent = f"api-gw-restarter-with-a-long-name-{uuid.uuid4().hex[:6]}"
+    relay("agents", "register", agent)
+    title = "restart the gateway after the certificate rotation finished everywhere"
+    relay("tasks", "create", title, "--assignee", agent, "--priority", "5")
+    for words in (("agents", "list"), ("tasks", "list", "--assignee", agent)):
+        table = relay(*words).stdout
+        assert all(len(line) <= 80 for line in table.splitlines()), table
+        assert agent in table, table
+    table = relay("tasks", "list", "--assignee", agent).stdout
+    assert "restart the" in table and "…" not in table
+
+
 def test_errors_go_to_stderr_with_exit_codes(relay: Any, server: LiveServer) -> None:
     created = relay.json("enroll", "request", f"err-{uuid.uuid4().hex[:6]}")
     relay("approvals", "reject", str(created["approval_id"]))
