@@ -7,8 +7,9 @@ status of its parent without touching this file.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from relay_core import errors
@@ -95,6 +96,12 @@ class ValidationFailure(BaseModel):
 
 
 class HTTPValidationError(BaseModel):
-    """The body of a 422 answer."""
+    """The body of a 422 answer: FastAPI's, with the ``code`` every other error body has."""
 
     detail: list[ValidationFailure] = Field(default_factory=list, title="Detail")
+    code: Literal["validation_error"] = Field(default="validation_error", title="Code")
+
+
+def invalid(failures: list[dict[str, Any]]) -> web.Response:
+    """A 422 answer listing ``failures`` (``ValidationFailure`` shaped)."""
+    return web.json_response({"detail": failures, "code": "validation_error"}, status=422)

@@ -17,7 +17,7 @@ from aiohttp import http_exceptions, web
 from relay_core import errors
 from relay_server import metrics
 from relay_server.clients import client_address, remote
-from relay_server.http_errors import status_of
+from relay_server.http_errors import invalid, status_of
 from relay_server.keys import (
     CLIENT_ADDRESS,
     FORWARDED_SLOTS,
@@ -116,10 +116,10 @@ async def error_answer(request: web.Request, exc: Exception) -> web.Response:
         return _client_left()
     match exc:
         case RequestInvalid():
-            return web.json_response({"detail": exc.errors}, status=422)
+            return invalid(exc.errors)
         case errors.InvalidInput():  # the domain's verdict on a query value
             error = {"type": "value_error", "loc": ["query", exc.field], "msg": exc.detail}
-            return web.json_response({"detail": [error]}, status=422)
+            return invalid([error])
         case errors.RelayError():
             return await _domain_error(request, exc)
         case http_exceptions.HttpProcessingError():  # a malformed body (chunked framing…)

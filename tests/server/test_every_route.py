@@ -58,12 +58,14 @@ async def test_every_body_rejects_bad_json_unknown_fields_and_oversize(
     broken = await api.client.request(route.method, path, data=b"{", headers=headers)
     assert broken.status == 422
     assert (await broken.json())["detail"][0]["type"] == "json_invalid"
+    assert (await broken.json())["code"] == "validation_error"
 
     smuggled = await api.client.request(
         route.method, path, json={"claimed_by": "x", "status": "done"}, headers=headers
     )
     detail = (await smuggled.json())["detail"]
     assert smuggled.status == 422
+    assert (await smuggled.json())["code"] == "validation_error"
     assert {"type": "extra_forbidden", "loc": ["body", "claimed_by"]}.items() <= next(
         d for d in detail if d["loc"] == ["body", "claimed_by"]
     ).items()

@@ -129,6 +129,7 @@ async def test_openapi_document_keeps_every_promise(api: Api) -> None:
     assert schemas["HTTPValidationError"]["properties"]["detail"]["items"] == {
         "$ref": "#/components/schemas/ValidationError"
     }
+    assert schemas["HTTPValidationError"]["properties"]["code"]["const"] == "validation_error"
     register = operations[("POST", "/v1/agents/register")]
     assert register["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith(
         "/HTTPValidationError"

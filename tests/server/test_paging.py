@@ -127,6 +127,7 @@ def forged(value: str) -> str:
 async def test_a_forged_cursor_is_422(api: Api, cursor: str) -> None:
     refused = await api.get("/v1/tasks", cursor=cursor, expect=422)
     assert refused["detail"][0]["loc"] == ["query", "cursor"]
+    assert refused["code"] == "validation_error"
     bad_time = forged('["yesterday", "inc"]')
     refused = await api.get("/v1/interventions", cursor=bad_time, expect=422)
     assert refused["detail"][0]["loc"] == ["query", "cursor"]
