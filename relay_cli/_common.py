@@ -1,6 +1,7 @@
 """What every command shares: connection options, the client, error handling, one ``render()``.
 
-Exit codes: 0 success, 1 the server refused (API error), 2 usage, 3 cannot connect.
+Exit codes: 0 success, 1 refused (by the server, or what a local command such as ``relay backup``
+could not do), 2 usage, 3 cannot connect.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from relay_cli._common import USAGE_ERROR, err, out
+from relay_cli._common import API_ERROR, err, out
+from relay_core.paths import private_file
 
 
 def backup(
@@ -24,7 +25,6 @@ def backup(
 
     Example: relay backup relay-backup.db
     """
-    from relay_core.paths import private_file
     from relay_core.storage.sqlite import SqliteStorage
     from relay_server.settings import Settings
 
@@ -39,15 +39,24 @@ def backup(
     if not path.parent.is_dir():
         _refuse(f"no folder {path.parent}: make it first")
     draft = path.with_name(f".{path.name}.partial")
+    try:
+        _copy(source, draft)
+        os.replace(draft, path)
+    except (OSError, sqlite3.Error) as exc:
+        draft.unlink(missing_ok=True)
+        _refuse(f"could not write {path}: {exc}")
+    out.print(f"backed up {source} to {path} ({path.stat().st_size} bytes)", markup=False)
+
+
+def _copy(source: Path, draft: Path) -> None:
     private_file(draft)  # the copy holds every message: its owner's only, whatever the umask
     with sqlite3.connect(source) as live, sqlite3.connect(draft) as copy:
         live.backup(copy)  # read under one transaction: the copy is one committed moment
     live.close()
     copy.close()
-    os.replace(draft, path)
-    out.print(f"backed up {source} to {path} ({path.stat().st_size} bytes)", markup=False)
 
 
 def _refuse(message: str) -> NoReturn:
+    """One line on stderr and exit 1: the backup was not made."""
     err.print(f"error: {message}", markup=False)
-    raise typer.Exit(USAGE_ERROR)
+    raise typer.Exit(API_ERROR)
