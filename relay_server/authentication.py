@@ -10,7 +10,7 @@ from relay_core.auth import Caller
 from relay_core.errors import AuthenticationError
 from relay_core.models import ID_PATTERN
 from relay_core.services import Services
-from relay_server.keys import REFUSALS
+from relay_server.keys import CALLER, REFUSALS
 from relay_server.validation import header_error
 
 _AGENT_HEADER = re.compile(ID_PATTERN)
@@ -21,7 +21,14 @@ async def authenticate(
     request: web.Request, services: Services, *, ticket_opens: bool = False
 ) -> Caller:
     """The caller named by ``Authorization: Bearer`` and ``X-Agent-ID``; where
-    ``ticket_opens`` (the event stream) and no Authorization is sent, by a ``?ticket=``."""
+    ``ticket_opens`` (the event stream) and no Authorization is sent, by a ``?ticket=``. The
+    request keeps it, for the access log's line."""
+    caller = await _identify(request, services, ticket_opens)
+    request[CALLER] = caller
+    return caller
+
+
+async def _identify(request: web.Request, services: Services, ticket_opens: bool) -> Caller:
     if ticket_opens and "Authorization" not in request.headers:
         ticket = request.query.get("ticket")  # parsed only here: most requests have no query
         if ticket is not None:

@@ -22,6 +22,7 @@ REQUEST_ID = web.RequestKey("request_id", str)
 CALLER = web.RequestKey("caller", Caller)
 CLIENT_ADDRESS = web.RequestKey("client_address", str)
 OPERATION = web.RequestKey("operation", str)  # the route's name, for the access line
+STARTED = web.RequestKey("started", float)  # time.perf_counter() as the request was met
 UNREADABLE = web.RequestKey("unreadable", str)  # why aiohttp could not read the request
 # Requests in flight per client address, for those a trusted proxy forwards.
 FORWARDED_SLOTS: web.AppKey[AddressSlots] = web.AppKey("forwarded_slots")

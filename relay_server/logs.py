@@ -19,13 +19,14 @@ import logging
 import re
 import time
 from datetime import UTC, datetime
+from time import perf_counter
 from typing import Any
 
 from aiohttp import http_exceptions, web
 from aiohttp.abc import AbstractAccessLogger
 
 from relay_server.clients import remote
-from relay_server.keys import CALLER, OPERATION, REQUEST_ID, UNREADABLE
+from relay_server.keys import CALLER, OPERATION, REQUEST_ID, STARTED, UNREADABLE
 
 log = logging.getLogger("relay.server")
 
@@ -151,15 +152,19 @@ class AccessLogger(AbstractAccessLogger):
         return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        """Write the request's line; an unreadable request has none (``unreadable`` says it)."""
+        """Write the request's line; an unreadable request has none (``unreadable`` says it).
+        The duration is from the request's own clock (aiohttp's ``time`` is the event loop's,
+        whole milliseconds under uvloop)."""
         if UNREADABLE in request:
             return
         caller = request.get(CALLER)
+        started = request.get(STARTED)
+        seconds = perf_counter() - started if started is not None else time
         fields = {
             "request_id": request.get(REQUEST_ID, "-"),
             "operation": request.get(OPERATION) or "-",
             "status": response.status,
-            "duration_ms": round(time * 1000, 3),
+            "duration_ms": round(seconds * 1000, 3),
             "caller": caller.name if caller is not None else "-",
             "method": printable(request.method),
             "path": printable(request.rel_url.path),

@@ -25,6 +25,7 @@ from relay_server.keys import (
     REFUSALS,
     REQUEST_ID,
     SETTINGS,
+    STARTED,
     UNREADABLE,
 )
 from relay_server.logs import fault, log_outage, unreadable
@@ -76,6 +77,7 @@ async def front_door(request: web.Request, handler: Handler) -> web.StreamRespon
     if operation is not None:
         request[OPERATION] = operation
     count = metrics.Count(request, operation)
+    request[STARTED] = count.started
     full: str | None = getattr(request.protocol, "full", None)  # connections.GuardedHandler's
     slot = None
     if full is None and proxies and address != request.remote:

@@ -22,7 +22,7 @@ from relay_core.ports import Encoded
 from relay_server.authentication import authenticate
 from relay_server.clients import remote
 from relay_server.connections import while_connected
-from relay_server.keys import CALLER, CALLER_LIMIT, ENROLL_LIMIT, SERVICES
+from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES
 from relay_server.sse import parse_last_event_id, stream_events
 from relay_server.validation import idempotency_key, parse_body, parse_params
 
@@ -50,7 +50,6 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
         caller = None
         if op.access == "token":
             caller = await authenticate(request, services, ticket_opens=op.stream)
-            request[CALLER] = caller
             args.append(caller)
         if op.rate_limit == "caller" and caller is not None:
             request.app[CALLER_LIMIT].take(f"{caller.kind}:{caller.name}", caller.name)

@@ -28,7 +28,13 @@ from relay_core.paths import operator_token_path
 from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server import connections
 from relay_server.app import create_app, open_storage
-from relay_server.logs import AccessLogger, EscapingFormatter, JsonFormatter, NoRequestBytes
+from relay_server.logs import (
+    AccessLogger,
+    EscapingFormatter,
+    JsonFormatter,
+    NoRequestBytes,
+    log,
+)
 from relay_server.metrics import MULTIPROCESS_DIR
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 
@@ -62,12 +68,20 @@ def _announce(settings: Settings, workers: int) -> None:
         else f"in {operator_token_path(settings.data_dir)}"
     )
     processes = f"; {workers} worker processes" if workers > 1 else ""
-    print(
+    _say(
+        settings,
         f"Relay {__version__} on http://{settings.host}:{settings.port} "
         f"(database {shown}; operator token {where}{processes})",
-        file=sys.stderr,
-        flush=True,
     )
+
+
+def _say(settings: Settings, line: str, level: int = logging.INFO) -> None:
+    """A line of the start's own: as written for a person reading a terminal, or a log record
+    where the log is JSON, so that a shipper reads every line."""
+    if settings.log_format == "json":
+        log.log(level, line)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
@@ -115,7 +129,7 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
             shutdown_timeout=settings.shutdown_timeout,
         )
     except BridgeError as exc:  # a platform refused at start (an encrypted Matrix room…)
-        _refuse(f"cannot start: {exc.detail}", 1)
+        _refuse(settings, f"cannot start: {exc.detail}", 1)
 
 
 def _worker(settings: Settings) -> None:
@@ -159,8 +173,8 @@ def run_workers(settings: Settings, workers: int) -> int:
     return max((process.exitcode or 0) for process in processes)
 
 
-def _refuse(message: str, status: int) -> NoReturn:
-    print(f"relay: {message}", file=sys.stderr, flush=True)
+def _refuse(settings: Settings, message: str, status: int) -> NoReturn:
+    _say(settings, f"relay: {message}", logging.ERROR)
     raise SystemExit(status)
 
 
@@ -169,7 +183,7 @@ def _port_or_refuse(settings: Settings) -> None:
     try:
         infos = socket.getaddrinfo(settings.host, settings.port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        _refuse(f"cannot listen on {settings.host}: {exc.strerror}", 1)
+        _refuse(settings, f"cannot listen on {settings.host}: {exc.strerror}", 1)
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
         # As the server binds: a port left in TIME_WAIT by a server just stopped is free.
@@ -178,8 +192,14 @@ def _port_or_refuse(settings: Settings) -> None:
             probe.bind(address)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                _refuse(f"port {settings.port} is in use; pass --port or stop the other server", 1)
-            _refuse(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}", 1)
+                _refuse(
+                    settings,
+                    f"port {settings.port} is in use; pass --port or stop the other server",
+                    1,
+                )
+            _refuse(
+                settings, f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}", 1
+            )
 
 
 def _open_or_refuse(settings: Settings) -> BinaryIO | None:
@@ -190,17 +210,19 @@ def _open_or_refuse(settings: Settings) -> BinaryIO | None:
         held = serve_alone(SqliteStorage.file_of(url)) if url.startswith("sqlite") else None
         asyncio.run(_prepare(settings))
     except StorageUnavailable as exc:
-        _refuse(f"cannot start: {exc.logged}", 1)
+        _refuse(settings, f"cannot start: {exc.logged}", 1)
     except OSError as exc:
-        _refuse(f"cannot start: {exc}", 1)
+        _refuse(settings, f"cannot start: {exc}", 1)
     return held
 
 
 def serve(settings: Settings, workers: int | None = None) -> None:
     """Run the server with the settings' number of workers (or ``workers``)."""
+    _configure_logging(settings)
     count = workers or settings.workers
     if count > 1 and not settings.resolved_database_url.startswith("postgresql"):
         _refuse(
+            settings,
             "--workers above 1 needs PostgreSQL (RELAY_DATABASE_URL=postgresql+asyncpg://…):"
             " SQLite and memory:// serve one process, so run one worker",
             2,

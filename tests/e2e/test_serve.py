@@ -78,11 +78,31 @@ def test_json_logs_are_one_object_a_line_with_the_request_and_no_secret(tmp_path
                 headers={"Authorization": f"Bearer {token}"},
             )
             http.get("/v1/tasks", headers={"Authorization": "Bearer rly_agent_wrong"})
+            scraped = http.get("/metrics", headers=op)
+            for _ in range(5):
+                http.get("/health")
+        # A second server on the same port is refused in JSON too.
+        refused_start = subprocess.run(
+            [*relay_command(), "serve", "--port", str(server.url.rsplit(":", 1)[1])],
+            env={**os.environ, "RELAY_LOG_FORMAT": "json", "RELAY_DATA_DIR": str(tmp_path / "2")},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=20)
         text = server.log.read_text()
-    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    # Every line is JSON, the first (where the server listens) too.
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[0]["message"].startswith(f"Relay 0.1.0 on {server.url}")
     assert len(lines) >= 4 and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
+    [refusal] = [json.loads(line) for line in refused_start.stderr.splitlines()]
+    assert refusal["level"] == "ERROR" and "is in use" in refusal["message"]
+    [metrics] = [x for x in lines if x.get("request_id") == scraped.headers["X-Request-ID"]]
+    assert metrics["caller"] == "operator"
+    # Durations are the request's own, to the microsecond, not the event loop's milliseconds.
+    durations = [x["duration_ms"] for x in lines if "duration_ms" in x]
+    assert len(durations) >= 8 and any(d != int(d) for d in durations), durations
     [access] = [x for x in lines if x.get("request_id") == sent.headers["X-Request-ID"]]
     assert access["operation"] == "messages.send" and access["status"] == 201
     assert access["caller"] == "ann" and access["method"] == "POST"
