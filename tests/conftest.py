@@ -19,6 +19,7 @@ from relay_core.ports import Storage
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
+from tests import home
 from tests.synapse import Homeserver, running_homeserver
 
 PG_URL = os.environ.get("RELAY_TEST_DATABASE_URL", "")
@@ -115,6 +116,37 @@ async def other_application() -> AsyncIterator[asyncpg.Connection]:
         yield conn
     finally:
         await conn.close()  # which ends the transaction if it is still open
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before anything runs: a home of the run's own, and a watch on the real one."""
+    config.stash[REAL_HOME_BEFORE] = home.start_run()
+
+
+REAL_HOME_BEFORE = pytest.StashKey[dict[str, tuple[int, float]]]()
+
+
+@pytest.fixture(autouse=True)
+def own_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Each test with a home (and XDG directories) of its own; one that wrote into the real
+    home fails, naming what it wrote."""
+    home.use_home(tmp_path_factory.mktemp("home"), monkeypatch.setenv)
+    yield
+    written = list(home.taken_writes())
+    assert not written, f"the test wrote into the real home: {written}"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A process a test started that wrote into Relay's directories in the real home fails
+    the run."""
+    changed = home.changes(session.config.stash[REAL_HOME_BEFORE])
+    if changed:
+        session.config.get_terminal_writer().line(
+            f"FAILED: the tests changed the real home: {changed}", red=True
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
