@@ -12,15 +12,22 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
+import re
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from relay_client import errors, identity
 from relay_client._client import AsyncRelayClient, RelayClient
+from relay_core.auth import OPERATOR_TOKEN_PREFIX
+from relay_core.models import Agent as AgentRecord
 from relay_core.models import Message, Task
 
 log = logging.getLogger("relay_client.agent")
@@ -63,6 +70,61 @@ class _Idle:
         if self.timeout is None:
             return LONG_POLL
         return max(0.0, min(LONG_POLL, self.timeout - (time.monotonic() - self.since)))
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    """Which open tasks an agent claims, beside those another agent is assigned (never): those
+    whose title ``titles`` finds (a regular expression, searched: ``r"^summarize\\b"``), only
+    those assigned to it (``assigned_only``), and those ``accept(task)`` says yes to. Left
+    empty, any open task. An agent that claims a task it cannot do fails it, and with
+    ``max_attempts`` 1 fails it for good: name what it can do."""
+
+    titles: str | None = None
+    assigned_only: bool = False
+    accept: Callable[[Task], bool] | None = None
+
+    def takes(self, task: Task, agent_id: str) -> bool:
+        """Whether ``agent_id`` claims ``task`` under this filter."""
+        if task.assignee not in (None, agent_id):
+            return False
+        if self.assigned_only and task.assignee != agent_id:
+            return False
+        if self.titles is not None and not re.search(self.titles, task.title):
+            return False
+        return self.accept is None or self.accept(task)
+
+
+ANY_TASK = TaskFilter()
+
+
+def _refused_while_running(agent_id: str) -> errors.IdentityError:
+    return errors.IdentityError(
+        f"{agent_id}: the server refused this agent's token while it ran (rotated or revoked): "
+        f"ask the operator for a new one (relay agents register {agent_id} --rotate-token) and "
+        f"start the agent again with it in RELAY_TOKEN"
+    )
+
+
+@contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """SIGTERM (a service manager's stop, or ``kill``) ends the loop as Ctrl-C does, where no
+    one else handles it; a program started in the background ignores SIGINT."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class Progress:
@@ -158,10 +220,11 @@ class Agent:
                 yield message
                 self.client.messages.ack(message.message_id, agent_id=self.agent_id)
 
-    def claim_next(self) -> Task | None:
-        """Claim the first open task this agent may take, or None."""
-        for task in self.client.tasks.list(status="open").tasks:
-            if task.assignee not in (None, self.agent_id):
+    def claim_next(self, tasks: TaskFilter = ANY_TASK) -> Task | None:
+        """Claim the first open task this agent may take and ``tasks`` lets it, or None."""
+        mine = self.agent_id if tasks.assigned_only else None
+        for task in self.client.tasks.iterate(status="open", assignee=mine):
+            if not tasks.takes(task, self.agent_id):
                 continue
             try:
                 return self.client.tasks.claim(task.task_id, agent_id=self.agent_id)
@@ -173,16 +236,17 @@ class Agent:
         self,
         handler: Callable[[Task, Progress], Any],
         *,
+        tasks: TaskFilter = ANY_TASK,
         max_tasks: int | None = None,
         idle_timeout: float | None = None,
     ) -> int:
-        """Claim tasks and run ``handler(task, progress)`` on each: its return value (a dict)
-        completes the task, an exception fails it with the exception's text (reopened while
-        attempts are left). Returns how many tasks were worked."""
+        """Claim the tasks ``tasks`` lets it and run ``handler(task, progress)`` on each: its
+        return value (a dict) completes the task, an exception fails it with the exception's
+        text (reopened while attempts are left). Returns how many tasks were worked."""
         worked, idle = 0, _Idle(idle_timeout)
         cursor = self.client.events.list().cursor  # taken before looking, so nothing slips by
         while (max_tasks is None or worked < max_tasks) and not idle.expired():
-            task = self.claim_next()
+            task = self.claim_next(tasks)
             if task is None:
                 # Sleep until something happens in the feed (a task created, reopened…).
                 cursor = self.client.events.list(after=cursor, wait=idle.budget()).cursor
@@ -212,21 +276,27 @@ class Agent:
         on_message: Callable[[Message], Any] | None = None,
         on_task: Callable[[Task, Progress], Any] | None = None,
         *,
+        tasks: TaskFilter = ANY_TASK,
         idle_timeout: float | None = None,
     ) -> None:
-        """Handle messages and work tasks as they come, until stopped (Ctrl-C, after which it
-        returns), or after ``idle_timeout`` seconds with nothing to do. A message is acked once
-        ``on_message`` returned; a task is completed with ``on_task``'s result, or failed on its
-        exception."""
+        """Handle messages and work the tasks ``tasks`` lets it claim as they come, until
+        stopped (Ctrl-C or SIGTERM, after which it returns), or after ``idle_timeout`` seconds
+        with nothing to do. A message is acked once ``on_message`` returned; a task is
+        completed with ``on_task``'s result, or failed on its exception. A token the server
+        stops taking (rotated) ends it with ``IdentityError``, which says what to do."""
         try:
-            self._run(on_message, on_task, idle_timeout)
+            with _sigterm_stops():
+                self._run(on_message, on_task, tasks, idle_timeout)
         except KeyboardInterrupt:
             log.info("%s: stopped", self.agent_id)
+        except errors.AuthenticationError:
+            raise _refused_while_running(self.agent_id) from None
 
     def _run(
         self,
         on_message: Callable[[Message], Any] | None,
         on_task: Callable[[Task, Progress], Any] | None,
+        tasks: TaskFilter,
         idle_timeout: float | None,
     ) -> None:
         idle = _Idle(idle_timeout)
@@ -240,7 +310,7 @@ class Agent:
                     _log_message(self.agent_id, message)
                     on_message(message)
                     self.client.messages.ack(message.message_id, agent_id=self.agent_id)
-            task = self.claim_next() if on_task is not None else None
+            task = self.claim_next(tasks) if on_task is not None else None
             if task is not None and on_task is not None:
                 busy = True
                 self._work_on(task, on_task)
@@ -311,10 +381,11 @@ class AsyncAgent:
                 yield message
                 await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
 
-    async def claim_next(self) -> Task | None:
-        """Claim the first open task this agent may take, or None."""
-        for task in (await self.client.tasks.list(status="open")).tasks:
-            if task.assignee not in (None, self.agent_id):
+    async def claim_next(self, tasks: TaskFilter = ANY_TASK) -> Task | None:
+        """Claim the first open task this agent may take and ``tasks`` lets it, or None."""
+        mine = self.agent_id if tasks.assigned_only else None
+        async for task in self.client.tasks.iterate(status="open", assignee=mine):
+            if not tasks.takes(task, self.agent_id):
                 continue
             try:
                 return await self.client.tasks.claim(task.task_id, agent_id=self.agent_id)
@@ -326,15 +397,16 @@ class AsyncAgent:
         self,
         handler: Callable[[Task, AsyncProgress], Any],
         *,
+        tasks: TaskFilter = ANY_TASK,
         max_tasks: int | None = None,
         idle_timeout: float | None = None,
     ) -> int:
-        """Claim tasks and run ``handler(task, progress)`` (sync or async) on each; see
-        ``Agent.work``."""
+        """Claim the tasks ``tasks`` lets it and run ``handler(task, progress)`` (sync or async)
+        on each; see ``Agent.work``."""
         worked, idle = 0, _Idle(idle_timeout)
         cursor = (await self.client.events.list()).cursor
         while (max_tasks is None or worked < max_tasks) and not idle.expired():
-            task = await self.claim_next()
+            task = await self.claim_next(tasks)
             if task is None:
                 cursor = (await self.client.events.list(after=cursor, wait=idle.budget())).cursor
                 continue
@@ -365,9 +437,23 @@ class AsyncAgent:
         on_message: Callable[[Message], Any] | None = None,
         on_task: Callable[[Task, AsyncProgress], Any] | None = None,
         *,
+        tasks: TaskFilter = ANY_TASK,
         idle_timeout: float | None = None,
     ) -> None:
-        """Async twin of ``Agent.run``; the handlers may be sync or async."""
+        """Async twin of ``Agent.run``; the handlers may be sync or async. Cancelled, it
+        stops."""
+        try:
+            await self._run(on_message, on_task, tasks, idle_timeout)
+        except errors.AuthenticationError:
+            raise _refused_while_running(self.agent_id) from None
+
+    async def _run(
+        self,
+        on_message: Callable[[Message], Any] | None,
+        on_task: Callable[[Task, AsyncProgress], Any] | None,
+        tasks: TaskFilter,
+        idle_timeout: float | None,
+    ) -> None:
         idle = _Idle(idle_timeout)
         cursor = (await self.client.events.list()).cursor
         log.info("%s: running; waiting for messages and tasks", self.agent_id)
@@ -381,7 +467,7 @@ class AsyncAgent:
                     if inspect.isawaitable(handled):
                         await handled
                     await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
-            task = await self.claim_next() if on_task is not None else None
+            task = await self.claim_next(tasks) if on_task is not None else None
             if task is not None and on_task is not None:
                 busy = True
                 await self._work_on(task, on_task)
@@ -419,11 +505,27 @@ def enroll_and_wait(
     """Ask to join, wait for the operator's decision, and return a client holding the agent's
     token. The enrollment waited on, then the token, are kept in ``identity_path(url,
     agent_id)`` (0600), so a second run resumes with them (``keep_identity=False``: neither
-    read nor written). ``EnrollmentError`` if rejected or expired; ``IdentityError`` if a kept
-    token is refused, or the id is registered and no token of it is kept."""
+    read nor written). An agent's token in ``RELAY_TOKEN`` (a new one after a rotation, say)
+    is checked, kept in its place and used. ``EnrollmentError`` if rejected or expired;
+    ``IdentityError`` if a token is refused, or the id is registered and no token of it is
+    kept; both end a script that does not catch them with one line and exit status 1."""
     with RelayClient(url, max_retries=5, anonymous=True) as anonymous:
         server = anonymous.config.url
         path = identity.identity_path(server, agent_id)
+        given = _given_token()
+        if given is not None:
+            client = RelayClient(server, token=given, agent_id=agent_id)
+            try:
+                found = client.agents.me()
+            except errors.AuthenticationError:
+                found = None
+            if found is None or found.agent_id != agent_id:
+                client.close()
+                raise _not_given(agent_id, found)
+            if keep_identity:
+                identity.keep(path, identity.Identity(token=given))
+            log.info("%s: running with the token in RELAY_TOKEN (kept in %s)", agent_id, path)
+            return client
         kept = identity.load(path) if keep_identity else None
         if kept is not None and kept.token:
             resumed = RelayClient(server, token=kept.token, agent_id=agent_id)
@@ -486,6 +588,20 @@ async def async_enroll_and_wait(
     async with AsyncRelayClient(url, max_retries=5, anonymous=True) as anonymous:
         server = anonymous.config.url
         path = identity.identity_path(server, agent_id)
+        given = _given_token()
+        if given is not None:
+            client = AsyncRelayClient(server, token=given, agent_id=agent_id)
+            try:
+                found = await client.agents.me()
+            except errors.AuthenticationError:
+                found = None
+            if found is None or found.agent_id != agent_id:
+                await client.close()
+                raise _not_given(agent_id, found)
+            if keep_identity:
+                identity.keep(path, identity.Identity(token=given))
+            log.info("%s: running with the token in RELAY_TOKEN (kept in %s)", agent_id, path)
+            return client
         kept = identity.load(path) if keep_identity else None
         if kept is not None and kept.token:
             resumed = AsyncRelayClient(server, token=kept.token, agent_id=agent_id)
@@ -537,10 +653,28 @@ def _waiting_line(waiting: identity.Identity) -> str:
 
 def _refused(agent_id: str, path: Path) -> errors.IdentityError:
     return errors.IdentityError(
-        f"the token kept in {path} for '{agent_id}' was refused (rotated or revoked): ask the "
-        f"operator for a new one (relay agents register {agent_id} --rotate-token) and use it "
-        f"as RELAY_TOKEN, or delete that file and enroll under another id"
+        f"{agent_id}: the token kept in {path} was refused (rotated or revoked): ask the "
+        f"operator for a new one (relay agents register {agent_id} --rotate-token) and start "
+        f"the agent again with it in RELAY_TOKEN (it is kept in that file then)"
     )
+
+
+def _not_given(agent_id: str, found: AgentRecord | None) -> errors.IdentityError:
+    """RELAY_TOKEN refused, or another agent's."""
+    if found is None:
+        return errors.IdentityError(
+            f"{agent_id}: the token in RELAY_TOKEN was refused: ask the operator for a new one "
+            f"(relay agents register {agent_id} --rotate-token)"
+        )
+    return errors.IdentityError(
+        f"{agent_id}: the token in RELAY_TOKEN is {found.agent_id}'s, not {agent_id}'s"
+    )
+
+
+def _given_token() -> str | None:
+    """An agent's token given in RELAY_TOKEN (the operator's is no agent's: ignored here)."""
+    token = os.environ.get("RELAY_TOKEN")
+    return token if token and not token.startswith(OPERATOR_TOKEN_PREFIX) else None
 
 
 def _taken(

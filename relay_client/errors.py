@@ -16,12 +16,16 @@ RelayError
 │       └── ServiceUnavailableError     503: storage down or server full, with ``retry_after``
 ├── ConnectionError             the server could not be reached (also a builtin ConnectionError)
 │   └── TimeoutError                no answer in time (also a builtin TimeoutError)
-└── EnrollmentError             an enrollment was rejected or expired while waiting
+└── Fatal                       an agent's program cannot go on: uncaught, one line and exit 1
+    ├── IdentityError               the agent's token was refused, or its id is taken
+    └── EnrollmentError             an enrollment was rejected or expired while waiting
 """
 
 from __future__ import annotations
 
 import builtins
+import sys
+from types import TracebackType
 from typing import Any
 
 import httpx
@@ -139,12 +143,37 @@ class TimeoutError(ConnectionError, builtins.TimeoutError):  # noqa: A001
     """The server did not answer in time."""
 
 
-class IdentityError(RelayError):
-    """The agent's identity cannot be had: its kept token was refused, or its id is registered
-    and no token of it is kept here. The message says what to do."""
+class Fatal(RelayError):
+    """Base of the errors after which an agent's program cannot go on. Left uncaught, it ends
+    the program with its message as one line on stderr and exit status 1, no traceback: made,
+    it sets ``sys.excepthook`` to say it so (any other exception goes to the hook there was)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        _say_when_uncaught()
 
 
-class EnrollmentError(RelayError):
+def _say_when_uncaught() -> None:
+    previous = sys.excepthook
+    if getattr(previous, "relay_fatal", False):
+        return
+
+    def hook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+        if isinstance(value, Fatal):
+            print(value, file=sys.stderr, flush=True)
+        else:
+            previous(kind, value, tb)
+
+    hook.relay_fatal = True  # type: ignore[attr-defined]
+    sys.excepthook = hook
+
+
+class IdentityError(Fatal):
+    """The agent's identity cannot be had or kept: its token was refused (at start or while it
+    ran), or its id is registered and no token of it is kept here. The message says what to do."""
+
+
+class EnrollmentError(Fatal):
     """An enrollment ended without approval (rejected or expired)."""
 
     def __init__(self, status: str, enroll_id: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
@@ -14,8 +15,10 @@ from relay_client import (
     AsyncAgent,
     AsyncRelayClient,
     EnrollmentError,
+    IdentityError,
     Progress,
     RelayClient,
+    TaskFilter,
     async_enroll_and_wait,
     enroll_and_wait,
 )
@@ -151,3 +154,60 @@ async def test_async_enroll_and_wait(server: LiveServer) -> None:
     approver.join()
     async with client:
         assert (await client.agents.heartbeat()).agent_id == agent_id
+
+
+def test_a_task_filter_names_what_the_agent_claims(server: LiveServer) -> None:
+    """By title, by a test of the task, or only what is assigned to it; never another agent's."""
+    agent_id, token = new_agent(server)
+    other, _ = new_agent(server)
+    n = uuid.uuid4().hex[:6]
+    with operator(server) as op:
+        deploy = op.tasks.create(f"deploy {n}")
+        summarize = op.tasks.create(f"summarize {n}", payload={"text": "x"})
+        theirs = op.tasks.create(f"summarize {n} for them", assignee=other)
+        mine = op.tasks.create(f"translate {n}", assignee=agent_id, payload={"lang": "fr"})
+        with RelayClient(server.url, token=token, agent_id=agent_id) as client:
+            agent = Agent(client)
+            worked: list[int] = []
+
+            def note(task: Task, progress: Progress) -> dict[str, Any]:
+                worked.append(task.task_id)
+                return {}
+
+            by_title = TaskFilter(titles=rf"^summarize {n}\b")
+            assert agent.work(note, tasks=by_title, idle_timeout=0.3) == 1
+            assert worked == [summarize.task_id]
+            only_mine = TaskFilter(assigned_only=True, accept=lambda t: "lang" in t.payload)
+            assert agent.work(note, tasks=only_mine, idle_timeout=0.3) == 1
+            assert worked == [summarize.task_id, mine.task_id]
+        assert op.tasks.get(deploy.task_id).status == "open"
+        assert op.tasks.get(theirs.task_id).status == "open"
+
+
+async def test_an_async_agent_takes_a_task_filter_too(server: LiveServer) -> None:
+    agent_id, token = new_agent(server)
+    n = uuid.uuid4().hex[:6]
+    with operator(server) as op:
+        skipped = op.tasks.create(f"deploy {n}")
+        wanted = op.tasks.create(f"summarize {n}")
+    async with AsyncRelayClient(server.url, token=token, agent_id=agent_id) as client:
+        agent = AsyncAgent(client)
+        done = await agent.work(
+            lambda task, progress: {}, tasks=TaskFilter(titles=f"^summarize {n}$"), max_tasks=1
+        )
+        assert done == 1
+        assert (await client.tasks.get(wanted.task_id)).status == "completed"
+        assert (await client.tasks.get(skipped.task_id)).status == "open"
+
+
+async def test_a_token_rotated_under_a_running_async_agent_is_an_identity_error(
+    server: LiveServer,
+) -> None:
+    agent_id, token = new_agent(server)
+    async with AsyncRelayClient(server.url, token=token, agent_id=agent_id) as client:
+        running = asyncio.create_task(AsyncAgent(client).run(lambda message: None))
+        await asyncio.sleep(0.5)
+        with operator(server) as op:
+            op.agents.register(agent_id, rotate_token=True)
+        with pytest.raises(IdentityError, match="refused this agent's token while it ran"):
+            await asyncio.wait_for(running, 30)
