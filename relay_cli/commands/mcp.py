@@ -1,4 +1,4 @@
-"""``relay mcp``: Relay's tools for an LLM agent, served over stdio (``relay[mcp]``)."""
+"""``relay mcp``: Relay's tools for an LLM agent, served over stdio (``relay-agents[mcp]``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def mcp(ctx: typer.Context) -> None:
     """Serve Relay's agent tools over stdio to an MCP client (an LLM agent).
 
     It acts as the agent of --agent/RELAY_AGENT_ID with --token/RELAY_TOKEN, against
-    --url/RELAY_URL. Needs the mcp extra: pip install 'relay[mcp]'.
+    --url/RELAY_URL. Needs the mcp extra: pip install 'relay-agents[mcp]'.
 
     Example: claude mcp add relay -- relay mcp
     """
@@ -24,7 +24,7 @@ def mcp(ctx: typer.Context) -> None:
         from relay_mcp.server import build_server
     except ImportError as exc:
         typer.echo(
-            f"Error: relay mcp needs the mcp extra (pip install 'relay[mcp]'): {exc}", err=True
+            f"Error: relay mcp needs the mcp extra (pip install 'relay-agents[mcp]'): {exc}", err=True
         )
         raise typer.Exit(2) from None
     from relay_client import AsyncRelayClient

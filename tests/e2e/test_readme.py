@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -228,3 +230,27 @@ def test_the_curl_walkthrough(tmp_path: Path) -> None:
         assert '"status":"acked"' in done.stdout
         assert '"status":"completed"' in done.stdout
         assert '"token":"rly_agent_' in done.stdout  # carol's first poll after approval
+
+
+def test_every_install_command_names_this_distribution() -> None:
+    """``pip install relay`` is someone else's project: every install command in the README,
+    the docs and the CLI's help installs this one (by its name, or from a clone), with extras
+    it has."""
+    root = Path(__file__).parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    extras = set(project["optional-dependencies"])
+    # `pip download --no-deps relay` fetches "relay 0.0.8: Meta-magical SSH tunnels" (2013).
+    assert project["name"] not in {"relay"}
+    texts = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    texts += [root / "relay_cli" / "commands" / "mcp.py", root / "relay_mcp" / "__init__.py"]
+    found = 0
+    for text in texts:
+        for command in re.findall(r"pip install ((?:-\S+ )*)['\"]?([^\s'\"`]+)", text.read_text()):
+            requirement = command[1]
+            name, _, rest = requirement.partition("[")
+            wanted = set(rest.rstrip("]").split(",")) - {""}
+            assert wanted <= extras, (text.name, requirement)
+            if not name.startswith((".", "/")):
+                assert name == project["name"], (text.name, requirement)
+            found += 1
+    assert found >= 8
