@@ -40,7 +40,12 @@ def register(
     ] = None,
     metadata: Annotated[str | None, typer.Option(help="Metadata as a JSON object.")] = None,
     rotate_token: Annotated[
-        bool, typer.Option(help="Issue a new token, revoking the old.")
+        bool,
+        typer.Option(
+            help="Issue a new token, revoking the old at once (a running agent stops, saying "
+            "so). It is printed here, once: give it to the agent, which starts again with it "
+            "in RELAY_TOKEN (an SDK agent then keeps it in its identity file)."
+        ),
     ] = False,
     as_json: JsonOutput = False,
 ) -> None:

@@ -475,3 +475,8 @@ def test_policies_from_a_file_with_a_limit_and_a_simulation(relay: Any, tmp_path
     assert "COUNT/SECONDS" in usage.stderr
     missing = relay("policies", "create", "x", "--decision", "approve", "--match", "@/nope", code=2)
     assert "cannot read /nope" in missing.stderr
+
+
+def test_rotate_token_says_how_the_agent_gets_its_new_token() -> None:
+    shown = CliRunner().invoke(app, ["agents", "register", "--help"], env={"COLUMNS": "200"})
+    assert "RELAY_TOKEN" in " ".join(shown.stdout.split()), shown.stdout

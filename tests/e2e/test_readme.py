@@ -254,3 +254,9 @@ def test_every_install_command_names_this_distribution() -> None:
                 assert name == project["name"], (text.name, requirement)
             found += 1
     assert found >= 8
+
+
+def test_write_an_agent_says_which_python_runs_it() -> None:
+    """The quick start installs into .venv; the agent runs with that Python."""
+    section = README.split("## Write an agent\n", 1)[1].split("```python", 1)[0]
+    assert "source .venv/bin/activate" in section and "python agent.py" in section
