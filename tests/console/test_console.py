@@ -322,3 +322,147 @@ def test_a_coding_agents_prompt_becomes_a_policy_in_two_clicks(
     page.get_by_role("button", name="Disable").click()
     page.get_by_role("button", name="Enable").wait_for()
     shot(page, "policies")
+
+
+@pytest.fixture
+def phone(browser: Any) -> Iterator[Any]:
+    """A phone's screen, 390 px wide, touched rather than clicked."""
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def fits_the_width(page: Any, width: int = 390) -> None:
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    assert wide <= width, wide
+
+
+def controls_too_small(page: Any) -> list[str]:
+    """Every visible button, field and navigation link less than 44 px tall."""
+    return list(
+        page.evaluate(
+            """() => [...document.querySelectorAll('button, input, select, textarea, nav a')]
+              .filter((e) => e.offsetParent !== null)
+              .filter((e) => e.getBoundingClientRect().height < 44)
+              .map((e) => `${e.tagName} ${e.textContent || e.getAttribute('aria-label')}`
+                          + ` ${e.getBoundingClientRect().height}`)"""
+        )
+    )
+
+
+def lines_of(page: Any, selector: str) -> int:
+    """How many lines the text of the first element ``selector`` finds takes."""
+    return int(
+        page.evaluate(
+            """(selector) => { const range = document.createRange();
+              range.selectNodeContents(document.querySelector(selector));
+              return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size; }""",
+            selector,
+        )
+    )
+
+
+def test_the_console_on_a_phone(phone: Any, server: LiveServer) -> None:
+    """At 390 px: nothing to scroll sideways, one row of navigation, every control 44 px tall,
+    the tapped task's trail in view, cards that say what a task is, and cells that keep words
+    whole."""
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "deployer"}).json()["token"]
+        agent = {"Authorization": f"Bearer {token}"}
+        note = op.post("/v1/notify", json={"text": "deploy done"}, headers=agent).json()
+        for n in range(14):
+            op.post("/v1/tasks", json={"title": f"chore {n}", "priority": n % 3})
+        mine = op.post(
+            "/v1/tasks", json={"title": "ship it", "assignee": "deployer", "priority": 5}
+        ).json()
+        broken = op.post("/v1/tasks", json={"title": "migrate"}).json()
+        op.post(
+            f"/v1/tasks/{broken['task_id']}/claim", json={"agent_id": "deployer"}, headers=agent
+        )
+        op.post(
+            f"/v1/tasks/{broken['task_id']}/fail",
+            json={"agent_id": "deployer", "error": "disk full"},
+            headers=agent,
+        )
+        decided = op.post("/v1/enroll", json={"agent_id": "helper", "reason": "help"}).json()
+        op.post(f"/v1/approvals/{decided['approval_id']}/approve", json={"note": "ok"})
+        op.post("/v1/enroll", json={"agent_id": "summarizer", "reason": "docs"})
+
+    phone.goto(f"{server.url}/console")
+    fits_the_width(phone)  # the hint naming the token's path wraps
+    hint = phone.locator("#token-hint").bounding_box()
+    assert hint["x"] + hint["width"] <= 390
+    assert controls_too_small(phone) == []
+    sign_in(phone, server)
+    phone.locator("#view[data-view=approvals]").wait_for()
+    phone.get_by_text("Nothing decided yet.").or_(phone.locator("#view table")).first.wait_for()
+
+    # One row of navigation: every link and Sign out on the same line, the header short.
+    tops = phone.evaluate(
+        "[...document.querySelectorAll('nav a, nav button')].map((e) => e.offsetTop)"
+    )
+    assert len(set(tops)) == 1, tops
+    assert phone.locator("header").bounding_box()["height"] <= 64
+    fits_the_width(phone)
+    assert controls_too_small(phone) == []
+    # A decided card is padded as a pending one is.
+    pending = phone.locator("article[data-approval]").first
+    decided_card = phone.locator("#view tbody tr").first
+    padding = "(e) => getComputedStyle(e).paddingLeft + ' ' + getComputedStyle(e).paddingTop"
+    assert decided_card.evaluate(padding) == pending.evaluate(padding)
+    shot(phone, "phone-approvals")
+
+    phone.goto(f"{server.url}/console#notifications")
+    phone.locator("#view[data-view=notifications]").wait_for()
+    phone.get_by_text("deploy done").wait_for()
+    fits_the_width(phone)
+    assert controls_too_small(phone) == []
+    bridge = phone.locator("td[data-label=Bridge]").first.inner_text()
+    assert bridge == f"local · {note['platform_message_id']}"
+    assert phone.locator("td[data-label=Error]").count() == 0  # empty in every row
+    assert lines_of(phone, "td[data-label=From]") == 1
+    shot(phone, "phone-notifications")
+
+    phone.goto(f"{server.url}/console#tasks")
+    phone.locator("#view[data-view=tasks]").wait_for()
+    card = phone.locator("li", has=phone.get_by_role("button", name=f"#{mine['task_id']} ship it"))
+    assert card.locator(".facts").inner_text() == "for deployer · priority 5"
+    failed = phone.locator("li", has=phone.get_by_role("button", name=f"#{broken['task_id']} "))
+    assert "Error: disk full" in failed.inner_text()
+    fits_the_width(phone)
+    assert controls_too_small(phone) == []
+    assert phone.evaluate("document.documentElement.scrollHeight") > 844 + 500  # a long board
+    phone.get_by_role("button", name=f"#{broken['task_id']} migrate").tap()
+    heading = phone.locator("#trail h3")
+    heading.wait_for()
+    phone.wait_for_function(
+        "() => { const r = document.querySelector('#trail h3').getBoundingClientRect();"
+        " return r.top >= 0 && r.bottom <= window.innerHeight; }",
+        timeout=5000,
+    )
+    shot(phone, "phone-task-trail")
+
+    for view in ("interventions", "agents", "rooms", "policies"):
+        phone.goto(f"{server.url}/console#{view}")
+        phone.locator(f"#view[data-view={view}]").wait_for()
+        fits_the_width(phone)
+        assert controls_too_small(phone) == [], view
+
+
+def test_words_stay_whole_in_a_wide_table(page: Any, server: LiveServer) -> None:
+    """At 1280 px the notifications' table keeps an agent's id on one line."""
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "deployer"}).json()["token"]
+        op.post(
+            "/v1/notify",
+            json={"text": "the deploy is done; " * 20},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    sign_in(page, server)
+    page.goto(f"{server.url}/console#notifications")
+    page.locator("td[data-label=From]").first.wait_for()
+    assert page.locator("td[data-label=From]").first.inner_text() == "deployer"
+    assert lines_of(page, "td[data-label=From]") == 1

@@ -60,13 +60,17 @@ function pretty(value) {
 }
 
 // A table, or `empty` in words when there is no row. Each cell carries its column's label, which
-// a phone's narrow screen shows beside the value (a row becomes a card).
+// a phone's narrow screen shows beside the value (a row becomes a card). A column empty in every
+// row is left out: it would only take the width the others need.
 function table(columns, rows, empty = "None yet.") {
   if (!rows.length) return el("p", { class: "muted empty" }, empty);
+  const cells = rows.map((row) => columns.map(([, cell]) => cell(row)));
+  const blank = (value) => value === "" || value === null || value === undefined;
+  const shown = columns.map((_, i) => i).filter((i) => !cells.every((line) => blank(line[i])));
   return el("table", {},
-    el("thead", {}, el("tr", {}, columns.map(([label]) => el("th", { scope: "col" }, label)))),
-    el("tbody", {}, rows.map((row) => el("tr", {},
-      columns.map(([label, cell]) => el("td", { "data-label": label }, cell(row)))))));
+    el("thead", {}, el("tr", {}, shown.map((i) => el("th", { scope: "col" }, columns[i][0])))),
+    el("tbody", {}, cells.map((line) => el("tr", {},
+      shown.map((i) => el("td", { "data-label": columns[i][0] }, line[i]))))));
 }
 
 // Every item of a list, following its cursors, up to `most` (lists answer pages of 1000 at most).
@@ -203,18 +207,25 @@ async function tasksView() {
   const trail = el("section", { id: "trail" });
   const show = (task) => async () => {
     const events = await listAll(`/v1/tasks/${task.task_id}/events`, "events");
-    trail.replaceChildren(el("h3", {}, `Trail of task ${task.task_id}: ${task.title}`),
+    const heading = el("h3", { tabindex: "-1" }, `Trail of task ${task.task_id}: ${task.title}`);
+    trail.replaceChildren(heading,
       table([["When", (e) => when(e.created_at)], ["Kind", (e) => e.kind], ["Agent", (e) => e.agent_id || ""],
              ["Progress", (e) => e.progress ?? ""], ["Message", (e) => e.message || ""]], events));
+    // On a phone the trail is below the whole board: bring it to the reader.
+    heading.scrollIntoView({ block: "start" });
+    heading.focus({ preventScroll: true });
   };
+  const facts = (task) => [
+    task.assignee ? `for ${task.assignee}` : "", task.claimed_by ? `by ${task.claimed_by}` : "",
+    task.priority ? `priority ${task.priority}` : "", task.progress !== null ? `${task.progress}%` : "",
+  ].filter(Boolean).join(" · ");
   return [el("h2", {}, "Tasks"), el("div", { class: "board" }, columns.map((status) =>
     el("section", { "aria-label": status },
       el("h3", {}, `${status.replace("_", " ")} (${tasks.filter((t) => t.status === status).length})`),
       el("ul", {}, tasks.filter((t) => t.status === status).map((task) => el("li", {},
         el("button", { type: "button", on: { click: show(task) } }, `#${task.task_id} ${task.title}`),
-        el("div", { class: "muted" },
-          [task.claimed_by ? `by ${task.claimed_by}` : "", task.progress !== null ? `${task.progress}%` : ""]
-            .filter(Boolean).join(" · "))))))),
+        el("p", { class: "muted facts" }, facts(task)),
+        task.error ? el("p", { class: "error" }, `Error: ${task.error}`) : null))))),
   ), trail];
 }
 
@@ -257,7 +268,7 @@ async function notificationsView() {
   };
   return [el("h2", {}, "Notifications"), table([
     ["When", (n) => when(n.created_at)], ["From", (n) => n.agent_id || "operator"], ["Text", (n) => n.text],
-    ["Status", (n) => el("span", { class: "status" }, n.status)], ["Bridge", (n) => `${n.bridge} ${n.platform_message_id || ""}`],
+    ["Status", (n) => el("span", { class: "status" }, n.status)], ["Bridge", (n) => (n.platform_message_id ? `${n.bridge} · ${n.platform_message_id}` : n.bridge)],
     ["Error", (n) => n.error || ""], ["Replies", (n) => n.replies ?? 0], ["Reply", reply],
   ], notifications, "No notification yet: agents send them with relay notify.")];
 }
