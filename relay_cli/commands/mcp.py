@@ -24,7 +24,8 @@ def mcp(ctx: typer.Context) -> None:
         from relay_mcp.server import build_server
     except ImportError as exc:
         typer.echo(
-            f"Error: relay mcp needs the mcp extra (pip install 'relay-agents[mcp]'): {exc}", err=True
+            f"Error: relay mcp needs the mcp extra (pip install 'relay-agents[mcp]'): {exc}",
+            err=True,
         )
         raise typer.Exit(2) from None
     from relay_client import AsyncRelayClient
