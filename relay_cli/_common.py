@@ -17,11 +17,11 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from relay_api.models import Page
 from relay_client import RelayClient
 from relay_client._base import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
 from relay_client.errors import ConnectionError as RelayConnectionError
-from relay_core.models import Page
 
 T = TypeVar("T")
 

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import OPERATOR, Agent
 from relay_cli._common import Connection, JsonOutput, call, out, render
 from relay_cli.commands import (
     actions,
@@ -31,7 +32,6 @@ from relay_cli.commands import (
     tasks,
 )
 from relay_client import RelayClient
-from relay_core.models import OPERATOR, Agent
 
 app = typer.Typer(
     name="relay",

@@ -14,11 +14,12 @@ from urllib.parse import quote, urlsplit
 import httpx
 from platformdirs import user_config_dir
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
+from relay_api import __version__
+from relay_api.models import OPERATOR_TOKEN_PREFIX
+from relay_api.operations import Operation
 from relay_client import errors
-from relay_core import __version__
-from relay_core.auth import OPERATOR_TOKEN_PREFIX
-from relay_core.operations import Operation
 from relay_core.paths import default_data_dir, operator_token_path
 
 M = TypeVar("M", bound=BaseModel)
@@ -179,6 +180,18 @@ def long_poll_timeout(wait: float | None, timeout: float) -> float | None:
 def compact(**fields: Any) -> dict[str, Any]:
     """Request fields without the ones left unset."""
     return {name: value for name, value in fields.items() if value is not None}
+
+
+def wire(**fields: Any) -> dict[str, Any]:
+    """Request fields without the ones left unset, as JSON has them (a model as its fields, a
+    datetime in ISO 8601, a tuple as a list)."""
+    given = {name: value for name, value in fields.items() if value is not None}
+    if all(type(value) in _PLAIN for value in given.values()):
+        return given
+    return dict(to_jsonable_python(given))
+
+
+_PLAIN = frozenset({str, int, float, bool})
 
 
 def segment(value: str | int) -> str:

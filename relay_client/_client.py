@@ -11,6 +11,9 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
+from relay_api import operations as ops
+from relay_api.models import Health, Status
+from relay_api.operations import Operation
 from relay_client._base import (
     ClientConfig,
     backoff,
@@ -22,21 +25,31 @@ from relay_client._base import (
     retryable_response,
     transport_error,
 )
-from relay_client.resources.actions import Actions, AsyncActions
-from relay_client.resources.agents import Agents, AsyncAgents
-from relay_client.resources.approvals import Approvals, AsyncApprovals
-from relay_client.resources.enroll import AsyncEnroll, Enroll
+from relay_client.resources._generated import (
+    Actions,
+    Agents,
+    Approvals,
+    AsyncActions,
+    AsyncAgents,
+    AsyncApprovals,
+    AsyncEnroll,
+    AsyncInterventions,
+    AsyncMessages,
+    AsyncNotify,
+    AsyncPolicies,
+    AsyncRooms,
+    AsyncSpaces,
+    AsyncTasks,
+    Enroll,
+    Interventions,
+    Messages,
+    Notify,
+    Policies,
+    Rooms,
+    Spaces,
+    Tasks,
+)
 from relay_client.resources.events import AsyncEvents, Events
-from relay_client.resources.interventions import AsyncInterventions, Interventions
-from relay_client.resources.messages import AsyncMessages, Messages
-from relay_client.resources.notify import AsyncNotify, Notify
-from relay_client.resources.policies import AsyncPolicies, Policies
-from relay_client.resources.rooms import AsyncRooms, Rooms
-from relay_client.resources.spaces import AsyncSpaces, Spaces
-from relay_client.resources.tasks import AsyncTasks, Tasks
-from relay_core import operations as ops
-from relay_core.models import Health, Status
-from relay_core.operations import Operation
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -1,5 +1,6 @@
 """What agent authors would otherwise write by hand: heartbeats, an inbox loop, a task loop, and
-waiting out an enrollment. Sync and async twins side by side.
+waiting out an enrollment. Each loop is written once, as a flow (``relay_client._flow``) that
+``Agent`` drives with a ``RelayClient`` and ``AsyncAgent`` with an ``AsyncRelayClient``.
 
     with Agent(client) as agent:             # heartbeats in the background until the block ends
         for message in agent.messages():     # acked only after the loop body handled it
@@ -10,7 +11,6 @@ waiting out an enrollment. Sync and async twins side by side.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 import re
@@ -22,13 +22,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict, Unpack, cast
 
+from relay_api.models import OPERATOR_TOKEN_PREFIX, Message, Task
+from relay_api.models import Agent as AgentRecord
 from relay_client import errors, identity
 from relay_client._client import AsyncRelayClient, RelayClient
-from relay_core.auth import OPERATOR_TOKEN_PREFIX
-from relay_core.models import Agent as AgentRecord
-from relay_core.models import Message, Task
+from relay_client._flow import (
+    Close,
+    Flow,
+    Handle,
+    Open,
+    Out,
+    Sleep,
+    aiterate,
+    arun,
+    call,
+    iterate,
+    run,
+)
 
 log = logging.getLogger("relay_client.agent")
 
@@ -128,15 +140,14 @@ def _sigterm_stops() -> Iterator[None]:
 
 
 class Progress:
-    """Handed to a task handler: ``progress(50, "halfway")`` records a task event."""
+    """Handed to a task handler: ``progress(50, "halfway")`` records a task event (with an
+    async client, ``await progress(50, "halfway")``)."""
 
-    def __init__(self, client: RelayClient, task: Task, agent_id: str) -> None:
+    def __init__(self, client: RelayClient | AsyncRelayClient, task: Task, agent_id: str) -> None:
         self._client, self._task, self._agent_id = client, task, agent_id
 
-    def __call__(
-        self, progress: int | None = None, message: str | None = None, **data: Any
-    ) -> None:
-        self._client.tasks.event(
+    def __call__(self, progress: int | None = None, message: str | None = None, **data: Any) -> Any:
+        return self._client.tasks.event(
             self._task.task_id,
             agent_id=self._agent_id,
             progress=progress,
@@ -145,40 +156,142 @@ class Progress:
         )
 
 
-class AsyncProgress:
-    """Handed to an async task handler: ``await progress(50, "halfway")``."""
-
-    def __init__(self, client: AsyncRelayClient, task: Task, agent_id: str) -> None:
-        self._client, self._task, self._agent_id = client, task, agent_id
-
-    async def __call__(
-        self, progress: int | None = None, message: str | None = None, **data: Any
-    ) -> None:
-        await self._client.tasks.event(
-            self._task.task_id,
-            agent_id=self._agent_id,
-            progress=progress,
-            message=message,
-            data=data or None,
-        )
+AsyncProgress = Progress
 
 
-class Agent:
-    """One agent's loops over a ``RelayClient``."""
+# ---------------------------------------------------------------- the loops, once
+
+
+def _messages(agent_id: str, idle_timeout: float | None) -> Flow[None]:
+    idle = _Idle(idle_timeout)
+    while not idle.expired():
+        # Long-polled: the server answers the moment a message commits.
+        inbox = yield call("agents.inbox", agent_id, wait=idle.budget())
+        for message in inbox.messages:
+            idle.busy()
+            _log_message(agent_id, message)
+            yield Out(message)
+            yield call("messages.ack", message.message_id, agent_id=agent_id)
+
+
+def _claim_next(agent_id: str, tasks: TaskFilter) -> Flow[Task | None]:
+    mine = agent_id if tasks.assigned_only else None
+    cursor = None
+    while True:
+        page = yield call("tasks.list", status="open", assignee=mine, cursor=cursor)
+        for task in page.tasks:
+            if not tasks.takes(task, agent_id):
+                continue
+            try:
+                claimed: Task = yield call("tasks.claim", task.task_id, agent_id=agent_id)
+            except _NOT_MINE:
+                continue
+            return claimed
+        if page.next_cursor is None:
+            return None
+        cursor = page.next_cursor
+
+
+def _work_on(
+    agent_id: str, task: Task, handler: Callable[..., Any], progress: Progress
+) -> Flow[None]:
+    log.info("%s: claimed task %s: %s", agent_id, task.task_id, task.title)
+    try:
+        result = yield Handle(handler, (task, progress))
+    except Exception as exc:
+        log.exception("%s: task %s failed", agent_id, task.task_id)
+        error = _failure_text(exc)
+        yield call("tasks.fail", task.task_id, agent_id=agent_id, error=error, retry=True)
+    else:
+        yield call("tasks.complete", task.task_id, agent_id=agent_id, result=_as_result(result))
+        log.info("%s: completed task %s", agent_id, task.task_id)
+
+
+def _work(
+    agent: _Loops,
+    handler: Callable[..., Any],
+    tasks: TaskFilter,
+    max_tasks: int | None,
+    idle_timeout: float | None,
+) -> Flow[int]:
+    worked, idle = 0, _Idle(idle_timeout)
+    cursor = (yield call("events.list")).cursor  # taken before looking, so nothing slips by
+    while (max_tasks is None or worked < max_tasks) and not idle.expired():
+        task = yield from _claim_next(agent.agent_id, tasks)
+        if task is None:
+            # Sleep until something happens in the feed (a task created, reopened…).
+            cursor = (yield call("events.list", after=cursor, wait=idle.budget())).cursor
+            continue
+        idle.busy()
+        yield from _work_on(agent.agent_id, task, handler, agent.progress(task))
+        worked += 1
+    return worked
+
+
+def _run(
+    agent: _Loops,
+    on_message: Callable[..., Any] | None,
+    on_task: Callable[..., Any] | None,
+    tasks: TaskFilter,
+    idle_timeout: float | None,
+) -> Flow[None]:
+    agent_id = agent.agent_id
+    idle = _Idle(idle_timeout)
+    cursor = (yield call("events.list")).cursor  # taken before looking, so nothing slips by
+    log.info("%s: running; waiting for messages and tasks", agent_id)
+    try:
+        while not idle.expired():
+            busy = False
+            if on_message is not None:
+                for message in (yield call("agents.inbox", agent_id)).messages:
+                    busy = True
+                    _log_message(agent_id, message)
+                    yield Handle(on_message, (message,))
+                    yield call("messages.ack", message.message_id, agent_id=agent_id)
+            task = (yield from _claim_next(agent_id, tasks)) if on_task is not None else None
+            if task is not None and on_task is not None:
+                busy = True
+                yield from _work_on(agent_id, task, on_task, agent.progress(task))
+            if busy:
+                idle.busy()
+            else:  # sleep until something happens in the feed: a message, a task…
+                cursor = (yield call("events.list", after=cursor, wait=idle.budget())).cursor
+    except errors.AuthenticationError:
+        raise _refused_while_running(agent_id) from None
+
+
+class _Loops:
+    """What an agent is, whichever client drives it."""
 
     def __init__(
         self,
-        client: RelayClient,
-        agent_id: str | None = None,
-        *,
-        heartbeat_interval: float = 15.0,
+        client: RelayClient | AsyncRelayClient,
+        agent_id: str | None,
+        heartbeat_interval: float,
     ) -> None:
         chosen = agent_id or client.config.agent_id
         if not chosen:
-            raise ValueError("Agent needs an agent_id (or a client with one)")
-        self.client = client
+            raise ValueError(f"{type(self).__name__} needs an agent_id (or a client with one)")
         self.agent_id: str = chosen
         self.heartbeat_interval = heartbeat_interval
+
+    def progress(self, task: Task) -> Progress:
+        """What a task handler reports its progress with."""
+        return Progress(self.client, task, self.agent_id)
+
+    client: RelayClient | AsyncRelayClient
+
+
+class Agent(_Loops):
+    """One agent's loops over a ``RelayClient``."""
+
+    client: RelayClient
+
+    def __init__(
+        self, client: RelayClient, agent_id: str | None = None, *, heartbeat_interval: float = 15.0
+    ) -> None:
+        self.client = client
+        super().__init__(client, agent_id, heartbeat_interval)
         self._stopping = threading.Event()
         self._beating: threading.Thread | None = None
 
@@ -210,27 +323,11 @@ class Agent:
         Leaving the loop (``break``, an exception) leaves the current message unacked, so it is
         delivered again. ``idle_timeout`` ends the loop after that long without a message.
         """
-        idle = _Idle(idle_timeout)
-        while not idle.expired():
-            # Long-polled: the server answers the moment a message commits.
-            inbox = self.client.agents.inbox(self.agent_id, wait=idle.budget())
-            for message in inbox.messages:
-                idle.busy()
-                _log_message(self.agent_id, message)
-                yield message
-                self.client.messages.ack(message.message_id, agent_id=self.agent_id)
+        return iterate(_messages(self.agent_id, idle_timeout), self.client)
 
     def claim_next(self, tasks: TaskFilter = ANY_TASK) -> Task | None:
         """Claim the first open task this agent may take and ``tasks`` lets it, or None."""
-        mine = self.agent_id if tasks.assigned_only else None
-        for task in self.client.tasks.iterate(status="open", assignee=mine):
-            if not tasks.takes(task, self.agent_id):
-                continue
-            try:
-                return self.client.tasks.claim(task.task_id, agent_id=self.agent_id)
-            except _NOT_MINE:
-                continue
-        return None
+        return run(_claim_next(self.agent_id, tasks), self.client)
 
     def work(
         self,
@@ -243,33 +340,7 @@ class Agent:
         """Claim the tasks ``tasks`` lets it and run ``handler(task, progress)`` on each: its
         return value (a dict) completes the task, an exception fails it with the exception's
         text (reopened while attempts are left). Returns how many tasks were worked."""
-        worked, idle = 0, _Idle(idle_timeout)
-        cursor = self.client.events.list().cursor  # taken before looking, so nothing slips by
-        while (max_tasks is None or worked < max_tasks) and not idle.expired():
-            task = self.claim_next(tasks)
-            if task is None:
-                # Sleep until something happens in the feed (a task created, reopened…).
-                cursor = self.client.events.list(after=cursor, wait=idle.budget()).cursor
-                continue
-            idle.busy()
-            self._work_on(task, handler)
-            worked += 1
-        return worked
-
-    def _work_on(self, task: Task, handler: Callable[[Task, Progress], Any]) -> None:
-        log.info("%s: claimed task %s: %s", self.agent_id, task.task_id, task.title)
-        try:
-            result = handler(task, Progress(self.client, task, self.agent_id))
-        except Exception as exc:
-            log.exception("%s: task %s failed", self.agent_id, task.task_id)
-            self.client.tasks.fail(
-                task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
-            )
-        else:
-            self.client.tasks.complete(
-                task.task_id, agent_id=self.agent_id, result=_as_result(result)
-            )
-            log.info("%s: completed task %s", self.agent_id, task.task_id)
+        return run(_work(self, handler, tasks, max_tasks, idle_timeout), self.client)
 
     def run(
         self,
@@ -286,38 +357,9 @@ class Agent:
         stops taking (rotated) ends it with ``IdentityError``, which says what to do."""
         try:
             with _sigterm_stops():
-                self._run(on_message, on_task, tasks, idle_timeout)
+                run(_run(self, on_message, on_task, tasks, idle_timeout), self.client)
         except KeyboardInterrupt:
             log.info("%s: stopped", self.agent_id)
-        except errors.AuthenticationError:
-            raise _refused_while_running(self.agent_id) from None
-
-    def _run(
-        self,
-        on_message: Callable[[Message], Any] | None,
-        on_task: Callable[[Task, Progress], Any] | None,
-        tasks: TaskFilter,
-        idle_timeout: float | None,
-    ) -> None:
-        idle = _Idle(idle_timeout)
-        cursor = self.client.events.list().cursor  # taken before looking, so nothing slips by
-        log.info("%s: running; waiting for messages and tasks", self.agent_id)
-        while not idle.expired():
-            busy = False
-            if on_message is not None:
-                for message in self.client.agents.inbox(self.agent_id).messages:
-                    busy = True
-                    _log_message(self.agent_id, message)
-                    on_message(message)
-                    self.client.messages.ack(message.message_id, agent_id=self.agent_id)
-            task = self.claim_next(tasks) if on_task is not None else None
-            if task is not None and on_task is not None:
-                busy = True
-                self._work_on(task, on_task)
-            if busy:
-                idle.busy()
-            else:  # sleep until something happens in the feed: a message, a task…
-                cursor = self.client.events.list(after=cursor, wait=idle.budget()).cursor
 
     def __enter__(self) -> Agent:
         return self.start()
@@ -331,8 +373,10 @@ class Agent:
         self.stop()
 
 
-class AsyncAgent:
-    """One agent's loops over an ``AsyncRelayClient``."""
+class AsyncAgent(_Loops):
+    """One agent's loops over an ``AsyncRelayClient``; the handlers may be sync or async."""
+
+    client: AsyncRelayClient
 
     def __init__(
         self,
@@ -341,12 +385,8 @@ class AsyncAgent:
         *,
         heartbeat_interval: float = 15.0,
     ) -> None:
-        chosen = agent_id or client.config.agent_id
-        if not chosen:
-            raise ValueError("AsyncAgent needs an agent_id (or a client with one)")
         self.client = client
-        self.agent_id: str = chosen
-        self.heartbeat_interval = heartbeat_interval
+        super().__init__(client, agent_id, heartbeat_interval)
         self._beating: asyncio.Task[None] | None = None
 
     async def start(self) -> AsyncAgent:
@@ -370,111 +410,35 @@ class AsyncAgent:
             except errors.RelayError as exc:
                 log.warning("heartbeat of %s failed: %s", self.agent_id, exc)
 
-    async def messages(self, *, idle_timeout: float | None = None) -> AsyncIterator[Message]:
+    def messages(self, *, idle_timeout: float | None = None) -> AsyncIterator[Message]:
         """Yield inbox messages as they come; each is acked once the loop body has handled it."""
-        idle = _Idle(idle_timeout)
-        while not idle.expired():
-            inbox = await self.client.agents.inbox(self.agent_id, wait=idle.budget())
-            for message in inbox.messages:
-                idle.busy()
-                _log_message(self.agent_id, message)
-                yield message
-                await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
+        return aiterate(_messages(self.agent_id, idle_timeout), self.client)
 
     async def claim_next(self, tasks: TaskFilter = ANY_TASK) -> Task | None:
         """Claim the first open task this agent may take and ``tasks`` lets it, or None."""
-        mine = self.agent_id if tasks.assigned_only else None
-        async for task in self.client.tasks.iterate(status="open", assignee=mine):
-            if not tasks.takes(task, self.agent_id):
-                continue
-            try:
-                return await self.client.tasks.claim(task.task_id, agent_id=self.agent_id)
-            except _NOT_MINE:
-                continue
-        return None
+        return await arun(_claim_next(self.agent_id, tasks), self.client)
 
     async def work(
         self,
-        handler: Callable[[Task, AsyncProgress], Any],
+        handler: Callable[[Task, Progress], Any],
         *,
         tasks: TaskFilter = ANY_TASK,
         max_tasks: int | None = None,
         idle_timeout: float | None = None,
     ) -> int:
-        """Claim the tasks ``tasks`` lets it and run ``handler(task, progress)`` (sync or async)
-        on each; see ``Agent.work``."""
-        worked, idle = 0, _Idle(idle_timeout)
-        cursor = (await self.client.events.list()).cursor
-        while (max_tasks is None or worked < max_tasks) and not idle.expired():
-            task = await self.claim_next(tasks)
-            if task is None:
-                cursor = (await self.client.events.list(after=cursor, wait=idle.budget())).cursor
-                continue
-            idle.busy()
-            await self._work_on(task, handler)
-            worked += 1
-        return worked
-
-    async def _work_on(self, task: Task, handler: Callable[[Task, AsyncProgress], Any]) -> None:
-        log.info("%s: claimed task %s: %s", self.agent_id, task.task_id, task.title)
-        try:
-            result = handler(task, AsyncProgress(self.client, task, self.agent_id))
-            if inspect.isawaitable(result):
-                result = await result
-        except Exception as exc:
-            log.exception("%s: task %s failed", self.agent_id, task.task_id)
-            await self.client.tasks.fail(
-                task.task_id, agent_id=self.agent_id, error=_failure_text(exc), retry=True
-            )
-        else:
-            await self.client.tasks.complete(
-                task.task_id, agent_id=self.agent_id, result=_as_result(result)
-            )
-            log.info("%s: completed task %s", self.agent_id, task.task_id)
+        """``Agent.work``, with a handler that may be sync or async."""
+        return await arun(_work(self, handler, tasks, max_tasks, idle_timeout), self.client)
 
     async def run(
         self,
         on_message: Callable[[Message], Any] | None = None,
-        on_task: Callable[[Task, AsyncProgress], Any] | None = None,
+        on_task: Callable[[Task, Progress], Any] | None = None,
         *,
         tasks: TaskFilter = ANY_TASK,
         idle_timeout: float | None = None,
     ) -> None:
-        """Async twin of ``Agent.run``; the handlers may be sync or async. Cancelled, it
-        stops."""
-        try:
-            await self._run(on_message, on_task, tasks, idle_timeout)
-        except errors.AuthenticationError:
-            raise _refused_while_running(self.agent_id) from None
-
-    async def _run(
-        self,
-        on_message: Callable[[Message], Any] | None,
-        on_task: Callable[[Task, AsyncProgress], Any] | None,
-        tasks: TaskFilter,
-        idle_timeout: float | None,
-    ) -> None:
-        idle = _Idle(idle_timeout)
-        cursor = (await self.client.events.list()).cursor
-        log.info("%s: running; waiting for messages and tasks", self.agent_id)
-        while not idle.expired():
-            busy = False
-            if on_message is not None:
-                for message in (await self.client.agents.inbox(self.agent_id)).messages:
-                    busy = True
-                    _log_message(self.agent_id, message)
-                    handled = on_message(message)
-                    if inspect.isawaitable(handled):
-                        await handled
-                    await self.client.messages.ack(message.message_id, agent_id=self.agent_id)
-            task = await self.claim_next(tasks) if on_task is not None else None
-            if task is not None and on_task is not None:
-                busy = True
-                await self._work_on(task, on_task)
-            if busy:
-                idle.busy()
-            else:
-                cursor = (await self.client.events.list(after=cursor, wait=idle.budget())).cursor
+        """``Agent.run``, with handlers that may be sync or async; cancelled, it stops."""
+        await arun(_run(self, on_message, on_task, tasks, idle_timeout), self.client)
 
     async def __aenter__(self) -> AsyncAgent:
         return await self.start()
@@ -488,162 +452,114 @@ class AsyncAgent:
         await self.stop()
 
 
-def enroll_and_wait(
-    agent_id: str,
-    *,
-    url: str | None = None,
-    name: str | None = None,
-    kind: str | None = None,
-    capabilities: Sequence[str] | None = None,
-    metadata: dict[str, Any] | None = None,
-    reason: str | None = None,
-    keep_identity: bool = True,
-    timeout: float = 3600.0,
-    poll_interval: float = 0.5,
-    max_poll_interval: float = 2.0,
-) -> RelayClient:
+# ---------------------------------------------------------------- enrollment, once
+
+
+class EnrollOptions(TypedDict, total=False):
+    """What ``enroll_and_wait`` takes beside the agent's id."""
+
+    url: str | None
+    name: str | None
+    kind: str | None
+    capabilities: Sequence[str] | None
+    metadata: dict[str, Any] | None
+    reason: str | None
+    keep_identity: bool
+    timeout: float
+    poll_interval: float
+    max_poll_interval: float
+
+
+def enroll_and_wait(agent_id: str, **options: Unpack[EnrollOptions]) -> RelayClient:
     """Ask to join, wait for the operator's decision, and return a client holding the agent's
     token. The enrollment waited on, then the token, are kept in ``identity_path(url,
     agent_id)`` (0600), so a second run resumes with them (``keep_identity=False``: neither
     read nor written). An agent's token in ``RELAY_TOKEN`` (a new one after a rotation, say)
     is checked, kept in its place and used. ``EnrollmentError`` if rejected or expired;
     ``IdentityError`` if a token is refused, or the id is registered and no token of it is
-    kept; both end a script that does not catch them with one line and exit status 1."""
-    with RelayClient(url, max_retries=5, anonymous=True) as anonymous:
-        server = anonymous.config.url
-        path = identity.identity_path(server, agent_id)
-        given = _given_token()
-        if given is not None:
-            client = RelayClient(server, token=given, agent_id=agent_id)
-            try:
-                found = client.agents.me()
-            except errors.AuthenticationError:
-                found = None
-            if found is None or found.agent_id != agent_id:
-                client.close()
-                raise _not_given(agent_id, found)
-            if keep_identity:
-                identity.keep(path, identity.Identity(token=given))
-            log.info("%s: running with the token in RELAY_TOKEN (kept in %s)", agent_id, path)
-            return client
-        kept = identity.load(path) if keep_identity else None
-        if kept is not None and kept.token:
-            resumed = RelayClient(server, token=kept.token, agent_id=agent_id)
-            try:
-                resumed.agents.me()
-            except errors.AuthenticationError:
-                resumed.close()
-                raise _refused(agent_id, path) from None
-            log.info("%s: resuming with the token kept in %s", agent_id, path)
-            return resumed
-        if kept is not None and kept.enroll_id and kept.claim:
-            waiting = kept
-        else:
-            try:
-                created = anonymous.enroll.request(
-                    agent_id,
-                    name=name,
-                    kind=kind,
-                    capabilities=capabilities,
-                    metadata=metadata,
-                    reason=reason,
-                )
-            except errors.ConflictError as exc:
-                raise _taken(agent_id, server, path, exc) from None
-            waiting = identity.Identity(created.enroll_id, created.claim, None, created.approval_id)
-            if keep_identity:
-                identity.keep(path, waiting)
-        assert waiting.enroll_id is not None and waiting.claim is not None
-        log.info("%s: %s", agent_id, _waiting_line(waiting))
-        deadline, interval = time.monotonic() + timeout, poll_interval
-        while True:
-            state = anonymous.enroll.status(waiting.enroll_id, waiting.claim)
-            token = _settled(state.status, state.token, waiting.enroll_id, path)
-            if token:
-                if keep_identity:
-                    identity.keep(path, identity.Identity(token=token))
-                log.info("%s: approved; enrolled", agent_id)
-                return RelayClient(server, token=token, agent_id=agent_id)
-            if time.monotonic() + interval > deadline:
-                raise errors.TimeoutError(f"enrollment {waiting.enroll_id} still pending")
-            time.sleep(interval)
-            interval = min(max_poll_interval, interval * 1.5)
+    kept; both end a script that does not catch them with one line and exit status 1.
+
+    Options: ``url``; ``name``, ``kind``, ``capabilities``, ``metadata`` and ``reason`` for the
+    operator; ``keep_identity`` (True); ``timeout`` (3600 s) for the decision, polled every
+    ``poll_interval`` (0.5 s) growing to ``max_poll_interval`` (2 s)."""
+    with RelayClient(options.get("url"), max_retries=5, anonymous=True) as anonymous:
+        return cast(RelayClient, run(_enroll(agent_id, anonymous.config.url, options), anonymous))
 
 
 async def async_enroll_and_wait(
-    agent_id: str,
-    *,
-    url: str | None = None,
-    name: str | None = None,
-    kind: str | None = None,
-    capabilities: Sequence[str] | None = None,
-    metadata: dict[str, Any] | None = None,
-    reason: str | None = None,
-    keep_identity: bool = True,
-    timeout: float = 3600.0,
-    poll_interval: float = 0.5,
-    max_poll_interval: float = 2.0,
+    agent_id: str, **options: Unpack[EnrollOptions]
 ) -> AsyncRelayClient:
-    """Async twin of ``enroll_and_wait``."""
-    async with AsyncRelayClient(url, max_retries=5, anonymous=True) as anonymous:
-        server = anonymous.config.url
-        path = identity.identity_path(server, agent_id)
-        given = _given_token()
-        if given is not None:
-            client = AsyncRelayClient(server, token=given, agent_id=agent_id)
-            try:
-                found = await client.agents.me()
-            except errors.AuthenticationError:
-                found = None
-            if found is None or found.agent_id != agent_id:
-                await client.close()
-                raise _not_given(agent_id, found)
-            if keep_identity:
-                identity.keep(path, identity.Identity(token=given))
-            log.info("%s: running with the token in RELAY_TOKEN (kept in %s)", agent_id, path)
-            return client
-        kept = identity.load(path) if keep_identity else None
-        if kept is not None and kept.token:
-            resumed = AsyncRelayClient(server, token=kept.token, agent_id=agent_id)
-            try:
-                await resumed.agents.me()
-            except errors.AuthenticationError:
-                await resumed.close()
-                raise _refused(agent_id, path) from None
-            log.info("%s: resuming with the token kept in %s", agent_id, path)
-            return resumed
-        if kept is not None and kept.enroll_id and kept.claim:
-            waiting = kept
-        else:
-            try:
-                created = await anonymous.enroll.request(
-                    agent_id,
-                    name=name,
-                    kind=kind,
-                    capabilities=capabilities,
-                    metadata=metadata,
-                    reason=reason,
-                )
-            except errors.ConflictError as exc:
-                raise _taken(agent_id, server, path, exc) from None
-            waiting = identity.Identity(created.enroll_id, created.claim, None, created.approval_id)
-            if keep_identity:
-                identity.keep(path, waiting)
-        assert waiting.enroll_id is not None and waiting.claim is not None
-        log.info("%s: %s", agent_id, _waiting_line(waiting))
-        deadline, interval = time.monotonic() + timeout, poll_interval
-        while True:
-            state = await anonymous.enroll.status(waiting.enroll_id, waiting.claim)
-            token = _settled(state.status, state.token, waiting.enroll_id, path)
-            if token:
-                if keep_identity:
-                    identity.keep(path, identity.Identity(token=token))
-                log.info("%s: approved; enrolled", agent_id)
-                return AsyncRelayClient(server, token=token, agent_id=agent_id)
-            if time.monotonic() + interval > deadline:
-                raise errors.TimeoutError(f"enrollment {waiting.enroll_id} still pending")
-            await asyncio.sleep(interval)
-            interval = min(max_poll_interval, interval * 1.5)
+    """``enroll_and_wait`` with an async client."""
+    async with AsyncRelayClient(options.get("url"), max_retries=5, anonymous=True) as anonymous:
+        client = await arun(_enroll(agent_id, anonymous.config.url, options), anonymous)
+        return cast(AsyncRelayClient, client)
+
+
+def _enroll(
+    agent_id: str, server: str, options: EnrollOptions
+) -> Flow[RelayClient | AsyncRelayClient]:
+    """The client of the agent: from RELAY_TOKEN, from the identity kept, or once the operator
+    approved its enrollment."""
+    keep = options.get("keep_identity", True)
+    path = identity.identity_path(server, agent_id)
+    given = _given_token()
+    if given is not None:
+        client: RelayClient | AsyncRelayClient = yield Open(
+            {"url": server, "token": given, "agent_id": agent_id}
+        )
+        try:
+            found = yield call("agents.me", on=client)
+        except errors.AuthenticationError:
+            found = None
+        if found is None or found.agent_id != agent_id:
+            yield Close(client)
+            raise _not_given(agent_id, found)
+        if keep:
+            identity.keep(path, identity.Identity(token=given))
+        log.info("%s: running with the token in RELAY_TOKEN (kept in %s)", agent_id, path)
+        return client
+    kept = identity.load(path) if keep else None
+    if kept is not None and kept.token:
+        resumed: RelayClient | AsyncRelayClient = yield Open(
+            {"url": server, "token": kept.token, "agent_id": agent_id}
+        )
+        try:
+            yield call("agents.me", on=resumed)
+        except errors.AuthenticationError:
+            yield Close(resumed)
+            raise _refused(agent_id, path) from None
+        log.info("%s: resuming with the token kept in %s", agent_id, path)
+        return resumed
+    if kept is not None and kept.enroll_id and kept.claim:
+        waiting = kept
+    else:
+        asked = {k: options.get(k) for k in ("name", "kind", "capabilities", "metadata", "reason")}
+        try:
+            created = yield call("enroll.request", agent_id, **asked)
+        except errors.ConflictError as exc:
+            raise _taken(agent_id, server, path, exc) from None
+        waiting = identity.Identity(created.enroll_id, created.claim, None, created.approval_id)
+        if keep:
+            identity.keep(path, waiting)
+    assert waiting.enroll_id is not None and waiting.claim is not None
+    log.info("%s: %s", agent_id, _waiting_line(waiting))
+    interval = options.get("poll_interval", 0.5)
+    deadline = time.monotonic() + options.get("timeout", 3600.0)
+    while True:
+        state = yield call("enroll.status", waiting.enroll_id, waiting.claim)
+        token = _settled(state.status, state.token, waiting.enroll_id, path)
+        if token:
+            if keep:
+                identity.keep(path, identity.Identity(token=token))
+            log.info("%s: approved; enrolled", agent_id)
+            enrolled: RelayClient | AsyncRelayClient = yield Open(
+                {"url": server, "token": token, "agent_id": agent_id}
+            )
+            return enrolled
+        if time.monotonic() + interval > deadline:
+            raise errors.TimeoutError(f"enrollment {waiting.enroll_id} still pending")
+        yield Sleep(interval)
+        interval = min(options.get("max_poll_interval", 2.0), interval * 1.5)
 
 
 def _waiting_line(waiting: identity.Identity) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from relay_core import errors as domain
+from relay_api import errors as domain
 
 
 class RelayError(Exception):

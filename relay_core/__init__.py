@@ -1,3 +1,1 @@
-"""Relay's domain: models, errors, services and the storage and bridge ports."""
-
-__version__ = "0.1.0"
+"""Relay's domain: services, the storage and bridge ports and their adapters, the hub."""

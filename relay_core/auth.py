@@ -15,12 +15,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from relay_core.errors import InvalidInput, PermissionDenied
-from relay_core.models import OPERATOR
-
-AGENT_TOKEN_PREFIX = "rly_agent_"
-OPERATOR_TOKEN_PREFIX = "rly_op_"
-CLAIM_PREFIX = "rly_claim_"
+from relay_api.errors import InvalidInput, PermissionDenied
+from relay_api.models import OPERATOR
 
 
 def new_token(prefix: str) -> str:

@@ -1,10 +1,11 @@
 """Retry keys: a retried create answers what the first attempt answered, once.
 
-A creating service method takes ``once`` (who asks, their key, a fingerprint of what was asked)
-and hands it to ``Service.write``, which checks it at the start of its transaction and stores the
-answer in the same transaction as the rows it creates, so a crash can never leave the row
-without its key or the key without its row. How a key travels (a header) is the transport's
-business.
+The transport serves a create within ``answering(once)`` (who asks, their key, a fingerprint of
+what was asked); the write that makes the create's answer (``Service.write(answers=True)``)
+checks it at the start of its transaction and stores the answer in the same transaction as the
+rows it creates, so a crash can never leave the row without its key or the key without its row.
+How a key travels (a header, a platform's event id) is the transport's business, and no service
+takes it as a parameter.
 
 The stored answer may hold a secret shown once (an agent's token, an enrollment's claim), so it
 is never kept in the clear: it is sealed (AES-GCM) with a key derived from the retry key itself,
@@ -19,6 +20,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -27,9 +31,11 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from relay_core import models as m
-from relay_core.errors import Conflict
+from relay_api.errors import Conflict
+from relay_core import records
 from relay_core.ports import UnitOfWork, eq, gt, lt
+
+_SERVING: ContextVar[Once | None] = ContextVar("relay_idempotency_serving", default=None)
 
 MIN_KEY_LENGTH = 16
 MAX_KEY_LENGTH = 200
@@ -111,7 +117,7 @@ async def record(uow: UnitOfWork, request: Once, body: str, now: datetime, ttl: 
     """Keep the answer, sealed, with the rows it describes; forget keys past their window."""
     await uow.idempotency_keys.delete_where([lt("created_at", now - timedelta(seconds=ttl))])
     await uow.idempotency_keys.insert(
-        m.IdempotencyRecord(
+        records.IdempotencyRecord(
             scope=request.scope,
             key_hash=request.key_hash,
             fingerprint=request.fingerprint,
@@ -119,3 +125,18 @@ async def record(uow: UnitOfWork, request: Once, body: str, now: datetime, ttl: 
             created_at=now,
         )
     )
+
+
+@contextmanager
+def answering(once: Once | None) -> Iterator[None]:
+    """Serve the block's create once for ``once`` (``None``: no retry key was given)."""
+    token = _SERVING.set(once)
+    try:
+        yield
+    finally:
+        _SERVING.reset(token)
+
+
+def serving() -> Once | None:
+    """The retry key of the create being served, if any."""
+    return _SERVING.get()

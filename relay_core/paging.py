@@ -18,15 +18,12 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from relay_core.errors import InvalidInput
+from relay_api.errors import InvalidInput
+from relay_api.params import DEFAULT_LIMIT
 from relay_core.ports import Cond, Encoded, Table, eq, gt, lt
 
 R = TypeVar("R", bound=pydantic.BaseModel)
 T = TypeVar("T")
-
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-MAX_CURSOR_LENGTH = 512
 
 
 def encode(values: Sequence[Any]) -> str:

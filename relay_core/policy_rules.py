@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_core.hub import Hub
 from relay_core.ports import UnitOfWork, eq
 

@@ -1,7 +1,7 @@
 """The ports the services depend on: storage (tables in a unit of work) and the operator bridge.
 
 Storage is deliberately small: every table offers the same verbs over the resource models of
-``relay_core.models``; the domain queries live in the services, written once for every adapter.
+``relay_api.models``; the domain queries live in the services, written once for every adapter.
 The hot lists read their rows as JSON (``find_encoded``, ``find_encoded_array``): a page
 answered as stored costs no model per row. ``update(..., expect=...)`` is a compare-and-set,
 which is what makes a claim or a decision exactly-once on any database.
@@ -16,12 +16,20 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_core import records
 from relay_core.hub import Hub
 
 R = TypeVar("R", bound=BaseModel)
 
 Op = Literal["eq", "ne", "in", "lt", "gt"]
+
+
+class StaleWrite(Exception):
+    """A guarded write lost a race; the unit of work should be retried from the start.
+
+    Storage adapters raise it; services retry and never let it escape as such.
+    """
 
 
 class Cond(NamedTuple):
@@ -227,13 +235,13 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
     TableSpec("events", m.Event, "event_id", True, feed_topic=FEED),
-    TableSpec("idempotency_keys", m.IdempotencyRecord, "record_id", True),
-    TableSpec("bridge_offsets", m.BridgeOffset, "bridge", False),
-    TableSpec("posts", m.Post, "post_id", True),
-    TableSpec("room_threads", m.RoomThread, "thread_key", True),
+    TableSpec("idempotency_keys", records.IdempotencyRecord, "record_id", True),
+    TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
+    TableSpec("posts", records.Post, "post_id", True),
+    TableSpec("room_threads", records.RoomThread, "thread_key", True),
     TableSpec("policies", m.Policy, "policy_id", True),
-    TableSpec("policy_versions", m.PolicyVersion, "version_key", True),
-    TableSpec("policy_uses", m.PolicyUse, "use_id", True),
+    TableSpec("policy_versions", records.PolicyVersion, "version_key", True),
+    TableSpec("policy_uses", records.PolicyUse, "use_id", True),
 )
 
 
@@ -267,13 +275,13 @@ class UnitOfWork(Protocol):
     diagnostics: Table[m.Diagnostic]
     intervention_actions: Table[m.InterventionAction]
     events: Table[m.Event]
-    idempotency_keys: Table[m.IdempotencyRecord]
-    bridge_offsets: Table[m.BridgeOffset]
-    posts: Table[m.Post]
-    room_threads: Table[m.RoomThread]
+    idempotency_keys: Table[records.IdempotencyRecord]
+    bridge_offsets: Table[records.BridgeOffset]
+    posts: Table[records.Post]
+    room_threads: Table[records.RoomThread]
     policies: Table[m.Policy]
-    policy_versions: Table[m.PolicyVersion]
-    policy_uses: Table[m.PolicyUse]
+    policy_versions: Table[records.PolicyVersion]
+    policy_uses: Table[records.PolicyUse]
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""

@@ -15,8 +15,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from relay_api.models import Message
 from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
-from relay_core.models import Message
 from relay_mcp.results import answer, tool
 
 # The client a tool call acts through: the one agent's (stdio), or the caller's (HTTP).

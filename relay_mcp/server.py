@@ -9,8 +9,8 @@ from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import SubscriptionBus
 
+from relay_api import __version__
 from relay_client import AsyncRelayClient
-from relay_core import __version__
 from relay_mcp.agent_tools import Clients, add_agent_tools
 from relay_mcp.inbox import SessionSubscribers, add_inbox
 from relay_mcp.operator_tools import add_operator_tools

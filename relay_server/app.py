@@ -24,6 +24,7 @@ from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server import matrix, mcp_route, telegram
 from relay_server.background import sweep
+from relay_server.bindings import bind
 from relay_server.clients import AddressSlots
 from relay_server.console import add_console
 from relay_server.cors import allow_origins
@@ -32,6 +33,7 @@ from relay_server.keys import (
     ENROLL_LIMIT,
     FORWARDED_SLOTS,
     REFUSALS,
+    SERVES,
     SERVICES,
     SETTINGS,
 )
@@ -144,6 +146,7 @@ def create_app(
             await platform.start()
         services = Services(Context(store, platforms, core_config(settings), clock))
         app[SERVICES] = services
+        app[SERVES] = bind(services)
         refusal_limit = TokenBucket(
             settings.limits.refusal_rate_limit, settings.limits.refusal_rate_limit_burst
         )

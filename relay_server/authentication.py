@@ -6,9 +6,9 @@ import re
 
 from aiohttp import web
 
+from relay_api.errors import AuthenticationError
+from relay_api.models import ID_PATTERN
 from relay_core.auth import Caller
-from relay_core.errors import AuthenticationError
-from relay_core.models import ID_PATTERN
 from relay_core.services import Services
 from relay_server.keys import CALLER, REFUSALS
 from relay_server.validation import header_error

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from relay_core.errors import StorageUnavailable
+from relay_api.errors import StorageUnavailable
 from relay_core.ports import Storage
 from relay_core.services import Services
 from relay_core.services.base import SWEEP_BATCH

@@ -7,9 +7,9 @@ import hashlib
 import re
 from typing import Any
 
+from relay_api.errors import RelayError
+from relay_api.models import ApprovalDecision
 from relay_core.auth import OPERATOR_CALLER
-from relay_core.errors import RelayError
-from relay_core.models import ApprovalDecision
 from relay_core.services import Services
 
 # A reply to an approval's message: "approve", "reject", or either with a note after it.

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from relay_core import errors
-from relay_core.operations import Operation
+from relay_api import errors
+from relay_api.operations import Operation
 
 
 class PayloadTooLarge(errors.RelayError):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:  # clients.py, refusals.py and mcp_route.py read keys of this 
 
 SETTINGS = web.AppKey("settings", Settings)
 SERVICES = web.AppKey("services", Services)
+# Each operation's id, with the service method that serves it (relay_server.bindings).
+SERVES: web.AppKey[dict[str, Callable[..., Any]]] = web.AppKey("serves")
 REQUEST_ID = web.RequestKey("request_id", str)
 CALLER = web.RequestKey("caller", Caller)
 CLIENT_ADDRESS = web.RequestKey("client_address", str)

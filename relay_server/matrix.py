@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from relay_api.errors import BridgeError, NotFound, StorageUnavailable
 from relay_core.bridges.matrix import MatrixBridge, platform_id
-from relay_core.errors import BridgeError, NotFound, StorageUnavailable
-from relay_core.idempotency import Once, Replay
+from relay_core.idempotency import Once, Replay, answering
 from relay_core.services import Services
 from relay_server.background import on_one_instance
 from relay_server.decisions import DECISION, decide, fields, fingerprint, text_of
@@ -107,7 +107,8 @@ async def apply(
     replied_to = platform_id(bridge.room_id, replied)
     once = Once("matrix-events", text_of(event.get("event_id")), fingerprint(replied_to, text))
     try:
-        await services.notify.receive_reply(bridge.name, replied_to, text, once)
+        with answering(once):
+            await services.notify.receive_reply(bridge.name, replied_to, text)
     except Replay:
         pass  # applied before a crash kept its batch's next_batch: delivered already
     except NotFound:

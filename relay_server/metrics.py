@@ -34,7 +34,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricF
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.utils import floatToGoString
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_server.authentication import authenticate
 from relay_server.keys import SERVICES
 

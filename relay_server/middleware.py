@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import http_exceptions, web
 
-from relay_core import errors
+from relay_api import errors
 from relay_server import metrics
 from relay_server.clients import client_address, remote
 from relay_server.http_errors import invalid, status_of

@@ -15,9 +15,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
-from relay_core import __version__, idempotency
-from relay_core import models as m
-from relay_core.operations import OPERATIONS, Operation
+from relay_api import __version__
+from relay_api import models as m
+from relay_api.operations import OPERATIONS, Operation
+from relay_core import idempotency
 from relay_server.http_errors import DESCRIPTIONS, HTTPValidationError, statuses
 
 REF = "#/components/schemas/{model}"
@@ -75,7 +76,7 @@ _LAST_EVENT_ID: dict[str, Any] = {
 
 
 def _named_enums() -> dict[tuple[Any, ...], str]:
-    """The enums ``relay_core.models`` names (``TaskStatus = Literal[...]``), by their values;
+    """The enums ``relay_api.models`` names (``TaskStatus = Literal[...]``), by their values;
     the first name of a set of values wins (``EnrollmentStatus`` is ``ApprovalStatus``)."""
     named: dict[tuple[Any, ...], str] = {}
     for name, value in vars(m).items():
@@ -115,9 +116,9 @@ def _enum_schemas(used: set[str]) -> dict[str, Any]:
 
 
 def _summary_and_description(op: Operation[Any]) -> dict[str, str]:
-    """The docstring's first sentence as the summary; the whole docstring as the description
-    when it says more."""
-    text = " ".join((op.serve.__doc__ or op.id).split()).replace("``", "`")
+    """The first sentence of what the row says it does as the summary; all of it as the
+    description when it says more."""
+    text = (op.doc or op.id).replace("``", "`")
     end = text.find(". ")
     summary = text if end < 0 else text[: end + 1]
     return {"summary": summary} | ({"description": text} if text != summary else {})

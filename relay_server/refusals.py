@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from relay_core import errors
+from relay_api import errors
 from relay_core.services import Services
 from relay_server.clients import remote
 from relay_server.http_errors import RateLimited

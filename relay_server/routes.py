@@ -1,4 +1,4 @@
-"""The router, built from the operation table (``relay_core.operations``).
+"""The router, built from the operation table (``relay_api.operations``).
 
 The handler every operation gets is the same few steps: authenticate, take a rate-limit token,
 parse the path, query and body into their models, call the service method with them as keyword
@@ -15,14 +15,14 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel
 
+from relay_api.operations import OPERATIONS, Operation
 from relay_core import idempotency
 from relay_core.encoded import EncodedResponse, answer_json
-from relay_core.operations import OPERATIONS, Operation
 from relay_core.ports import Encoded
 from relay_server.authentication import authenticate
 from relay_server.clients import remote
 from relay_server.connections import while_connected
-from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVICES
+from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVES, SERVICES
 from relay_server.sse import parse_last_event_id, stream_events
 from relay_server.validation import idempotency_key, parse_body, parse_params
 
@@ -45,7 +45,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
 
     async def handler(request: web.Request) -> web.StreamResponse:
         services = request.app[SERVICES]
-        serve = services.bound(op.serve)
+        serve = request.app[SERVES][op.id]
         args: list[Any] = []
         caller = None
         if op.access == "token":
@@ -71,9 +71,10 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             watch = functools.partial(services.access.until_revoked, caller)
             return await stream_events(request, events, watch)
         key = idempotency_key(request) if op.creates else None
+        once = None
         if key is not None:
             scope = f"{caller.kind}:{caller.name}" if caller else "public"
-            kwargs["once"] = idempotency.Once(scope, key, fingerprint(request, kwargs))
+            once = idempotency.Once(scope, key, fingerprint(request, kwargs))
         try:
             call = serve(*args, **kwargs)
             if kwargs.get("wait"):
@@ -81,7 +82,8 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
                     # A long-poll outlives the authentication it began with: a rotation ends it.
                     call = services.access.until_revoked(caller, call)
                 call = while_connected(request, call)  # and its client leaving ends it
-            result: BaseModel | EncodedResponse[Any] | Encoded = await call
+            with idempotency.answering(once):
+                result: BaseModel | EncodedResponse[Any] | Encoded = await call
         except idempotency.Replay as replay:
             return web.Response(
                 body=replay.body.encode(),

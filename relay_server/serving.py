@@ -22,8 +22,8 @@ from typing import BinaryIO, NoReturn
 from aiohttp import web
 from sqlalchemy.engine import make_url
 
-from relay_core import __version__
-from relay_core.errors import BridgeError, StorageUnavailable
+from relay_api import __version__
+from relay_api.errors import BridgeError, StorageUnavailable
 from relay_core.paths import operator_token_path
 from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server import connections

@@ -27,7 +27,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, m
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from relay_core.auth import OPERATOR_TOKEN_PREFIX, new_token
+from relay_api.models import OPERATOR_TOKEN_PREFIX
+from relay_core.auth import new_token
 from relay_core.config import POSTGRES_POOL_SIZE, DomainSettings
 from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path, private_dir
 

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-from relay_core.errors import AuthenticationError
-from relay_core.models import Event
+from relay_api.errors import AuthenticationError
+from relay_api.models import Event
 from relay_server.connections import while_connected
 from relay_server.validation import RequestInvalid
 

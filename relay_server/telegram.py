@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from relay_api.errors import BridgeError
 from relay_core.bridges.telegram import TelegramBridge, platform_id
-from relay_core.errors import BridgeError
 from relay_core.services import Services
 from relay_server.background import on_one_instance
 from relay_server.decisions import DECISION, decide, fields, text_of

@@ -1,4 +1,6 @@
-"""The dependency direction holds: core knows no HTTP, the CLI loads no server or database."""
+"""The dependency direction holds: the contract (relay_api) stands alone, the client side stands
+on it and on nothing of the core's machinery, the core knows no HTTP, the CLI loads no server or
+database."""
 
 from __future__ import annotations
 
@@ -8,19 +10,49 @@ import sys
 import pytest
 
 
-def loaded_after(imports: str) -> set[str]:
-    """Top-level modules loaded by a fresh interpreter after ``imports``."""
-    code = (
-        f"{imports}\nimport sys\nprint(' '.join(sorted({{n.split('.')[0] for n in sys.modules}})))"
-    )
+def loaded_after(imports: str, *, whole: bool = False) -> set[str]:
+    """Top-level modules (``whole``: every module) loaded by a fresh interpreter after
+    ``imports``."""
+    name = "n" if whole else "n.split('.')[0]"
+    code = f"{imports}\nimport sys\nprint(' '.join(sorted({{{name} for n in sys.modules}})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(out.stdout.split())
+
+
+def test_the_contract_imports_nothing_of_relay() -> None:
+    """relay_api is pure pydantic: neither the core nor anything heavier."""
+    loaded = loaded_after("import relay_api.operations, relay_api.models, relay_api.errors")
+    assert {"relay_core", "relay_server", "relay_client", "aiohttp", "sqlalchemy"}.isdisjoint(
+        loaded
+    )
+    assert "cryptography" not in loaded
+
+
+# What the client side may use of relay_core: where a local server keeps its files, and (for
+# `relay serve`'s flags, read from the server's settings) the token maker and core settings.
+CLIENT_SIDE_MAY_USE = {"relay_core", "relay_core.paths", "relay_core.auth", "relay_core.config"}
+
+
+@pytest.mark.parametrize(
+    "imports",
+    ["import relay_client", "import relay_cli.main", "import relay_mcp.agent_tools"],
+)
+def test_the_client_side_stands_on_the_contract(imports: str) -> None:
+    """No service, storage, idempotency, hub or port is loaded by the client, the CLI or the
+    MCP tools: they take operations, models and errors from relay_api."""
+    core = {n for n in loaded_after(imports, whole=True) if n.split(".")[0] == "relay_core"}
+    assert core <= CLIENT_SIDE_MAY_USE, core - CLIENT_SIDE_MAY_USE
+
+
+def test_the_sdk_loads_no_sealing() -> None:
+    """The idempotency sealing (cryptography) is the server's; the SDK never pays for it."""
+    assert "cryptography" not in loaded_after("import relay_client")
 
 
 @pytest.mark.parametrize(
     "imports",
     [
-        "import relay_core.models, relay_core.errors",
+        "import relay_api.models, relay_api.errors",
         "import relay_cli.main",
         "import relay_client",
     ],

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import ActionsResponse
 from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
-from relay_core.models import ActionsResponse
 
 app = typer.Typer(help="Actions: the audit log of what agents did.", no_args_is_help=True)
 

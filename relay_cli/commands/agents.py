@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import AgentsResponse
 from relay_cli._common import (
     AllPages,
     Cursor,
@@ -17,7 +18,6 @@ from relay_cli._common import (
     render,
     whose,
 )
-from relay_core.models import AgentsResponse
 
 AgentArgument = Annotated[
     str | None, typer.Argument(help="Default: --agent, else the token's agent.")

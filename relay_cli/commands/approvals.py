@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import Approval, ApprovalsResponse
 from relay_cli._common import (
     AllPages,
     Cursor,
@@ -17,7 +18,6 @@ from relay_cli._common import (
     parse_json,
     render,
 )
-from relay_core.models import Approval, ApprovalsResponse
 
 app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
 

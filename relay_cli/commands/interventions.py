@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from relay_api.models import InterventionsResponse
 from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
-from relay_core.models import InterventionsResponse
 
 app = typer.Typer(help="Interventions: diagnostic → approval → remediation.", no_args_is_help=True)
 

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import NotificationsResponse
 from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
-from relay_core.models import NotificationsResponse
 
 app = typer.Typer(help="Notifications to the operator, and replies.", no_args_is_help=True)
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from relay_api.models import PoliciesResponse
 from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
-from relay_core.models import PoliciesResponse
 
 app = typer.Typer(
     help="Policies: the operator's rules that decide routine approvals as they come.",

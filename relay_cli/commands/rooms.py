@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import RoomsResponse
 from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
-from relay_core.models import RoomsResponse
 
 app = typer.Typer(help="Rooms: list, join, read.", no_args_is_help=True)
 

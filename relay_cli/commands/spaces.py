@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import SpacesResponse
 from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
-from relay_core.models import SpacesResponse
 
 app = typer.Typer(help="Spaces: groups of rooms (operator).", no_args_is_help=True)
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from relay_api.models import TaskEventsResponse, TasksResponse
 from relay_cli._common import (
     AllPages,
     Cursor,
@@ -17,7 +18,6 @@ from relay_cli._common import (
     parse_json,
     render,
 )
-from relay_core.models import TaskEventsResponse, TasksResponse
 
 app = typer.Typer(help="Tasks: create, claim, report progress, finish.", no_args_is_help=True)
 

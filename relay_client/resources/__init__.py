@@ -1,1 +1,2 @@
-"""One module per API resource, each with its sync and async twin side by side."""
+"""The SDK's resources: ``_generated`` (every operation's method, from the contract) and
+what is written by hand on top (``events``: the stream)."""

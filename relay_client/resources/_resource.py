@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from relay_api.models import Page
+from relay_api.operations import Operation
 from relay_client._base import compact
-from relay_core.models import Page
-from relay_core.operations import Operation
 
 if TYPE_CHECKING:
     from relay_client._client import AsyncRelayClient, RelayClient

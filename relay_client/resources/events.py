@@ -1,31 +1,15 @@
-"""``client.events``: the feed of what happened, read by cursor (long-poll) or streamed (SSE)."""
+"""``client.events``: the generated feed reads, and the stream written by hand on top of them."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
-from relay_client._base import compact, long_poll_timeout
-from relay_client.resources._resource import AsyncResource, SyncResource
-from relay_core import operations as ops
-from relay_core.models import Event, EventsResponse, StreamTicket
+from relay_api.models import Event
+from relay_client.resources import _generated
 
 
-class Events(SyncResource):
-    """Event feed (sync)."""
-
-    def list(
-        self, *, after: int | None = None, wait: float | None = None, limit: int | None = None
-    ) -> EventsResponse:
-        """Events after the cursor (none given: from now), oldest first, with the next cursor;
-        ``wait`` long-polls up to that many seconds (at most 60) for the first one."""
-        params = compact(after=after, wait=wait, limit=limit)
-        timeout = long_poll_timeout(wait, self._client.config.timeout)
-        return self._client.call(ops.EVENTS_LIST, params=params, timeout=timeout)
-
-    def ticket(self) -> StreamTicket:
-        """A ticket that opens this caller's event stream for a minute, for a browser page:
-        an EventSource on the stream's URL with ``?ticket=`` and it."""
-        return self._client.call(ops.EVENTS_TICKET)
+class Events(_generated.Events):
+    """``client.events`` (sync)."""
 
     def stream(self, *, after: int | None = None) -> Iterator[Event]:
         """Events as they commit, forever: a long-poll loop that resumes at its cursor."""
@@ -36,21 +20,8 @@ class Events(SyncResource):
             yield from page.events
 
 
-class AsyncEvents(AsyncResource):
-    """Event feed (async)."""
-
-    async def list(
-        self, *, after: int | None = None, wait: float | None = None, limit: int | None = None
-    ) -> EventsResponse:
-        """Events after the cursor (none given: from now), oldest first, with the next cursor;
-        ``wait`` long-polls up to that many seconds (at most 60) for the first one."""
-        params = compact(after=after, wait=wait, limit=limit)
-        timeout = long_poll_timeout(wait, self._client.config.timeout)
-        return await self._client.call(ops.EVENTS_LIST, params=params, timeout=timeout)
-
-    async def ticket(self) -> StreamTicket:
-        """A ticket that opens this caller's event stream for a minute (see the sync twin)."""
-        return await self._client.call(ops.EVENTS_TICKET)
+class AsyncEvents(_generated.AsyncEvents):
+    """``client.events`` (async)."""
 
     async def stream(self, *, after: int | None = None) -> AsyncIterator[Event]:
         """Events as they commit, forever: a long-poll loop that resumes at its cursor."""

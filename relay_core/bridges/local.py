@@ -6,7 +6,7 @@ platform message id is derived from the notification id, which the store already
 
 from __future__ import annotations
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_core.ports import BridgeCapabilities
 
 

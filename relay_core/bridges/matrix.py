@@ -16,9 +16,9 @@ from urllib.parse import quote
 
 import httpx
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import BridgeError
 from relay_core.bridges.wording import describe, outcome
-from relay_core.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 
 MAX_RETRY_AFTER = 10.0  # seconds of M_LIMIT_EXCEEDED worth waiting out

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import BridgeError
 from relay_core.bridges.wording import describe, outcome
-from relay_core.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 
 log = logging.getLogger("relay.telegram")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from relay_core import models as m
+from relay_api import models as m
 
 
 def describe(approval: m.Approval, limit: int, strong: str = "") -> str:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from relay_core.config import CoreConfig
 from relay_core.services.access import AccessService
 from relay_core.services.actions import ActionsService
 from relay_core.services.agents import AgentsService
 from relay_core.services.approvals import ApprovalsService
-from relay_core.services.base import Context, Service
+from relay_core.services.base import Context
 from relay_core.services.enroll import EnrollService
 from relay_core.services.events import EventsService
 from relay_core.services.interventions import InterventionsService
@@ -44,15 +41,3 @@ class Services:
         self.interventions = InterventionsService(ctx)
         self.events = EventsService(ctx)
         self.system = SystemService(ctx)
-
-        self._bound: dict[Callable[..., Any], Callable[..., Any]] = {
-            function: getattr(service, name)
-            for service in vars(self).values()
-            if isinstance(service, Service)
-            for name, function in vars(type(service)).items()
-            if callable(function) and not name.startswith("_")
-        }
-
-    def bound(self, function: Callable[..., Any]) -> Callable[..., Any]:
-        """A service method of the class (``TasksService.claim``) as bound to its instance."""
-        return self._bound[function]

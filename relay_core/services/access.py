@@ -15,8 +15,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, read_ticket
-from relay_core.errors import AuthenticationError, PermissionDenied
+from relay_api.errors import AuthenticationError, PermissionDenied
+from relay_api.models import AGENT_TOKEN_PREFIX
+from relay_core.auth import Caller, hash_secret, read_ticket
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.base import Context, Service
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.idempotency import Once
 from relay_core.ports import Cond, UnitOfWork, eq
 from relay_core.services.base import Service
 from relay_core.services.tasks import require_task
@@ -14,9 +14,7 @@ from relay_core.services.tasks import require_task
 class ActionsService(Service):
     """Record and read the audit log."""
 
-    async def record(
-        self, caller: Caller, body: m.ActionCreate, once: Once | None = None
-    ) -> m.Action:
+    async def record(self, caller: Caller, body: m.ActionCreate) -> m.Action:
         """Append an action by the caller (or the agent the operator names)."""
         agent_id = caller.acting_as(body.agent_id)
 
@@ -28,7 +26,7 @@ class ActionsService(Service):
             )
             return await uow.actions.insert(action)
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def audit(
         self,
@@ -68,7 +66,7 @@ class ActionsService(Service):
         self,
         caller: Caller,
         agent_id: str | None = None,
-        limit: int = paging.DEFAULT_LIMIT,
+        limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> m.ActionsResponse:
         """Actions, newest first, optionally of one agent; a page at a time. An agent sees its

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import NotFound
+from relay_api.models import AGENT_TOKEN_PREFIX
+from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
-from relay_core.auth import AGENT_TOKEN_PREFIX, Caller, hash_secret, new_token
+from relay_core.auth import Caller, hash_secret, new_token
 from relay_core.coalesce import Coalescer
 from relay_core.encoded import EncodedResponse
-from relay_core.errors import NotFound, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import EncodedArray, Increment, UnitOfWork, eq, in_
+from relay_core.ports import EncodedArray, Increment, StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import inbox_topic
@@ -62,9 +63,7 @@ class AgentsService(Service):
     def _present(self, agent: m.Agent) -> m.Agent:
         return with_presence(agent, self.now(), self.ctx.config.presence_ttl)
 
-    async def register(
-        self, caller: Caller, body: m.AgentRegister, once: Once | None = None
-    ) -> m.AgentRegistered:
+    async def register(self, caller: Caller, body: m.AgentRegister) -> m.AgentRegistered:
         """Register an agent (or update it); a token is issued when it has none or on rotation."""
         caller.require_operator()
         fields = body.model_dump(include=body.model_fields_set - {"agent_id", "rotate_token"})
@@ -90,7 +89,7 @@ class AgentsService(Service):
                 agent = changed
             return m.AgentRegistered(**self._present(agent).model_dump(), token=token)
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def heartbeat(
         self, caller: Caller, agent_id: str, body: m.AgentHeartbeat
@@ -135,7 +134,7 @@ class AgentsService(Service):
         return await self.read(work)
 
     async def list(
-        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+        self, caller: Caller, limit: int = DEFAULT_LIMIT, cursor: str | None = None
     ) -> m.AgentsResponse:
         """Registered agents by id, with their presence and their count of unacknowledged
         messages; a page at a time."""

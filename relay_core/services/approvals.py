@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import Conflict, NotFound, PermissionDenied
+from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import FEED, Cond, UnitOfWork, eq, in_, lt
+from relay_core.ports import FEED, Cond, StaleWrite, UnitOfWork, eq, in_, lt
 from relay_core.services import enroll, interventions
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
@@ -86,7 +86,7 @@ class ApprovalsService(Service):
         self,
         caller: Caller,
         status: m.ApprovalStatus | None = None,
-        limit: int = paging.DEFAULT_LIMIT,
+        limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> m.ApprovalsResponse:
         """Approvals, newest first, optionally of one status; a page at a time. An agent's
@@ -109,9 +109,7 @@ class ApprovalsService(Service):
 
         return await self.read(work)
 
-    async def request(
-        self, caller: Caller, body: m.ApprovalRequest, once: Once | None = None
-    ) -> m.Approval:
+    async def request(self, caller: Caller, body: m.ApprovalRequest) -> m.Approval:
         """An agent asks the operator to approve something; every platform shows it."""
         if caller.agent_id is None:
             raise PermissionDenied(
@@ -138,7 +136,7 @@ class ApprovalsService(Service):
                 ),
             )
 
-        approval = await self.write(work, once=once)
+        approval = await self.write(work, answers=True)
         if approval.status != "pending":
             return approval  # a policy decided it: nothing for the operator to see
         return await present(self, approval)

@@ -10,12 +10,12 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from relay_api.errors import Conflict
 from relay_core import idempotency
 from relay_core.config import CoreConfig
 from relay_core.encoded import answer_json
-from relay_core.errors import Conflict, StaleWrite
 from relay_core.policy_rules import Rulebook
-from relay_core.ports import Bridge, Encoded, Storage, UnitOfWork
+from relay_core.ports import Bridge, Encoded, StaleWrite, Storage, UnitOfWork
 
 T = TypeVar("T")
 
@@ -98,16 +98,18 @@ class Service:
         self,
         work: Callable[[UnitOfWork], Awaitable[T]],
         *,
-        once: idempotency.Once | None = None,
+        answers: bool = False,
         final: bool = True,
         durable: bool = True,
     ) -> T:
         """Run ``work`` in a write transaction and commit; retry it when a guarded write lost.
 
-        With ``once``, the first write checks for an earlier answer (``Replay``), and a
-        ``final`` write stores its result as the answer, in the same transaction. A write that
-        is not ``durable`` is answered before it reaches the disk (``UnitOfWork.commit``).
+        A write that ``answers`` a create served with a retry key (``idempotency.answering``)
+        checks, if it is the first, for an earlier answer (``Replay``), and if ``final`` stores
+        its result as the answer, in the same transaction. A write that is not ``durable`` is
+        answered before it reaches the disk (``UnitOfWork.commit``).
         """
+        once = idempotency.serving() if answers else None
         ttl = self.ctx.config.idempotency_ttl_seconds
         for _ in range(MAX_ATTEMPTS):
             try:

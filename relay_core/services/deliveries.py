@@ -10,8 +10,9 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from relay_core import models as m
-from relay_core.errors import BridgeError
+from relay_api import models as m
+from relay_api.errors import BridgeError
+from relay_core import records
 from relay_core.ports import Bridge, UnitOfWork, eq
 from relay_core.services.base import BridgeHealth, Context
 
@@ -61,11 +62,11 @@ async def keep(
     """Record what each platform did with the subject."""
     for delivery in deliveries:
         await uow.posts.insert(
-            m.Post(subject=subject, subject_id=subject_id, **delivery.model_dump())
+            records.Post(subject=subject, subject_id=subject_id, **delivery.model_dump())
         )
 
 
-async def posts_of(uow: UnitOfWork, subject: Subject, subject_id: int) -> list[m.Post]:
+async def posts_of(uow: UnitOfWork, subject: Subject, subject_id: int) -> list[records.Post]:
     """The subject's posts, oldest first."""
     return await uow.posts.find(
         eq("subject", subject), eq("subject_id", subject_id), order_by="post_id"
@@ -87,14 +88,14 @@ async def subject_of(
 
 async def update_everywhere(
     ctx: Context,
-    posts: Sequence[m.Post],
+    posts: Sequence[records.Post],
     what: str,
     change: Callable[[Bridge, str], Awaitable[None]],
 ) -> None:
     """``change`` the message of every delivered post on its platform; a platform that fails
     is logged and the others still change (``what`` names it in the log)."""
 
-    async def one(post: m.Post) -> None:
+    async def one(post: records.Post) -> None:
         bridge = ctx.bridge_named(post.bridge)
         if bridge is None or post.platform_message_id is None or post.status != "sent":
             return

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from relay_core import models as m
-from relay_core.auth import AGENT_TOKEN_PREFIX, CLAIM_PREFIX, hash_secret, new_token, same_secret
-from relay_core.errors import Conflict, NotFound, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import UnitOfWork, eq, lt
+from relay_api import models as m
+from relay_api.errors import Conflict, NotFound
+from relay_api.models import AGENT_TOKEN_PREFIX, CLAIM_PREFIX
+from relay_core.auth import hash_secret, new_token, same_secret
+from relay_core.ports import StaleWrite, UnitOfWork, eq, lt
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import announce_approval
@@ -106,7 +106,7 @@ class EnrollService(Service):
             return 0
         return await self.write(work)
 
-    async def request(self, body: m.EnrollRequest, once: Once | None = None) -> m.EnrollmentCreated:
+    async def request(self, body: m.EnrollRequest) -> m.EnrollmentCreated:
         """Ask to join; answers with the claim to poll with (shown once)."""
         claim = new_token(CLAIM_PREFIX)
 
@@ -148,7 +148,7 @@ class EnrollService(Service):
             )
 
         asked: list[m.Approval] = []
-        created = await self.write(work, once=once)
+        created = await self.write(work, answers=True)
         if asked and asked[-1].status == "pending":
             await present(self, asked[-1])
         return created

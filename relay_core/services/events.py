@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_core.auth import TICKET_SECONDS, Caller, issue_ticket
 from relay_core.ports import FEED, Cond, UnitOfWork, gt, in_
 from relay_core.services.base import Service

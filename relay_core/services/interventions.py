@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.ports import StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.events import emit, event_data
 from relay_core.services.operator import present
@@ -105,7 +104,6 @@ class InterventionsService(Service):
         caller: Caller,
         intervention_id: str,
         body: m.InterventionApprovalRequest,
-        once: Once | None = None,
     ) -> m.InterventionApprovalResult:
         """Ask the operator to approve a proposed remediation (one pending request at a time)."""
         agent_id = caller.acting_as(body.agent_id)
@@ -156,7 +154,7 @@ class InterventionsService(Service):
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
 
-        result = await self.write(work, once=once)
+        result = await self.write(work, answers=True)
         if result.approval.status != "pending":
             return result
         shown = await present(self, result.approval)
@@ -183,7 +181,6 @@ class InterventionsService(Service):
         caller: Caller,
         intervention_id: str,
         body: m.DiagnosticUpload,
-        once: Once | None = None,
     ) -> m.Diagnostic:
         """Keep a diagnostic; every upload is stored."""
         agent_id = caller.acting_as(body.agent_id)
@@ -203,7 +200,7 @@ class InterventionsService(Service):
             await emit(uow, "intervention.diagnostic", intervention_id, data, now)
             return diagnostic
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def show_diagnostic(self, caller: Caller, intervention_id: str) -> m.Diagnostic:
         """The latest diagnostic."""
@@ -252,7 +249,6 @@ class InterventionsService(Service):
         caller: Caller,
         intervention_id: str,
         body: m.InterventionActionCreate,
-        once: Once | None = None,
     ) -> m.InterventionAction:
         """Record the real trace of a remediation; it needs an approved approval."""
         agent_id = caller.acting_as(body.agent_id)
@@ -282,7 +278,7 @@ class InterventionsService(Service):
                 await emit(uow, "intervention.updated", intervention_id, data, now)
             return recorded
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def add_participant(
         self, caller: Caller, intervention_id: str, body: m.InterventionParticipant

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
+from relay_core import records
 from relay_core.auth import Caller
-from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import Encoded, UnitOfWork, eq, in_
+from relay_core.ports import Encoded, StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import inbox_topic
@@ -61,9 +61,7 @@ async def add_direct_message(uow: UnitOfWork, message: m.Message) -> None:
 class MessagesService(Service):
     """Direct messages and room posts."""
 
-    async def send(
-        self, caller: Caller, body: m.MessageCreate, once: Once | None = None
-    ) -> m.Message:
+    async def send(self, caller: Caller, body: m.MessageCreate) -> m.Message:
         """Send a direct message or post to a room, as the caller."""
         if body.from_agent is not None and not caller.is_operator:
             caller.require_self(body.from_agent)
@@ -93,13 +91,13 @@ class MessagesService(Service):
                 threads[:] = [t for t in found if t.bridge in self.ctx.config.mirror_bridges]
             return message
 
-        threads: list[m.RoomThread] = []
-        message = await self.write(work, once=once)
+        threads: list[records.RoomThread] = []
+        message = await self.write(work, answers=True)
         for thread in threads:
             await self._mirror(thread, message)
         return message
 
-    async def _mirror(self, thread: m.RoomThread, message: m.Message) -> None:
+    async def _mirror(self, thread: records.RoomThread, message: m.Message) -> None:
         """Copy a room post to the room's thread on a platform (best effort)."""
         bridge = self.ctx.bridge_named(thread.bridge)
         if bridge is None:

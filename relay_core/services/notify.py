@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from relay_core import models as m
-from relay_core import paging
+from relay_api import models as m
+from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
+from relay_api.params import DEFAULT_LIMIT
+from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.errors import BridgeError, Conflict, NotFound, PermissionDenied, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import Bridge, Cond, UnitOfWork, eq, in_
+from relay_core.ports import Bridge, Cond, StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.deliveries import (
     deliver,
@@ -48,9 +48,7 @@ async def _replies(uow: UnitOfWork, notification_id: int) -> int:
 class NotifyService(Service):
     """Notifications to the operator and their replies."""
 
-    async def send(
-        self, caller: Caller, body: m.NotifyText, once: Once | None = None
-    ) -> m.Notification:
+    async def send(self, caller: Caller, body: m.NotifyText) -> m.Notification:
         """Send ``text`` to the operator on every platform. When none delivered it, the
         notification is kept as failed and ``BridgeError`` is raised."""
         agent_id = caller.acting_as(body.agent_id)
@@ -64,8 +62,8 @@ class NotifyService(Service):
             )
             return await uow.notifications.insert(notification)
 
-        notification = await self.write(store, once=once, final=False)
-        return await self._send(notification, self.ctx.bridges, once)
+        notification = await self.write(store, answers=True, final=False)
+        return await self._send(notification, self.ctx.bridges)
 
     async def retry(self, caller: Caller, notification_id: int) -> m.Notification:
         """Send a failed notification again (its own agent or the operator), to the platforms
@@ -88,7 +86,7 @@ class NotifyService(Service):
         return await self._send(notification, missing)
 
     async def _send(
-        self, notification: m.Notification, bridges: Sequence[Bridge], once: Once | None = None
+        self, notification: m.Notification, bridges: Sequence[Bridge]
     ) -> m.Notification:
         """Deliver to ``bridges`` and keep what each did; sent when any delivered."""
         reference = str(notification.notification_id)
@@ -116,23 +114,17 @@ class NotifyService(Service):
             posts = await posts_of(uow, "notification", notification.notification_id)
             return settled.model_copy(update={"deliveries": [_delivery(p) for p in posts]})
 
-        settled = await self.write(work, once=once)
+        settled = await self.write(work, answers=True)
         if not sent:
             raise BridgeError(failure(deliveries))
         return settled
 
-    async def reply(
-        self, caller: Caller, body: m.NotifyReply, once: Once | None = None
-    ) -> m.Message:
+    async def reply(self, caller: Caller, body: m.NotifyReply) -> m.Message:
         """Deliver the operator's reply to the agent that sent the matching notification."""
         caller.require_operator()
-        return await self.receive_reply(
-            self.ctx.bridge.name, body.platform_message_id, body.text, once
-        )
+        return await self.receive_reply(self.ctx.bridge.name, body.platform_message_id, body.text)
 
-    async def receive_reply(
-        self, bridge: str, platform_message_id: str, text: str, once: Once | None = None
-    ) -> m.Message:
+    async def receive_reply(self, bridge: str, platform_message_id: str, text: str) -> m.Message:
         """Match a platform reply by the replied-to message id and put it in the agent's inbox;
         the first reply is then shown on every platform's message."""
 
@@ -147,7 +139,7 @@ class NotifyService(Service):
                 answered.append(notification)
             return await self._deliver(uow, notification, text)
 
-        message = await self.write(work, once=once)  # the answer kept for ``once`` is a Message
+        message = await self.write(work, answers=True)  # the answer kept for ``once`` is a Message
         for notification in answered:
             await self._show_answer(notification, text)
         return message
@@ -191,7 +183,7 @@ class NotifyService(Service):
                 )
             values = {"last_update_id": update_id, "updated_at": now}
             if offset is None:
-                await uow.bridge_offsets.insert(m.BridgeOffset(bridge=bridge, **values))
+                await uow.bridge_offsets.insert(records.BridgeOffset(bridge=bridge, **values))
             elif (
                 await uow.bridge_offsets.update(
                     bridge, values, expect={"last_update_id": offset.last_update_id}
@@ -221,7 +213,7 @@ class NotifyService(Service):
         async def work(uow: UnitOfWork) -> None:
             values = {"cursor": cursor, "updated_at": self.now()}
             if await uow.bridge_offsets.update(bridge, values) is None:
-                offset = m.BridgeOffset(bridge=bridge, last_update_id=0, **values)
+                offset = records.BridgeOffset(bridge=bridge, last_update_id=0, **values)
                 await uow.bridge_offsets.insert(offset)
 
         await self.write(work)
@@ -229,7 +221,7 @@ class NotifyService(Service):
     async def _show_answer(self, notification: m.Notification, answer: str) -> None:
         """Show the first reply on every platform's message of the notification."""
 
-        async def work(uow: UnitOfWork) -> list[m.Post]:
+        async def work(uow: UnitOfWork) -> list[records.Post]:
             return await posts_of(uow, "notification", notification.notification_id)
 
         await update_everywhere(
@@ -266,7 +258,7 @@ class NotifyService(Service):
         return message
 
     async def list(
-        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+        self, caller: Caller, limit: int = DEFAULT_LIMIT, cursor: str | None = None
     ) -> m.NotificationsResponse:
         """Notifications, newest first, with how many replies each got: all of them for the
         operator, its own for an agent; a page at a time."""
@@ -305,5 +297,5 @@ class NotifyService(Service):
         return await self.read(work)
 
 
-def _delivery(post: m.Post) -> m.Delivery:
+def _delivery(post: records.Post) -> m.Delivery:
     return m.Delivery.model_validate(post.model_dump(include=set(m.Delivery.model_fields)))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_core import records
 from relay_core.ports import UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.deliveries import deliver, keep, posts_of, update_everywhere
@@ -43,7 +44,7 @@ async def show_decision(service: Service, approval: m.Approval) -> None:
     """Update the approval's message on every platform to show the outcome, whoever decided
     and wherever."""
 
-    async def work(uow: UnitOfWork) -> list[m.Post]:
+    async def work(uow: UnitOfWork) -> list[records.Post]:
         return await posts_of(uow, "approval", approval.approval_id)
 
     posts = await service.read(work)
@@ -57,8 +58,8 @@ async def show_decision(service: Service, approval: m.Approval) -> None:
     )
 
 
-def _legacy_post(service: Service, approval: m.Approval) -> m.Post:
-    return m.Post(
+def _legacy_post(service: Service, approval: m.Approval) -> records.Post:
+    return records.Post(
         subject="approval",
         subject_id=approval.approval_id,
         bridge=service.ctx.bridge.name,

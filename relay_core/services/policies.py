@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from relay_core import models as m
-from relay_core import paging
+from relay_api import models as m
+from relay_api.errors import NotFound
+from relay_api.params import DEFAULT_LIMIT
+from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.errors import NotFound, StaleWrite
-from relay_core.idempotency import Once
 from relay_core.policy_rules import POLICIES, Facts, Rule, Rulebook
-from relay_core.ports import UnitOfWork, eq, gt, lt
+from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
 
@@ -89,7 +89,7 @@ async def open_approval(service: Service, uow: UnitOfWork, approval: m.Approval)
     policy = rule.policy
     if policy.limit is not None:
         await uow.policy_uses.insert(
-            m.PolicyUse(
+            records.PolicyUse(
                 policy_id=policy.policy_id,
                 agent_id=stored.requested_by,
                 approval_id=stored.approval_id,
@@ -142,9 +142,7 @@ class PoliciesService(Service):
     """The operator's policies: create, replace, read (any version), enable, disable,
     simulate."""
 
-    async def create(
-        self, caller: Caller, body: m.PolicyCreate, once: Once | None = None
-    ) -> m.Policy:
+    async def create(self, caller: Caller, body: m.PolicyCreate) -> m.Policy:
         """A new policy, version 1; it decides approvals created from now on."""
         caller.require_operator()
 
@@ -156,7 +154,7 @@ class PoliciesService(Service):
             await self._keep_version(uow, policy)
             return policy
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def replace(self, caller: Caller, policy_id: int, body: m.PolicyCreate) -> m.Policy:
         """Replace a policy whole: its next version (earlier ones stay readable)."""
@@ -218,7 +216,7 @@ class PoliciesService(Service):
         return await self.read(work)
 
     async def list(
-        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+        self, caller: Caller, limit: int = DEFAULT_LIMIT, cursor: str | None = None
     ) -> m.PoliciesResponse:
         """Policies, oldest first; a page at a time."""
         caller.require_operator()
@@ -267,7 +265,7 @@ class PoliciesService(Service):
 
     async def _keep_version(self, uow: UnitOfWork, policy: m.Policy) -> None:
         await uow.policy_versions.insert(
-            m.PolicyVersion(
+            records.PolicyVersion(
                 policy_id=policy.policy_id,
                 version=policy.version,
                 policy=policy.model_dump(mode="json"),

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.encoded import EncodedResponse
-from relay_core.idempotency import Once
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
@@ -17,7 +17,7 @@ class RoomsService(Service):
     """Rooms and their members."""
 
     async def list(
-        self, caller: Caller, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None
+        self, caller: Caller, limit: int = DEFAULT_LIMIT, cursor: str | None = None
     ) -> m.RoomsResponse:
         """Rooms by id; a page at a time."""
 
@@ -29,9 +29,7 @@ class RoomsService(Service):
 
         return await self.read(work)
 
-    async def join(
-        self, caller: Caller, room_id: str, body: m.MessageAck, once: Once | None = None
-    ) -> m.RoomMember:
+    async def join(self, caller: Caller, room_id: str, body: m.MessageAck) -> m.RoomMember:
         """Join a room, creating it (outside any space) when it does not exist yet."""
         agent_id = caller.the_agent(body.agent_id)
 
@@ -47,7 +45,7 @@ class RoomsService(Service):
             member = m.RoomMember(room_id=room_id, agent_id=agent_id, joined_at=now)
             return await uow.room_members.insert(member)
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def messages(
         self, caller: Caller, room_id: str, limit: int = 100

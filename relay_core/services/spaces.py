@@ -6,12 +6,12 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from relay_core import models as m
-from relay_core import paging
+from relay_api import models as m
+from relay_api.errors import BridgeError, Conflict, NotFound
+from relay_api.params import DEFAULT_LIMIT
+from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.errors import BridgeError, Conflict, NotFound, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import Bridge, UnitOfWork, eq, in_
+from relay_core.ports import Bridge, StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 
 
@@ -51,7 +51,7 @@ class SpacesService(Service):
         self,
         caller: Caller,
         include_archived: bool = False,
-        limit: int = paging.DEFAULT_LIMIT,
+        limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> m.SpacesResponse:
         """Active spaces by id, and archived ones on request; a page at a time."""
@@ -65,9 +65,7 @@ class SpacesService(Service):
 
         return await self.read(work)
 
-    async def create(
-        self, caller: Caller, body: m.SpaceCreate, once: Once | None = None
-    ) -> m.Space:
+    async def create(self, caller: Caller, body: m.SpaceCreate) -> m.Space:
         """Create a space; its id is derived from the name when not given."""
         caller.require_operator()
 
@@ -81,14 +79,13 @@ class SpacesService(Service):
             )
             return await uow.spaces.insert(space)
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def add_room(
         self,
         caller: Caller,
         space_id: str,
         body: m.RoomInSpaceCreate,
-        once: Once | None = None,
     ) -> m.Room:
         """Create a room inside a space that is not archived."""
         caller.require_operator()
@@ -108,7 +105,7 @@ class SpacesService(Service):
             )
             return await uow.rooms.insert(room)
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def archive(self, caller: Caller, space_id: str) -> m.Space:
         """Archive a space (one-way); its rooms become read-only. Archiving twice is a no-op."""
@@ -167,7 +164,7 @@ class SpacesService(Service):
 
     async def _record_thread(self, room_id: str, bridge: str, thread_id: str) -> None:
         async def work(uow: UnitOfWork) -> None:
-            thread = m.RoomThread(
+            thread = records.RoomThread(
                 room_id=room_id, bridge=bridge, platform_thread_id=thread_id, created_at=self.now()
             )
             await uow.room_threads.insert(thread)

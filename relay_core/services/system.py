@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from relay_core import __version__
-from relay_core import models as m
+from relay_api import __version__
+from relay_api import models as m
 from relay_core.auth import Caller
 from relay_core.ports import UnitOfWork, eq, gt, in_, ne
 from relay_core.services.agents import UNACKED

@@ -13,13 +13,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import Conflict, NotFound, PermissionDenied
+from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.encoded import EncodedResponse
-from relay_core.errors import Conflict, NotFound, PermissionDenied, StaleWrite
-from relay_core.idempotency import Once
-from relay_core.ports import Cond, Encoded, Increment, UnitOfWork, eq, gt, in_, lt
+from relay_core.ports import Cond, Encoded, Increment, StaleWrite, UnitOfWork, eq, gt, in_, lt
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, event_data, event_data_of
@@ -168,7 +168,7 @@ class TasksService(Service):
             raise StaleWrite("task changed")
         return updated
 
-    async def create(self, caller: Caller, body: m.TaskCreate, once: Once | None = None) -> m.Task:
+    async def create(self, caller: Caller, body: m.TaskCreate) -> m.Task:
         """Create an open task."""
 
         async def work(uow: UnitOfWork) -> m.Task:
@@ -184,7 +184,7 @@ class TasksService(Service):
             await emit(uow, "task.created", task.task_id, event_data(task), now)
             return task
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def list(
         self,
@@ -192,7 +192,7 @@ class TasksService(Service):
         status: m.TaskStatus | None = None,
         assignee: str | None = None,
         claimed_by: str | None = None,
-        limit: int = paging.DEFAULT_LIMIT,
+        limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> EncodedResponse[m.TasksResponse]:
         """Tasks matching every given filter, by id; a page at a time."""
@@ -230,7 +230,7 @@ class TasksService(Service):
         self,
         caller: Caller,
         task_id: int,
-        limit: int = paging.DEFAULT_LIMIT,
+        limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> m.TaskEventsResponse:
         """A task's trail, oldest first; a page at a time."""
@@ -299,7 +299,6 @@ class TasksService(Service):
         caller: Caller,
         task_id: int,
         body: m.TaskEventCreate,
-        once: Once | None = None,
     ) -> m.TaskEvent:
         """Record progress by the claimer; it moves the task to in_progress and renews the lease."""
         agent_id = caller.the_agent(body.agent_id)
@@ -320,7 +319,7 @@ class TasksService(Service):
             event = m.TaskEvent(task_id=task_id, **fields, created_at=now)
             return await uow.task_events.insert(event)
 
-        return await self.write(work, once=once)
+        return await self.write(work, answers=True)
 
     async def complete(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
         """Complete a task held by the agent; completing twice answers the same."""

@@ -15,8 +15,7 @@ from typing import Any, Generic
 
 from pydantic import BaseModel
 
-from relay_core import models as m
-from relay_core.errors import StaleWrite
+from relay_api import models as m
 from relay_core.hub import Hub
 from relay_core.ports import (
     FEED,
@@ -25,6 +24,7 @@ from relay_core.ports import (
     Expect,
     Increment,
     R,
+    StaleWrite,
     TableSpec,
     UnitOfWork,
     expected,

@@ -26,9 +26,9 @@ from sqlalchemy import Connection, Table, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import StorageUnavailable
 from relay_core.config import POSTGRES_POOL_SIZE
-from relay_core.errors import StaleWrite, StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import (
     FEED,
@@ -38,6 +38,7 @@ from relay_core.ports import (
     Expect,
     Increment,
     R,
+    StaleWrite,
     TableSpec,
     UnitOfWork,
     expected,

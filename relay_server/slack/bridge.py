@@ -14,9 +14,9 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import BridgeError
 from relay_core.bridges.wording import describe, outcome
-from relay_core.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 
 DEFAULT_API_URL = "https://slack.com/api/"

@@ -19,8 +19,8 @@ from urllib.parse import parse_qs
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from relay_core.errors import AuthenticationError, NotFound
-from relay_core.idempotency import Once, Replay
+from relay_api.errors import AuthenticationError, NotFound
+from relay_core.idempotency import Once, Replay, answering
 from relay_core.services import Services
 from relay_server.decisions import DECISION, decide, fingerprint
 from relay_server.keys import REFUSALS, SERVICES, SETTINGS
@@ -102,7 +102,8 @@ async def _on_event(
             return
     once = Once("slack-events", str(payload["event_id"]), fingerprint(replied_to, text))
     try:
-        await services.notify.receive_reply(bridge.name, replied_to, text, once)
+        with answering(once):
+            await services.notify.receive_reply(bridge.name, replied_to, text)
     except Replay:
         pass  # Slack sent this event again: its reply was delivered the first time
     except NotFound:

@@ -22,9 +22,9 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
+from relay_api.operations import OPERATIONS
 from relay_cli.main import app
 from relay_client import RelayClient
-from relay_core.operations import OPERATIONS
 from tests.live import LiveServer, live_server
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from relay_api.models import Task
 from relay_client import (
     Agent,
     AsyncAgent,
@@ -22,7 +23,6 @@ from relay_client import (
     async_enroll_and_wait,
     enroll_and_wait,
 )
-from relay_core.models import Task
 from tests.live import LiveServer
 
 

@@ -10,6 +10,7 @@ import httpx
 import pytest
 import respx
 
+from relay_api import errors as domain
 from relay_client import (
     AsyncRelayClient,
     AuthenticationError,
@@ -28,7 +29,6 @@ from relay_client import (
     errors,
 )
 from relay_client._base import ClientConfig, backoff
-from relay_core import errors as domain
 from relay_server import http_errors
 
 URL = "http://relay.test"

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from relay_api.operations import OPERATIONS
 from relay_client import (
     AsyncRelayClient,
     ConflictError,
@@ -23,7 +24,6 @@ from relay_client import (
     RelayClient,
     UnprocessableEntityError,
 )
-from relay_core.operations import OPERATIONS
 from tests.live import LiveServer
 
 

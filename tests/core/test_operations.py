@@ -1,15 +1,22 @@
-"""The operation table agrees with the service methods it names: each row's path, query and body
-fields are parameters of its method, a creating row's method takes ``once``, and the caller comes
-first exactly where a token is needed."""
+"""The operation table agrees with the service methods the server binds to it: every row is
+bound once, its path, query and body fields are parameters of its method (and nothing of the
+transport is), and the caller comes first exactly where a token is needed."""
 
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 import pytest
 
-from relay_core.operations import OPERATIONS, Operation
+from relay_api.operations import OPERATIONS, Operation
+from relay_core.bridges.local import LocalBridge
+from relay_core.config import CoreConfig
+from relay_core.services import Context, Services
+from relay_core.storage.memory import MemoryStorage
+from relay_server import bindings
+from relay_server.bindings import bind
 
 
 def fields(op: Operation[Any]) -> set[str]:
@@ -20,13 +27,23 @@ def fields(op: Operation[Any]) -> set[str]:
     return names
 
 
+BOUND = bind(Services(Context(MemoryStorage(), (LocalBridge(),), CoreConfig())))
+
+
+def test_every_operation_is_bound_once() -> None:
+    assert set(BOUND) == {op.id for op in OPERATIONS}
+    # One line per operation in the table's source: none bound twice, the later hiding the first.
+    source = inspect.getsource(bindings)
+    assert len(re.findall(r"^\s+ops\.[A-Z_]+\.id: services\.", source, re.M)) == len(OPERATIONS)
+
+
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.id)
 def test_each_row_fits_its_service_method(op: Operation[Any]) -> None:
-    signature = list(inspect.signature(op.serve).parameters.values())[1:]  # after self
+    signature = list(inspect.signature(BOUND[op.id]).parameters.values())
     takes_caller = bool(signature) and signature[0].name == "caller"
     assert takes_caller == (op.access == "token"), op.id
     named = {p.name: p for p in (signature[1:] if takes_caller else signature)}
-    assert ("once" in named) == op.creates, op.id
+    assert "once" not in named, op.id  # a retry key travels with the call, not as a parameter
     assert fields(op) <= set(named), op.id
     for extra in set(named) - fields(op):  # the server never passes it: it must be optional
         assert named[extra].default is not inspect.Parameter.empty, (op.id, extra)

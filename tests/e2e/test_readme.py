@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from relay_api.models import Agent
 from relay_client import RelayClient
-from relay_core.models import Agent
 from tests.live import LiveServer, live_server
 
 README = (Path(__file__).parents[2] / "README.md").read_text()

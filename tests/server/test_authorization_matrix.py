@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from relay_core.operations import OPERATIONS, Operation
+from relay_api.operations import OPERATIONS, Operation
 from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 
 # SPEC.md: "Operator only: register, spaces create/archive/sync, rooms in spaces, approve/reject"

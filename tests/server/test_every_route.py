@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from relay_core.operations import OPERATIONS, Operation
+from relay_api.operations import OPERATIONS, Operation
 from tests.server.conftest import Api
 
 SAMPLE = {

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 from openapi_spec_validator import validate
 from pydantic import SecretStr
 
-from relay_core.operations import OPERATIONS
+from relay_api.operations import OPERATIONS
 from relay_core.ports import UnitOfWork
 from relay_core.storage.memory import MemoryStorage
 from relay_server import Settings, create_app

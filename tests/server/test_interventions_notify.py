@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from relay_core import models as m
-from relay_core.errors import BridgeError
+from relay_api import models as m
+from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 from tests.server.conftest import Api
 

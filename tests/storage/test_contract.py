@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import TypeAdapter
 
-from relay_core import models as m
-from relay_core.errors import StaleWrite
-from relay_core.ports import Increment, Storage, eq, gt, in_, lt, ne
+from relay_api import models as m
+from relay_core.ports import Increment, StaleWrite, Storage, eq, gt, in_, lt, ne
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 

@@ -11,9 +11,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from relay_core import models as m
-from relay_core.errors import StaleWrite
-from relay_core.ports import Storage
+from relay_api import models as m
+from relay_core.ports import StaleWrite, Storage
 from relay_core.storage.migrate import alembic_config
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.schema import metadata

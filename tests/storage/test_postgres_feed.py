@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_core.ports import FEED, gt
 from relay_core.storage.postgres import PostgresStorage
 from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage, other_application

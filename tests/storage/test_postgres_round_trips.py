@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_core.ports import UnitOfWork, eq
 from relay_core.storage.postgres import PostgresStorage
 from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateTable
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_core.ports import TABLES, TableSpec, eq, in_
 from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import SqliteStorage, stored_json

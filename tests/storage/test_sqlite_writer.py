@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from relay_core import models as m
+from relay_api import models as m
 from relay_core.storage.sqlite import SqliteStorage
 
 NOW = datetime.now(UTC)

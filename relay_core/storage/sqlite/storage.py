@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, TypeVar
 from sqlalchemy import Connection, create_engine
 from sqlalchemy.engine import make_url
 
-from relay_core.errors import StorageUnavailable
+from relay_api.errors import StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.paths import private_dir, private_file
 from relay_core.ports import TABLES

@@ -6,8 +6,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic
 
-from relay_core.errors import StaleWrite
-from relay_core.ports import Cond, Encoded, EncodedArray, Expect, R, expected
+from relay_core.ports import Cond, Encoded, EncodedArray, Expect, R, StaleWrite, expected
 from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql, quote, shape
 
 

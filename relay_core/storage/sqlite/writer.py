@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError
 
-from relay_core import models as m
+from relay_api import models as m
+from relay_api.errors import StorageUnavailable
 from relay_core import waiters
-from relay_core.errors import StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.ports import FEED, UnitOfWork, stamped
 from relay_core.storage.sqlite.tables import SqliteTable

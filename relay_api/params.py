@@ -6,8 +6,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from relay_core import paging
-from relay_core.models import ApprovalStatus, IntegerId, ResourceId, TaskStatus
+from relay_api.models import ApprovalStatus, IntegerId, ResourceId, TaskStatus
+
+# Every list answers pages: this many items unless asked, never more than MAX_LIMIT.
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+MAX_CURSOR_LENGTH = 512
 
 
 class Params(BaseModel):
@@ -63,10 +67,10 @@ class InterventionPath(Params):
 class PageQuery(Params):
     """A page of a list: how many items, and where the previous page ended."""
 
-    limit: int = Field(default=paging.DEFAULT_LIMIT, ge=1, le=paging.MAX_LIMIT)
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
     cursor: str | None = Field(
         default=None,
-        max_length=paging.MAX_CURSOR_LENGTH,
+        max_length=MAX_CURSOR_LENGTH,
         description="The `next_cursor` of the previous page; omitted: the first page",
     )
 
@@ -118,7 +122,7 @@ class ApprovalsQuery(PageQuery):
 
 
 class InterventionsQuery(PageQuery):
-    limit: int = Field(default=50, ge=1, le=paging.MAX_LIMIT)
+    limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
 
 
 class ActionsQuery(PageQuery):

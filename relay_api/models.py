@@ -24,6 +24,10 @@ from pydantic import (
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 OPERATOR = "operator"
+# Every secret says what it is by its first characters (the server decides what it is worth).
+OPERATOR_TOKEN_PREFIX = "rly_op_"
+AGENT_TOKEN_PREFIX = "rly_agent_"
+CLAIM_PREFIX = "rly_claim_"
 
 ResourceId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 # Integer ids are 64-bit in every database; a larger number cannot name anything.
@@ -396,16 +400,6 @@ class Room(Resource):
     platform_thread_id: str | None = None
 
 
-class RoomThread(Resource):
-    """A room's place on one operator platform: a forum topic, a Matrix room (internal)."""
-
-    thread_key: int = 0
-    room_id: str
-    bridge: str
-    platform_thread_id: str
-    created_at: datetime
-
-
 class RoomMember(Resource):
     """An agent's membership of a room."""
 
@@ -548,14 +542,6 @@ class Delivery(Resource):
     status: DeliveryStatus
     error: str | None = None
     created_at: datetime
-
-
-class Post(Delivery):
-    """A delivery as kept (internal): which notification or approval it carried."""
-
-    post_id: int = 0
-    subject: Literal["notification", "approval"]
-    subject_id: int
 
 
 class Notification(Resource):
@@ -741,26 +727,6 @@ class EventsResponse(Resource):
 
     events: list[Event]
     cursor: int
-
-
-class BridgeOffset(Resource):
-    """How far the updates of an operator platform have been applied (internal)."""
-
-    bridge: str
-    last_update_id: int
-    updated_at: datetime
-    cursor: str | None = None  # where a platform resumes by a string token (Matrix)
-
-
-class IdempotencyRecord(Resource):
-    """The first answer to a create made with a retry key (internal)."""
-
-    record_id: int = 0
-    scope: str
-    key_hash: str
-    fingerprint: str
-    sealed_body: str
-    created_at: datetime
 
 
 class Health(Resource):
@@ -953,26 +919,6 @@ class Policy(Resource):
     version: int = 1
     created_at: datetime
     updated_at: datetime
-
-
-class PolicyVersion(Resource):
-    """A version of a policy, kept when it was replaced (stored, not answered)."""
-
-    version_key: int = 0
-    policy_id: int
-    version: int
-    policy: JsonObject
-    created_at: datetime
-
-
-class PolicyUse(Resource):
-    """A decision a policy made, counted by its ``limit`` (stored, not answered)."""
-
-    use_id: int = 0
-    policy_id: int
-    agent_id: str
-    approval_id: int
-    decided_at: datetime
 
 
 class PoliciesResponse(Page):

@@ -82,10 +82,3 @@ class InvalidInput(RelayError):
     def __init__(self, field: str, detail: str) -> None:
         super().__init__(detail)
         self.field = field
-
-
-class StaleWrite(Exception):
-    """A guarded write lost a race; the unit of work should be retried from the start.
-
-    Storage adapters raise it; services retry and never let it escape as such.
-    """

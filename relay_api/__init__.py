@@ -1,0 +1,5 @@
+"""Relay's API as a contract: its operations, the models on the wire, the errors by code and the
+paging limits. Pure pydantic: the client side stands on it alone, and the server binds each
+operation to the core's service that serves it (``relay_server.bindings``)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,637 @@
+"""Every operation of the API, described once.
+
+One row per operation: how it is reached (method, path), what it takes (path, query, body
+models) and answers (status, response model), who may call it, how it is rate-limited, and the
+errors it raises beyond those its shape implies. The server binds each row to the service
+method that serves it (``relay_server.bindings``) and builds its router and its OpenAPI
+document from the table; the client takes its paths, retry-safety and error classes from it,
+and the CLI checks its coverage against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from relay_api import errors
+from relay_api import models as m
+from relay_api import params as p
+
+R = TypeVar("R", bound=BaseModel)
+
+Method = Literal["GET", "POST"]
+Access = Literal["public", "token"]
+# Whom a rate limit counts: the authenticated caller, or the client's address (public routes).
+RateLimit = Literal["caller", "address", "none"]
+
+ErrorClass = type[errors.RelayError]
+
+
+@dataclass(frozen=True)
+class Operation(Generic[R]):
+    """One operation: how it is reached, what it takes and answers."""
+
+    id: str
+    method: Method
+    path: str
+    response: type[R]
+    status: int = 200
+    body: type[BaseModel] | None = None
+    path_params: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    access: Access = "token"
+    rate_limit: RateLimit = "caller"
+    stream: bool = False  # Server-Sent Events of ``response`` instead of one JSON body
+    # Domain errors it raises beyond those its shape implies (see ``raises``).
+    errors: tuple[ErrorClass, ...] = ()
+    # What it does, for people: the first sentence is OpenAPI's summary, the SDK's first line.
+    doc: str = ""
+
+    @property
+    def creates(self) -> bool:
+        """A creating operation: retry-safe with a key (``once``), whatever the transport."""
+        return self.method == "POST" and self.status == 201
+
+    @property
+    def raises(self) -> tuple[ErrorClass, ...]:
+        """Every domain error the operation can raise."""
+        found: dict[ErrorClass, None] = dict.fromkeys(self.errors)
+        found[errors.StorageUnavailable] = None
+        if self.access == "token":
+            found |= {errors.AuthenticationError: None, errors.PermissionDenied: None}
+        if self.path_params is not None:
+            found[errors.NotFound] = None
+        if self.method == "POST" and self.access == "token":
+            found[errors.Conflict] = None
+        return tuple(found)
+
+    @property
+    def tag(self) -> str:
+        """The resource the operation belongs to."""
+        return self.id.split(".")[0]
+
+
+Op = Operation
+HEALTH = Op(
+    "health",
+    "GET",
+    "/health",
+    m.Health,
+    access="public",
+    rate_limit="none",
+    doc="Alive, and which version.",
+)
+STATUS = Op(
+    "status",
+    "GET",
+    "/v1/status",
+    m.Status,
+    doc="Version, uptime, backends and the counts that say what is going on.",
+)
+
+AGENTS_REGISTER = Op(
+    "agents.register",
+    "POST",
+    "/v1/agents/register",
+    m.AgentRegistered,
+    201,
+    m.AgentRegister,
+    doc="Register an agent (or update it); a token is issued when it has none or on rotation.",
+)
+AGENTS_ME = Op(
+    "agents.me",
+    "GET",
+    "/v1/agents/me",
+    m.Agent,
+    errors=(errors.NotFound,),
+    doc=(
+        "The agent the token belongs to, with its presence and its count of unacknowledged "
+        "messages."
+    ),
+)
+AGENTS_HEARTBEAT = Op(
+    "agents.heartbeat",
+    "POST",
+    "/v1/agents/{agent_id}/heartbeat",
+    m.AgentHeartbeatResult,
+    body=m.AgentHeartbeat,
+    path_params=p.AgentPath,
+    doc="Record a sign of life; answer with the count of unacknowledged messages.",
+)
+AGENTS_LIST = Op(
+    "agents.list",
+    "GET",
+    "/v1/agents",
+    m.AgentsResponse,
+    query=p.PageQuery,
+    doc=(
+        "Registered agents by id, with their presence and their count of unacknowledged "
+        "messages; a page at a time."
+    ),
+)
+AGENTS_INBOX = Op(
+    "agents.inbox",
+    "GET",
+    "/v1/agents/{agent_id}/inbox",
+    m.InboxResponse,
+    path_params=p.AgentPath,
+    query=p.InboxQuery,
+    doc=(
+        "The agent's unacknowledged direct messages, oldest first; pending ones become "
+        "delivered. With ``wait``, an empty inbox is answered when a message arrives, or "
+        "empty after that many seconds."
+    ),
+)
+
+MESSAGES_SEND = Op(
+    "messages.send",
+    "POST",
+    "/v1/messages",
+    m.Message,
+    201,
+    m.MessageCreate,
+    errors=(errors.NotFound,),
+    doc="Send a direct message or post to a room, as the caller.",
+)
+MESSAGES_ACK = Op(
+    "messages.ack",
+    "POST",
+    "/v1/messages/{message_id}/ack",
+    m.Message,
+    body=m.MessageAck,
+    path_params=p.MessagePath,
+    doc="Acknowledge a direct message; acknowledging twice answers the same.",
+)
+
+NOTIFY_SEND = Op(
+    "notify.send",
+    "POST",
+    "/v1/notify",
+    m.Notification,
+    201,
+    m.NotifyText,
+    errors=(errors.BridgeError,),
+    doc=(
+        "Send ``text`` to the operator on every platform. When none delivered it, the "
+        "notification is kept as failed and ``BridgeError`` is raised."
+    ),
+)
+NOTIFY_REPLY = Op(
+    "notify.reply",
+    "POST",
+    "/v1/notify/replies",
+    m.Message,
+    201,
+    m.NotifyReply,
+    errors=(errors.NotFound,),
+    doc="Deliver the operator's reply to the agent that sent the matching notification.",
+)
+NOTIFY_LIST = Op(
+    "notify.list",
+    "GET",
+    "/v1/notifications",
+    m.NotificationsResponse,
+    query=p.PageQuery,
+    doc=(
+        "Notifications, newest first, with how many replies each got: all of them for the "
+        "operator, its own for an agent; a page at a time."
+    ),
+)
+NOTIFY_RETRY = Op(
+    "notify.retry",
+    "POST",
+    "/v1/notifications/{notification_id}/retry",
+    m.Notification,
+    path_params=p.NotificationPath,
+    errors=(errors.BridgeError,),
+    doc=(
+        "Send a failed notification again (its own agent or the operator), to the platforms "
+        "that did not deliver it; a sent one answers as it is."
+    ),
+)
+
+ROOMS_LIST = Op(
+    "rooms.list",
+    "GET",
+    "/v1/rooms",
+    m.RoomsResponse,
+    query=p.PageQuery,
+    doc="Rooms by id; a page at a time.",
+)
+ROOMS_JOIN = Op(
+    "rooms.join",
+    "POST",
+    "/v1/rooms/{room_id}/join",
+    m.RoomMember,
+    201,
+    m.MessageAck,
+    p.RoomPath,
+    doc="Join a room, creating it (outside any space) when it does not exist yet.",
+)
+ROOMS_MESSAGES = Op(
+    "rooms.messages",
+    "GET",
+    "/v1/rooms/{room_id}/messages",
+    m.RoomMessagesResponse,
+    path_params=p.RoomPath,
+    query=p.RoomMessagesQuery,
+    doc="The newest ``limit`` messages of a room, oldest of them first.",
+)
+
+SPACES_LIST = Op(
+    "spaces.list",
+    "GET",
+    "/v1/spaces",
+    m.SpacesResponse,
+    query=p.SpacesQuery,
+    doc="Active spaces by id, and archived ones on request; a page at a time.",
+)
+SPACES_CREATE = Op(
+    "spaces.create",
+    "POST",
+    "/v1/spaces",
+    m.Space,
+    201,
+    m.SpaceCreate,
+    doc="Create a space; its id is derived from the name when not given.",
+)
+SPACES_ADD_ROOM = Op(
+    "spaces.add_room",
+    "POST",
+    "/v1/spaces/{space_id}/rooms",
+    m.Room,
+    201,
+    m.RoomInSpaceCreate,
+    p.SpacePath,
+    doc="Create a room inside a space that is not archived.",
+)
+SPACES_SYNC = Op(
+    "spaces.sync",
+    "POST",
+    "/v1/spaces/sync",
+    m.SpaceSyncReport,
+    doc=(
+        "Give every room of an active space its place on every operator platform that has "
+        "threads (a forum topic; a Matrix room in a Matrix space): made once, found after."
+    ),
+)
+SPACES_ARCHIVE = Op(
+    "spaces.archive",
+    "POST",
+    "/v1/spaces/{space_id}/archive",
+    m.Space,
+    path_params=p.SpacePath,
+    doc="Archive a space (one-way); its rooms become read-only. Archiving twice is a no-op.",
+)
+
+TASKS_CREATE = Op(
+    "tasks.create",
+    "POST",
+    "/v1/tasks",
+    m.Task,
+    201,
+    m.TaskCreate,
+    errors=(errors.NotFound,),
+    doc="Create an open task.",
+)
+TASKS_LIST = Op(
+    "tasks.list",
+    "GET",
+    "/v1/tasks",
+    m.TasksResponse,
+    query=p.TasksQuery,
+    doc="Tasks matching every given filter, by id; a page at a time.",
+)
+TASKS_GET = Op(
+    "tasks.get",
+    "GET",
+    "/v1/tasks/{task_id}",
+    m.Task,
+    path_params=p.TaskPath,
+    doc="One task.",
+)
+TASKS_EVENTS = Op(
+    "tasks.events",
+    "GET",
+    "/v1/tasks/{task_id}/events",
+    m.TaskEventsResponse,
+    path_params=p.TaskPath,
+    query=p.PageQuery,
+    doc="A task's trail, oldest first; a page at a time.",
+)
+TASKS_CLAIM = Op(
+    "tasks.claim",
+    "POST",
+    "/v1/tasks/{task_id}/claim",
+    m.Task,
+    body=m.TaskClaim,
+    path_params=p.TaskPath,
+    doc="Claim an open task; exactly one claimer wins, a repeat by the winner answers the same.",
+)
+TASKS_EVENT = Op(
+    "tasks.event",
+    "POST",
+    "/v1/tasks/{task_id}/events",
+    m.TaskEvent,
+    201,
+    m.TaskEventCreate,
+    p.TaskPath,
+    doc="Record progress by the claimer; it moves the task to in_progress and renews the lease.",
+)
+TASKS_COMPLETE = Op(
+    "tasks.complete",
+    "POST",
+    "/v1/tasks/{task_id}/complete",
+    m.Task,
+    body=m.TaskFinish,
+    path_params=p.TaskPath,
+    doc="Complete a task held by the agent; completing twice answers the same.",
+)
+TASKS_FAIL = Op(
+    "tasks.fail",
+    "POST",
+    "/v1/tasks/{task_id}/fail",
+    m.Task,
+    body=m.TaskFinish,
+    path_params=p.TaskPath,
+    doc="Fail a task held by the agent; with ``retry`` and attempts left it is open again.",
+)
+
+ACTIONS_RECORD = Op(
+    "actions.record",
+    "POST",
+    "/v1/actions",
+    m.Action,
+    201,
+    m.ActionCreate,
+    errors=(errors.NotFound,),
+    doc="Append an action by the caller (or the agent the operator names).",
+)
+ACTIONS_LIST = Op(
+    "actions.list",
+    "GET",
+    "/v1/actions",
+    m.ActionsResponse,
+    query=p.ActionsQuery,
+    doc=(
+        "Actions, newest first, optionally of one agent; a page at a time. An agent sees its "
+        "own only (the log holds every refused request with its client's address); the "
+        "operator sees all."
+    ),
+)
+
+ENROLL_REQUEST = Op(
+    "enroll.request",
+    "POST",
+    "/v1/enroll",
+    m.EnrollmentCreated,
+    201,
+    m.EnrollRequest,
+    access="public",
+    rate_limit="address",
+    errors=(errors.Conflict,),
+    doc="Ask to join; answers with the claim to poll with (shown once).",
+)
+ENROLL_STATUS = Op(
+    "enroll.status",
+    "GET",
+    "/v1/enroll/{enroll_id}",
+    m.EnrollmentState,
+    path_params=p.EnrollPath,
+    query=p.EnrollQuery,
+    access="public",
+    rate_limit="address",
+    doc="The enrollment's state; the first poll after approval carries the agent's token.",
+)
+
+APPROVALS_LIST = Op(
+    "approvals.list",
+    "GET",
+    "/v1/approvals",
+    m.ApprovalsResponse,
+    query=p.ApprovalsQuery,
+    doc=(
+        "Approvals, newest first, optionally of one status; a page at a time. An agent's page "
+        "leaves out other agents' requests."
+    ),
+)
+APPROVALS_REQUEST = Op(
+    "approvals.request",
+    "POST",
+    "/v1/approvals",
+    m.Approval,
+    201,
+    m.ApprovalRequest,
+    doc="An agent asks the operator to approve something; every platform shows it.",
+)
+APPROVALS_SHOW = Op(
+    "approvals.show",
+    "GET",
+    "/v1/approvals/{approval_id}",
+    m.Approval,
+    path_params=p.ApprovalPath,
+    query=p.WaitQuery,
+    doc=(
+        "One approval; with ``wait``, once it is decided (or expires), or after ``wait`` "
+        "seconds still pending."
+    ),
+)
+APPROVALS_APPROVE = Op(
+    "approvals.approve",
+    "POST",
+    "/v1/approvals/{approval_id}/approve",
+    m.Approval,
+    body=m.ApprovalDecision,
+    path_params=p.ApprovalPath,
+    doc=(
+        "Approve; approving twice answers the same with ``changed`` false, approving a "
+        "decided one is a conflict."
+    ),
+)
+APPROVALS_REJECT = Op(
+    "approvals.reject",
+    "POST",
+    "/v1/approvals/{approval_id}/reject",
+    m.Approval,
+    body=m.ApprovalDecision,
+    path_params=p.ApprovalPath,
+    doc=(
+        "Reject; rejecting twice answers the same with ``changed`` false, rejecting a decided "
+        "one is a conflict."
+    ),
+)
+
+POLICIES_CREATE = Op(
+    "policies.create",
+    "POST",
+    "/v1/policies",
+    m.Policy,
+    201,
+    m.PolicyCreate,
+    doc="A new policy, version 1; it decides approvals created from now on.",
+)
+POLICIES_LIST = Op(
+    "policies.list",
+    "GET",
+    "/v1/policies",
+    m.PoliciesResponse,
+    query=p.PageQuery,
+    doc="Policies, oldest first; a page at a time.",
+)
+POLICIES_SIMULATE = Op(
+    "policies.simulate",
+    "POST",
+    "/v1/policies/simulate",
+    m.PolicyVerdict,
+    body=m.PolicySimulation,
+    doc=(
+        "What the enabled policies would do with such an approval; creates nothing (a limit "
+        "is counted as it stands)."
+    ),
+)
+POLICIES_SHOW = Op(
+    "policies.show",
+    "GET",
+    "/v1/policies/{policy_id}",
+    m.Policy,
+    path_params=p.PolicyPath,
+    query=p.PolicyVersionQuery,
+    doc="The policy now, or as it was at ``version``.",
+)
+POLICIES_REPLACE = Op(
+    "policies.replace",
+    "POST",
+    "/v1/policies/{policy_id}",
+    m.Policy,
+    body=m.PolicyCreate,
+    path_params=p.PolicyPath,
+    doc="Replace a policy whole: its next version (earlier ones stay readable).",
+)
+POLICIES_DISABLE = Op(
+    "policies.disable",
+    "POST",
+    "/v1/policies/{policy_id}/disable",
+    m.Policy,
+    path_params=p.PolicyPath,
+    doc="Stop the policy deciding (a new version); it stays readable.",
+)
+POLICIES_ENABLE = Op(
+    "policies.enable",
+    "POST",
+    "/v1/policies/{policy_id}/enable",
+    m.Policy,
+    path_params=p.PolicyPath,
+    doc="Let the policy decide again (a new version).",
+)
+
+INTERVENTIONS_REQUEST_APPROVAL = Op(
+    "interventions.request_approval",
+    "POST",
+    "/v1/interventions/{intervention_id}/request-approval",
+    m.InterventionApprovalResult,
+    201,
+    m.InterventionApprovalRequest,
+    p.InterventionPath,
+    doc="Ask the operator to approve a proposed remediation (one pending request at a time).",
+)
+INTERVENTIONS_APPROVAL = Op(
+    "interventions.approval",
+    "GET",
+    "/v1/interventions/{intervention_id}/approval",
+    m.Approval,
+    path_params=p.InterventionPath,
+    doc="The intervention's current approval request.",
+)
+INTERVENTIONS_DIAGNOSTIC = Op(
+    "interventions.diagnostic",
+    "POST",
+    "/v1/interventions/{intervention_id}/diagnostic",
+    m.Diagnostic,
+    201,
+    m.DiagnosticUpload,
+    p.InterventionPath,
+    doc="Keep a diagnostic; every upload is stored.",
+)
+INTERVENTIONS_SHOW_DIAGNOSTIC = Op(
+    "interventions.show_diagnostic",
+    "GET",
+    "/v1/interventions/{intervention_id}/diagnostic",
+    m.Diagnostic,
+    path_params=p.InterventionPath,
+    doc="The latest diagnostic.",
+)
+INTERVENTIONS_LIST = Op(
+    "interventions.list",
+    "GET",
+    "/v1/interventions",
+    m.InterventionsResponse,
+    query=p.InterventionsQuery,
+    doc=(
+        "Interventions, newest first, each with its latest diagnostic and last action; a page "
+        "at a time."
+    ),
+)
+INTERVENTIONS_ACTION = Op(
+    "interventions.action",
+    "POST",
+    "/v1/interventions/{intervention_id}/action",
+    m.InterventionAction,
+    201,
+    m.InterventionActionCreate,
+    p.InterventionPath,
+    doc="Record the real trace of a remediation; it needs an approved approval.",
+)
+
+INTERVENTIONS_ADD_PARTICIPANT = Op(
+    "interventions.add_participant",
+    "POST",
+    "/v1/interventions/{intervention_id}/participants",
+    m.Intervention,
+    200,
+    m.InterventionParticipant,
+    p.InterventionPath,
+    errors=(errors.Conflict,),
+    doc="Let another agent change the intervention beside its creator (operator only).",
+)
+
+EVENTS_LIST = Op(
+    "events.list",
+    "GET",
+    "/v1/events",
+    m.EventsResponse,
+    query=p.EventsQuery,
+    doc=(
+        "Events the caller may see after the cursor (none given: from now), waiting up to "
+        "``wait`` seconds for the first one."
+    ),
+)
+EVENTS_TICKET = Op(
+    "events.ticket",
+    "POST",
+    "/v1/events/ticket",
+    m.StreamTicket,
+    doc=(
+        "A ticket that opens the caller's event stream for the next minute, for a browser's "
+        "EventSource, which cannot send Authorization: ``/v1/events/stream?ticket=…``. It is "
+        "signed, not stored, and opens nothing else."
+    ),
+)
+EVENTS_STREAM = Op(
+    "events.stream",
+    "GET",
+    "/v1/events/stream",
+    m.Event,
+    query=p.EventStreamQuery,
+    stream=True,
+    doc=(
+        "Events as they commit, forever. Yields None now and then when nothing happened (the "
+        "transport sends a keep-alive); ends when the service shuts down. (``ticket`` is how "
+        "a browser authenticated; the server read it before.)"
+    ),
+)
+
+OPERATIONS: tuple[Operation[Any], ...] = tuple(
+    value for value in list(globals().values()) if isinstance(value, Operation)
+)

@@ -1,0 +1,68 @@
+"""The rows Relay keeps and never answers: where a room lives on each platform, what each
+delivery carried, how far a platform's updates were applied, the first answers to retried
+creates, and policies' versions and uses. The models on the wire are ``relay_api.models``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from relay_api.models import Delivery, JsonObject, Resource
+
+
+class RoomThread(Resource):
+    """A room's place on one operator platform: a forum topic, a Matrix room (internal)."""
+
+    thread_key: int = 0
+    room_id: str
+    bridge: str
+    platform_thread_id: str
+    created_at: datetime
+
+
+class Post(Delivery):
+    """A delivery as kept (internal): which notification or approval it carried."""
+
+    post_id: int = 0
+    subject: Literal["notification", "approval"]
+    subject_id: int
+
+
+class BridgeOffset(Resource):
+    """How far the updates of an operator platform have been applied (internal)."""
+
+    bridge: str
+    last_update_id: int
+    updated_at: datetime
+    cursor: str | None = None  # where a platform resumes by a string token (Matrix)
+
+
+class IdempotencyRecord(Resource):
+    """The first answer to a create made with a retry key (internal)."""
+
+    record_id: int = 0
+    scope: str
+    key_hash: str
+    fingerprint: str
+    sealed_body: str
+    created_at: datetime
+
+
+class PolicyVersion(Resource):
+    """A version of a policy, kept when it was replaced (stored, not answered)."""
+
+    version_key: int = 0
+    policy_id: int
+    version: int
+    policy: JsonObject
+    created_at: datetime
+
+
+class PolicyUse(Resource):
+    """A decision a policy made, counted by its ``limit`` (stored, not answered)."""
+
+    use_id: int = 0
+    policy_id: int
+    agent_id: str
+    approval_id: int
+    decided_at: datetime
