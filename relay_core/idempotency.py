@@ -128,8 +128,9 @@ async def record(uow: UnitOfWork, request: Once, body: str, now: datetime, ttl: 
 
 
 @contextmanager
-def answering(once: Once | None) -> Iterator[None]:
-    """Serve the block's create once for ``once`` (``None``: no retry key was given)."""
+def answering(once: Once) -> Iterator[None]:
+    """Serve the block's create once for ``once`` (a create sent without a retry key is served
+    outside any such block)."""
     token = _SERVING.set(once)
     try:
         yield

@@ -82,8 +82,12 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
                     # A long-poll outlives the authentication it began with: a rotation ends it.
                     call = services.access.until_revoked(caller, call)
                 call = while_connected(request, call)  # and its client leaving ends it
-            with idempotency.answering(once):
-                result: BaseModel | EncodedResponse[Any] | Encoded = await call
+            result: BaseModel | EncodedResponse[Any] | Encoded
+            if once is None:
+                result = await call
+            else:
+                with idempotency.answering(once):
+                    result = await call
         except idempotency.Replay as replay:
             return web.Response(
                 body=replay.body.encode(),
