@@ -35,7 +35,7 @@ from relay_api.errors import Conflict
 from relay_core import records
 from relay_core.ports import UnitOfWork, eq, gt, lt
 
-_SERVING: ContextVar[Once | None] = ContextVar("relay_idempotency_serving", default=None)
+_SERVING: ContextVar[RetryKey | None] = ContextVar("relay_idempotency_serving", default=None)
 
 MIN_KEY_LENGTH = 16
 MAX_KEY_LENGTH = 200
@@ -43,7 +43,7 @@ _NONCE_BYTES = 12
 
 
 @dataclass
-class Once:
+class RetryKey:
     """A create to make once: who asks, the key they chose, and what they asked."""
 
     scope: str
@@ -95,7 +95,7 @@ class Replay(Exception):
         self.body = body
 
 
-async def check(uow: UnitOfWork, request: Once, now: datetime, ttl: float) -> None:
+async def check(uow: UnitOfWork, request: RetryKey, now: datetime, ttl: float) -> None:
     """Raise ``Replay`` for a key already answered within ``ttl``; ``Conflict`` if it answered
     a different request."""
     found = await uow.idempotency_keys.find(
@@ -113,7 +113,7 @@ async def check(uow: UnitOfWork, request: Once, now: datetime, ttl: float) -> No
     raise Replay(body)
 
 
-async def record(uow: UnitOfWork, request: Once, body: str, now: datetime, ttl: float) -> None:
+async def record(uow: UnitOfWork, request: RetryKey, body: str, now: datetime, ttl: float) -> None:
     """Keep the answer, sealed, with the rows it describes; forget keys past their window."""
     await uow.idempotency_keys.delete_where([lt("created_at", now - timedelta(seconds=ttl))])
     await uow.idempotency_keys.insert(
@@ -128,7 +128,7 @@ async def record(uow: UnitOfWork, request: Once, body: str, now: datetime, ttl: 
 
 
 @contextmanager
-def answering(once: Once) -> Iterator[None]:
+def answering(once: RetryKey) -> Iterator[None]:
     """Serve the block's create once for ``once`` (a create sent without a retry key is served
     outside any such block)."""
     token = _SERVING.set(once)
@@ -138,6 +138,6 @@ def answering(once: Once) -> Iterator[None]:
         _SERVING.reset(token)
 
 
-def serving() -> Once | None:
+def serving() -> RetryKey | None:
     """The retry key of the create being served, if any."""
     return _SERVING.get()

@@ -20,7 +20,7 @@ import pydantic
 
 from relay_api.errors import InvalidInput
 from relay_api.params import DEFAULT_LIMIT
-from relay_core.ports import Cond, Encoded, Table, eq, gt, lt
+from relay_core.ports import Cond, JsonRecord, Table, eq, gt, lt
 
 R = TypeVar("R", bound=pydantic.BaseModel)
 T = TypeVar("T")
@@ -78,7 +78,7 @@ async def page_encoded(
     descending: bool = False,
     limit: int = DEFAULT_LIMIT,
     cursor: str | None = None,
-) -> tuple[list[Encoded], str | None]:
+) -> tuple[list[JsonRecord], str | None]:
     """``page`` by the key alone, its rows as JSON (``Table.find_encoded``)."""
     found = await _rows(table.find_encoded, conds, key, None, descending, limit, cursor)
     if len(found) <= limit:

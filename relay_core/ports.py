@@ -34,8 +34,8 @@ class StaleWrite(Exception):
 
 class Cond(NamedTuple):
     """One condition on a field; ``eq``/``ne`` with ``None`` mean IS NULL / IS NOT NULL. A
-    named tuple: a write makes several, and a frozen dataclass costs four times as much to
-    make."""
+    named tuple: a write makes several, and a frozen dataclass costs several times as much to
+    make (docs/performance.md, "Figures behind the code")."""
 
     field: str
     op: Op
@@ -82,14 +82,14 @@ def expected(expect: Expect | None) -> list[Cond]:
     return list(expect)
 
 
-class Encoded(NamedTuple):
+class JsonRecord(NamedTuple):
     """A record as the JSON ``model_dump_json`` gives for its model, and its key."""
 
     key: Any
     json: str
 
 
-class EncodedArray(NamedTuple):
+class JsonRecords(NamedTuple):
     """Records as one JSON array, as ``model_dump_json`` writes a list of their model, and how
     many it holds."""
 
@@ -131,7 +131,7 @@ class Table(Protocol[R]):
 
     async def update_encoded(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
-    ) -> Encoded | None:
+    ) -> JsonRecord | None:
         """``update``, answering the record as JSON (what a caller that only answers it needs)."""
         ...
 
@@ -177,13 +177,13 @@ class Table(Protocol[R]):
         order_by: str | None = None,
         descending: bool = False,
         limit: int | None = None,
-    ) -> list[Encoded]:
+    ) -> list[JsonRecord]:
         """The records ``find`` would give, as JSON."""
         ...
 
     async def find_encoded_array(
         self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> EncodedArray:
+    ) -> JsonRecords:
         """The records matching all ``conds``, in key order, as one JSON array: the first
         ``limit`` of them, or with ``newest`` the last ``limit``."""
         ...

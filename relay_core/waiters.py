@@ -2,7 +2,7 @@
 
 A caller that goes away (a client that disconnects) cancels its own future and nobody else's.
 One future shared by every caller needed ``asyncio.shield`` per caller instead: an outer
-future and two callbacks each, ~8% of a POST's instructions on SQLite's write path.
+future and two callbacks each, a share of a POST's instructions worth saving.
 """
 
 from __future__ import annotations

@@ -22,13 +22,9 @@ from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
-from relay_server import matrix, mcp_route, telegram
-from relay_server.background import sweep
-from relay_server.bindings import bind
-from relay_server.clients import AddressSlots
-from relay_server.console import add_console
-from relay_server.cors import allow_origins
-from relay_server.keys import (
+from relay_server import matrix, telegram
+from relay_server.addresses import AddressSlots
+from relay_server.app_keys import (
     CALLER_LIMIT,
     ENROLL_LIMIT,
     FORWARDED_SLOTS,
@@ -37,6 +33,11 @@ from relay_server.keys import (
     SERVICES,
     SETTINGS,
 )
+from relay_server.background import sweep
+from relay_server.bindings import bind
+from relay_server.console import add_console
+from relay_server.cors import allow_origins
+from relay_server.mcp import route as mcp_route
 from relay_server.metrics import add_metrics, observe_commit
 from relay_server.middleware import echo_request_id, front_door
 from relay_server.openapi import build_openapi

@@ -10,7 +10,7 @@ from relay_api.errors import AuthenticationError
 from relay_api.models import ID_PATTERN
 from relay_core.auth import Caller
 from relay_core.services import Services
-from relay_server.keys import CALLER, REFUSALS
+from relay_server.app_keys import CALLER, REFUSALS
 from relay_server.validation import header_error
 
 _AGENT_HEADER = re.compile(ID_PATTERN)

@@ -39,7 +39,7 @@ from aiohttp.web_request import BaseRequest
 from aiohttp.web_runner import GracefulExit
 
 from relay_server import metrics
-from relay_server.clients import AddressSlots, Network, trusted_proxy
+from relay_server.addresses import AddressSlots, Network, trusted_proxy
 from relay_server.middleware import PAST_ADDRESS_CAP, PAST_CEILING, unreadable_answer
 
 log = logging.getLogger("relay.server")

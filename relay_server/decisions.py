@@ -43,5 +43,5 @@ def text_of(value: object) -> str:
 
 
 def fingerprint(replied_to: str, text: str) -> str:
-    """What a platform event asked, as an ``Once`` records it (a fixed-size hash)."""
+    """What a platform event asked, as a ``RetryKey`` records it (a fixed-size hash)."""
     return hashlib.sha256(f"{replied_to}\0{text}".encode()).hexdigest()

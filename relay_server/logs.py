@@ -25,8 +25,8 @@ from typing import Any
 from aiohttp import http_exceptions, web
 from aiohttp.abc import AbstractAccessLogger
 
-from relay_server.clients import remote
-from relay_server.keys import CALLER, OPERATION, REQUEST_ID, STARTED, UNREADABLE
+from relay_server.addresses import remote
+from relay_server.app_keys import CALLER, OPERATION, REQUEST_ID, STARTED, UNREADABLE
 
 log = logging.getLogger("relay.server")
 

@@ -15,7 +15,7 @@ import logging
 
 from relay_api.errors import BridgeError, NotFound, StorageUnavailable
 from relay_core.bridges.matrix import MatrixBridge, platform_id
-from relay_core.idempotency import Once, Replay, answering
+from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.background import on_one_instance
 from relay_server.decisions import DECISION, decide, fields, fingerprint, text_of
@@ -105,7 +105,7 @@ async def apply(
     ):
         return
     replied_to = platform_id(bridge.room_id, replied)
-    once = Once("matrix-events", text_of(event.get("event_id")), fingerprint(replied_to, text))
+    once = RetryKey("matrix-events", text_of(event.get("event_id")), fingerprint(replied_to, text))
     try:
         with answering(once):
             await services.notify.receive_reply(bridge.name, replied_to, text)

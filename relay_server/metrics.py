@@ -35,8 +35,8 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.utils import floatToGoString
 
 from relay_api import models as m
+from relay_server.app_keys import SERVICES
 from relay_server.authentication import authenticate
-from relay_server.keys import SERVICES
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 

@@ -23,9 +23,9 @@ from aiohttp import web
 
 from relay_api import errors
 from relay_core.services import Services
-from relay_server.clients import remote
+from relay_server.addresses import remote
+from relay_server.app_keys import CALLER, REQUEST_ID
 from relay_server.http_errors import RateLimited
-from relay_server.keys import CALLER, REQUEST_ID
 from relay_server.ratelimit import TokenBucket
 
 log = logging.getLogger("relay.server")

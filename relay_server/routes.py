@@ -17,12 +17,12 @@ from pydantic import BaseModel
 
 from relay_api.operations import OPERATIONS, Operation
 from relay_core import idempotency
-from relay_core.encoded import EncodedResponse, answer_json
-from relay_core.ports import Encoded
+from relay_core.json_answers import JsonAnswer, answer_json
+from relay_core.ports import JsonRecord
+from relay_server.addresses import remote
+from relay_server.app_keys import CALLER_LIMIT, ENROLL_LIMIT, SERVES, SERVICES
 from relay_server.authentication import authenticate
-from relay_server.clients import remote
 from relay_server.connections import while_connected
-from relay_server.keys import CALLER_LIMIT, ENROLL_LIMIT, SERVES, SERVICES
 from relay_server.sse import parse_last_event_id, stream_events
 from relay_server.validation import idempotency_key, parse_body, parse_params
 
@@ -74,7 +74,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
         once = None
         if key is not None:
             scope = f"{caller.kind}:{caller.name}" if caller else "public"
-            once = idempotency.Once(scope, key, fingerprint(request, kwargs))
+            once = idempotency.RetryKey(scope, key, fingerprint(request, kwargs))
         try:
             call = serve(*args, **kwargs)
             if kwargs.get("wait"):
@@ -82,7 +82,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
                     # A long-poll outlives the authentication it began with: a rotation ends it.
                     call = services.access.until_revoked(caller, call)
                 call = while_connected(request, call)  # and its client leaving ends it
-            result: BaseModel | EncodedResponse[Any] | Encoded
+            result: BaseModel | JsonAnswer[Any] | JsonRecord
             if once is None:
                 result = await call
             else:

@@ -16,8 +16,8 @@ import pydantic
 from aiohttp import web
 
 from relay_core import idempotency
+from relay_server.app_keys import SETTINGS
 from relay_server.http_errors import PayloadTooLarge
-from relay_server.keys import SETTINGS
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 

@@ -13,9 +13,9 @@ from pydantic import BaseModel
 from relay_api.errors import Conflict
 from relay_core import idempotency
 from relay_core.config import CoreConfig
-from relay_core.encoded import answer_json
+from relay_core.json_answers import answer_json
 from relay_core.policy_rules import Rulebook
-from relay_core.ports import Bridge, Encoded, StaleWrite, Storage, UnitOfWork
+from relay_core.ports import Bridge, JsonRecord, StaleWrite, Storage, UnitOfWork
 
 T = TypeVar("T")
 
@@ -118,7 +118,7 @@ class Service:
                         await idempotency.check(uow, once, self.now(), ttl)
                     result = await work(uow)
                     keep = once is not None and final and not once.recorded
-                    if keep and isinstance(result, BaseModel | Encoded):
+                    if keep and isinstance(result, BaseModel | JsonRecord):
                         assert once is not None
                         await uow.flush()  # the answer holds the keys of what was added
                         body = answer_json(result).decode()

@@ -8,7 +8,7 @@ from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import records
 from relay_core.auth import Caller
-from relay_core.ports import Encoded, StaleWrite, UnitOfWork, eq, in_
+from relay_core.ports import JsonRecord, StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import inbox_topic
@@ -109,11 +109,13 @@ class MessagesService(Service):
                 "room post %s not mirrored on %s: %s", message.message_id, bridge.name, exc.detail
             )
 
-    async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message | Encoded:
+    async def ack(
+        self, caller: Caller, message_id: int, body: m.MessageAck
+    ) -> m.Message | JsonRecord:
         """Acknowledge a direct message; acknowledging twice answers the same."""
         agent_id = caller.the_agent(body.agent_id)
 
-        async def work(uow: UnitOfWork) -> m.Message | Encoded:
+        async def work(uow: UnitOfWork) -> m.Message | JsonRecord:
             # Most acks are of an unacked message of the caller: ack it first, read it only if
             # it was not (missing, another's, or acked before). Answered as stored.
             acked = await uow.messages.update_encoded(

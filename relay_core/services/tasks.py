@@ -18,8 +18,8 @@ from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.encoded import EncodedResponse
-from relay_core.ports import Cond, Encoded, Increment, StaleWrite, UnitOfWork, eq, gt, in_, lt
+from relay_core.json_answers import JsonAnswer
+from relay_core.ports import Cond, Increment, JsonRecord, StaleWrite, UnitOfWork, eq, gt, in_, lt
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, event_data, event_data_of
@@ -67,11 +67,11 @@ async def _reopen_lapsed(uow: UnitOfWork, task: m.Task, now: datetime) -> m.Task
         raise StaleWrite("task changed while reaping")
     holder = task.claimed_by
     lapsed = f"the lease of agent '{holder}' lapsed; the task is open again"
-    await _trail(uow, event_data(reopened), holder, "lease_expired", lapsed, now)
+    await _note_on_trail(uow, event_data(reopened), holder, "lease_expired", lapsed, now)
     return reopened
 
 
-async def _trail(
+async def _note_on_trail(
     uow: UnitOfWork,
     about: dict[str, Any],
     agent_id: str | None,
@@ -194,16 +194,16 @@ class TasksService(Service):
         claimed_by: str | None = None,
         limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
-    ) -> EncodedResponse[m.TasksResponse]:
+    ) -> JsonAnswer[m.TasksResponse]:
         """Tasks matching every given filter, by id; a page at a time."""
         filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
         conds: list[Cond] = [eq(field, value) for field, value in filters.items() if value]
 
-        async def fetch(uow: UnitOfWork) -> EncodedResponse[m.TasksResponse]:
+        async def fetch(uow: UnitOfWork) -> JsonAnswer[m.TasksResponse]:
             tasks, next_cursor = await paging.page_encoded(
                 uow.tasks, *conds, key=("task_id", int), limit=limit, cursor=cursor
             )
-            return EncodedResponse(m.TasksResponse, tasks=tasks, next_cursor=next_cursor)
+            return JsonAnswer(m.TasksResponse, tasks=tasks, next_cursor=next_cursor)
 
         # Once reopened, a lapsed task after the cursor and up to the last task of a full page,
         # of the assignee and claimer asked for, whatever its status (a lapsed claim is open).
@@ -211,7 +211,7 @@ class TasksService(Service):
         if cursor is not None:
             after_cursor.append(gt("task_id", paging.decode(cursor, (int,))[0]))
 
-        def could_show(page: EncodedResponse[m.TasksResponse]) -> list[Cond]:
+        def could_show(page: JsonAnswer[m.TasksResponse]) -> list[Cond]:
             if page.fields["next_cursor"] is None:
                 return after_cursor
             return [*after_cursor, lt("task_id", page.fields["tasks"][-1].key + 1)]
@@ -248,11 +248,11 @@ class TasksService(Service):
 
         return await self.read(work)
 
-    async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task | Encoded:
+    async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task | JsonRecord:
         """Claim an open task; exactly one claimer wins, a repeat by the winner answers the same."""
         agent_id = caller.the_agent(body.agent_id)
 
-        async def work(uow: UnitOfWork) -> m.Task | Encoded:
+        async def work(uow: UnitOfWork) -> m.Task | JsonRecord:
             now = self.now()
             lease = body.lease_seconds or self.ctx.config.task_lease_seconds
             claim = {
@@ -267,7 +267,7 @@ class TasksService(Service):
             # Most claims are of an open task assigned to nobody: claim it first, answered as
             # stored, and read the task only if that changed nothing.
             unassigned = {"status": "open", "assignee": None}
-            claimed: m.Task | Encoded | None
+            claimed: m.Task | JsonRecord | None
             claimed = await uow.tasks.update_encoded(task_id, claim, expect=unassigned)
             if claimed is not None:
                 about = event_data_of(m.Task, claim | {"task_id": task_id, "assignee": None})
@@ -282,7 +282,7 @@ class TasksService(Service):
                 about = event_data(claimed)
             if agent_id != caller.agent_id:  # an agent's own token proves it registered
                 await require_registered(uow, agent_id, self.ctx.registered)
-            await _trail(uow, about, agent_id, "claimed", f"lease {lease}s", now)
+            await _note_on_trail(uow, about, agent_id, "claimed", f"lease {lease}s", now)
             return claimed
 
         return await self.write(work)
@@ -362,7 +362,7 @@ class TasksService(Service):
             values, kind = change(task, now)
             finished = await self._guarded_update(uow, task, values | {"lease_expires_at": None})
             message = None if kind == "completed" else body.error
-            await _trail(uow, event_data(finished), agent_id, kind, message, now)
+            await _note_on_trail(uow, event_data(finished), agent_id, kind, message, now)
             return finished
 
         return await self.write(work)

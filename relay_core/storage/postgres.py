@@ -241,7 +241,7 @@ class _Transaction:
         self.topics: set[str] = set()
         self.committed = False
         self.feed_rows = 0
-        self.held: set[str] = set()
+        self.feeds_held_back: set[str] = set()
         self.feeds_read: set[str] = set()
 
     async def ready(self) -> Any:
@@ -406,12 +406,12 @@ class PgTable(ThroughModels, Generic[R]):
             rows = [row for row in rows if row[sql.key_position] is not None]
         return [sql.record(row) for row in rows]
 
-    def _note_feed_read(self, held: bool) -> None:
+    def _note_feed_read(self, held_back: bool) -> None:
         topic = self._sql.spec.feed_topic
         assert topic is not None
         self._tx.feeds_read.add(topic)
-        if held:
-            self._tx.held.add(topic)
+        if held_back:
+            self._tx.feeds_held_back.add(topic)
 
     async def count(self, *conds: Cond) -> int:
         sql = self._sql
@@ -541,8 +541,8 @@ class _HintSender:
     """Tells other instances which topics commits touched: after the commits, on a connection
     of its own, all the topics that arrived while the last NOTIFY was being sent in the next
     one. A NOTIFY inside each transaction instead would cost every commit PostgreSQL's
-    notification lock and every listener a wake-up per commit (measured: a third of the POSTs
-    a second at 32 connections). A hint lost on the way (a crash, a dropped connection) costs
+    notification lock and every listener a wake-up per commit (docs/performance.md has what it
+    cost). A hint lost on the way (a crash, a dropped connection) costs
     a waiter elsewhere its next re-poll, as any lost hint does."""
 
     PAYLOAD_BYTES = 7000  # under NOTIFY's 8,000-byte payload limit
@@ -819,9 +819,9 @@ class PostgresStorage:
         horizon: the older transaction they wait for may end without a hint (it added no row).
         The delay doubles while rows stay held (an old transaction of another application can
         hold them for long), from 5 ms to 1 s."""
-        for topic in tx.feeds_read - tx.held:
+        for topic in tx.feeds_read - tx.feeds_held_back:
             self._held_reads.pop(topic, None)
-        for topic in tx.held - self._pokes.keys():
+        for topic in tx.feeds_held_back - self._pokes.keys():
             reads = self._held_reads.get(topic, 0)
             self._held_reads[topic] = reads + 1
             delay = min(HELD_POKE_LONGEST, HELD_POKE_FIRST * 2**reads)

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from relay_core.ports import Cond, Encoded, EncodedArray, Expect, TableSpec
+from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, TableSpec
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
@@ -90,9 +90,9 @@ class ThroughModels:
 
     async def update_encoded(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
-    ) -> Encoded | None:
+    ) -> JsonRecord | None:
         record = await self.update(key, values, expect=expect)
-        return None if record is None else Encoded(key, record.model_dump_json())
+        return None if record is None else JsonRecord(key, record.model_dump_json())
 
     async def find_values(
         self,
@@ -114,18 +114,18 @@ class ThroughModels:
         order_by: str | None = None,
         descending: bool = False,
         limit: int | None = None,
-    ) -> list[Encoded]:
+    ) -> list[JsonRecord]:
         found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
         key = self._spec.key
-        return [Encoded(getattr(record, key), record.model_dump_json()) for record in found]
+        return [JsonRecord(getattr(record, key), record.model_dump_json()) for record in found]
 
     async def find_encoded_array(
         self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> EncodedArray:
+    ) -> JsonRecords:
         found = await self.find(*conds, descending=newest, limit=limit)
         if newest:
             found.reverse()
-        return EncodedArray(len(found), f"[{','.join(r.model_dump_json() for r in found)}]")
+        return JsonRecords(len(found), f"[{','.join(r.model_dump_json() for r in found)}]")
 
 
 def encode_json(value: Any) -> str:

@@ -20,10 +20,10 @@ from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
 from relay_api.errors import AuthenticationError, NotFound
-from relay_core.idempotency import Once, Replay, answering
+from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
+from relay_server.app_keys import REFUSALS, SERVICES, SETTINGS
 from relay_server.decisions import DECISION, decide, fingerprint
-from relay_server.keys import REFUSALS, SERVICES, SETTINGS
 from relay_server.middleware import error_response
 from relay_server.slack.bridge import SlackBridge, platform_id
 from relay_server.validation import read_body
@@ -100,7 +100,7 @@ async def _on_event(
             verb, note = decision[1].lower(), decision[2]
             await decide(services, approval.approval_id, verb, note, f"slack:{user}")
             return
-    once = Once("slack-events", str(payload["event_id"]), fingerprint(replied_to, text))
+    once = RetryKey("slack-events", str(payload["event_id"]), fingerprint(replied_to, text))
     try:
         with answering(once):
             await services.notify.receive_reply(bridge.name, replied_to, text)

@@ -19,7 +19,7 @@ from mcp.types import CallToolResult, TextResourceContents
 
 from relay_client import RelayClient
 from relay_core.hub import Hub
-from relay_server import mcp_door
+from relay_server.mcp import asgi as mcp_door
 from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS, STRICT_INITIALIZE
 from tests.live import LiveServer, live_server
 

@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import Any
 
-from relay_server.keys import SERVICES
+from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api, AppFactory
 
 ASK = {

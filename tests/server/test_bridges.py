@@ -14,7 +14,7 @@ import httpx
 import pytest
 import respx
 
-from relay_server.keys import SERVICES
+from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api
 from tests.server.fake_slack import BOT_TOKEN as SLACK_TOKEN
 from tests.server.fake_slack import (

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from relay_core.storage.sqlite import SqliteStorage
-from relay_server.keys import SERVICES
+from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api
 from tests.storage.test_sqlite_writer import HeldCommit
 

@@ -19,7 +19,7 @@ from relay_api.operations import OPERATIONS
 from relay_core.ports import UnitOfWork
 from relay_core.storage.memory import MemoryStorage
 from relay_server import Settings, create_app
-from relay_server.keys import REQUEST_ID
+from relay_server.app_keys import REQUEST_ID
 from relay_server.logs import AccessLogger
 from relay_server.openapi import build_openapi
 from tests.server.conftest import OPERATOR_TOKEN, Api

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from relay_core.ports import UnitOfWork
-from relay_server.keys import SERVICES
+from relay_server.app_keys import SERVICES
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
 

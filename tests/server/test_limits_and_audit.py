@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from relay_server.keys import REFUSALS
+from relay_server.app_keys import REFUSALS
 from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 
 

@@ -15,7 +15,7 @@ import respx
 
 from relay_core.bridges.telegram import TelegramBridge
 from relay_server import telegram
-from relay_server.keys import SERVICES
+from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api
 
 BOT_TOKEN = "123456:SECRET-bot-token-never-shown"

@@ -1,11 +1,12 @@
 """Tables whose rows keep their JSON: a column SQLite computes as it writes each row.
 
 A page of tasks is read far more often than a task changes, and writing each row's JSON
-(``json_object``, ``sql.json_object``) was most of a page's time: 100 tasks took 250 µs to
-write and 41 µs to read back written. So the tasks table keeps each row's JSON in a stored
-generated column (``GENERATED ALWAYS AS (json_object(…)) STORED``): SQLite computes it within
-every insert and update of the row, whatever statement makes them, and an update costs no
-more that can be measured (a second write of the row, by a trigger, cost 10 µs a claim).
+(``json_object``, ``sql.json_object``) was most of a page's time, several times what reading
+it back written costs. So the tasks table keeps each row's JSON in a stored generated column
+(``GENERATED ALWAYS AS (json_object(…)) STORED``): SQLite computes it within every insert and
+update of the row, whatever statement makes them, and an update costs no more that can be
+measured, where a second write of the row by a trigger did (the figures: docs/performance.md,
+"Figures behind the code").
 
 The column is the adapter's, not a schema revision's. SQLite cannot add a stored column to a
 table, so when the store opens and the table's definition is not the one the running code's

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
-from relay_server.keys import CLIENT_ADDRESS
+from relay_server.app_keys import CLIENT_ADDRESS
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

@@ -15,10 +15,10 @@ import orjson
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from relay_core.ports import Encoded, EncodedArray, R
+from relay_core.ports import JsonRecord, JsonRecords, R
 
 
-class EncodedResponse(Generic[R]):
+class JsonAnswer(Generic[R]):
     """A response of ``model``'s shape with every field given: plain JSON values, and encoded
     records (a list of them, or one array) for the model's lists of records."""
 
@@ -45,17 +45,17 @@ def _left_out(field: FieldInfo, value: Any) -> bool:
 
 
 def _embedded(value: Any) -> Any:
-    if isinstance(value, EncodedArray):
+    if isinstance(value, JsonRecords):
         return orjson.Fragment(value.json)
-    if isinstance(value, list) and value and isinstance(value[0], Encoded):
+    if isinstance(value, list) and value and isinstance(value[0], JsonRecord):
         return [orjson.Fragment(record.json) for record in value]
     return value
 
 
-def answer_json(answer: BaseModel | Encoded | EncodedResponse[Any]) -> bytes:
+def answer_json(answer: BaseModel | JsonRecord | JsonAnswer[Any]) -> bytes:
     """A service's answer as its JSON: a model dumped, a record or a page as stored."""
     if isinstance(answer, BaseModel):
         return answer.model_dump_json().encode()
-    if isinstance(answer, Encoded):
+    if isinstance(answer, JsonRecord):
         return answer.json.encode()
     return answer.json()

@@ -12,9 +12,9 @@ from relay_core.services import Services
 from relay_server.ratelimit import TokenBucket
 from relay_server.settings import Settings
 
-if TYPE_CHECKING:  # clients.py, refusals.py and mcp_route.py read keys of this module
-    from relay_server.clients import AddressSlots
-    from relay_server.mcp_route import LazyDoor
+if TYPE_CHECKING:  # addresses.py, refusals.py and mcp/route.py read keys of this module
+    from relay_server.addresses import AddressSlots
+    from relay_server.mcp.route import LazyDoor
     from relay_server.refusals import Refusals
 
 SETTINGS = web.AppKey("settings", Settings)

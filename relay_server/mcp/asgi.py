@@ -1,4 +1,4 @@
-"""The MCP door's machinery (loaded by ``mcp_route`` on the first authenticated request, since
+"""The MCP door's machinery (loaded by ``mcp.route`` on the first authenticated request, since
 the SDK takes seconds to import): the two tool sets as ASGI applications, and the bridge.
 
 The MCP SDK serves the protocol as an ASGI application, bridged into aiohttp by aiohttp-asgi.

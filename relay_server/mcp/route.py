@@ -2,7 +2,7 @@
 installs nothing. The same bearer tokens as the API: 401 without one; an agent's token gets the
 agent tools, the operator's the operator's. Served when the ``mcp`` extra is installed.
 
-The MCP SDK takes seconds to import, so the door (``mcp_door``) is loaded and started on the
+The MCP SDK takes seconds to import, so the door (``mcp.asgi``) is loaded and started on the
 first authenticated request, not when the server starts; it stops with the application.
 """
 
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from relay_core.hub import Hub
+from relay_server.app_keys import MCP_DOOR, SERVICES
 from relay_server.authentication import authenticate
-from relay_server.keys import MCP_DOOR, SERVICES
 
 if TYPE_CHECKING:
-    from relay_server.mcp_door import McpDoor
+    from relay_server.mcp.asgi import McpDoor
 
 
 def available() -> bool:
@@ -39,7 +39,7 @@ class LazyDoor:
     async def get(self, hub: Hub) -> McpDoor:
         async with self._lock:
             if self._door is None:
-                from relay_server.mcp_door import McpDoor
+                from relay_server.mcp.asgi import McpDoor
 
                 door, started = McpDoor(hub), asyncio.Event()
                 self._task = asyncio.create_task(door.run(started, self._stop), name="mcp-door")
@@ -58,7 +58,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
     services = request.app[SERVICES]
     caller = await authenticate(request, services)
     door = await request.app[MCP_DOOR].get(services.ctx.storage.hub)
-    from relay_server.mcp_door import serve
+    from relay_server.mcp.asgi import serve
 
     return await serve(door, caller, request)
 
