@@ -104,13 +104,17 @@ class RoomMessagesQuery(Params):
 
 
 class SpacesQuery(PageQuery):
-    include_archived: bool = False
+    include_archived: bool = Field(default=False, description="Include archived spaces")
 
 
 class TasksQuery(PageQuery):
-    status: TaskStatus | None = None
-    assignee: ResourceId | None = None
-    claimed_by: ResourceId | None = None
+    status: TaskStatus | None = Field(default=None, description="Only tasks in this state")
+    assignee: ResourceId | None = Field(
+        default=None, description="Only tasks assigned to this agent"
+    )
+    claimed_by: ResourceId | None = Field(
+        default=None, description="Only tasks claimed by this agent"
+    )
 
 
 class EnrollQuery(Params):
@@ -118,7 +122,7 @@ class EnrollQuery(Params):
 
 
 class ApprovalsQuery(PageQuery):
-    status: ApprovalStatus | None = None
+    status: ApprovalStatus | None = Field(default=None, description="Only approvals in this state")
 
 
 class InterventionsQuery(PageQuery):
@@ -126,4 +130,4 @@ class InterventionsQuery(PageQuery):
 
 
 class ActionsQuery(PageQuery):
-    agent_id: ResourceId | None = None
+    agent_id: ResourceId | None = Field(default=None, description="Only this agent's actions")

@@ -8,19 +8,15 @@ one ``Idempotency-Key`` through all its retries.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from relay_api.models import Message
 from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
-from relay_mcp.results import answer, tool
-
-# The client a tool call acts through: the one agent's (stdio), or the caller's (HTTP).
-Clients = Callable[[Context], AsyncRelayClient]
+from relay_mcp.results import Clients, Tool, answer, listed_in, serve_tools
 
 READ = ToolAnnotations(read_only_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
@@ -31,276 +27,287 @@ Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait fo
 Limit = Annotated[int, Field(ge=1, le=200)]
 
 
+AGENT_TOOLS: list[Tool] = []
+agent_tool = listed_in(AGENT_TOOLS)
+
+
 def add_agent_tools(server: MCPServer, clients: Clients) -> None:
     """Register every agent tool on ``server``; each call acts through ``clients(ctx)``, the
     calling agent's client."""
+    serve_tools(server, AGENT_TOOLS, clients)
 
-    @tool(server, READ)
-    async def whoami(ctx: Context) -> CallToolResult:
-        """Who this agent is: presence, unread count, tasks it holds, approvals it waits on."""
-        relay = clients(ctx)
-        me = relay.config.agent_id
-        beat = await relay.agents.heartbeat()
-        held = [
-            task.task_id
-            for status in ("claimed", "in_progress")
-            for task in (await relay.tasks.list(claimed_by=me, status=status)).tasks
-        ]
-        waiting = await relay.approvals.list(status="pending")
-        mine = [a.approval_id for a in waiting.approvals if a.requested_by == me]
-        value = {
-            "agent_id": me,
-            "presence": beat.presence,
-            "unread": beat.pending_messages or 0,
-            "held_tasks": held,
-            "pending_approvals": mine,
-        }
-        text = f"{me}: {len(held)} task(s) held, {len(mine)} approval(s) pending"
-        return await answer(relay, text, value)
 
-    @tool(server, WRITE)
-    async def send_message(
-        ctx: Context, to: str, text: str, subject: str | None = None, reply_to: int | None = None
-    ) -> CallToolResult:
-        """Send a direct message to another agent."""
-        relay = clients(ctx)
-        sent = await relay.messages.send(text, to=to, subject=subject, reply_to=reply_to)
-        return await answer(relay, f"message {sent.message_id} sent to {to}", sent)
+@agent_tool(READ)
+async def whoami(relay: AsyncRelayClient) -> CallToolResult:
+    """Who this agent is: presence, unread count, tasks it holds, approvals it waits on."""
+    me = relay.config.agent_id
+    beat = await relay.agents.heartbeat()
+    held = [
+        task.task_id
+        for status in ("claimed", "in_progress")
+        for task in (await relay.tasks.list(claimed_by=me, status=status)).tasks
+    ]
+    waiting = await relay.approvals.list(status="pending")
+    mine = [a.approval_id for a in waiting.approvals if a.requested_by == me]
+    value = {
+        "agent_id": me,
+        "presence": beat.presence,
+        "unread": beat.pending_messages or 0,
+        "held_tasks": held,
+        "pending_approvals": mine,
+    }
+    text = f"{me}: {len(held)} task(s) held, {len(mine)} approval(s) pending"
+    return await answer(relay, text, value)
 
-    @tool(server, READ)
-    async def read_inbox(ctx: Context, limit: Limit = 20, wait_seconds: Wait = 0) -> CallToolResult:
-        """Unacknowledged messages, oldest first; wait_seconds waits for the first one. Ack what
-        you handled with ack_messages, or it comes back."""
-        relay = clients(ctx)
-        box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
-        lines = [f"#{m.message_id} from {m.from_agent}: {m.text}" for m in box.messages]
-        return await answer(relay, "\n".join(lines) or "inbox empty", box)
 
-    @tool(server, WRITE)
-    async def ack_messages(ctx: Context, message_ids: list[int]) -> CallToolResult:
-        """Acknowledge messages handled; acknowledging twice is fine."""
-        relay = clients(ctx)
-        acked = [(await relay.messages.ack(i)).message_id for i in message_ids]
-        return await answer(relay, f"acknowledged {len(acked)}", {"acked": acked})
+@agent_tool(WRITE)
+async def send_message(
+    relay: AsyncRelayClient,
+    to: str,
+    text: str,
+    subject: str | None = None,
+    reply_to: int | None = None,
+) -> CallToolResult:
+    """Send a direct message to another agent."""
+    sent = await relay.messages.send(text, to=to, subject=subject, reply_to=reply_to)
+    return await answer(relay, f"message {sent.message_id} sent to {to}", sent)
 
-    @tool(server, READ)
-    async def list_rooms(ctx: Context) -> CallToolResult:
-        """Rooms, by id."""
-        relay = clients(ctx)
-        rooms = await relay.rooms.list(limit=200)
-        text = ", ".join(r.room_id for r in rooms.rooms) or "no rooms"
-        return await answer(relay, text, rooms)
 
-    @tool(server, WRITE)
-    async def join_room(ctx: Context, room_id: str) -> CallToolResult:
-        """Join a room (created when new)."""
-        relay = clients(ctx)
-        member = await relay.rooms.join(room_id)
-        return await answer(relay, f"in room {room_id}", member)
+@agent_tool(READ)
+async def read_inbox(
+    relay: AsyncRelayClient, limit: Limit = 20, wait_seconds: Wait = 0
+) -> CallToolResult:
+    """Unacknowledged messages, oldest first; wait_seconds waits for the first one. Ack what
+    you handled with ack_messages, or it comes back."""
+    box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
+    lines = [f"#{m.message_id} from {m.from_agent}: {m.text}" for m in box.messages]
+    return await answer(relay, "\n".join(lines) or "inbox empty", box)
 
-    @tool(server, WRITE)
-    async def post_to_room(ctx: Context, room_id: str, text: str) -> CallToolResult:
-        """Post to a room you joined."""
-        relay = clients(ctx)
-        posted = await relay.messages.send(text, room_id=room_id)
-        return await answer(relay, f"posted {posted.message_id} to {room_id}", posted)
 
-    @tool(server, READ)
-    async def read_room(ctx: Context, room_id: str, limit: Limit = 20) -> CallToolResult:
-        """A room's newest messages, oldest of them first."""
-        relay = clients(ctx)
-        page = await relay.rooms.messages(room_id, limit=limit)
-        lines = [f"#{m.message_id} {m.from_agent}: {m.text}" for m in page.messages]
-        return await answer(relay, "\n".join(lines) or "no messages", page)
+@agent_tool(WRITE)
+async def ack_messages(relay: AsyncRelayClient, message_ids: list[int]) -> CallToolResult:
+    """Acknowledge messages handled; acknowledging twice is fine."""
+    acked = [(await relay.messages.ack(i)).message_id for i in message_ids]
+    return await answer(relay, f"acknowledged {len(acked)}", {"acked": acked})
 
-    @tool(server, READ)
-    async def list_tasks(
-        ctx: Context,
-        status: Literal["open", "claimed", "in_progress", "completed", "failed"] | None = None,
-        limit: Limit = 20,
-    ) -> CallToolResult:
-        """Tasks, by id, optionally of one status."""
-        relay = clients(ctx)
-        page = await relay.tasks.list(status=status, limit=limit)
-        lines = [f"#{t.task_id} [{t.status}] {t.title}" for t in page.tasks]
-        return await answer(relay, "\n".join(lines) or "no tasks", page)
 
-    @tool(server, WRITE)
-    async def create_task(
-        ctx: Context,
-        title: str,
-        description: str | None = None,
-        assignee: str | None = None,
-        priority: int | None = None,
-    ) -> CallToolResult:
-        """Create an open task for another agent to claim (only assignee may, if given);
-        higher priority is claimed first."""
-        relay = clients(ctx)
-        task = await relay.tasks.create(
-            title, description=description, assignee=assignee, priority=priority
-        )
-        return await answer(relay, f"created task {task.task_id}: {task.title}", task)
+@agent_tool(READ)
+async def list_rooms(relay: AsyncRelayClient) -> CallToolResult:
+    """Rooms, by id."""
+    rooms = await relay.rooms.list(limit=200)
+    text = ", ".join(r.room_id for r in rooms.rooms) or "no rooms"
+    return await answer(relay, text, rooms)
 
-    @tool(server, WRITE)
-    async def claim_task(ctx: Context, task_id: int | None = None) -> CallToolResult:
-        """Claim a task; with no id, the next open task this agent may take."""
-        relay = clients(ctx)
-        me = relay.config.agent_id
-        if task_id is not None:
-            task = await relay.tasks.claim(task_id)
-            return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
-        for candidate in (await relay.tasks.list(status="open", limit=100)).tasks:
-            if candidate.assignee not in (None, me):
-                continue
-            try:
-                task = await relay.tasks.claim(candidate.task_id)
-            except (ConflictError, PermissionDeniedError):
-                continue  # another agent was quicker, or it is not ours
-            return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
-        return await answer(relay, "no open task to claim", {"task": None})
 
-    @tool(server, WRITE)
-    async def report_progress(
-        ctx: Context,
-        task_id: int,
-        progress: Annotated[int, Field(ge=0, le=100)] | None = None,
-        message: str | None = None,
-    ) -> CallToolResult:
-        """Report progress on a task you hold (renews its lease)."""
-        relay = clients(ctx)
-        event = await relay.tasks.event(task_id, progress=progress, message=message)
-        return await answer(relay, f"progress noted on task {task_id}", event)
+@agent_tool(WRITE)
+async def join_room(relay: AsyncRelayClient, room_id: str) -> CallToolResult:
+    """Join a room (created when new)."""
+    member = await relay.rooms.join(room_id)
+    return await answer(relay, f"in room {room_id}", member)
 
-    @tool(server, WRITE)
-    async def complete_task(
-        ctx: Context, task_id: int, result: dict[str, Any] | None = None
-    ) -> CallToolResult:
-        """Complete a task you hold."""
-        relay = clients(ctx)
-        task = await relay.tasks.complete(task_id, result=result)
-        return await answer(relay, f"task {task_id} completed", task)
 
-    @tool(server, WRITE)
-    async def fail_task(
-        ctx: Context, task_id: int, error: str, retry: bool = False
-    ) -> CallToolResult:
-        """Fail a task you hold; retry=true reopens it while attempts are left."""
-        relay = clients(ctx)
-        task = await relay.tasks.fail(task_id, error=error, retry=retry)
-        return await answer(relay, f"task {task_id} is {task.status}", task)
+@agent_tool(WRITE)
+async def post_to_room(relay: AsyncRelayClient, room_id: str, text: str) -> CallToolResult:
+    """Post to a room you joined."""
+    posted = await relay.messages.send(text, room_id=room_id)
+    return await answer(relay, f"posted {posted.message_id} to {room_id}", posted)
 
-    @tool(server, WRITE)
-    async def record_action(
-        ctx: Context,
-        action: str,
-        target: str | None = None,
-        outcome: str | None = None,
-        params: dict[str, Any] | None = None,
-    ) -> CallToolResult:
-        """Append what you did to the audit log."""
-        relay = clients(ctx)
-        recorded = await relay.actions.record(action, target=target, outcome=outcome, params=params)
-        return await answer(relay, f"action {recorded.action_id} recorded", recorded)
 
-    @tool(server, WRITE)
-    async def ask_operator(
-        ctx: Context, text: str, wait_seconds: Wait = MAX_WAIT
-    ) -> CallToolResult:
-        """Ask the human operator and wait for the reply; if none comes in time, the answer is
-        pending with a notification_id for check_operator_reply."""
-        relay = clients(ctx)
-        cursor = (await relay.events.list(limit=1)).cursor
-        sent = await relay.notify.send(text)
-        reply = await _reply(relay, sent.notification_id, cursor, wait_seconds)
-        return await _replied(relay, sent.notification_id, reply)
+@agent_tool(READ)
+async def read_room(relay: AsyncRelayClient, room_id: str, limit: Limit = 20) -> CallToolResult:
+    """A room's newest messages, oldest of them first."""
+    page = await relay.rooms.messages(room_id, limit=limit)
+    lines = [f"#{m.message_id} {m.from_agent}: {m.text}" for m in page.messages]
+    return await answer(relay, "\n".join(lines) or "no messages", page)
 
-    @tool(server, READ)
-    async def check_operator_reply(ctx: Context, notification_id: int) -> CallToolResult:
-        """The operator's reply to an earlier ask_operator, if it has come."""
-        relay = clients(ctx)
-        reply = await _reply(relay, notification_id, None, 0)
-        return await _replied(relay, notification_id, reply)
 
-    @tool(server, WRITE)
-    async def request_approval(
-        ctx: Context,
-        intervention_id: str,
-        title: str,
-        reason: str,
-        proposed_action: str,
-        risk: Literal["low", "medium", "high"] | None = None,
-    ) -> CallToolResult:
-        """Ask the operator to approve a remediation of an intervention."""
-        relay = clients(ctx)
-        asked = await relay.interventions.request_approval(
-            intervention_id,
-            title=title,
-            reason=reason,
-            proposed_action=proposed_action,
-            risk=risk,
-        )
-        return await answer(relay, f"approval {asked.approval_id} requested", asked)
+@agent_tool(READ)
+async def list_tasks(
+    relay: AsyncRelayClient,
+    status: Literal["open", "claimed", "in_progress", "completed", "failed"] | None = None,
+    limit: Limit = 20,
+) -> CallToolResult:
+    """Tasks, by id, optionally of one status."""
+    page = await relay.tasks.list(status=status, limit=limit)
+    lines = [f"#{t.task_id} [{t.status}] {t.title}" for t in page.tasks]
+    return await answer(relay, "\n".join(lines) or "no tasks", page)
 
-    @tool(server, READ)
-    async def check_approval(
-        ctx: Context, intervention_id: str, wait_seconds: Wait = 0
-    ) -> CallToolResult:
-        """The intervention's approval: pending, approved or rejected (with the operator's
-        note); wait_seconds waits for a decision."""
-        relay = clients(ctx)
-        deadline = time.monotonic() + wait_seconds
-        cursor = (await relay.events.list(limit=1)).cursor
+
+@agent_tool(WRITE)
+async def create_task(
+    relay: AsyncRelayClient,
+    title: str,
+    description: str | None = None,
+    assignee: str | None = None,
+    priority: int | None = None,
+) -> CallToolResult:
+    """Create an open task for another agent to claim (only assignee may, if given);
+    higher priority is claimed first."""
+    task = await relay.tasks.create(
+        title, description=description, assignee=assignee, priority=priority
+    )
+    return await answer(relay, f"created task {task.task_id}: {task.title}", task)
+
+
+@agent_tool(WRITE)
+async def claim_task(relay: AsyncRelayClient, task_id: int | None = None) -> CallToolResult:
+    """Claim a task; with no id, the next open task this agent may take."""
+    me = relay.config.agent_id
+    if task_id is not None:
+        task = await relay.tasks.claim(task_id)
+        return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
+    for candidate in (await relay.tasks.list(status="open", limit=100)).tasks:
+        if candidate.assignee not in (None, me):
+            continue
+        try:
+            task = await relay.tasks.claim(candidate.task_id)
+        except (ConflictError, PermissionDeniedError):
+            continue  # another agent was quicker, or it is not ours
+        return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
+    return await answer(relay, "no open task to claim", {"task": None})
+
+
+@agent_tool(WRITE)
+async def report_progress(
+    relay: AsyncRelayClient,
+    task_id: int,
+    progress: Annotated[int, Field(ge=0, le=100)] | None = None,
+    message: str | None = None,
+) -> CallToolResult:
+    """Report progress on a task you hold (renews its lease)."""
+    event = await relay.tasks.event(task_id, progress=progress, message=message)
+    return await answer(relay, f"progress noted on task {task_id}", event)
+
+
+@agent_tool(WRITE)
+async def complete_task(
+    relay: AsyncRelayClient, task_id: int, result: dict[str, Any] | None = None
+) -> CallToolResult:
+    """Complete a task you hold."""
+    task = await relay.tasks.complete(task_id, result=result)
+    return await answer(relay, f"task {task_id} completed", task)
+
+
+@agent_tool(WRITE)
+async def fail_task(
+    relay: AsyncRelayClient, task_id: int, error: str, retry: bool = False
+) -> CallToolResult:
+    """Fail a task you hold; retry=true reopens it while attempts are left."""
+    task = await relay.tasks.fail(task_id, error=error, retry=retry)
+    return await answer(relay, f"task {task_id} is {task.status}", task)
+
+
+@agent_tool(WRITE)
+async def record_action(
+    relay: AsyncRelayClient,
+    action: str,
+    target: str | None = None,
+    outcome: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> CallToolResult:
+    """Append what you did to the audit log."""
+    recorded = await relay.actions.record(action, target=target, outcome=outcome, params=params)
+    return await answer(relay, f"action {recorded.action_id} recorded", recorded)
+
+
+@agent_tool(WRITE)
+async def ask_operator(
+    relay: AsyncRelayClient, text: str, wait_seconds: Wait = MAX_WAIT
+) -> CallToolResult:
+    """Ask the human operator and wait for the reply; if none comes in time, the answer is
+    pending with a notification_id for check_operator_reply."""
+    cursor = (await relay.events.list(limit=1)).cursor
+    sent = await relay.notify.send(text)
+    reply = await _reply(relay, sent.notification_id, cursor, wait_seconds)
+    return await _replied(relay, sent.notification_id, reply)
+
+
+@agent_tool(READ)
+async def check_operator_reply(relay: AsyncRelayClient, notification_id: int) -> CallToolResult:
+    """The operator's reply to an earlier ask_operator, if it has come."""
+    reply = await _reply(relay, notification_id, None, 0)
+    return await _replied(relay, notification_id, reply)
+
+
+@agent_tool(WRITE)
+async def request_approval(
+    relay: AsyncRelayClient,
+    intervention_id: str,
+    title: str,
+    reason: str,
+    proposed_action: str,
+    risk: Literal["low", "medium", "high"] | None = None,
+) -> CallToolResult:
+    """Ask the operator to approve a remediation of an intervention."""
+    asked = await relay.interventions.request_approval(
+        intervention_id,
+        title=title,
+        reason=reason,
+        proposed_action=proposed_action,
+        risk=risk,
+    )
+    return await answer(relay, f"approval {asked.approval_id} requested", asked)
+
+
+@agent_tool(READ)
+async def check_approval(
+    relay: AsyncRelayClient, intervention_id: str, wait_seconds: Wait = 0
+) -> CallToolResult:
+    """The intervention's approval: pending, approved or rejected (with the operator's
+    note); wait_seconds waits for a decision."""
+    deadline = time.monotonic() + wait_seconds
+    cursor = (await relay.events.list(limit=1)).cursor
+    approval = await relay.interventions.approval(intervention_id)
+    while approval.status == "pending" and time.monotonic() < deadline:
+        remaining = max(0.0, deadline - time.monotonic())
+        cursor = (await relay.events.list(after=cursor, wait=remaining)).cursor
         approval = await relay.interventions.approval(intervention_id)
-        while approval.status == "pending" and time.monotonic() < deadline:
-            remaining = max(0.0, deadline - time.monotonic())
-            cursor = (await relay.events.list(after=cursor, wait=remaining)).cursor
-            approval = await relay.interventions.approval(intervention_id)
-        note = f" ({approval.note})" if approval.note else ""
-        return await answer(relay, f"approval {approval.status}{note}", approval)
+    note = f" ({approval.note})" if approval.note else ""
+    return await answer(relay, f"approval {approval.status}{note}", approval)
 
-    @tool(server, WRITE)
-    async def upload_diagnostic(
-        ctx: Context, intervention_id: str, summary: str, details: str | None = None
-    ) -> CallToolResult:
-        """Keep a diagnostic for an intervention (opened when new)."""
-        relay = clients(ctx)
-        kept = await relay.interventions.diagnostic(
-            intervention_id, summary=summary, content=details or summary
-        )
-        return await answer(relay, f"diagnostic kept for {intervention_id}", kept)
 
-    @tool(server, WRITE)
-    async def record_remediation(
-        ctx: Context,
-        intervention_id: str,
-        action: str,
-        status: Literal["succeeded", "failed", "partial"],
-        evidence_before: str | dict[str, Any] | None = None,
-        evidence_after: str | dict[str, Any] | None = None,
-        link: str | None = None,
-    ) -> CallToolResult:
-        """Record what an approved remediation did, with evidence before and after."""
-        relay = clients(ctx)
-        trace = await relay.interventions.action(
-            intervention_id,
-            action=action,
-            status=status,
-            evidence_before=evidence_before or "",
-            evidence_after=evidence_after or "",
-            link=link,
-        )
-        return await answer(relay, f"remediation of {intervention_id}: {status}", trace)
+@agent_tool(WRITE)
+async def upload_diagnostic(
+    relay: AsyncRelayClient, intervention_id: str, summary: str, details: str | None = None
+) -> CallToolResult:
+    """Keep a diagnostic for an intervention (opened when new)."""
+    kept = await relay.interventions.diagnostic(
+        intervention_id, summary=summary, content=details or summary
+    )
+    return await answer(relay, f"diagnostic kept for {intervention_id}", kept)
 
-    @tool(server, READ)
-    async def wait_for_events(
-        ctx: Context, after: int | None = None, wait_seconds: Wait = 30
-    ) -> CallToolResult:
-        """What happened after the cursor (none: from now); pass the answer's cursor next time."""
-        relay = clients(ctx)
-        page = await relay.events.list(after=after, wait=wait_seconds or None)
-        lines = [f"{e.kind} {e.subject_id}" for e in page.events]
-        text = "\n".join(lines) or "nothing new"
-        return await answer(relay, f"{text}\ncursor: {page.cursor}", page)
+
+@agent_tool(WRITE)
+async def record_remediation(
+    relay: AsyncRelayClient,
+    intervention_id: str,
+    action: str,
+    status: Literal["succeeded", "failed", "partial"],
+    evidence_before: str | dict[str, Any] | None = None,
+    evidence_after: str | dict[str, Any] | None = None,
+    link: str | None = None,
+) -> CallToolResult:
+    """Record what an approved remediation did, with evidence before and after."""
+    trace = await relay.interventions.action(
+        intervention_id,
+        action=action,
+        status=status,
+        evidence_before=evidence_before or "",
+        evidence_after=evidence_after or "",
+        link=link,
+    )
+    return await answer(relay, f"remediation of {intervention_id}: {status}", trace)
+
+
+@agent_tool(READ)
+async def wait_for_events(
+    relay: AsyncRelayClient, after: int | None = None, wait_seconds: Wait = 30
+) -> CallToolResult:
+    """What happened after the cursor (none: from now); pass the answer's cursor next time."""
+    page = await relay.events.list(after=after, wait=wait_seconds or None)
+    lines = [f"{e.kind} {e.subject_id}" for e in page.events]
+    text = "\n".join(lines) or "nothing new"
+    return await answer(relay, f"{text}\ncursor: {page.cursor}", page)
 
 
 async def _reply(

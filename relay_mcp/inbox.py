@@ -20,7 +20,7 @@ from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
 from relay_client import AsyncRelayClient, errors
-from relay_mcp.agent_tools import Clients
+from relay_mcp.results import Clients
 
 INBOX = "relay://inbox"
 FEED_WAIT = 50.0

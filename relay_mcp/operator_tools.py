@@ -4,106 +4,112 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from relay_mcp.agent_tools import READ, WRITE, Clients
-from relay_mcp.results import answer, refusal, tool
+from relay_client import AsyncRelayClient
+from relay_mcp.agent_tools import READ, WRITE
+from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
 Note = Annotated[str | None, Field(max_length=2000, description="why, for the agent")]
 
 
+OPERATOR_TOOLS: list[Tool] = []
+operator_tool = listed_in(OPERATOR_TOOLS)
+
+
 def add_operator_tools(server: MCPServer, clients: Clients) -> None:
     """Register the operator's tools on ``server``; each call acts through ``clients(ctx)``."""
+    serve_tools(server, OPERATOR_TOOLS, clients)
 
-    @tool(server, READ)
-    async def fleet_status(ctx: Context) -> CallToolResult:
-        """Agents online, unread messages, open tasks and pending approvals."""
-        relay = clients(ctx)
-        status = await relay.status()
-        c = status.counts
-        text = (
-            f"{c.online_agents}/{c.agents} agents online, {c.pending_messages} unread "
-            f"messages, {c.open_tasks} open tasks, {c.pending_approvals} pending approvals"
-        )
-        return await answer(relay, text, status)
 
-    @tool(server, READ)
-    async def list_pending_approvals(ctx: Context) -> CallToolResult:
-        """Approvals waiting for a decision, newest first."""
-        relay = clients(ctx)
-        page = await relay.approvals.list(status="pending", limit=50)
-        lines = [f"#{a.approval_id} {a.title} (by {a.requested_by})" for a in page.approvals]
-        return await answer(relay, "\n".join(lines) or "nothing pending", page)
+@operator_tool(READ)
+async def fleet_status(relay: AsyncRelayClient) -> CallToolResult:
+    """Agents online, unread messages, open tasks and pending approvals."""
+    status = await relay.status()
+    c = status.counts
+    text = (
+        f"{c.online_agents}/{c.agents} agents online, {c.pending_messages} unread "
+        f"messages, {c.open_tasks} open tasks, {c.pending_approvals} pending approvals"
+    )
+    return await answer(relay, text, status)
 
-    @tool(server, WRITE)
-    async def approve(ctx: Context, approval_id: int, note: Note = None) -> CallToolResult:
-        """Approve a pending approval."""
-        relay = clients(ctx)
-        decided = await relay.approvals.approve(approval_id, note=note)
-        return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 
-    @tool(server, WRITE)
-    async def reject(ctx: Context, approval_id: int, note: Note = None) -> CallToolResult:
-        """Reject a pending approval."""
-        relay = clients(ctx)
-        decided = await relay.approvals.reject(approval_id, note=note)
-        return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
+@operator_tool(READ)
+async def list_pending_approvals(relay: AsyncRelayClient) -> CallToolResult:
+    """Approvals waiting for a decision, newest first."""
+    page = await relay.approvals.list(status="pending", limit=50)
+    lines = [f"#{a.approval_id} {a.title} (by {a.requested_by})" for a in page.approvals]
+    return await answer(relay, "\n".join(lines) or "nothing pending", page)
 
-    @tool(server, READ)
-    async def list_notifications(
-        ctx: Context, limit: Annotated[int, Field(ge=1, le=100)] = 20
-    ) -> CallToolResult:
-        """What agents asked the operator, newest first, with how many replies each got."""
-        relay = clients(ctx)
-        page = await relay.notify.list(limit=limit)
-        lines = [
-            f"#{n.notification_id} {n.agent_id or 'operator'}: {n.text} ({n.replies or 0} replies)"
-            for n in page.notifications
-        ]
-        return await answer(relay, "\n".join(lines) or "no notifications", page)
 
-    @tool(server, WRITE)
-    async def reply_to_notification(
-        ctx: Context, notification_id: int, text: str
-    ) -> CallToolResult:
-        """Answer an agent's notification; the reply reaches its inbox (and its ask_operator)."""
-        relay = clients(ctx)
-        async for notification in relay.notify.iterate():  # newest first
-            if notification.notification_id == notification_id:
-                break
-        else:
-            return refusal("not_found", f"notification {notification_id} does not exist")
-        if notification.platform_message_id is None:
-            detail = f"notification {notification_id} never reached the operator"
-            return refusal("conflict", detail)
-        reply = await relay.notify.reply(notification.platform_message_id, text)
-        return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)
+@operator_tool(WRITE)
+async def approve(relay: AsyncRelayClient, approval_id: int, note: Note = None) -> CallToolResult:
+    """Approve a pending approval."""
+    decided = await relay.approvals.approve(approval_id, note=note)
+    return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 
-    @tool(server, READ)
-    async def list_policies(ctx: Context) -> CallToolResult:
-        """The policies that decide routine approvals, in the order they are tried."""
-        relay = clients(ctx)
-        page = await relay.policies.list(limit=100)
-        lines = [
-            f"#{p.policy_id} {p.name}: {p.decision} (priority {p.priority}, "
-            f"{'enabled' if p.enabled else 'disabled'}, v{p.version})"
-            for p in page.policies
-        ]
-        return await answer(relay, "\n".join(lines) or "no policies", page)
 
-    @tool(server, READ)
-    async def simulate_policy(
-        ctx: Context,
-        agent_id: Annotated[str, Field(description="the agent that would ask")],
-        title: Annotated[str, Field(min_length=1, max_length=500, description="its title")],
-        payload: Annotated[
-            dict[str, Any] | None, Field(description="what it would ask about, as JSON")
-        ] = None,
-    ) -> CallToolResult:
-        """What the policies would do with such a request (approve, reject or ask the operator),
-        without creating anything."""
-        relay = clients(ctx)
-        verdict = await relay.policies.simulate(agent_id, title, payload=payload)
-        return await answer(relay, f"{verdict.decision}: {verdict.reason}", verdict)
+@operator_tool(WRITE)
+async def reject(relay: AsyncRelayClient, approval_id: int, note: Note = None) -> CallToolResult:
+    """Reject a pending approval."""
+    decided = await relay.approvals.reject(approval_id, note=note)
+    return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
+
+
+@operator_tool(READ)
+async def list_notifications(
+    relay: AsyncRelayClient, limit: Annotated[int, Field(ge=1, le=100)] = 20
+) -> CallToolResult:
+    """What agents asked the operator, newest first, with how many replies each got."""
+    page = await relay.notify.list(limit=limit)
+    lines = [
+        f"#{n.notification_id} {n.agent_id or 'operator'}: {n.text} ({n.replies or 0} replies)"
+        for n in page.notifications
+    ]
+    return await answer(relay, "\n".join(lines) or "no notifications", page)
+
+
+@operator_tool(WRITE)
+async def reply_to_notification(
+    relay: AsyncRelayClient, notification_id: int, text: str
+) -> CallToolResult:
+    """Answer an agent's notification; the reply reaches its inbox (and its ask_operator)."""
+    async for notification in relay.notify.iterate():  # newest first
+        if notification.notification_id == notification_id:
+            break
+    else:
+        return refusal("not_found", f"notification {notification_id} does not exist")
+    if notification.platform_message_id is None:
+        detail = f"notification {notification_id} never reached the operator"
+        return refusal("conflict", detail)
+    reply = await relay.notify.reply(notification.platform_message_id, text)
+    return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)
+
+
+@operator_tool(READ)
+async def list_policies(relay: AsyncRelayClient) -> CallToolResult:
+    """The policies that decide routine approvals, in the order they are tried."""
+    page = await relay.policies.list(limit=100)
+    lines = [
+        f"#{p.policy_id} {p.name}: {p.decision} (priority {p.priority}, "
+        f"{'enabled' if p.enabled else 'disabled'}, v{p.version})"
+        for p in page.policies
+    ]
+    return await answer(relay, "\n".join(lines) or "no policies", page)
+
+
+@operator_tool(READ)
+async def simulate_policy(
+    relay: AsyncRelayClient,
+    agent_id: Annotated[str, Field(description="the agent that would ask")],
+    title: Annotated[str, Field(min_length=1, max_length=500, description="its title")],
+    payload: Annotated[
+        dict[str, Any] | None, Field(description="what it would ask about, as JSON")
+    ] = None,
+) -> CallToolResult:
+    """What the policies would do with such a request (approve, reject or ask the operator),
+    without creating anything."""
+    verdict = await relay.policies.simulate(agent_id, title, payload=payload)
+    return await answer(relay, f"{verdict.decision}: {verdict.reason}", verdict)

@@ -2,17 +2,20 @@
 one line on what is waiting for the agent, so that it learns of new mail without polling.
 
 A Relay error is a tool error (``isError``) carrying Relay's ``code`` and ``detail``: the model
-reads it and may try again; the session goes on. ``tool`` registers a function so.
+reads it and may try again; the session goes on. A tool is a module-level function whose first
+parameter is the client it acts through; ``serve_tools`` injects the caller's.
 """
 
 from __future__ import annotations
 
-import functools
+import inspect
+import typing
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
@@ -78,20 +81,64 @@ def refusal(code: str, detail: str) -> CallToolResult:
 
 
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Awaitable[CallToolResult]])
+# The client a tool call acts through: the one agent's (stdio), or the caller's (HTTP).
+Clients = Callable[[Context], AsyncRelayClient]
 
 
-def tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[ToolFunction], ToolFunction]:
-    """Register a function as a tool of ``server``, its Relay errors answered as tool errors."""
+@dataclass(frozen=True)
+class Tool:
+    """A tool: a module-level function whose first parameter is the calling agent's client,
+    and its hints."""
 
-    def register(function: ToolFunction) -> ToolFunction:
-        @functools.wraps(function)
-        async def call(*args: Any, **kwargs: Any) -> CallToolResult:
-            try:
-                return await function(*args, **kwargs)
-            except errors.RelayError as exc:
-                return failure(exc)
+    function: Callable[..., Awaitable[CallToolResult]]
+    annotations: ToolAnnotations
 
-        server.tool(annotations=annotations)(call)
-        return function
 
-    return register
+def listed_in(
+    tools: list[Tool],
+) -> Callable[[ToolAnnotations], Callable[[ToolFunction], ToolFunction]]:
+    """A decorator that lists a function in ``tools`` with its hints."""
+
+    def hinted(annotations: ToolAnnotations) -> Callable[[ToolFunction], ToolFunction]:
+        def register(function: ToolFunction) -> ToolFunction:
+            tools.append(Tool(function, annotations))
+            return function
+
+        return register
+
+    return hinted
+
+
+def serve_tools(server: MCPServer, tools: list[Tool], clients: Clients) -> None:
+    """Register ``tools`` on ``server``, each call acting through ``clients(ctx)`` and its Relay
+    errors answered as tool errors."""
+    for each in tools:
+        server.tool(annotations=each.annotations)(_injected(each.function, clients))
+
+
+def _injected(
+    function: Callable[..., Awaitable[CallToolResult]], clients: Clients
+) -> Callable[..., Awaitable[CallToolResult]]:
+    """``function`` as the SDK calls it: with the request's context where the client was (the
+    SDK reads the parameters and their hints, resolved here, from the signature)."""
+    signature = inspect.signature(function)
+    _, *parameters = signature.parameters.values()  # the client, injected
+    hints = typing.get_type_hints(function, include_extras=True)
+    context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
+    shown = [p.replace(annotation=hints[p.name]) for p in parameters]
+
+    async def call(ctx: Context, **arguments: Any) -> CallToolResult:
+        try:
+            return await function(clients(ctx), **arguments)
+        except errors.RelayError as exc:
+            return failure(exc)
+
+    call.__name__ = function.__name__
+    call.__qualname__ = function.__qualname__
+    call.__doc__ = function.__doc__
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[context, *shown], return_annotation=CallToolResult
+    )
+    call.__annotations__ = {"ctx": Context} | {p.name: p.annotation for p in shown}
+    call.__annotations__["return"] = CallToolResult
+    return call

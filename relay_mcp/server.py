@@ -11,9 +11,10 @@ from mcp.server.subscriptions import SubscriptionBus
 
 from relay_api import __version__
 from relay_client import AsyncRelayClient
-from relay_mcp.agent_tools import Clients, add_agent_tools
+from relay_mcp.agent_tools import add_agent_tools
 from relay_mcp.inbox import SessionSubscribers, add_inbox
 from relay_mcp.operator_tools import add_operator_tools
+from relay_mcp.results import Clients
 
 # stderr is the host's log of this process: warnings only, not every request to Relay.
 QUIET: Final = "WARNING"

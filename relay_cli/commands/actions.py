@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import ActionsResponse
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_api import operations as ops
+from relay_cli._common import JsonOutput, call, parse_json, render
+from relay_cli.listing import list_command
 
 app = typer.Typer(help="Actions: the audit log of what agents did.", no_args_is_help=True)
 
@@ -37,25 +38,13 @@ def record(
     render(recorded, as_json, headline=f"Recorded action {recorded.action_id}")
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    agent_id: Annotated[str | None, typer.Option("--of", help="Only this agent's.")] = None,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List actions, newest first.
+app.command("list")(
+    list_command(
+        ops.ACTIONS_LIST,
+        columns=("action_id", "agent_id", "action", "target", "outcome", "created_at"),
+        doc="""List actions, newest first.
 
-    Example: relay actions list --of builder
-    """
-    actions = pages(
-        ctx,
-        all_pages,
-        lambda c: c.actions.list(agent_id=agent_id, limit=limit, cursor=cursor),
-        lambda c: c.actions.iterate(agent_id=agent_id, limit=limit),
-        lambda items: ActionsResponse(actions=items),
+Example: relay actions list --of builder""",
+        flags={"agent_id": "--of"},
     )
-    columns = ("action_id", "agent_id", "action", "target", "outcome", "created_at")
-    render(actions, as_json, rows=actions.actions, columns=columns)
+)

@@ -6,18 +6,16 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import AgentsResponse
+from relay_api import operations as ops
 from relay_cli._common import (
-    AllPages,
-    Cursor,
     JsonOutput,
     Limit,
     call,
-    pages,
     parse_json,
     render,
     whose,
 )
+from relay_cli.listing import list_command
 
 AgentArgument = Annotated[
     str | None, typer.Argument(help="Default: --agent, else the token's agent.")
@@ -69,26 +67,15 @@ def register(
     render(agent, as_json, headline=f"Registered agent {agent.agent_id}; {shown}")
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List agents with their presence, by id.
+app.command("list")(
+    list_command(
+        ops.AGENTS_LIST,
+        columns=AGENT_COLUMNS,
+        doc="""List agents with their presence, by id.
 
-    Example: relay agents list --all
-    """
-    agents = pages(
-        ctx,
-        all_pages,
-        lambda c: c.agents.list(limit=limit, cursor=cursor),
-        lambda c: c.agents.iterate(limit=limit),
-        lambda items: AgentsResponse(agents=items),
+Example: relay agents list --all""",
     )
-    render(agents, as_json, rows=agents.agents, columns=AGENT_COLUMNS)
+)
 
 
 @app.command()

@@ -6,18 +6,16 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import Approval, ApprovalsResponse
+from relay_api import operations as ops
+from relay_api.models import Approval
 from relay_cli._common import (
-    AllPages,
-    Cursor,
     JsonOutput,
-    Limit,
     ago,
     call,
-    pages,
     parse_json,
     render,
 )
+from relay_cli.listing import list_command
 
 app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
 
@@ -25,28 +23,15 @@ ApprovalId = Annotated[int, typer.Argument(help="The approval.")]
 Note = Annotated[str | None, typer.Option(help="A note kept with the decision.")]
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    status: Annotated[str | None, typer.Option(help="pending, approved, rejected, expired")] = None,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List approvals, newest first.
+app.command("list")(
+    list_command(
+        ops.APPROVALS_LIST,
+        columns=("approval_id", "kind", "status", "title", "requested_by", "created_at"),
+        doc="""List approvals, newest first.
 
-    Example: relay approvals list --status pending --all
-    """
-    approvals = pages(
-        ctx,
-        all_pages,
-        lambda c: c.approvals.list(status=status, limit=limit, cursor=cursor),
-        lambda c: c.approvals.iterate(status=status, limit=limit),
-        lambda items: ApprovalsResponse(approvals=items),
+Example: relay approvals list --status pending --all""",
     )
-    columns = ("approval_id", "kind", "status", "title", "requested_by", "created_at")
-    render(approvals, as_json, rows=approvals.approvals, columns=columns)
+)
 
 
 @app.command()

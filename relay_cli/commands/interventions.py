@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from relay_api.models import InterventionsResponse
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_api import operations as ops
+from relay_cli._common import JsonOutput, call, render
+from relay_cli.listing import list_command
 
 app = typer.Typer(help="Interventions: diagnostic → approval → remediation.", no_args_is_help=True)
 
@@ -26,27 +27,15 @@ def evidence(value: str) -> str | dict[str, Any]:
     return parsed if isinstance(parsed, dict) else value
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List interventions, newest first.
+app.command("list")(
+    list_command(
+        ops.INTERVENTIONS_LIST,
+        columns=("intervention_id", "status", "approval_status", "title", "updated_at"),
+        doc="""List interventions, newest first.
 
-    Example: relay interventions list
-    """
-    found = pages(
-        ctx,
-        all_pages,
-        lambda c: c.interventions.list(limit=limit, cursor=cursor),
-        lambda c: c.interventions.iterate(limit=limit),
-        lambda items: InterventionsResponse(interventions=items),
+Example: relay interventions list""",
     )
-    columns = ("intervention_id", "status", "approval_status", "title", "updated_at")
-    render(found, as_json, rows=found.interventions, columns=columns)
+)
 
 
 @app.command("request-approval")

@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import NotificationsResponse
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_api import operations as ops
+from relay_cli._common import JsonOutput, call, render
+from relay_cli.listing import list_command
 
 app = typer.Typer(help="Notifications to the operator, and replies.", no_args_is_help=True)
 
@@ -31,27 +32,22 @@ def notify(
     )
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List notifications, newest first.
+app.command("list")(
+    list_command(
+        ops.NOTIFY_LIST,
+        columns=(
+            "notification_id",
+            "agent_id",
+            "status",
+            "platform_message_id",
+            "text",
+            "created_at",
+        ),
+        doc="""List notifications, newest first.
 
-    Example: relay notifications list
-    """
-    found = pages(
-        ctx,
-        all_pages,
-        lambda c: c.notify.list(limit=limit, cursor=cursor),
-        lambda c: c.notify.iterate(limit=limit),
-        lambda items: NotificationsResponse(notifications=items),
+Example: relay notifications list""",
     )
-    columns = ("notification_id", "agent_id", "status", "platform_message_id", "text", "created_at")
-    render(found, as_json, rows=found.notifications, columns=columns)
+)
 
 
 @app.command()

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from relay_api.models import PoliciesResponse
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, parse_json, render
+from relay_api import operations as ops
+from relay_cli._common import JsonOutput, call, parse_json, render
+from relay_cli.listing import list_command
 
 app = typer.Typer(
     help="Policies: the operator's rules that decide routine approvals as they come.",
@@ -74,27 +75,15 @@ def rule(
     }
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List policies, oldest first.
+app.command("list")(
+    list_command(
+        ops.POLICIES_LIST,
+        columns=("policy_id", "name", "decision", "priority", "enabled", "version"),
+        doc="""List policies, oldest first.
 
-    Example: relay policies list
-    """
-    found = pages(
-        ctx,
-        all_pages,
-        lambda c: c.policies.list(limit=limit, cursor=cursor),
-        lambda c: c.policies.iterate(limit=limit),
-        lambda items: PoliciesResponse(policies=items),
+Example: relay policies list""",
     )
-    columns = ("policy_id", "name", "decision", "priority", "enabled", "version")
-    render(found, as_json, rows=found.policies, columns=columns)
+)
 
 
 @app.command()

@@ -6,32 +6,22 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import RoomsResponse
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_api import operations as ops
+from relay_cli._common import JsonOutput, Limit, call, render
+from relay_cli.listing import list_command
 
 app = typer.Typer(help="Rooms: list, join, read.", no_args_is_help=True)
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List rooms, by id.
+app.command("list")(
+    list_command(
+        ops.ROOMS_LIST,
+        columns=("room_id", "name", "space_id", "topic"),
+        doc="""List rooms, by id.
 
-    Example: relay rooms list
-    """
-    rooms = pages(
-        ctx,
-        all_pages,
-        lambda c: c.rooms.list(limit=limit, cursor=cursor),
-        lambda c: c.rooms.iterate(limit=limit),
-        lambda items: RoomsResponse(rooms=items),
+Example: relay rooms list""",
     )
-    render(rooms, as_json, rows=rooms.rooms, columns=("room_id", "name", "space_id", "topic"))
+)
 
 
 @app.command()

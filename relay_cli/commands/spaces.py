@@ -6,37 +6,23 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import SpacesResponse
-from relay_cli._common import AllPages, Cursor, JsonOutput, Limit, call, pages, render
+from relay_api import operations as ops
+from relay_cli._common import JsonOutput, call, render
+from relay_cli.listing import list_command
 
 app = typer.Typer(help="Spaces: groups of rooms (operator).", no_args_is_help=True)
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    include_archived: Annotated[
-        bool, typer.Option("--archived", help="Include archived spaces.")
-    ] = False,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List spaces, by id.
+app.command("list")(
+    list_command(
+        ops.SPACES_LIST,
+        columns=("space_id", "name", "status", "description"),
+        doc="""List spaces, by id.
 
-    Example: relay spaces list --archived
-    """
-    spaces = pages(
-        ctx,
-        all_pages,
-        lambda c: c.spaces.list(include_archived=include_archived, limit=limit, cursor=cursor),
-        lambda c: c.spaces.iterate(include_archived=include_archived, limit=limit),
-        lambda items: SpacesResponse(spaces=items),
+Example: relay spaces list --archived""",
+        flags={"include_archived": "--archived"},
     )
-    render(
-        spaces, as_json, rows=spaces.spaces, columns=("space_id", "name", "status", "description")
-    )
+)
 
 
 @app.command()

@@ -6,18 +6,15 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import TaskEventsResponse, TasksResponse
+from relay_api import operations as ops
 from relay_cli._common import (
-    AllPages,
-    Cursor,
     JsonOutput,
-    Limit,
     acting,
     call,
-    pages,
     parse_json,
     render,
 )
+from relay_cli.listing import list_command
 
 app = typer.Typer(help="Tasks: create, claim, report progress, finish.", no_args_is_help=True)
 
@@ -58,30 +55,15 @@ def create(
     render(task, as_json, headline=f"Created task {task.task_id}")
 
 
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    status: Annotated[str | None, typer.Option(help="open, claimed, in_progress, …")] = None,
-    assignee: Annotated[str | None, typer.Option(help="Assigned to this agent.")] = None,
-    claimed_by: Annotated[str | None, typer.Option(help="Claimed by this agent.")] = None,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """List tasks, by id.
+app.command("list")(
+    list_command(
+        ops.TASKS_LIST,
+        columns=TASK_COLUMNS,
+        doc="""List tasks, by id.
 
-    Example: relay tasks list --status open --all
-    """
-    filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
-    tasks = pages(
-        ctx,
-        all_pages,
-        lambda c: c.tasks.list(**filters, limit=limit, cursor=cursor),
-        lambda c: c.tasks.iterate(**filters, limit=limit),
-        lambda items: TasksResponse(tasks=items),
+Example: relay tasks list --status open --all""",
     )
-    render(tasks, as_json, rows=tasks.tasks, columns=TASK_COLUMNS)
+)
 
 
 @app.command()
@@ -93,28 +75,15 @@ def show(ctx: typer.Context, task_id: TaskId, as_json: JsonOutput = False) -> No
     render(call(ctx, lambda c: c.tasks.get(task_id)), as_json)
 
 
-@app.command()
-def events(
-    ctx: typer.Context,
-    task_id: TaskId,
-    limit: Limit = None,
-    all_pages: AllPages = False,
-    cursor: Cursor = None,
-    as_json: JsonOutput = False,
-) -> None:
-    """Show a task's trail of events, oldest first.
+app.command("events")(
+    list_command(
+        ops.TASKS_EVENTS,
+        columns=("event_id", "kind", "agent_id", "progress", "message", "created_at"),
+        doc="""Show a task's trail of events, oldest first.
 
-    Example: relay tasks events 7 --all
-    """
-    trail = pages(
-        ctx,
-        all_pages,
-        lambda c: c.tasks.events(task_id, limit=limit, cursor=cursor),
-        lambda c: c.tasks.iterate_events(task_id, limit=limit),
-        lambda items: TaskEventsResponse(task_id=task_id, events=items),
+Example: relay tasks events 7 --all""",
     )
-    columns = ("event_id", "kind", "agent_id", "progress", "message", "created_at")
-    render(trail, as_json, rows=trail.events, columns=columns)
+)
 
 
 @app.command()

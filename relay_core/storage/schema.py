@@ -1,6 +1,6 @@
 """The relational schema every SQL adapter queries, and Alembic's revisions build.
 
-Declared once with SQLAlchemy Core: the PostgreSQL adapter (``postgres.py``) builds its
+Declared once with SQLAlchemy Core: the PostgreSQL adapter (``postgres/``) builds its
 statements from these tables, the SQLite adapter (``sqlite/sql.py``) derives its SQL text and
 column codecs from them once at start-up, and a test checks that the migrated database matches
 them.

@@ -41,7 +41,10 @@ def commands(
 
 
 def sdk_calls(function: Any) -> set[str]:
-    """The client methods a command calls: ``c.tasks.get(...)`` is ``tasks.get``."""
+    """The client methods a command calls: ``c.tasks.get(...)`` is ``tasks.get``; a command made
+    from the table (``relay_cli.listing``) says which operation it runs."""
+    if hasattr(function, "operation"):
+        return {function.operation}
     found = set()
     for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function)))):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import JSON, Boolean, Table
 
 from relay_core.ports import Cond, Increment, TableSpec
+from relay_core.storage.conditions import SQLITE, assignments, quote, shape, takes, where
 from relay_core.storage.rows import (
     Decode,
     Encode,
@@ -22,7 +23,6 @@ from relay_core.storage.rows import (
 )
 from relay_core.storage.schema import UTCDateTime
 
-_OPS = {"eq": "=", "ne": "!=", "lt": "<", "gt": ">"}
 NO_VALUES: Mapping[str, Any] = {}  # what a statement other than an UPDATE sets
 
 # A statement's parameters from its values (an UPDATE's) and its conditions.
@@ -101,11 +101,6 @@ def json_object(model: type[BaseModel], table: Table) -> str:
     return f"json_object({', '.join(parts)})"
 
 
-def quote(name: str) -> str:
-    """An identifier, quoted."""
-    return f'"{name}"'
-
-
 class TableSql:
     """One table's SQL text and codecs, built once and shared by every connection."""
 
@@ -144,27 +139,6 @@ class TableSql:
 
         return self.cached(("insert", columns), build)
 
-    def where(self, conds: Sequence[Cond]) -> str:
-        """The WHERE clause of these conditions (empty for none)."""
-        parts: list[str] = []
-        for cond in conds:
-            column = quote(cond.field)
-            if cond.op in ("eq", "ne") and cond.value is None:
-                parts.append(f"{column} IS {'NOT ' if cond.op == 'ne' else ''}NULL")
-            elif cond.op == "in":
-                marks = ", ".join("?" for _ in cond.value)
-                parts.append(f"{column} IN ({marks})" if marks else "0")
-            else:
-                parts.append(f"{column} {_OPS[cond.op]} ?")
-        return f" WHERE {' AND '.join(parts)}" if parts else ""
-
-    def assignments(self, values: Mapping[str, Any]) -> str:
-        """``SET`` text, every ``Increment`` computed by the database."""
-        return ", ".join(
-            f"{quote(f)} = {quote(f)} + ?" if isinstance(v, Increment) else f"{quote(f)} = ?"
-            for f, v in values.items()
-        )
-
     def statement(
         self,
         key: tuple[Any, ...],
@@ -186,10 +160,10 @@ class TableSql:
         """The UPDATE that sets ``values`` where ``conds`` hold (answering ``returning``)."""
         # The values' types tell where an Increment is (cheaper to take than to test each).
         kinds = tuple(map(type, values.values()))
-        key = ("update", tuple(values), kinds, shape(conds), returning)
+        key = ("update", tuple(values), kinds, shape(conds, SQLITE), returning)
 
         def build() -> str:
-            text = f"UPDATE {self.name} SET {self.assignments(values)}{self.where(conds)}"
+            text = f"UPDATE {self.name} SET {assignments(values, SQLITE)}{where(conds, SQLITE)}"
             return text if returning is None else f"{text} RETURNING {returning}"
 
         return self.statement(key, build, conds, values)
@@ -228,27 +202,19 @@ def statement_params_writer(
         else:
             items.append(f"values[{field!r}]")
     for i, cond in enumerate(conds):
+        kind = takes(cond, SQLITE)
+        if kind == "none":  # IS (NOT) NULL
+            continue
         value = f"conds[{i}].value"
         if cond.field in encoders:
             namespace[f"encode_c{i}"] = encoders[cond.field]
-            if cond.op == "in":
+            if kind == "each":
                 items.append(f"*[None if v is None else encode_c{i}(v) for v in {value}]")
-            elif cond.value is not None:  # eq/ne None is IS (NOT) NULL: no parameter
-                items.append(f"encode_c{i}({value})")
-        elif cond.op == "in":
-            items.append(f"*{value}")
-        elif cond.value is not None:
-            items.append(value)
+            else:
+                items.append(f"None if (c{i} := {value}) is None else encode_c{i}(c{i})")
+        else:
+            items.append(f"*{value}" if kind == "each" else value)
     source = f"def params(values, conds):\n    return [{', '.join(items)}]\n"
     exec(compile(source, f"<parameters of {', '.join(values) or 'conditions'}>", "exec"), namespace)
     params: StatementParams = namespace["params"]
     return params
-
-
-def shape(conds: Sequence[Cond]) -> tuple[Any, ...]:
-    """What the SQL text of these conditions depends on (not their values)."""
-    key = []
-    for cond in conds:  # a loop, not a generator: this is on every statement's path
-        value = cond.value
-        key.append((cond.field, cond.op, len(value) if cond.op == "in" else value is None))
-    return tuple(key)

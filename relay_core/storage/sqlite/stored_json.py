@@ -25,7 +25,8 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from relay_core.ports import TableSpec
-from relay_core.storage.sqlite.sql import json_object, quote
+from relay_core.storage.conditions import quote
+from relay_core.storage.sqlite.sql import json_object
 
 COLUMN = "encoded"
 TABLES = ("tasks",)

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic
 
 from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, R, StaleWrite, expected
-from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql, quote, shape
+from relay_core.storage.conditions import SQLITE, quote, shape, where
+from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql
 
 
 class SqliteTable(Generic[R]):
@@ -68,7 +69,9 @@ class SqliteTable(Generic[R]):
     async def delete_where(self, conds: Sequence[Cond]) -> int:
         sql = self._sql
         delete = sql.statement(
-            ("delete", shape(conds)), lambda: f"DELETE FROM {sql.name}{sql.where(conds)}", conds
+            ("delete", shape(conds, SQLITE)),
+            lambda: f"DELETE FROM {sql.name}{where(conds, SQLITE)}",
+            conds,
         )
         return self._conn.execute(delete.text, delete.params(NO_VALUES, conds)).rowcount
 
@@ -126,7 +129,7 @@ class SqliteTable(Generic[R]):
             array = "'[' || coalesce(group_concat(j, ','), '') || ']'"
             return f"SELECT count(*), {array} FROM ({ordered})"
 
-        select = sql.statement(("array", shape(conds), newest), build, conds)
+        select = sql.statement(("array", shape(conds, SQLITE), newest), build, conds)
         params = select.params(NO_VALUES, conds)
         params.append(-1 if limit is None else limit)
         count, array = self._conn.execute(select.text, params).fetchone()
@@ -148,10 +151,10 @@ class SqliteTable(Generic[R]):
             order.append(sql.key)
             ordered = ", ".join(f"{column}{direction}" for column in order)
             bounded = " LIMIT ?" if limited else ""
-            where = sql.where(conds)
-            return f"SELECT {selected} FROM {sql.name}{where} ORDER BY {ordered}{bounded}"
+            clause = where(conds, SQLITE)
+            return f"SELECT {selected} FROM {sql.name}{clause} ORDER BY {ordered}{bounded}"
 
-        key = ("select", selected, shape(conds), order_by, descending, limited)
+        key = ("select", selected, shape(conds, SQLITE), order_by, descending, limited)
         return sql.statement(key, build, conds)
 
     def _select(
@@ -171,8 +174,8 @@ class SqliteTable(Generic[R]):
     async def count(self, *conds: Cond) -> int:
         sql = self._sql
         count = sql.statement(
-            ("count", shape(conds)),
-            lambda: f"SELECT count(*) FROM {sql.name}{sql.where(conds)}",
+            ("count", shape(conds, SQLITE)),
+            lambda: f"SELECT count(*) FROM {sql.name}{where(conds, SQLITE)}",
             conds,
         )
         return int(self._conn.execute(count.text, count.params(NO_VALUES, conds)).fetchone()[0])
@@ -180,9 +183,9 @@ class SqliteTable(Generic[R]):
     async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
         sql = self._sql
         count = sql.statement(
-            ("count_by", field, shape(conds)),
+            ("count_by", field, shape(conds, SQLITE)),
             lambda: (
-                f"SELECT {quote(field)}, count(*) FROM {sql.name}{sql.where(conds)} "
+                f"SELECT {quote(field)}, count(*) FROM {sql.name}{where(conds, SQLITE)} "
                 f"GROUP BY {quote(field)}"
             ),
             conds,
@@ -193,10 +196,10 @@ class SqliteTable(Generic[R]):
         sql = self._sql
         key = quote(sql.spec.key)
         select = sql.statement(
-            ("newest_by", field, shape(conds)),
+            ("newest_by", field, shape(conds, SQLITE)),
             lambda: (
                 f"SELECT {sql.listed} FROM {sql.name} WHERE {key} IN "
-                f"(SELECT max({key}) FROM {sql.name}{sql.where(conds)} GROUP BY {quote(field)})"
+                f"(SELECT max({key}) FROM {sql.name}{where(conds, SQLITE)} GROUP BY {quote(field)})"
             ),
             conds,
         )

@@ -1,0 +1,119 @@
+"""Conditions (``ports.Cond``) and assignments as SQL, for both SQL adapters, by one rule.
+
+``eq`` and ``ne`` with ``None`` are ``IS NULL`` and ``IS NOT NULL`` and take no parameter; ``in``
+takes its values, one ``?`` each in SQLite (``0``, false, for none) and one array in PostgreSQL
+(``= ANY($n)``); every other condition takes its value. An assignment takes its value, an
+``Increment`` its step. What the text of a statement depends on is its ``shape``, by which the
+adapters keep each statement once. The memory store matches the same conditions in Python; the
+storage contract tests (``tests/storage/test_contract.py``) hold the three to one answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple
+
+from relay_core.ports import Cond, Increment
+
+Takes = Literal["none", "one", "each", "array"]
+
+
+class Dialect(NamedTuple):
+    """How a database writes parameters: ``$1, $2…`` or ``?``; ``in`` as one array or not."""
+
+    numbered: bool
+    arrays: bool
+    operators: Mapping[str, str]
+
+
+SQLITE = Dialect(
+    numbered=False, arrays=False, operators={"eq": "=", "ne": "!=", "lt": "<", "gt": ">"}
+)
+POSTGRES = Dialect(
+    numbered=True, arrays=True, operators={"eq": "=", "ne": "<>", "lt": "<", "gt": ">"}
+)
+
+
+def quote(name: str) -> str:
+    """An identifier, quoted."""
+    return f'"{name}"'
+
+
+def takes(cond: Cond, dialect: Dialect) -> Takes:
+    """What ``cond`` takes as parameters: none, its value, each of its values, or one array."""
+    if cond.op == "in":
+        return "array" if dialect.arrays else "each"
+    if cond.value is None and cond.op in ("eq", "ne"):
+        return "none"
+    return "one"
+
+
+def shape(conds: Sequence[Cond], dialect: Dialect) -> tuple[Any, ...]:
+    """What the SQL text of these conditions depends on (not their values)."""
+    key = []
+    for cond in conds:  # a loop, not a generator: this is on every statement's path
+        value = cond.value
+        if cond.op == "in":
+            key.append((cond.field, "in", 0 if dialect.arrays else len(value)))
+        else:
+            key.append((cond.field, cond.op, value is None))
+    return tuple(key)
+
+
+def _mark(dialect: Dialect, number: int) -> str:
+    return f"${number}" if dialect.numbered else "?"
+
+
+def where(conds: Sequence[Cond], dialect: Dialect, first: int = 1, also: str | None = None) -> str:
+    """The WHERE clause of these conditions (and of ``also``), its parameters numbered from
+    ``first``; empty for none."""
+    parts: list[str] = [also] if also else []
+    number = first
+    for cond in conds:
+        column = quote(cond.field)
+        kind = takes(cond, dialect)
+        if kind == "none":
+            parts.append(f"{column} IS {'NOT ' if cond.op == 'ne' else ''}NULL")
+        elif kind == "each":
+            marks = ", ".join("?" for _ in cond.value)
+            parts.append(f"{column} IN ({marks})" if marks else "0")
+        elif kind == "array":
+            parts.append(f"{column} = ANY({_mark(dialect, number)})")
+            number += 1
+        else:
+            parts.append(f"{column} {dialect.operators[cond.op]} {_mark(dialect, number)}")
+            number += 1
+    return f" WHERE {' AND '.join(parts)}" if parts else ""
+
+
+def parameters(conds: Sequence[Cond], dialect: Dialect) -> list[Any]:
+    """The parameters ``where`` numbers, in its order, as given (an adapter may encode them)."""
+    params: list[Any] = []
+    for cond in conds:
+        kind = takes(cond, dialect)
+        if kind == "one":
+            params.append(cond.value)
+        elif kind == "each":
+            params.extend(cond.value)
+        elif kind == "array":
+            params.append(list(cond.value))
+    return params
+
+
+def assignments(values: Mapping[str, Any], dialect: Dialect, first: int = 1) -> str:
+    """``SET`` text, every ``Increment`` added by the database, parameters from ``first``."""
+    parts = []
+    for number, (field, value) in enumerate(values.items(), start=first):
+        column = quote(field)
+        mark = _mark(dialect, number)
+        parts.append(
+            f"{column} = {column} + {mark}"
+            if isinstance(value, Increment)
+            else f"{column} = {mark}"
+        )
+    return ", ".join(parts)
+
+
+def assigned(values: Mapping[str, Any]) -> list[Any]:
+    """The parameters of ``assignments``: each value, an ``Increment``'s step."""
+    return [value.by if isinstance(value, Increment) else value for value in values.values()]

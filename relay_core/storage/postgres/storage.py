@@ -1,0 +1,330 @@
+"""PostgreSQL storage on asyncpg: statements written once per table, prepared per connection.
+
+Every table's SQL text is derived at start from the tables of ``schema.py`` (the tables Alembic
+migrates, through SQLAlchemy, which is used for migrations only). Statements go to asyncpg as
+text with ``$n`` parameters; asyncpg prepares each text once per connection and reuses it, so a
+request pays for the round trips, not for building and planning statements. Rows become models
+through the builders of ``rows.py``; JSON columns are (de)coded by orjson in asyncpg's codec.
+
+Other instances are told of commits by LISTEN/NOTIFY. Rows of the event feed take their ids
+from their transaction's id and become visible to readers once every older transaction has
+ended (see ``FEED_FUNCTIONS``), so a cursor never skips a row that commits late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import zlib
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from relay_api import models as m
+from relay_core.config import POSTGRES_POOL_SIZE
+from relay_core.hub import Hub
+from relay_core.ports import (
+    FEED,
+    SPECS,
+    TABLES,
+    StaleWrite,
+    UnitOfWork,
+    stamped,
+)
+from relay_core.storage.postgres.driver import asyncpg
+from relay_core.storage.postgres.feed import CHANNEL, HintSender, install_feed_functions
+from relay_core.storage.postgres.outages import (
+    BROKEN,
+    RETRY_STATES,
+    roll_back,
+    sqlstate,
+    unavailable,
+)
+from relay_core.storage.postgres.sql import Composed, TableSql
+from relay_core.storage.postgres.tables import PgTable, Transaction
+from relay_core.storage.rows import decode_json, encode_json
+from relay_core.storage.schema import metadata
+
+log = logging.getLogger("relay.storage")
+
+
+T = TypeVar("T")
+
+
+HELD_POKE_FIRST, HELD_POKE_LONGEST = 0.005, 1.0  # seconds (see _poke_if_held)
+MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
+
+
+_COMMIT_NOT_WAITING = "SET LOCAL synchronous_commit = off; COMMIT"
+
+
+class PgUnitOfWork:
+    """Every table over one connection; a write unit's transaction is committed by ``commit``,
+    a read unit runs each statement on its own (READ COMMITTED gives each statement its own
+    snapshot either way)."""
+
+    def __init__(
+        self,
+        tx: Transaction,
+        sqls: Mapping[str, TableSql],
+        hub: Hub,
+        hints: HintSender,
+    ) -> None:
+        self._tx = tx
+        self._sqls = sqls
+        self._hub = hub
+        self._hints = hints
+
+    def __getattr__(self, name: str) -> PgTable[Any]:
+        """A table, made on first use (a unit touches few of them)."""
+        try:
+            sql = self._sqls[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        table: PgTable[Any] = PgTable(sql, self._tx)
+        setattr(self, name, table)
+        return table
+
+    def publish(self, topic: str) -> None:
+        self._tx.topics.add(topic)
+
+    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+        unsent = self._tx.unsent
+        position = None
+        if about is not None:
+            if getattr(about, SPECS[type(about)].key):
+                event = stamped(event, about)
+            else:
+                position = next((i for i, u in enumerate(unsent) if u.record is about), None)
+                if position is None:
+                    raise ValueError("an event is about a record this unit added, or a stored one")
+        unsent.append(self.events.unsent(event, position))
+        self.publish(FEED)
+
+    async def flush(self) -> None:
+        await self._tx.ready()
+
+    async def commit(self, *, durable: bool = True) -> None:
+        tx = self._tx
+        if tx.begun or (tx.unsent and not durable):
+            conn = await tx.ready()
+            # Not durable is PostgreSQL's own setting: the COMMIT does not wait for the WAL's
+            # flush.
+            await conn.execute("COMMIT" if durable else _COMMIT_NOT_WAITING)
+        elif tx.unsent:
+            await tx.send_unsent()  # alone, the statement is its own transaction
+        tx.committed = True
+        topics = tx.topics
+        if topics:
+            self._hub.publish(topics)
+            self._hints.send(topics)
+        tx.topics = set()
+
+
+class PostgresStorage:
+    """Storage on a PostgreSQL database named by a SQLAlchemy URL (``postgresql+asyncpg://``)."""
+
+    name = "postgresql"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_args: dict[str, Any] | None = None,
+        hub: Hub | None = None,
+        pool_size: int = POSTGRES_POOL_SIZE,
+        synchronous_commit: str | None = None,
+    ) -> None:
+        self.hub = hub or Hub()
+        self._listener: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()
+        self._connect_args = connect_args or {}
+        self._pool_size = pool_size
+        # Per session, so it holds for Relay's connections only (None: the server's setting).
+        self._pool_settings = {**self._connect_args.get("server_settings", {})}
+        if synchronous_commit is not None:
+            self._pool_settings["synchronous_commit"] = synchronous_commit
+        # SQLAlchemy serves Alembic's migrations only; requests go through the asyncpg pool.
+        self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=self._connect_args)
+        self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
+        self._composed: dict[Any, Composed] = {}  # held writes' statements, by their shape
+        self._pool: Any = None
+        self._pool_lock = asyncio.Lock()
+        self._held_reads: dict[str, int] = {}  # feed topic → reads in a row that found rows held
+        self._pokes: dict[str, asyncio.TimerHandle] = {}
+        self._hints = HintSender(self._asyncpg_dsn)
+
+    @property
+    def _asyncpg_dsn(self) -> str:
+        """The database URL as asyncpg itself takes it (for connections outside the pool)."""
+        return self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    async def run_sync(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` on a (sync-facing) SQLAlchemy connection in a transaction, and commit
+        (for migrations, and for tests that inspect the schema)."""
+        async with self.engine.connect() as conn:
+            result = await conn.run_sync(work)
+            await conn.commit()
+            return result
+
+    async def migrate(self) -> None:
+        """Bring the schema to the newest revision, keeping every stored row; one instance
+        at a time."""
+        from relay_core.storage.migrate import upgrade
+
+        def locked_upgrade(conn: Connection) -> None:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            upgrade(conn)
+            install_feed_functions(conn)
+
+        try:
+            await self.run_sync(locked_upgrade)
+        except (OSError, DBAPIError) as exc:
+            raise (unavailable(exc) or exc) from exc
+
+    async def listen(self) -> None:
+        """Relay other instances' hints into this process's hub, on a dedicated connection
+        outside the pool, reconnecting when it drops."""
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen_forever(), name="relay-listen")
+
+    async def _listen_forever(self) -> None:
+        failing = False
+        while True:
+            try:
+                conn = await asyncpg.connect(self._asyncpg_dsn)
+            except BROKEN as exc:
+                if not failing:  # once an outage, not once a second
+                    log.warning("cannot LISTEN for hints (%s); retrying every second", exc)
+                failing = True
+                await asyncio.sleep(1)
+                continue
+            if failing:
+                log.info("listening for hints again")
+                failing = False
+            try:
+                await self._listen_until_lost(conn)
+                log.warning("the LISTEN connection dropped; reconnecting")
+            finally:
+                self.listening.clear()
+                if not conn.is_closed():
+                    await conn.close()
+
+    async def _listen_until_lost(self, conn: Any) -> None:
+        lost = asyncio.Event()
+        conn.add_termination_listener(lambda _conn: lost.set())
+        await conn.add_listener(CHANNEL, self._on_hint)
+        self.listening.set()
+        await lost.wait()
+
+    def _on_hint(self, _conn: Any, pid: int, _channel: str, payload: str) -> None:
+        if pid != self._hints.pid:  # this process's own were published at their commits
+            self.hub.publish(orjson.loads(payload))
+
+    async def _connections(self) -> Any:
+        """The pool, opened on first use (inside the event loop that will use it)."""
+        async with self._pool_lock:
+            if self._pool is None:
+                self._pool = await asyncpg.create_pool(
+                    self._asyncpg_dsn,
+                    min_size=1,
+                    max_size=self._pool_size,
+                    init=_set_up_connection,
+                    reset=_keep_session,
+                    **(self._connect_args | {"server_settings": self._pool_settings}),
+                )
+        return self._pool
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
+        try:
+            pool = await self._connections()
+            async with pool.acquire() as conn:
+                tx = Transaction(conn, write, self._composed)
+                uow = PgUnitOfWork(tx, self._sqls, self.hub, self._hints)
+                if not write:
+                    yield uow  # type: ignore[misc]
+                    self._poke_if_held(tx)
+                    return
+                try:
+                    yield uow  # type: ignore[misc]
+                finally:
+                    if tx.begun and not tx.committed and not conn.is_closed():
+                        await roll_back(conn)
+        except BROKEN as exc:
+            if sqlstate(exc) in RETRY_STATES:
+                # A deadlock or serialization failure rolled the unit back; run it again.
+                raise StaleWrite(
+                    f"PostgreSQL {sqlstate(exc)}: the unit of work is retried"
+                ) from exc
+            translated = unavailable(exc)
+            if translated is None:
+                raise
+            raise translated from exc
+
+    def _poke_if_held(self, tx: Transaction) -> None:
+        """Wake a feed's readers again soon if a read found committed rows held back above the
+        horizon: the older transaction they wait for may end without a hint (it added no row).
+        The delay doubles while rows stay held (an old transaction of another application can
+        hold them for long), from 5 ms to 1 s."""
+        for topic in tx.feeds_read - tx.feeds_held_back:
+            self._held_reads.pop(topic, None)
+        for topic in tx.feeds_held_back - self._pokes.keys():
+            reads = self._held_reads.get(topic, 0)
+            self._held_reads[topic] = reads + 1
+            delay = min(HELD_POKE_LONGEST, HELD_POKE_FIRST * 2**reads)
+            self._pokes[topic] = asyncio.get_running_loop().call_later(delay, self._poke, topic)
+
+    def _poke(self, topic: str) -> None:
+        del self._pokes[topic]
+        self.hub.publish([topic])
+
+    @asynccontextmanager
+    async def exclusive(self, name: str) -> AsyncIterator[bool]:
+        """A session advisory lock on a connection of its own (released by the server if this
+        process dies)."""
+        try:
+            conn = await asyncpg.connect(self._asyncpg_dsn)
+        except BROKEN as exc:
+            raise (unavailable(exc) or exc) from exc
+        key = zlib.crc32(name.encode())
+        try:
+            mine = bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", key))
+            yield mine
+        finally:
+            await conn.close()  # ends the session, and with it the lock
+
+    async def close(self) -> None:
+        self.hub.close()
+        await self._hints.close()
+        for poke in self._pokes.values():
+            poke.cancel()
+        self._pokes.clear()
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+            self._listener = None
+        await self.engine.dispose()
+
+
+async def _keep_session(_conn: Any) -> None:
+    """Nothing to reset on the way back to the pool: a unit of work leaves no session state
+    (it commits or rolls back, and takes only transaction-level locks); asyncpg's default
+    reset would cost a round trip per unit."""
+
+
+async def _set_up_connection(conn: Any) -> None:
+    """JSON columns as Python values, through the same codec as SQLite's."""
+    for name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            name, encoder=encode_json, decoder=decode_json, schema="pg_catalog", format="text"
+        )

@@ -1,0 +1,273 @@
+"""A table in a unit of work: its verbs as asyncpg statements, writes held back until the
+unit's next statement or commit, and the transaction they share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic
+
+from relay_core.ports import (
+    Cond,
+    Expect,
+    Increment,
+    R,
+    StaleWrite,
+    expected,
+    stamped,
+)
+from relay_core.storage.conditions import (
+    POSTGRES,
+    assigned,
+    assignments,
+    parameters,
+    quote,
+    shape,
+    where,
+)
+from relay_core.storage.postgres.driver import INTEGRITY
+from relay_core.storage.postgres.feed import FEED_ORDINALS
+from relay_core.storage.postgres.sql import Composed, TableSql, Unsent, compose
+from relay_core.storage.rows import ThroughModels
+
+
+class Transaction:
+    """What the tables of one unit of work share: the connection, what to publish, how many
+    feed rows it added, and the feeds it found rows held back in.
+
+    A write unit begins its transaction only before its first statement, and holds back the
+    writes nobody needs an answer to yet (``add``, ``announce``) until then, or until it
+    commits: a unit that only adds rows sends them as one statement, its own transaction,
+    with no BEGIN and no COMMIT (one round trip for a message, where there were four)."""
+
+    def __init__(self, conn: Any, write: bool, composed: dict[Any, Composed]) -> None:
+        self.conn = conn
+        self.write = write
+        self.begun = False
+        self.unsent: list[Unsent] = []
+        self.composed = composed
+        self.topics: set[str] = set()
+        self.committed = False
+        self.feed_rows = 0
+        self.feeds_held_back: set[str] = set()
+        self.feeds_read: set[str] = set()
+
+    async def ready(self) -> Any:
+        """The connection, ready for a statement of the unit: a write unit's transaction
+        begun, and what it held back sent."""
+        if self.write and not self.begun:
+            await self.conn.execute("BEGIN")
+            self.begun = True
+        if self.unsent:
+            await self.send_unsent()
+        return self.conn
+
+    async def send_unsent(self) -> None:
+        """Insert every held write in one statement, and set the keys they were given."""
+        unsent, self.unsent = self.unsent, []
+        shape = tuple((u.sql, u.generated, u.about) for u in unsent)
+        composed = self.composed.get(shape)
+        if composed is None:
+            composed = self.composed[shape] = compose(shape)
+        params = [
+            unsent[position].ordinal if field is None else getattr(unsent[position].record, field)
+            for position, field in composed.params
+        ]
+        try:
+            keys = await self.conn.fetchrow(composed.text, *params)
+        except INTEGRITY as exc:
+            raise StaleWrite(f"{', '.join(u.sql.spec.name for u in unsent)}: {exc}") from exc
+        for u, key in zip(unsent, keys, strict=True):
+            if u.generated:
+                setattr(u.record, u.sql.spec.key, key)
+            if u.about is not None:
+                stamped(u.record, unsent[u.about].record)
+
+    def next_feed_ordinal(self) -> int:
+        ordinal = self.feed_rows
+        if ordinal >= FEED_ORDINALS:
+            raise ValueError(f"a transaction adds at most {FEED_ORDINALS} rows to a feed")
+        self.feed_rows += 1
+        return ordinal
+
+
+class PgTable(ThroughModels, Generic[R]):
+    """One table's verbs on the connection of one unit of work.
+
+    A feed's rows are keyed by their transaction and read below the horizon (see
+    ``FEED_FUNCTIONS``); a read of a feed notes whether committed rows wait above it."""
+
+    def __init__(self, sql: TableSql, tx: Transaction) -> None:
+        self._sql = sql
+        self._spec = sql.spec
+        self._tx = tx
+
+    async def get(self, key: Any) -> R | None:
+        conn = await self._tx.ready()
+        row = await conn.fetchrow(self._sql.get, key)
+        return self._sql.record(row) if row is not None else None
+
+    async def insert(self, record: R) -> R:
+        sql = self._sql
+        spec = sql.spec
+        generated = spec.generated_key and not getattr(record, spec.key)
+        columns = sql.generated_columns if generated else sql.columns
+        statement = sql.insert_generated if generated else sql.insert_given
+        values = [getattr(record, column) for column in columns]
+        if generated and sql.feed:
+            values.append(self._tx.next_feed_ordinal())
+        conn = await self._tx.ready()
+        try:
+            key = await conn.fetchval(statement, *values)
+        except INTEGRITY as exc:
+            raise StaleWrite(f"{spec.name}: {exc}") from exc
+        if generated:
+            setattr(record, spec.key, key)
+        return record
+
+    async def add(self, record: R) -> None:
+        self._tx.unsent.append(self.unsent(record, None))
+
+    def unsent(self, record: Any, about: int | None) -> Unsent:
+        """``record`` as a write held back, naming the held write at ``about`` if given."""
+        assert self._tx.write, "a read unit of work cannot write"
+        sql = self._sql
+        generated = sql.spec.generated_key and not getattr(record, sql.spec.key)
+        ordinal = self._tx.next_feed_ordinal() if generated and sql.feed else None
+        return Unsent(sql, record, generated, about, ordinal)
+
+    async def update(
+        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
+    ) -> R | None:
+        sql = self._sql
+        guards = [Cond(sql.spec.key, "eq", key), *expected(expect)]
+        statement = sql.cached(
+            ("update", tuple(values), _incremented(values), shape(guards, POSTGRES)),
+            lambda: (
+                f"UPDATE {sql.name} SET {assignments(values, POSTGRES)}"
+                f"{where(guards, POSTGRES, len(values) + 1)} RETURNING {sql.listed}"
+            ),
+        )
+        try:
+            conn = await self._tx.ready()
+            row = await conn.fetchrow(statement, *assigned(values), *parameters(guards, POSTGRES))
+        except INTEGRITY as exc:
+            raise StaleWrite(f"{sql.spec.name}: {exc}") from exc
+        return sql.record(row) if row is not None else None
+
+    async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
+        sql = self._sql
+        statement = sql.cached(
+            ("update_where", tuple(values), _incremented(values), shape(conds, POSTGRES)),
+            lambda: (
+                f"UPDATE {sql.name} SET {assignments(values, POSTGRES)}"
+                f"{where(conds, POSTGRES, len(values) + 1)}"
+            ),
+        )
+        conn = await self._tx.ready()
+        params = [*assigned(values), *parameters(conds, POSTGRES)]
+        return _affected(await conn.execute(statement, *params))
+
+    async def delete_where(self, conds: Sequence[Cond]) -> int:
+        sql = self._sql
+        statement = sql.cached(
+            ("delete", shape(conds, POSTGRES)),
+            lambda: f"DELETE FROM {sql.name}{where(conds, POSTGRES)}",
+        )
+        conn = await self._tx.ready()
+        return _affected(await conn.execute(statement, *parameters(conds, POSTGRES)))
+
+    async def find(
+        self,
+        *conds: Cond,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+        skip_locked: bool = False,
+    ) -> list[R]:
+        sql = self._sql
+        params = parameters(conds, POSTGRES)
+        if limit is not None:
+            params.append(limit)
+
+        def build() -> str:
+            clause = where(conds, POSTGRES, 1, sql.visible)
+            direction = " DESC" if descending else ""
+            order = [quote(order_by)] if order_by else []
+            order.append(sql.key)
+            ordered = ", ".join(f"{column}{direction}" for column in order)
+            bounded = f" LIMIT ${len(params)}" if limit is not None else ""
+            locked = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
+            found = (
+                f"SELECT {sql.listed} FROM {sql.name}{clause} ORDER BY {ordered}{bounded}{locked}"
+            )
+            if not sql.feed:
+                return found
+            # With the page, in the same snapshot: whether committed rows wait above the
+            # horizon (one row of NULLs and the answer when the page is empty).
+            return (
+                f"SELECT {sql.listed}, held FROM (SELECT EXISTS (SELECT 1 FROM {sql.name} "
+                f"WHERE {sql.key} >= relay_feed_horizon()) AS held) AS horizon "
+                f"LEFT JOIN LATERAL ({found}) AS page ON true ORDER BY {ordered}"
+            )
+
+        key = ("find", shape(conds, POSTGRES), order_by, descending, limit is not None, skip_locked)
+        statement = sql.cached(key, build)
+        conn = await self._tx.ready()
+        rows = await conn.fetch(statement, *params)
+        if sql.feed:
+            self._note_feed_read(bool(rows[0][-1]))
+            rows = [row for row in rows if row[sql.key_position] is not None]
+        return [sql.record(row) for row in rows]
+
+    def _note_feed_read(self, held_back: bool) -> None:
+        topic = self._sql.spec.feed_topic
+        assert topic is not None
+        self._tx.feeds_read.add(topic)
+        if held_back:
+            self._tx.feeds_held_back.add(topic)
+
+    async def count(self, *conds: Cond) -> int:
+        sql = self._sql
+        statement = sql.cached(
+            ("count", shape(conds, POSTGRES)),
+            lambda: f"SELECT count(*) FROM {sql.name}{where(conds, POSTGRES, 1, sql.visible)}",
+        )
+        conn = await self._tx.ready()
+        return int(await conn.fetchval(statement, *parameters(conds, POSTGRES)))
+
+    async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
+        sql = self._sql
+        statement = sql.cached(
+            ("count_by", field, shape(conds, POSTGRES)),
+            lambda: (
+                f"SELECT {quote(field)}, count(*) FROM {sql.name}"
+                f"{where(conds, POSTGRES, 1, sql.visible)} GROUP BY {quote(field)}"
+            ),
+        )
+        conn = await self._tx.ready()
+        rows = await conn.fetch(statement, *parameters(conds, POSTGRES))
+        return {row[0]: row[1] for row in rows}
+
+    async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
+        sql = self._sql
+        statement = sql.cached(
+            ("newest_by", field, shape(conds, POSTGRES)),
+            lambda: (
+                f"SELECT DISTINCT ON ({quote(field)}) {sql.listed} FROM {sql.name}"
+                f"{where(conds, POSTGRES, 1, sql.visible)} ORDER BY {quote(field)}, {sql.key} DESC"
+            ),
+        )
+        conn = await self._tx.ready()
+        rows = await conn.fetch(statement, *parameters(conds, POSTGRES))
+        found = [sql.record(row) for row in rows]
+        return {getattr(record, field): record for record in found}
+
+
+def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
+    return tuple(isinstance(v, Increment) for v in values.values())
+
+
+def _affected(status: str) -> int:
+    """The row count of a command tag such as ``UPDATE 3``."""
+    return int(status.rsplit(" ", 1)[-1])
