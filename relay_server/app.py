@@ -11,9 +11,6 @@ from datetime import datetime
 from aiohttp import web
 
 from relay_core.auth import hash_secret
-from relay_core.bridges.local import LocalBridge
-from relay_core.bridges.matrix import MatrixBridge
-from relay_core.bridges.telegram import TelegramBridge
 from relay_core.config import CoreConfig
 from relay_core.paths import operator_token_path
 from relay_core.ports import Bridge, Storage
@@ -22,7 +19,6 @@ from relay_core.services.base import utcnow
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
-from relay_server import matrix, telegram
 from relay_server.addresses import AddressSlots
 from relay_server.app_keys import (
     CALLER_LIMIT,
@@ -35,6 +31,12 @@ from relay_server.app_keys import (
 )
 from relay_server.background import sweep
 from relay_server.bindings import bind
+from relay_server.bridges.local import LocalBridge
+from relay_server.bridges.matrix import receiving as matrix
+from relay_server.bridges.matrix.sending import MatrixBridge
+from relay_server.bridges.slack import SlackBridge, add_slack
+from relay_server.bridges.telegram import receiving as telegram
+from relay_server.bridges.telegram.sending import TelegramBridge
 from relay_server.console import add_console
 from relay_server.cors import allow_origins
 from relay_server.mcp import route as mcp_route
@@ -45,7 +47,6 @@ from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
-from relay_server.slack import SlackBridge, add_slack
 
 log = logging.getLogger("relay.server")
 

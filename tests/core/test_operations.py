@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from relay_api.operations import OPERATIONS, Operation
-from relay_core.bridges.local import LocalBridge
 from relay_core.config import CoreConfig
 from relay_core.services import Context, Services
 from relay_core.storage.memory import MemoryStorage
 from relay_server import bindings
 from relay_server.bindings import bind
+from relay_server.bridges.local import LocalBridge
 
 
 def fields(op: Operation[Any]) -> set[str]:

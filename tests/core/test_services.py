@@ -11,12 +11,12 @@ import pytest
 from relay_api import models as m
 from relay_api.errors import Conflict, PermissionDenied
 from relay_core.auth import OPERATOR_CALLER, Caller
-from relay_core.bridges.local import LocalBridge
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import Registered
 from relay_core.services.spaces import derive_id
 from relay_core.storage.memory import MemoryStorage
+from relay_server.bridges.local import LocalBridge
 
 
 def services(storage: MemoryStorage | None = None) -> Services:

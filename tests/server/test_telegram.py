@@ -13,9 +13,9 @@ import httpx
 import pytest
 import respx
 
-from relay_core.bridges.telegram import TelegramBridge
-from relay_server import telegram
 from relay_server.app_keys import SERVICES
+from relay_server.bridges.telegram import receiving as telegram
+from relay_server.bridges.telegram.sending import TelegramBridge
 from tests.server.conftest import Api
 
 BOT_TOKEN = "123456:SECRET-bot-token-never-shown"

@@ -13,11 +13,11 @@ from typing import Any
 from aiohttp import web
 
 from relay_api.errors import BridgeError
-from relay_core.bridges.telegram import TelegramBridge, platform_id
 from relay_core.services import Services
 from relay_server.app_keys import SERVICES, SETTINGS
 from relay_server.background import on_one_instance
-from relay_server.decisions import DECISION, decide, fields, text_of
+from relay_server.bridges.decisions import DECISION, decide, fields, text_of
+from relay_server.bridges.telegram.sending import TelegramBridge, platform_id
 from relay_server.middleware import error_response
 from relay_server.validation import read_body
 

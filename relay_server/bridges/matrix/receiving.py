@@ -14,11 +14,11 @@ import asyncio
 import logging
 
 from relay_api.errors import BridgeError, NotFound, StorageUnavailable
-from relay_core.bridges.matrix import MatrixBridge, platform_id
 from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.background import on_one_instance
-from relay_server.decisions import DECISION, decide, fields, fingerprint, text_of
+from relay_server.bridges.decisions import DECISION, decide, fields, fingerprint, text_of
+from relay_server.bridges.matrix.sending import MatrixBridge, platform_id
 
 log = logging.getLogger("relay.matrix")
 

@@ -23,9 +23,9 @@ from relay_api.errors import AuthenticationError, NotFound
 from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.app_keys import REFUSALS, SERVICES, SETTINGS
-from relay_server.decisions import DECISION, decide, fingerprint
+from relay_server.bridges.decisions import DECISION, decide, fingerprint
+from relay_server.bridges.slack.sending import SlackBridge, platform_id
 from relay_server.middleware import error_response
-from relay_server.slack.bridge import SlackBridge, platform_id
 from relay_server.validation import read_body
 
 log = logging.getLogger("relay.slack")

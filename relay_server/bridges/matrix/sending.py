@@ -18,8 +18,8 @@ import httpx
 
 from relay_api import models as m
 from relay_api.errors import BridgeError
-from relay_core.bridges.wording import describe, outcome
 from relay_core.ports import BridgeCapabilities
+from relay_server.bridges.wording import describe, outcome
 
 MAX_RETRY_AFTER = 10.0  # seconds of M_LIMIT_EXCEEDED worth waiting out
 

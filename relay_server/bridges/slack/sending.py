@@ -2,7 +2,7 @@
 
 A message's platform id is ``"<channel>:<ts>"``: a Slack message is named by its channel and its
 timestamp. Replies come back through the Events API and button clicks through interactivity,
-both to the server (``relay_server.slack``). The bot token travels only in the Authorization
+both to the server (``relay_server.bridges.slack``). The bot token travels only in the Authorization
 header the SDK sends; no error Relay raises carries it.
 """
 
@@ -16,8 +16,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from relay_api import models as m
 from relay_api.errors import BridgeError
-from relay_core.bridges.wording import describe, outcome
 from relay_core.ports import BridgeCapabilities
+from relay_server.bridges.wording import describe, outcome
 
 DEFAULT_API_URL = "https://slack.com/api/"
 RATE_LIMIT_RETRIES = 3  # each waits the Retry-After Slack sent with its 429

@@ -1,1 +1,0 @@
-"""Operator platform bridges: ``local`` (built in, the default) and Telegram."""

@@ -1,0 +1,1 @@
+"""Matrix: the room's events out (``sending``) and its sync in (``receiving``)."""

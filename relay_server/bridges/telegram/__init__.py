@@ -1,0 +1,1 @@
+"""Telegram: the bot's messages out (``sending``) and its updates in (``receiving``)."""
