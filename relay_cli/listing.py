@@ -34,7 +34,8 @@ def list_command(
     resource, name = op.id.split(".")
     iterate = "iterate" if name == "list" else f"iterate_{name}"
     items = _items_field(op.response)
-    path = list(op.path_params.model_fields) if op.path_params is not None else []
+    arguments = op.path_params.model_fields if op.path_params is not None else {}
+    path = list(arguments)
     query = op.query.model_fields if op.query is not None else {}
     filters = [field for field in query if field not in PAGE_FIELDS]
 
@@ -57,7 +58,7 @@ def list_command(
         render(found, given["as_json"], rows=getattr(found, items), columns=columns)
 
     parameters = [inspect.Parameter("ctx", _KEYWORD, annotation=typer.Context)]
-    parameters += [_argument(field, op.path_params.model_fields[field]) for field in path]  # type: ignore[union-attr]
+    parameters += [_argument(field, info) for field, info in arguments.items()]
     parameters += [_option(field, query[field], (flags or {}).get(field)) for field in filters]
     parameters += [
         inspect.Parameter("limit", _KEYWORD, default=None, annotation=Limit),

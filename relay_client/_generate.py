@@ -107,9 +107,7 @@ def _type(annotation: Any) -> str:
 
 def _param(name: str, info: FieldInfo, where: Literal["path", "query", "body"]) -> Param:
     kind = _type(info.annotation)
-    if info.is_required() and where != "path":
-        return Param(name, where, kind, True)
-    if where == "path":
+    if where == "path" or info.is_required():
         return Param(name, where, kind, True)
     if kind == "bool":
         return Param(name, where, "bool", False, repr(info.default))
@@ -127,9 +125,6 @@ def method_of(op: Operation[Any]) -> Method:
         for name, info in model.model_fields.items():
             if name not in shape.omit:
                 method.params.append(_param(name, info, where))  # type: ignore[arg-type]
-    for index, param in enumerate(method.params):
-        if param.name == "agent_id" and not param.required or param.name in shape.positional:
-            method.params[index] = Param(param.name, param.where, param.type, param.required)
     return method
 
 
@@ -147,7 +142,7 @@ def _signature(method: Method) -> str:
     for param in positional:
         if param.where == "path" and param.name == "agent_id":
             parts.append("agent_id: str | None = None")  # the client's own agent by default
-        elif param in positional and not param.required:
+        elif not param.required:
             parts.append(f"{param.name}: {param.type} = {param.default}")
         else:
             parts.append(f"{param.name}: {param.type}")
@@ -185,9 +180,9 @@ def _call(method: Method, awaited: bool) -> list[str]:
 
 
 def _docstring(op: Operation[Any]) -> list[str]:
+    # The row's doc is Markdown (OpenAPI's): a docstring quotes code in double backticks.
     text = (op.doc or op.id).replace("`", "``").replace("````", "``")
-    lines = textwrap.wrap(f'"""{text}"""', 92)
-    return lines
+    return textwrap.wrap(f'"""{text}"""', 92)
 
 
 def _method(method: Method, awaited: bool) -> list[str]:
