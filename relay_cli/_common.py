@@ -109,12 +109,12 @@ def ago(moment: datetime) -> str:
 
 
 # Columns whose values are agents' ids, beside the ``*_id`` ones.
-AGENT_COLUMNS = frozenset({"assignee", "claimed_by", "from_agent", "requested_by", "decided_by"})
+AGENT_ID_COLUMNS = frozenset({"assignee", "claimed_by", "from_agent", "requested_by", "decided_by"})
 
 
 def is_id(column: str) -> bool:
     """Whether a column holds ids: what the reader types next, so never cut."""
-    return column.endswith("_id") or column in AGENT_COLUMNS
+    return column.endswith("_id") or column in AGENT_ID_COLUMNS
 
 
 def _cell(value: Any) -> str:

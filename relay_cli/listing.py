@@ -103,7 +103,7 @@ def _plain(annotation: Any) -> tuple[type, str]:
 
 
 def _words(field: str, info: FieldInfo) -> str:
-    kind, choices = _plain(info.annotation)
+    _, choices = _plain(info.annotation)
     said = info.description or field.replace("_", " ").capitalize()
     return f"{said} ({choices})." if choices else f"{said}."
 

@@ -177,11 +177,6 @@ def long_poll_timeout(wait: float | None, timeout: float) -> float | None:
     return None if not wait else max(timeout, wait + 10.0)
 
 
-def compact(**fields: Any) -> dict[str, Any]:
-    """Request fields without the ones left unset."""
-    return {name: value for name, value in fields.items() if value is not None}
-
-
 def wire(**fields: Any) -> dict[str, Any]:
     """Request fields without the ones left unset, as JSON has them (a model as its fields, a
     datetime in ISO 8601, a tuple as a list)."""

@@ -19,7 +19,6 @@ import sys
 import textwrap
 import types
 import typing
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from relay_api import operations
 from relay_api.operations import OPERATIONS, Operation
 
 TARGET = Path(__file__).with_name("resources") / "_generated.py"
@@ -71,7 +71,7 @@ class Method:
 
     @property
     def resource(self) -> str:
-        return self.op.id.split(".")[0] if "." in self.op.id else ""
+        return self.op.id.split(".")[0]
 
     @property
     def name(self) -> str:
@@ -162,7 +162,7 @@ def _value(param: Param) -> str:
 
 def _call(method: Method, awaited: bool) -> list[str]:
     op = method.op
-    constant = next(name for name, value in OPERATION_NAMES.items() if value is op)
+    constant = CONSTANTS[op.id]
     arguments = [f"ops.{constant}"]
     path = [p for p in method.params if p.where == "path"]
     if path:
@@ -210,7 +210,7 @@ def _iterate(method: Method, awaited: bool) -> list[str]:
     item = typing.get_args(method.op.response.model_fields[field_name].annotation)[0].__name__
     name = "iterate" if method.name == "list" else f"iterate_{method.name}"
     signature = _signature(kept)
-    constant = next(n for n, value in OPERATION_NAMES.items() if value is method.op)
+    constant = CONSTANTS[method.op.id]
     path = [p for p in kept.params if p.where == "path"]
     query = [p for p in kept.params if p.where == "query"]
     where = "{" + ", ".join(f'"{p.name}": {_value(p)}' for p in path) + "}" if path else "None"
@@ -249,7 +249,7 @@ def _resources() -> dict[str, list[Method]]:
 
 
 def _class_name(resource: str) -> str:
-    return "".join(part.title() for part in resource.split("_")) if resource else "Root"
+    return "".join(part.title() for part in resource.split("_"))
 
 
 def source() -> str:
@@ -304,18 +304,13 @@ def _formatted(text: str) -> str:
     ).stdout  # fmt: skip
 
 
-OPERATION_NAMES: dict[str, Operation[Any]] = {}
-
-
-def _names() -> Iterator[tuple[str, Operation[Any]]]:
-    from relay_api import operations
-
-    for name, value in vars(operations).items():
-        if isinstance(value, Operation) and name.isupper():
-            yield name, value
-
-
-OPERATION_NAMES.update(_names())
+# Each row of the table by the name of its constant (``TASKS_CLAIM``), and the other way round.
+OPERATION_NAMES: dict[str, Operation[Any]] = {
+    name: value
+    for name, value in vars(operations).items()
+    if isinstance(value, Operation) and name.isupper()
+}
+CONSTANTS = {op.id: name for name, op in OPERATION_NAMES.items()}
 
 
 def main() -> None:

@@ -106,8 +106,7 @@ async def _settle_the_heap(app: web.Application) -> None:
 
 def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
     """One server process, until SIGINT/SIGTERM; then it answers long-polls, finishes in-flight
-    requests (up to the shutdown timeout) and closes cleanly."""
-    _configure_logging(settings)
+    requests (up to the shutdown timeout) and closes cleanly. Logging is configured by then."""
     app = create_app(settings)
     app.on_startup.append(_settle_the_heap)
     limits = connections.Limits(
@@ -133,6 +132,7 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
 
 
 def _worker(settings: Settings) -> None:
+    _configure_logging(settings)  # a process of its own (spawned): nothing is inherited
     run_one(settings, reuse_port=True)
 
 
@@ -143,7 +143,6 @@ async def _prepare(settings: Settings) -> None:
 
 def run_workers(settings: Settings, workers: int) -> int:
     """N processes sharing the port (SO_REUSEPORT) over one PostgreSQL; the exit status."""
-    _configure_logging(settings)
     # Done once here rather than raced by every worker: the token file (the schema was
     # migrated by serve()).
     if settings.auth == "token":

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from relay_api.models import Page
 from relay_api.operations import Operation
-from relay_client._base import compact
+from relay_client._base import wire
 
 if TYPE_CHECKING:
     from relay_client._client import AsyncRelayClient, RelayClient
@@ -44,7 +44,7 @@ class SyncResource(_Bound):
         """Every page of a list from the first, following ``next_cursor``."""
         cursor = None
         while True:
-            page = self._client.call(op, path, params=params | compact(cursor=cursor))
+            page = self._client.call(op, path, params=params | wire(cursor=cursor))
             yield page
             if page.next_cursor is None:
                 return
@@ -64,7 +64,7 @@ class AsyncResource(_Bound):
         """Every page of a list from the first, following ``next_cursor``."""
         cursor = None
         while True:
-            page = await self._client.call(op, path, params=params | compact(cursor=cursor))
+            page = await self._client.call(op, path, params=params | wire(cursor=cursor))
             yield page
             if page.next_cursor is None:
                 return

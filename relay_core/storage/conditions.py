@@ -105,12 +105,8 @@ def assignments(values: Mapping[str, Any], dialect: Dialect, first: int = 1) -> 
     parts = []
     for number, (field, value) in enumerate(values.items(), start=first):
         column = quote(field)
-        mark = _mark(dialect, number)
-        parts.append(
-            f"{column} = {column} + {mark}"
-            if isinstance(value, Increment)
-            else f"{column} = {mark}"
-        )
+        added = f"{column} + " if isinstance(value, Increment) else ""
+        parts.append(f"{column} = {added}{_mark(dialect, number)}")
     return ", ".join(parts)
 
 
