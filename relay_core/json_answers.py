@@ -1,61 +1,48 @@
-"""Answers a service writes as JSON itself: the hot reads' pages.
+"""A service's answer as JSON, with records kept as stored JSON embedded as they are.
 
 A page of a hundred rows built as models and then serialised spent most of its time on the
-models. The rows of these pages come from storage already as JSON (``Table.find_encoded``, or
-one array of them: ``Table.find_encoded_array``), and the page around them is written once,
-with the rows embedded as they are. The response model still names the shape (the OpenAPI
-document, the clients).
+models, and a claim or an ack a fifth of its own on one. The rows of the hot pages come from
+storage already as JSON (``Table.find_encoded``, or one array of them:
+``Table.find_encoded_array``), held in the page's model as ``JsonRecords``; the two hot writes
+answer their record as stored (``Table.update_encoded``: a ``JsonRecord``). The answer's JSON is
+written around them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generic
+import functools
+from typing import Any, get_origin
 
 import orjson
 from pydantic import BaseModel
-from pydantic.fields import FieldInfo
+from pydantic_core import to_jsonable_python
 
-from relay_core.ports import JsonRecord, JsonRecords, R
-
-
-class JsonAnswer(Generic[R]):
-    """A response of ``model``'s shape with every field given: plain JSON values, and encoded
-    records (a list of them, or one array) for the model's lists of records."""
-
-    def __init__(self, model: type[R], **fields: Any) -> None:
-        if fields.keys() != model.model_fields.keys():
-            raise TypeError(f"{model.__name__} takes {sorted(model.model_fields)}")
-        self.model = model
-        self.fields = fields
-
-    def json(self) -> bytes:
-        """The response's JSON, as ``model_dump_json`` would write the model."""
-        return orjson.dumps(
-            {
-                name: _embedded(self.fields[name])
-                for name, field in self.model.model_fields.items()
-                if not _left_out(field, self.fields[name])
-            }
-        )
+from relay_core.ports import JsonRecord, JsonRecords
 
 
-def _left_out(field: FieldInfo, value: Any) -> bool:
-    """Whether ``model_dump_json`` leaves this value of the field out."""
-    return bool(field.exclude) or (field.exclude_if is not None and field.exclude_if(value))
-
-
-def _embedded(value: Any) -> Any:
-    if isinstance(value, JsonRecords):
-        return orjson.Fragment(value.json)
-    if isinstance(value, list) and value and isinstance(value[0], JsonRecord):
-        return [orjson.Fragment(record.json) for record in value]
-    return value
-
-
-def answer_json(answer: BaseModel | JsonRecord | JsonAnswer[Any]) -> bytes:
-    """A service's answer as its JSON: a model dumped, a record or a page as stored."""
-    if isinstance(answer, BaseModel):
-        return answer.model_dump_json().encode()
+def answer_json(answer: BaseModel | JsonRecord) -> bytes:
+    """``answer``'s JSON, as ``model_dump_json`` writes it; records held as stored JSON are
+    embedded as they are."""
     if isinstance(answer, JsonRecord):
         return answer.json.encode()
-    return answer.json()
+    values = answer.__dict__
+    if not any(isinstance(values[name], JsonRecords) for name in _record_lists(type(answer))):
+        return answer.model_dump_json().encode()
+    fields: dict[str, Any] = {}
+    for name, field in type(answer).model_fields.items():
+        value = values[name]
+        if field.exclude or (field.exclude_if is not None and field.exclude_if(value)):
+            continue  # as model_dump_json leaves it out
+        if isinstance(value, JsonRecords):
+            fields[name] = orjson.Fragment(value.json)
+        else:
+            fields[name] = to_jsonable_python(value)
+    return orjson.dumps(fields)
+
+
+@functools.cache
+def _record_lists(model: type[BaseModel]) -> tuple[str, ...]:
+    """The list fields of ``model``: where it may hold records as stored."""
+    return tuple(
+        name for name, field in model.model_fields.items() if get_origin(field.annotation) is list
+    )

@@ -20,7 +20,7 @@ import pydantic
 
 from relay_api.errors import InvalidInput
 from relay_api.params import DEFAULT_LIMIT
-from relay_core.ports import Cond, JsonRecord, Table, eq, gt, lt
+from relay_core.ports import Cond, JsonRecords, Table, eq, gt, lt
 
 R = TypeVar("R", bound=pydantic.BaseModel)
 T = TypeVar("T")
@@ -72,18 +72,19 @@ async def page(
 
 
 async def page_encoded(
-    table: Table[Any],
+    table: Table[R],
+    model: type[R],
     *conds: Cond,
     key: tuple[str, type],
     descending: bool = False,
     limit: int = DEFAULT_LIMIT,
     cursor: str | None = None,
-) -> tuple[list[JsonRecord], str | None]:
+) -> tuple[JsonRecords[R], str | None]:
     """``page`` by the key alone, its rows as JSON (``Table.find_encoded``)."""
     found = await _rows(table.find_encoded, conds, key, None, descending, limit, cursor)
     if len(found) <= limit:
-        return found, None
-    return found[:limit], encode([found[limit - 1].key])
+        return JsonRecords.joined(model, found), None
+    return JsonRecords.joined(model, found[:limit]), encode([found[limit - 1].key])
 
 
 async def _rows(

@@ -3,18 +3,20 @@
 Storage is deliberately small: every table offers the same verbs over the resource models of
 ``relay_api.models``; the domain queries live in the services, written once for every adapter.
 The hot lists read their rows as JSON (``find_encoded``, ``find_encoded_array``): a page
-answered as stored costs no model per row. ``update(..., expect=...)`` is a compare-and-set,
+answered as stored costs no model per row (``JsonRecords``, which reads as models when Python
+reads it). ``update(..., expect=...)`` is a compare-and-set,
 which is what makes a claim or a decision exactly-once on any database.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, overload
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from relay_api import models as m
 from relay_core import records
@@ -89,12 +91,59 @@ class JsonRecord(NamedTuple):
     json: str
 
 
-class JsonRecords(NamedTuple):
-    """Records as one JSON array, as ``model_dump_json`` writes a list of their model, and how
-    many it holds."""
+class JsonRecords(Sequence[R]):
+    """Records of ``model`` as one JSON array, as ``model_dump_json`` writes a list of them: a
+    page's rows handed on as stored. An answer's JSON embeds the array as it is
+    (``relay_core.json_answers.answer_json``); Python that reads the records (``len``, an
+    index, a loop) reads models, decoded once on first use; ``len`` needs no decoding."""
 
-    length: int
-    json: str
+    __slots__ = ("_decoded", "json", "length", "model")
+
+    def __init__(self, model: type[R], length: int, json: str) -> None:
+        self.model = model
+        self.length = length
+        self.json = json
+        self._decoded: list[R] | None = None
+
+    @classmethod
+    def joined(cls, model: type[R], records: Sequence[JsonRecord]) -> JsonRecords[R]:
+        """The array of ``records``, in their order."""
+        return cls(model, len(records), f"[{','.join(record.json for record in records)}]")
+
+    def as_field(self) -> list[R]:
+        """These records as the value of a model's list field (``model_construct``): they read
+        as that list does, and are not changed in place."""
+        return cast(list[R], self)
+
+    def _records(self) -> list[R]:
+        if self._decoded is None:
+            self._decoded = _adapter(self.model).validate_json(self.json)
+        return self._decoded
+
+    @overload
+    def __getitem__(self, index: int) -> R: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[R]: ...
+    def __getitem__(self, index: int | slice) -> R | list[R]:
+        return self._records()[index]
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, JsonRecords | list):
+            return self._records() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a list's equality, a list's unhashability
+
+    def __repr__(self) -> str:
+        return f"JsonRecords({self.model.__name__}, {self.json!r})"
+
+
+@functools.cache
+def _adapter(model: type[R]) -> TypeAdapter[list[R]]:
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
@@ -183,7 +232,7 @@ class Table(Protocol[R]):
 
     async def find_encoded_array(
         self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> JsonRecords:
+    ) -> JsonRecords[R]:
         """The records matching all ``conds``, in key order, as one JSON array: the first
         ``limit`` of them, or with ``newest`` the last ``limit``."""
         ...

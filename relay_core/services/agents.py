@@ -11,7 +11,6 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller, hash_secret, new_token
 from relay_core.coalesce import Coalescer
-from relay_core.json_answers import JsonAnswer
 from relay_core.ports import Increment, JsonRecords, StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
@@ -31,8 +30,8 @@ async def unacked_count(uow: UnitOfWork, agent_id: str) -> int:
     return await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
 
 
-def _has_messages(inbox: JsonAnswer[m.InboxResponse]) -> bool:
-    return bool(inbox.fields["count"])
+def _has_messages(inbox: m.InboxResponse) -> bool:
+    return bool(inbox.count)
 
 
 async def require_registered(uow: UnitOfWork, agent_id: str, known: Registered) -> None:
@@ -158,13 +157,13 @@ class AgentsService(Service):
 
     async def inbox(
         self, caller: Caller, agent_id: str, limit: int = 100, wait: float = 0
-    ) -> JsonAnswer[m.InboxResponse]:
+    ) -> m.InboxResponse:
         """The agent's unacknowledged direct messages, oldest first; pending ones become
         delivered. With ``wait``, an empty inbox is answered when a message arrives, or empty
         after that many seconds."""
         caller.require_self(agent_id)
 
-        async def work(uow: UnitOfWork) -> JsonAnswer[m.InboxResponse]:
+        async def work(uow: UnitOfWork) -> m.InboxResponse:
             # Readers of one inbox at once take disjoint messages (each held until its read
             # commits) rather than locking the same rows in different orders: no deadlock.
             found = await uow.messages.find_values(
@@ -175,7 +174,7 @@ class AgentsService(Service):
                 limit=limit,
                 skip_locked=True,
             )
-            messages = JsonRecords(0, "[]")
+            messages = JsonRecords(m.Message, 0, "[]")
             if not found:  # found ones prove the agent exists: "to" is a foreign key
                 await require_registered(uow, agent_id, self.ctx.registered)
             else:
@@ -189,11 +188,11 @@ class AgentsService(Service):
                         {"status": "delivered", "delivered_at": self.now()},
                     )
                 messages = await uow.messages.find_encoded_array(read)
-            return JsonAnswer(
-                m.InboxResponse, agent_id=agent_id, messages=messages, count=messages.length
+            return m.InboxResponse.model_construct(
+                agent_id=agent_id, messages=messages.as_field(), count=messages.length
             )
 
-        async def fetch() -> JsonAnswer[m.InboxResponse]:
+        async def fetch() -> m.InboxResponse:
             # Delivery marks are advice (delivery is at least once): the answer does not wait
             # for them to reach the disk (docs/guarantees.md says what a crash can lose).
             return await self.write(work, durable=False)

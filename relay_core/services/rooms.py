@@ -6,7 +6,6 @@ from relay_api import models as m
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.json_answers import JsonAnswer
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
@@ -49,17 +48,17 @@ class RoomsService(Service):
 
     async def messages(
         self, caller: Caller, room_id: str, limit: int = 100
-    ) -> JsonAnswer[m.RoomMessagesResponse]:
+    ) -> m.RoomMessagesResponse:
         """The newest ``limit`` messages of a room, oldest of them first."""
 
-        async def work(uow: UnitOfWork) -> JsonAnswer[m.RoomMessagesResponse]:
+        async def work(uow: UnitOfWork) -> m.RoomMessagesResponse:
             room = await require_room(uow, room_id)
             await require_member(uow, caller, room, caller.name)
             newest = await uow.messages.find_encoded_array(
                 eq("room_id", room_id), limit=limit, newest=True
             )
-            return JsonAnswer(
-                m.RoomMessagesResponse, room_id=room_id, messages=newest, count=newest.length
+            return m.RoomMessagesResponse.model_construct(
+                room_id=room_id, messages=newest.as_field(), count=newest.length
             )
 
         return await self.read(work)

@@ -18,7 +18,6 @@ from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.json_answers import JsonAnswer
 from relay_core.ports import Cond, Increment, JsonRecord, StaleWrite, UnitOfWork, eq, gt, in_, lt
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
@@ -194,16 +193,16 @@ class TasksService(Service):
         claimed_by: str | None = None,
         limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
-    ) -> JsonAnswer[m.TasksResponse]:
+    ) -> m.TasksResponse:
         """Tasks matching every given filter, by id; a page at a time."""
         filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
         conds: list[Cond] = [eq(field, value) for field, value in filters.items() if value]
 
-        async def fetch(uow: UnitOfWork) -> JsonAnswer[m.TasksResponse]:
+        async def fetch(uow: UnitOfWork) -> m.TasksResponse:
             tasks, next_cursor = await paging.page_encoded(
-                uow.tasks, *conds, key=("task_id", int), limit=limit, cursor=cursor
+                uow.tasks, m.Task, *conds, key=("task_id", int), limit=limit, cursor=cursor
             )
-            return JsonAnswer(m.TasksResponse, tasks=tasks, next_cursor=next_cursor)
+            return m.TasksResponse.model_construct(tasks=tasks.as_field(), next_cursor=next_cursor)
 
         # Once reopened, a lapsed task after the cursor and up to the last task of a full page,
         # of the assignee and claimer asked for, whatever its status (a lapsed claim is open).
@@ -211,10 +210,11 @@ class TasksService(Service):
         if cursor is not None:
             after_cursor.append(gt("task_id", paging.decode(cursor, (int,))[0]))
 
-        def could_show(page: JsonAnswer[m.TasksResponse]) -> list[Cond]:
-            if page.fields["next_cursor"] is None:
+        def could_show(page: m.TasksResponse) -> list[Cond]:
+            if page.next_cursor is None:
                 return after_cursor
-            return [*after_cursor, lt("task_id", page.fields["tasks"][-1].key + 1)]
+            (last,) = paging.decode(page.next_cursor, (int,))
+            return [*after_cursor, lt("task_id", last + 1)]
 
         return await self._after_reaping(fetch, could_show, limit + 1)
 

@@ -2,9 +2,10 @@
 
 Building a model through ``model_validate`` re-checks what was valid when it was stored; for a
 list of a hundred rows that was most of a read's time. ``row_builder`` writes, once per table, a
-function that places each column's value in the model's ``__dict__`` directly (decoding the
-columns the backend cannot hand over as Python values), so a row costs one dict and one object.
-A test holds every table's built rows to what ``model_validate`` gives.
+function that hands each column's value (decoding the columns the backend cannot hand over as
+Python values) to the model as its pickled state (``BaseModel.__setstate__``, what ``copy`` and
+``pickle`` restore a model through), so a row costs two dicts and one object. A test holds every
+table's built rows to what ``model_validate`` gives.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def row_builder(
     place, every other field at its default, and no validation — the row was valid when it
     was stored, and resource models have no validators (a test holds both to the result of
     ``model_validate``)."""
-    namespace: dict[str, Any] = {"new": object.__new__, "put": object.__setattr__, "M": model}
+    namespace: dict[str, Any] = {"new": object.__new__, "M": model}
     items = []  # in the model's field order, which is the order they are serialised in
     position = {column: i for i, column in enumerate(columns)}
     for name, field in model.model_fields.items():
@@ -48,10 +49,8 @@ def row_builder(
         "def build(r):\n"
         f"    values = {{{', '.join(items)}}}\n"
         "    record = new(M)\n"
-        "    put(record, '__dict__', values)\n"
-        "    put(record, '__pydantic_fields_set__', set(FIELDS))\n"
-        "    put(record, '__pydantic_extra__', None)\n"
-        "    put(record, '__pydantic_private__', None)\n"
+        "    record.__setstate__({'__dict__': values, '__pydantic_fields_set__': set(FIELDS),"
+        " '__pydantic_extra__': None, '__pydantic_private__': None})\n"
         "    return record\n"
     )
     exec(compile(source, f"<row builder of {model.__name__}>", "exec"), namespace)
@@ -121,11 +120,12 @@ class ThroughModels:
 
     async def find_encoded_array(
         self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> JsonRecords:
+    ) -> JsonRecords[Any]:
         found = await self.find(*conds, descending=newest, limit=limit)
         if newest:
             found.reverse()
-        return JsonRecords(len(found), f"[{','.join(r.model_dump_json() for r in found)}]")
+        array = f"[{','.join(r.model_dump_json() for r in found)}]"
+        return JsonRecords(self._spec.model, len(found), array)
 
 
 def encode_json(value: Any) -> str:

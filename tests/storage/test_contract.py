@@ -9,6 +9,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from relay_api import models as m
+from relay_core.json_answers import answer_json
 from relay_core.ports import Increment, StaleWrite, Storage, eq, gt, in_, lt, ne
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -226,7 +227,14 @@ async def test_an_encoded_array_is_the_json_of_the_models_in_key_order(storage: 
     expected = {"all": mine, "first": mine[:2], "newest": mine[1:], "none": []}
     for name, array in arrays.items():
         assert array.json.encode() == adapter.dump_json(expected[name]), name
-        assert array.length == len(expected[name]), name
+        assert len(array) == len(expected[name]), name
+        assert list(array) == expected[name] and array == expected[name], name
+        # An answer holding the array as stored is written as the answer of its models.
+        held = m.InboxResponse.model_construct(
+            agent_id="j", messages=array.as_field(), count=len(array)
+        )
+        built = m.InboxResponse(agent_id="j", messages=expected[name], count=len(array))
+        assert answer_json(held) == built.model_dump_json().encode(), name
 
 
 async def test_a_commit_not_waiting_for_the_disk_is_kept(storage: Storage) -> None:

@@ -38,18 +38,6 @@ CHECKPOINT_SECONDS = 1.0
 WAL_BACKSTOP_PAGES = 10_000
 
 
-def _null(value: None) -> None:
-    return value
-
-
-# sqlite3 seeks an adapter for each parameter that is not exactly an int, float, str or
-# bytearray, None included; finding none costs it two failed attribute lookups that each format
-# an AttributeError: an insert of a row with seven null columns took three times as long as one
-# without them. With None's own adapter (process-wide, and binding NULL as before) the search
-# ends at its first lookup.
-sqlite3.register_adapter(type(None), _null)
-
-
 def serve_alone(path: Path) -> BinaryIO:
     """Take the lock that says this process serves the SQLite file at ``path``; keep the
     returned file open for as long as it does (closing it, or exiting, lets go).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, R, StaleWrite, expected
 from relay_core.storage.conditions import SQLITE, quote, shape, where
@@ -113,7 +113,7 @@ class SqliteTable(Generic[R]):
 
     async def find_encoded_array(
         self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> JsonRecords:
+    ) -> JsonRecords[R]:
         # One row for the whole array: a row a step costs the sqlite3 module a tuple, two values
         # and a turn of the GIL, and the answer a Python object per record.
         sql = self._sql
@@ -133,7 +133,7 @@ class SqliteTable(Generic[R]):
         params = select.params(NO_VALUES, conds)
         params.append(-1 if limit is None else limit)
         count, array = self._conn.execute(select.text, params).fetchone()
-        return JsonRecords(count, array)
+        return JsonRecords(cast("type[R]", sql.spec.model), count, array)
 
     def _select_statement(
         self,
