@@ -8,11 +8,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from relay_api import models as m
 from relay_client import AsyncRelayClient
-from relay_mcp.agent_tools import READ, WRITE
+from relay_mcp.agent_tools import FINAL, READ, WRITE
+from relay_mcp.arguments import agent, integer_id, like
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
-Note = Annotated[str | None, Field(max_length=2000, description="why, for the agent")]
+Note = Annotated[str | None, like(m.ApprovalDecision, "note", "why, for the agent")]
+ApprovalId = Annotated[int, integer_id("the approval's id, from list_pending_approvals")]
 
 
 OPERATOR_TOOLS: list[Tool] = []
@@ -24,7 +27,7 @@ def add_operator_tools(server: MCPServer, clients: Clients) -> None:
     serve_tools(server, OPERATOR_TOOLS, clients)
 
 
-@operator_tool(READ)
+@operator_tool(READ, "Fleet status")
 async def fleet_status(relay: AsyncRelayClient) -> CallToolResult:
     """Agents online, unread messages, open tasks and pending approvals."""
     status = await relay.status()
@@ -36,7 +39,7 @@ async def fleet_status(relay: AsyncRelayClient) -> CallToolResult:
     return await answer(relay, text, status)
 
 
-@operator_tool(READ)
+@operator_tool(READ, "Pending approvals")
 async def list_pending_approvals(relay: AsyncRelayClient) -> CallToolResult:
     """Approvals waiting for a decision, newest first."""
     page = await relay.approvals.list(status="pending", limit=50)
@@ -44,23 +47,28 @@ async def list_pending_approvals(relay: AsyncRelayClient) -> CallToolResult:
     return await answer(relay, "\n".join(lines) or "nothing pending", page)
 
 
-@operator_tool(WRITE)
-async def approve(relay: AsyncRelayClient, approval_id: int, note: Note = None) -> CallToolResult:
+@operator_tool(FINAL, "Approve")
+async def approve(
+    relay: AsyncRelayClient, approval_id: ApprovalId, note: Note = None
+) -> CallToolResult:
     """Approve a pending approval."""
     decided = await relay.approvals.approve(approval_id, note=note)
     return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 
 
-@operator_tool(WRITE)
-async def reject(relay: AsyncRelayClient, approval_id: int, note: Note = None) -> CallToolResult:
+@operator_tool(FINAL, "Reject")
+async def reject(
+    relay: AsyncRelayClient, approval_id: ApprovalId, note: Note = None
+) -> CallToolResult:
     """Reject a pending approval."""
     decided = await relay.approvals.reject(approval_id, note=note)
     return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 
 
-@operator_tool(READ)
+@operator_tool(READ, "Notifications")
 async def list_notifications(
-    relay: AsyncRelayClient, limit: Annotated[int, Field(ge=1, le=100)] = 20
+    relay: AsyncRelayClient,
+    limit: Annotated[int, Field(ge=1, le=100, description="how many at most, 1 to 100")] = 20,
 ) -> CallToolResult:
     """What agents asked the operator, newest first, with how many replies each got."""
     page = await relay.notify.list(limit=limit)
@@ -71,9 +79,11 @@ async def list_notifications(
     return await answer(relay, "\n".join(lines) or "no notifications", page)
 
 
-@operator_tool(WRITE)
+@operator_tool(WRITE, "Reply to a notification")
 async def reply_to_notification(
-    relay: AsyncRelayClient, notification_id: int, text: str
+    relay: AsyncRelayClient,
+    notification_id: Annotated[int, integer_id("the notification's id")],
+    text: Annotated[str, like(m.NotifyReply, "text", "the answer, for the agent's inbox")],
 ) -> CallToolResult:
     """Answer an agent's notification; the reply reaches its inbox (and its ask_operator)."""
     async for notification in relay.notify.iterate():  # newest first
@@ -88,7 +98,7 @@ async def reply_to_notification(
     return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)
 
 
-@operator_tool(READ)
+@operator_tool(READ, "Policies")
 async def list_policies(relay: AsyncRelayClient) -> CallToolResult:
     """The policies that decide routine approvals, in the order they are tried."""
     page = await relay.policies.list(limit=100)
@@ -100,13 +110,14 @@ async def list_policies(relay: AsyncRelayClient) -> CallToolResult:
     return await answer(relay, "\n".join(lines) or "no policies", page)
 
 
-@operator_tool(READ)
+@operator_tool(READ, "Simulate the policies")
 async def simulate_policy(
     relay: AsyncRelayClient,
-    agent_id: Annotated[str, Field(description="the agent that would ask")],
-    title: Annotated[str, Field(min_length=1, max_length=500, description="its title")],
+    agent_id: Annotated[str, agent("the agent that would ask, e.g. 'builder-2'")],
+    title: Annotated[str, like(m.PolicySimulation, "title", "its title")],
     payload: Annotated[
-        dict[str, Any] | None, Field(description="what it would ask about, as JSON")
+        dict[str, Any] | None,
+        Field(description="what it would ask about, a JSON object under 64 KB"),
     ] = None,
 ) -> CallToolResult:
     """What the policies would do with such a request (approve, reject or ask the operator),

@@ -9,6 +9,7 @@ parameter is the client it acts through; ``serve_tools`` injects the caller's.
 from __future__ import annotations
 
 import inspect
+import logging
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -16,10 +17,14 @@ from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from pydantic import BaseModel, ValidationError
 
 from relay_client import AsyncRelayClient, errors
+
+log = logging.getLogger("relay.mcp")
 
 
 def structured(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +85,59 @@ def refusal(code: str, detail: str) -> CallToolResult:
     )
 
 
+def invalid(exc: ValidationError) -> CallToolResult:
+    """Arguments the schema refuses, as ``validation_error: <argument>: <reason>`` (each)."""
+    problems = [
+        f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+        for error in exc.errors(include_url=False)
+    ]
+    return refusal("validation_error", "; ".join(problems))
+
+
+def untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without its ``title`` keywords (an argument named ``title`` stays)."""
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            kept[key] = {name: untitled(each) for name, each in value.items()}
+        elif isinstance(value, dict):
+            kept[key] = untitled(value)
+        elif isinstance(value, list):
+            kept[key] = [untitled(v) if isinstance(v, dict) else v for v in value]
+        else:
+            kept[key] = value
+    return kept
+
+
+class RelayMCPServer(MCPServer):
+    """The SDK's server, answering every failure of a tool call as Relay's tool errors: refused
+    arguments as ``validation_error`` (the SDK's text is pydantic's whole report), a crash as
+    ``internal_error`` (its text is the tool's name alone)."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, their input schemas without the titles pydantic makes of names ("Reply
+        To"): bytes of every host's context that say nothing the name does not."""
+        return [
+            tool.model_copy(update={"input_schema": untitled(tool.input_schema)})
+            for tool in await super().list_tools()
+        ]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            log.exception("tool %s failed", name)
+            return refusal("internal_error", f"{name} failed; the server's log says why")
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return invalid(exc.__cause__)
+            raise
+
+
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Awaitable[CallToolResult]])
 # The client a tool call acts through: the one agent's (stdio), or the caller's (HTTP).
 Clients = Callable[[Context], AsyncRelayClient]
@@ -88,20 +146,21 @@ Clients = Callable[[Context], AsyncRelayClient]
 @dataclass(frozen=True)
 class Tool:
     """A tool: a module-level function whose first parameter is the calling agent's client,
-    and its hints."""
+    its title for people, and its hints."""
 
     function: Callable[..., Awaitable[CallToolResult]]
+    title: str
     annotations: ToolAnnotations
 
 
 def listed_in(
     tools: list[Tool],
-) -> Callable[[ToolAnnotations], Callable[[ToolFunction], ToolFunction]]:
-    """A decorator that lists a function in ``tools`` with its hints."""
+) -> Callable[[ToolAnnotations, str], Callable[[ToolFunction], ToolFunction]]:
+    """A decorator that lists a function in ``tools`` with its hints and title."""
 
-    def hinted(annotations: ToolAnnotations) -> Callable[[ToolFunction], ToolFunction]:
+    def hinted(annotations: ToolAnnotations, title: str) -> Callable[[ToolFunction], ToolFunction]:
         def register(function: ToolFunction) -> ToolFunction:
-            tools.append(Tool(function, annotations))
+            tools.append(Tool(function, title, annotations.model_copy(update={"title": title})))
             return function
 
         return register
@@ -113,7 +172,9 @@ def serve_tools(server: MCPServer, tools: list[Tool], clients: Clients) -> None:
     """Register ``tools`` on ``server``, each call acting through ``clients(ctx)`` and its Relay
     errors answered as tool errors."""
     for each in tools:
-        server.tool(annotations=each.annotations)(_injected(each.function, clients))
+        server.tool(title=each.title, annotations=each.annotations)(
+            _injected(each.function, clients)
+        )
 
 
 def _injected(

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from mcp.server.context import ServerMiddleware
-from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import SubscriptionBus
 
 from relay_api import __version__
@@ -14,7 +13,7 @@ from relay_client import AsyncRelayClient
 from relay_mcp.agent_tools import add_agent_tools
 from relay_mcp.inbox import SessionSubscribers, add_inbox
 from relay_mcp.operator_tools import add_operator_tools
-from relay_mcp.results import Clients
+from relay_mcp.results import Clients, RelayMCPServer
 
 # stderr is the host's log of this process: warnings only, not every request to Relay.
 QUIET: Final = "WARNING"
@@ -35,10 +34,10 @@ def agent_server(
     clients: Clients,
     bus: SubscriptionBus | None = None,
     middleware: Sequence[ServerMiddleware[Any]] = (),
-) -> MCPServer:
+) -> RelayMCPServer:
     """The agent tools and ``relay://inbox`` (its updates published on ``bus``), each call
     acting through ``clients(ctx)``."""
-    server = MCPServer(
+    server = RelayMCPServer(
         "relay",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -51,9 +50,9 @@ def agent_server(
     return server
 
 
-def operator_server(clients: Clients) -> MCPServer:
+def operator_server(clients: Clients) -> RelayMCPServer:
     """The operator's tools, each call acting through ``clients(ctx)``."""
-    server = MCPServer(
+    server = RelayMCPServer(
         "relay-operator", version=__version__, instructions=OPERATOR, log_level=QUIET
     )
     add_operator_tools(server, clients)
@@ -62,7 +61,7 @@ def operator_server(clients: Clients) -> MCPServer:
 
 def build_server(
     relay: AsyncRelayClient, bus: SubscriptionBus, subscribers: SessionSubscribers
-) -> MCPServer:
+) -> RelayMCPServer:
     """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
     (updates published on ``bus``, and to the sessions of ``subscribers``) for an agent (its id
     is configured), the operator's small set for the operator's token."""

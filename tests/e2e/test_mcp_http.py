@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextResourceContents
 from relay_client import RelayClient
 from relay_core.hub import Hub
 from relay_server.mcp import asgi as mcp_door
+from tests.e2e.test_mcp_schemas import check_listing
 from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS, STRICT_INITIALIZE
 from tests.live import LiveServer, live_server
 
@@ -70,8 +71,14 @@ async def test_agent_and_operator_tools_over_http(server: LiveServer) -> None:
         connected(server.url, token_of(server, "ivan")) as ivan,
         connected(server.url, server.operator_token) as op,
     ):
-        assert {t.name for t in (await hana.list_tools()).tools} == AGENT_TOOLS
-        assert {t.name for t in (await op.list_tools()).tools} == OPERATOR_TOOLS
+        agent_tools, operator_tools = (await hana.list_tools()).tools, (await op.list_tools()).tools
+        assert {t.name for t in agent_tools} == AGENT_TOOLS
+        assert {t.name for t in operator_tools} == OPERATOR_TOOLS
+        check_listing(agent_tools)  # as over stdio: titled, hinted, described, bounded
+        check_listing(operator_tools)
+        invalid = await hana.call_tool("join_room", {"room_id": "x" * 100_000})
+        assert invalid.is_error and invalid.structured_content is not None
+        assert invalid.structured_content["code"] == "validation_error"
         sent = await hana.call_tool("send_message", {"to": "ivan", "text": "over http"})
         assert data(sent)["from_agent"] == "hana"  # the caller is the token's agent
         inbox = data(await ivan.call_tool("read_inbox", {}))

@@ -59,7 +59,6 @@ OPERATOR_TOOLS = {
     "list_policies",
     "simulate_policy",
 }
-BUDGET_BYTES = 24 * 1024  # the tool list an agent's context pays for
 # The first request of a strict 2025-protocol host (Codex's rmcp), byte for byte in spirit.
 STRICT_INITIALIZE = {
     "jsonrpc": "2.0",
@@ -91,6 +90,14 @@ def agent_process(server: LiveServer, agent_id: str) -> tuple[str, list[str], di
     return command, [*args, "mcp"], env
 
 
+def operator_mcp(server: LiveServer) -> StdioServerParameters:
+    """``relay mcp`` with the operator's token."""
+    command, *args = relay_command()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": server.operator_token}
+    return StdioServerParameters(command=command, args=[*args, "mcp"], env=env)
+
+
 def agent(server: LiveServer, agent_id: str) -> StdioServerParameters:
     command, args, env = agent_process(server, agent_id)
     return StdioServerParameters(command=command, args=args, env=env)
@@ -101,7 +108,7 @@ def data(result: CallToolResult) -> Any:
     return result.structured_content
 
 
-async def test_the_agent_tools_are_listed_within_budget(server: LiveServer) -> None:
+async def test_the_agent_tools_are_listed(server: LiveServer) -> None:
     async with Client(agent(server, "lister")) as client:
         listed = await client.list_tools()
     assert {tool.name for tool in listed.tools} == AGENT_TOOLS
@@ -110,8 +117,6 @@ async def test_the_agent_tools_are_listed_within_budget(server: LiveServer) -> N
     reads = {t.name for t in listed.tools if t.annotations and t.annotations.read_only_hint}
     assert {"read_inbox", "list_tasks", "whoami", "check_approval"} <= reads
     assert "send_message" not in reads
-    size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in listed.tools]))
-    assert size <= BUDGET_BYTES, size
 
 
 async def test_messages_tasks_and_errors_over_stdio(server: LiveServer) -> None:
@@ -176,13 +181,9 @@ async def test_ask_operator_returns_the_reply_given_from_the_cli(server: LiveSer
 
 async def test_the_operator_token_gives_the_operator_tools(server: LiveServer) -> None:
     """Triage from an LLM: what is pending, a decision with a note, a reply to an agent."""
-    command, *args = relay_command()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
-    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": server.operator_token}
-    operator = StdioServerParameters(command=command, args=[*args, "mcp"], env=env)
     with RelayClient(server.url, anonymous=True) as anonymous:
         asked = anonymous.enroll.request("dave", reason="new linter")
-    async with Client(operator) as op, Client(agent(server, "erin")) as erin:
+    async with Client(operator_mcp(server)) as op, Client(agent(server, "erin")) as erin:
         assert {t.name for t in (await op.list_tools()).tools} == OPERATOR_TOOLS
         status = await op.call_tool("fleet_status", {})
         assert data(status)["counts"]["pending_approvals"] >= 1
