@@ -6,6 +6,7 @@ import os
 import random
 import tomllib
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -127,6 +128,41 @@ class ClientConfig:
         if self.agent_id:
             headers["X-Agent-ID"] = self.agent_id
         return headers
+
+
+# What a request's retry policy is sent after each attempt, and what it yields or returns.
+Outcome = httpx.Response | httpx.TransportError
+Retries = Generator[float, Outcome, httpx.Response]
+
+
+def retries(config: ClientConfig, method: str, idempotent: bool) -> Retries:
+    """One request's retry policy, written once for both clients as a flow (as httpx writes
+    its auth flows): it yields the seconds to wait before each attempt (0 before the first),
+    is sent the attempt's response or transport error, and returns the response to decode, or
+    raises the error that ends the tries."""
+    wait = 0.0
+    for attempt in range(config.max_retries + 1):
+        last = attempt == config.max_retries
+        outcome = yield wait
+        if isinstance(outcome, httpx.TransportError):
+            if last or not retryable_error(outcome, method, idempotent):
+                raise transport_error(outcome, config.url) from outcome
+            wait = backoff(attempt, None)
+        elif last or not retryable_response(outcome):
+            return outcome
+        else:
+            wait = backoff(attempt, retry_after_of(outcome))
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def resumed(policy: Retries, outcome: Outcome) -> float | httpx.Response:
+    """What ``policy`` says after ``outcome``: seconds to wait before another attempt, or
+    the response to decode."""
+    try:
+        return policy.send(outcome)
+    except StopIteration as done:
+        answer: httpx.Response = done.value
+        return answer
 
 
 def retryable_response(response: httpx.Response) -> bool:

@@ -16,14 +16,12 @@ from relay_api.models import Health, Status
 from relay_api.operations import Operation
 from relay_client._base import (
     ClientConfig,
-    backoff,
+    Outcome,
     decode,
     idempotency_headers,
     path_of,
-    retry_after_of,
-    retryable_error,
-    retryable_response,
-    transport_error,
+    resumed,
+    retries,
 )
 from relay_client.resources._generated import (
     Actions,
@@ -124,23 +122,28 @@ class RelayClient:
         """Send one request, retrying what is safe to retry, and decode the answer. A creating
         request (``idempotent``) carries one ``Idempotency-Key`` through all its attempts, so
         even a lost answer can be retried without creating twice."""
-        limit = timeout if timeout is not None else self.config.timeout
-        headers = idempotency_headers(idempotent)
-        for attempt in range(self.config.max_retries + 1):
-            last = attempt == self.config.max_retries
-            try:
-                response = self._http.request(
-                    method, path, json=json, params=params, timeout=limit, headers=headers
-                )
-            except httpx.TransportError as exc:
-                if last or not retryable_error(exc, method, idempotent):
-                    raise transport_error(exc, self.config.url) from exc
-                self._sleep(backoff(attempt, None))
-                continue
-            if last or not retryable_response(response):
-                return decode(response, cast)
-            self._sleep(backoff(attempt, retry_after_of(response)))
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        policy = retries(self.config, method, idempotent)
+        sending = self._http.build_request(
+            method,
+            path,
+            json=json,
+            params=params,
+            headers=idempotency_headers(idempotent),
+            timeout=timeout if timeout is not None else self.config.timeout,
+        )
+        step: float | httpx.Response = next(policy)
+        while not isinstance(step, httpx.Response):
+            if step:
+                self._sleep(step)
+            step = resumed(policy, self._attempt(sending))
+        return decode(step, cast)
+
+    def _attempt(self, request: httpx.Request) -> Outcome:
+        """One try: its response, or the transport's error (for the retry policy)."""
+        try:
+            return self._http.send(request)
+        except httpx.TransportError as exc:
+            return exc
 
     def health(self) -> Health:
         """Alive, and which version."""
@@ -236,23 +239,28 @@ class AsyncRelayClient:
         """Send one request, retrying what is safe to retry, and decode the answer. A creating
         request (``idempotent``) carries one ``Idempotency-Key`` through all its attempts, so
         even a lost answer can be retried without creating twice."""
-        limit = timeout if timeout is not None else self.config.timeout
-        headers = idempotency_headers(idempotent)
-        for attempt in range(self.config.max_retries + 1):
-            last = attempt == self.config.max_retries
-            try:
-                response = await self._http.request(
-                    method, path, json=json, params=params, timeout=limit, headers=headers
-                )
-            except httpx.TransportError as exc:
-                if last or not retryable_error(exc, method, idempotent):
-                    raise transport_error(exc, self.config.url) from exc
-                await self._sleep(backoff(attempt, None))
-                continue
-            if last or not retryable_response(response):
-                return decode(response, cast)
-            await self._sleep(backoff(attempt, retry_after_of(response)))
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        policy = retries(self.config, method, idempotent)
+        sending = self._http.build_request(
+            method,
+            path,
+            json=json,
+            params=params,
+            headers=idempotency_headers(idempotent),
+            timeout=timeout if timeout is not None else self.config.timeout,
+        )
+        step: float | httpx.Response = next(policy)
+        while not isinstance(step, httpx.Response):
+            if step:
+                await self._sleep(step)
+            step = resumed(policy, await self._attempt(sending))
+        return decode(step, cast)
+
+    async def _attempt(self, request: httpx.Request) -> Outcome:
+        """One try: its response, or the transport's error (for the retry policy)."""
+        try:
+            return await self._http.send(request)
+        except httpx.TransportError as exc:
+            return exc
 
     async def health(self) -> Health:
         """Alive, and which version."""

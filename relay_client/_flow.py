@@ -16,7 +16,7 @@ import operator
 import time
 from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from relay_client._client import AsyncRelayClient, RelayClient
 
@@ -77,24 +77,36 @@ Step = Call | Open | Close | Sleep | Handle | Out
 Flow = Generator[Step, Any, T]
 
 
+class _Resumption(Generic[T]):
+    """Where a flow stands between its steps: what the last step gave (or raised, to be thrown
+    into the flow where it yielded the step), and what the flow returned once it ends."""
+
+    def __init__(self, flow: Flow[T]) -> None:
+        self.flow = flow
+        self.sent: Any = None
+        self.error: Exception | None = None
+        self.returned: list[T] = []
+
+    def next(self) -> Step | None:
+        """The flow's next step, or None once it has returned."""
+        sent, error, self.sent, self.error = self.sent, self.error, None, None
+        try:
+            return self.flow.throw(error) if error is not None else self.flow.send(sent)
+        except StopIteration as done:
+            self.returned.append(done.value)
+            return None
+
+
 def iterate(flow: Flow[T], client: RelayClient) -> Generator[Any, None, T]:
     """Perform ``flow``'s steps with ``client``: what it hands out is yielded, what it returns
     is returned."""
-    sent: Any = None
-    error: Exception | None = None
-    while True:
-        try:
-            step = flow.throw(error) if error is not None else flow.send(sent)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        sent, error = None, None
+    at = _Resumption(flow)
+    while (step := at.next()) is not None:
         if isinstance(step, Out):
             yield step.value
-            continue
-        try:
-            sent = _perform(step, client)
-        except Exception as exc:  # thrown into the flow, which decides
-            error = exc
+        else:
+            at.sent, at.error = _performed(step, client)
+    return at.returned[0]
 
 
 def run(flow: Flow[T], client: RelayClient) -> T:
@@ -105,6 +117,14 @@ def run(flow: Flow[T], client: RelayClient) -> T:
             next(steps)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+
+
+def _performed(step: Step, client: RelayClient) -> tuple[Any, Exception | None]:
+    """What ``step`` gave, or the exception it raised (thrown into the flow, which decides)."""
+    try:
+        return _perform(step, client), None
+    except Exception as exc:
+        return None, exc
 
 
 def _perform(step: Step, client: RelayClient) -> Any:
@@ -127,23 +147,14 @@ async def aiterate(
 ) -> AsyncIterator[Any]:
     """``iterate`` with an async client: what ``flow`` hands out, as an async iterator (and
     what it returns appended to ``returned``)."""
-    sent: Any = None
-    error: Exception | None = None
-    while True:
-        try:
-            step = flow.throw(error) if error is not None else flow.send(sent)
-        except StopIteration as done:
-            if returned is not None:
-                returned.append(done.value)
-            return
-        sent, error = None, None
+    at = _Resumption(flow)
+    while (step := at.next()) is not None:
         if isinstance(step, Out):
             yield step.value
-            continue
-        try:
-            sent = await _aperform(step, client)
-        except Exception as exc:
-            error = exc
+        else:
+            at.sent, at.error = await _aperformed(step, client)
+    if returned is not None:
+        returned.extend(at.returned)
 
 
 async def arun(flow: Flow[T], client: AsyncRelayClient) -> T:
@@ -152,6 +163,14 @@ async def arun(flow: Flow[T], client: AsyncRelayClient) -> T:
     async for _ in aiterate(flow, client, returned):
         raise AssertionError("a flow run for its result hands nothing out")
     return returned[0]
+
+
+async def _aperformed(step: Step, client: AsyncRelayClient) -> tuple[Any, Exception | None]:
+    """What ``step`` gave, or the exception it raised (thrown into the flow, which decides)."""
+    try:
+        return await _aperform(step, client), None
+    except Exception as exc:
+        return None, exc
 
 
 async def _aperform(step: Step, client: AsyncRelayClient) -> Any:
