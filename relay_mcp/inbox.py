@@ -89,11 +89,15 @@ async def watch_inbox(
     relay: AsyncRelayClient, bus: SubscriptionBus, subscribers: SessionSubscribers
 ) -> None:
     """Publish an update of ``relay://inbox`` whenever a message for the agent commits, to
-    listeners and subscribers; runs until cancelled, riding out the server's absences."""
+    listeners and subscribers; runs until cancelled, riding out the server's absences, or
+    until the server refuses the token."""
     cursor: int | None = None
     while True:
         try:
             page = await relay.events.list(after=cursor, wait=FEED_WAIT)
+        except errors.AuthenticationError as exc:  # rotated or revoked: no retry will pass
+            log.error("inbox watch stopped: %s", exc)
+            return
         except errors.RelayError as exc:
             log.warning("inbox watch: %s; trying again", exc)
             await asyncio.sleep(RETRY_SECONDS)

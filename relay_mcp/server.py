@@ -64,14 +64,10 @@ def build_server(
 ) -> RelayMCPServer:
     """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
     (updates published on ``bus``, and to the sessions of ``subscribers``) for an agent (its id
-    is configured), the operator's small set for the operator's token."""
+    is configured: ``relay mcp`` asks the server whose the token is), the operator's small set
+    otherwise."""
     if relay.config.agent_id is not None:
         server = agent_server(lambda _: relay, bus)
         subscribers.install(server)
         return server
-    if relay.config.operator:
-        return operator_server(lambda _: relay)
-    raise ValueError(
-        "the MCP tools act as an agent (set RELAY_AGENT_ID, or pass --agent, with its token) "
-        "or as the operator (the operator's token)"
-    )
+    return operator_server(lambda _: relay)

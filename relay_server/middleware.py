@@ -147,7 +147,10 @@ async def _domain_error(request: web.Request, exc: errors.RelayError) -> web.Res
         exc = await request.app[REFUSALS].refused(request, exc, status_of(type(exc))) or exc
     response = error_response(status_of(type(exc)), exc.code, exc.detail)
     if isinstance(exc, errors.AuthenticationError):
-        response.headers["WWW-Authenticate"] = "Bearer"
+        # RFC 6750: a token that was sent and refused is "invalid_token"; a request without
+        # one gets the bare challenge. MCP hosts read the former as "no OAuth here".
+        sent = "Authorization" in request.headers
+        response.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"' if sent else "Bearer"
     if exc.retry_after is not None:
         response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
     if isinstance(exc, errors.StorageUnavailable):

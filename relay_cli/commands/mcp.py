@@ -6,14 +6,16 @@ import asyncio
 
 import typer
 
-from relay_cli._common import Connection
+from relay_api.models import OPERATOR
+from relay_cli._common import Connection, call
 
 
 def mcp(ctx: typer.Context) -> None:
     """Serve Relay's agent tools over stdio to an MCP client (an LLM agent).
 
-    It acts as the agent of --agent/RELAY_AGENT_ID with --token/RELAY_TOKEN, against
-    --url/RELAY_URL. Needs the mcp extra: pip install 'relay-agents[mcp]'.
+    It acts as whoever --token/RELAY_TOKEN belongs to (an agent, or the operator), against
+    --url/RELAY_URL; a refused token stops it at once. Needs the mcp extra: pip install
+    'relay-agents[mcp]'.
 
     Example: claude mcp add relay -- relay mcp
     """
@@ -31,17 +33,14 @@ def mcp(ctx: typer.Context) -> None:
     from relay_client import AsyncRelayClient
 
     connection: Connection = ctx.obj
+    agent = _acting_agent(ctx, connection)
 
     async def serve() -> None:
         async with AsyncRelayClient(
-            connection.url, token=connection.token, agent_id=connection.agent
+            connection.url, token=connection.token, agent_id=agent
         ) as relay:
             bus, subscribers = InMemorySubscriptionBus(), SessionSubscribers()
-            try:
-                server = build_server(relay, bus, subscribers)
-            except ValueError as exc:
-                typer.echo(f"Error: {exc}", err=True)
-                raise typer.Exit(2) from None
+            server = build_server(relay, bus, subscribers)
             if relay.config.agent_id is None:
                 await server.run_stdio_async()
                 return
@@ -53,3 +52,12 @@ def mcp(ctx: typer.Context) -> None:
                 await asyncio.gather(watcher, return_exceptions=True)
 
     asyncio.run(serve())
+
+
+def _acting_agent(ctx: typer.Context, connection: Connection) -> str | None:
+    """The agent the tools act as: the one the server takes the token for (``--agent`` may
+    name it too, and the server refuses another's); None for the operator's token. A refused
+    token, or a server that cannot be reached, ends ``relay mcp`` here (``call``'s one line
+    and exit code) rather than after a host has listed its tools."""
+    caller = call(ctx, lambda client: client.status()).caller
+    return connection.agent if caller == OPERATOR else caller

@@ -57,12 +57,14 @@ def data(result: CallToolResult) -> Any:
 def test_no_token_no_mcp(server: LiveServer) -> None:
     answer = httpx.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert answer.status_code == 401 and answer.json()["code"] == "unauthenticated"
+    assert answer.headers["WWW-Authenticate"] == "Bearer"
     wrong = httpx.post(
         f"{server.url}/mcp",
         json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
         headers={"Authorization": "Bearer rly_agent_nobody"},
     )
     assert wrong.status_code == 401
+    assert wrong.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
 
 
 async def test_agent_and_operator_tools_over_http(server: LiveServer) -> None:

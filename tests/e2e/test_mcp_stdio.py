@@ -223,18 +223,30 @@ async def test_the_operator_token_gives_the_operator_tools(server: LiveServer) -
         assert data(verdict)["policy_id"] == kept.policy_id
 
 
-def test_relay_mcp_with_an_agent_token_but_no_agent_id_says_what_is_missing(
-    server: LiveServer,
-) -> None:
-    with RelayClient(server.url, token=server.operator_token) as op:
-        token = op.agents.register("frank").token
-    assert token is not None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
-    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": token}
-    done = subprocess.run(
-        [*relay_command(), "mcp"], env=env, capture_output=True, text=True, timeout=30
+async def test_the_token_alone_says_which_agent_relay_mcp_acts_as(server: LiveServer) -> None:
+    """No RELAY_AGENT_ID: the server says whose the token is; a refused token or another
+    agent's name stops ``relay mcp`` before any host lists its tools."""
+    command, args, env = agent_process(server, "frank")
+    del env["RELAY_AGENT_ID"]
+    async with Client(StdioServerParameters(command=command, args=args, env=env)) as frank:
+        assert data(await frank.call_tool("whoami", {}))["agent_id"] == "frank"
+    refused = subprocess.run(
+        [command, *args],
+        env=env | {"RELAY_TOKEN": "rly_agent_wrong"},
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
-    assert done.returncode == 2 and "RELAY_AGENT_ID" in done.stderr
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1 and "unauthenticated" in refused.stderr
+    other = subprocess.run(
+        [command, *args],
+        env=env | {"RELAY_AGENT_ID": "grace"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert other.returncode == 1 and "belongs to agent 'frank', not 'grace'" in other.stderr
 
 
 async def test_the_inbox_resource_is_pushed_when_a_message_commits(server: LiveServer) -> None:

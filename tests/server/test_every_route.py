@@ -45,7 +45,8 @@ async def test_every_protected_route_refuses_missing_and_unknown_tokens(
         body = await response.json()
         assert response.status == 401, (route.id, body)
         assert body["code"] == "unauthenticated"
-        assert response.headers["WWW-Authenticate"] == "Bearer"
+        refused = ' error="invalid_token"' if headers else ""  # RFC 6750: sent, and refused
+        assert response.headers["WWW-Authenticate"] == f"Bearer{refused}"
 
 
 @pytest.mark.parametrize("route", WITH_BODY, ids=ids(WITH_BODY))
