@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -12,6 +14,7 @@ from relay_api import models as m
 from relay_client import AsyncRelayClient
 from relay_mcp.agent_tools import FINAL, READ, WRITE
 from relay_mcp.arguments import agent, integer_id, like
+from relay_mcp.confirmation import Confirmation, ask, require_confirmed
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
 Note = Annotated[str | None, like(m.ApprovalDecision, "note", "why, for the agent")]
@@ -47,20 +50,54 @@ async def list_pending_approvals(relay: AsyncRelayClient) -> CallToolResult:
     return await answer(relay, "\n".join(lines) or "nothing pending", page)
 
 
+async def _question(ctx: Context, verb: str, approval_id: int, note: str | None) -> str:
+    """What the human is asked before ``verb`` (approve, reject) of the approval."""
+    relay = ctx.mcp_server.clients(ctx)  # type: ignore[attr-defined]
+    asked = await relay.approvals.show(approval_id)
+    detail = f"\n\n{asked.detail}" if asked.detail else ""
+    why = f"\n\nNote for the agent: {note}" if note else ""
+    return (
+        f"{verb.capitalize()} approval {approval_id}, asked by {asked.requested_by}: "
+        f"{asked.title}?{detail}{why}"
+    )
+
+
+async def _confirm_approve(
+    ctx: Context, approval_id: int, note: str | None
+) -> Elicit[Confirmation] | Confirmation:
+    return ask(ctx, await _question(ctx, "approve", approval_id, note))
+
+
+async def _confirm_reject(
+    ctx: Context, approval_id: int, note: str | None
+) -> Elicit[Confirmation] | Confirmation:
+    return ask(ctx, await _question(ctx, "reject", approval_id, note))
+
+
 @operator_tool(FINAL, "Approve")
 async def approve(
-    relay: AsyncRelayClient, approval_id: ApprovalId, note: Note = None
+    relay: AsyncRelayClient,
+    approval_id: ApprovalId,
+    note: Note = None,
+    *,
+    confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_approve)],
 ) -> CallToolResult:
-    """Approve a pending approval."""
+    """Approve a pending approval, once the human confirms it."""
+    require_confirmed(confirmed, f"approving approval {approval_id}")
     decided = await relay.approvals.approve(approval_id, note=note)
     return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 
 
 @operator_tool(FINAL, "Reject")
 async def reject(
-    relay: AsyncRelayClient, approval_id: ApprovalId, note: Note = None
+    relay: AsyncRelayClient,
+    approval_id: ApprovalId,
+    note: Note = None,
+    *,
+    confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_reject)],
 ) -> CallToolResult:
-    """Reject a pending approval."""
+    """Reject a pending approval, once the human confirms it."""
+    require_confirmed(confirmed, f"rejecting approval {approval_id}")
     decided = await relay.approvals.reject(approval_id, note=note)
     return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
 

@@ -23,6 +23,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
 from relay_client import AsyncRelayClient, errors
+from relay_mcp.confirmation import Refused
 
 log = logging.getLogger("relay.mcp")
 
@@ -112,9 +113,18 @@ def untitled(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 class RelayMCPServer(MCPServer):
-    """The SDK's server, answering every failure of a tool call as Relay's tool errors: refused
-    arguments as ``validation_error`` (the SDK's text is pydantic's whole report), a crash as
-    ``internal_error`` (its text is the tool's name alone)."""
+    """The SDK's server, with the clients its calls act through and whether the operator's
+    decisions are confirmed by the human first (``relay_mcp.confirmation``), answering every
+    failure of a tool call as Relay's tool errors: refused arguments as ``validation_error``
+    (the SDK's text is pydantic's whole report), a crash as ``internal_error`` (its text is
+    the tool's name alone)."""
+
+    def __init__(
+        self, name: str, clients: Clients, *, confirm_decisions: bool = True, **options: Any
+    ) -> None:
+        super().__init__(name, **options)
+        self.clients = clients
+        self.confirm_decisions = confirm_decisions
 
     async def list_tools(self) -> list[MCPTool]:
         """The tools, their input schemas without the titles pydantic makes of names ("Reply
@@ -135,6 +145,9 @@ class RelayMCPServer(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 return invalid(exc.__cause__)
+            refused = next((e for e in (exc, exc.__cause__) if isinstance(e, Refused)), None)
+            if refused is not None:
+                return refusal(refused.code, refused.detail)
             raise
 
 

@@ -39,6 +39,7 @@ def agent_server(
     acting through ``clients(ctx)``."""
     server = RelayMCPServer(
         "relay",
+        clients,
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level=QUIET,
@@ -50,17 +51,27 @@ def agent_server(
     return server
 
 
-def operator_server(clients: Clients) -> RelayMCPServer:
-    """The operator's tools, each call acting through ``clients(ctx)``."""
+def operator_server(clients: Clients, *, confirm_decisions: bool = True) -> RelayMCPServer:
+    """The operator's tools, each call acting through ``clients(ctx)``; its decisions asked of
+    the human first unless ``confirm_decisions`` is off (``relay_mcp.confirmation``)."""
     server = RelayMCPServer(
-        "relay-operator", version=__version__, instructions=OPERATOR, log_level=QUIET
+        "relay-operator",
+        clients,
+        confirm_decisions=confirm_decisions,
+        version=__version__,
+        instructions=OPERATOR,
+        log_level=QUIET,
     )
     add_operator_tools(server, clients)
     return server
 
 
 def build_server(
-    relay: AsyncRelayClient, bus: SubscriptionBus, subscribers: SessionSubscribers
+    relay: AsyncRelayClient,
+    bus: SubscriptionBus,
+    subscribers: SessionSubscribers,
+    *,
+    confirm_decisions: bool = True,
 ) -> RelayMCPServer:
     """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
     (updates published on ``bus``, and to the sessions of ``subscribers``) for an agent (its id
@@ -70,4 +81,4 @@ def build_server(
         server = agent_server(lambda _: relay, bus)
         subscribers.install(server)
         return server
-    return operator_server(lambda _: relay)
+    return operator_server(lambda _: relay, confirm_decisions=confirm_decisions)

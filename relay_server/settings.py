@@ -208,6 +208,11 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(
         default="text", description="'json': one JSON object per line"
     )
+    mcp_operator_without_confirmation: bool = Field(
+        default=False,
+        description="/mcp with the operator's token: approve, reject and policy changes run "
+        "without asking the human through the client (risky: the LLM decides alone)",
+    )
     http: HttpSettings = Field(default_factory=HttpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     domain: DomainSettings = Field(default_factory=DomainSettings)

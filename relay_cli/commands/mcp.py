@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
 import typer
 
@@ -10,7 +11,18 @@ from relay_api.models import OPERATOR
 from relay_cli._common import Connection, call
 
 
-def mcp(ctx: typer.Context) -> None:
+def mcp(
+    ctx: typer.Context,
+    operator_without_confirmation: Annotated[
+        bool,
+        typer.Option(
+            "--operator-without-confirmation",
+            help="With the operator's token: approve, reject and policy changes run without "
+            "asking the human through the client (risky: the LLM decides alone). Without it "
+            "they ask, and a client that cannot ask is refused.",
+        ),
+    ] = False,
+) -> None:
     """Serve Relay's agent tools over stdio to an MCP client (an LLM agent).
 
     It acts as whoever --token/RELAY_TOKEN belongs to (an agent, or the operator), against
@@ -40,7 +52,9 @@ def mcp(ctx: typer.Context) -> None:
             connection.url, token=connection.token, agent_id=agent
         ) as relay:
             bus, subscribers = InMemorySubscriptionBus(), SessionSubscribers()
-            server = build_server(relay, bus, subscribers)
+            server = build_server(
+                relay, bus, subscribers, confirm_decisions=not operator_without_confirmation
+            )
             if relay.config.agent_id is None:
                 await server.run_stdio_async()
                 return

@@ -108,7 +108,7 @@ class InboxBus:
 class McpDoor:
     """The two tool sets as ASGI applications, and the callers' clients."""
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, confirm_decisions: bool = True) -> None:
         self._clients: OrderedDict[str, AsyncRelayClient] = OrderedDict()
         self._retiring: dict[asyncio.Task[None], AsyncRelayClient] = {}
         # The bearer token is checked before a request reaches the SDK, and it is not ambient
@@ -117,7 +117,7 @@ class McpDoor:
         self.bus = InboxBus(hub)
         self._servers = (
             agent_server(self.client, self.bus, middleware=[_note_listener]),
-            operator_server(self.client),
+            operator_server(self.client, confirm_decisions=confirm_decisions),
         )
         self.agent_app, self.operator_app = (
             server.streamable_http_app(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from relay_core.hub import Hub
-from relay_server.app_keys import MCP_DOOR, SERVICES
+from relay_server.app_keys import MCP_DOOR, SERVICES, SETTINGS
 from relay_server.authentication import authenticate
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ def available() -> bool:
 class LazyDoor:
     """The door, made and started once, on first use."""
 
-    def __init__(self) -> None:
+    def __init__(self, confirm_decisions: bool) -> None:
+        self._confirm_decisions = confirm_decisions
         self._door: McpDoor | None = None
         self._lock = asyncio.Lock()
         self._stop = asyncio.Event()
@@ -41,7 +42,7 @@ class LazyDoor:
             if self._door is None:
                 from relay_server.mcp.asgi import McpDoor
 
-                door, started = McpDoor(hub), asyncio.Event()
+                door, started = McpDoor(hub, self._confirm_decisions), asyncio.Event()
                 self._task = asyncio.create_task(door.run(started, self._stop), name="mcp-door")
                 await started.wait()
                 self._door = door
@@ -65,7 +66,8 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
 def add_mcp(app: web.Application) -> None:
     """Route /mcp, and stop the door with the application."""
-    door = app[MCP_DOOR] = LazyDoor()
+    confirm = not app[SETTINGS].mcp_operator_without_confirmation
+    door = app[MCP_DOOR] = LazyDoor(confirm)
 
     async def stop(app: web.Application) -> None:
         await door.close()

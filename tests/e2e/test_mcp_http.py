@@ -13,6 +13,7 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.types import CallToolResult, TextResourceContents
@@ -32,13 +33,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 @asynccontextmanager
-async def connected(url: str, token: str, mode: str = "auto") -> AsyncIterator[Client]:
+async def connected(
+    url: str, token: str, mode: str = "auto", elicitation: ElicitationFnT | None = None
+) -> AsyncIterator[Client]:
     """The official client on ``url``/mcp with a bearer token (``mode="legacy"``: the 2025
-    protocol's initialize handshake)."""
+    protocol's initialize handshake), answering forms with ``elicitation`` if given."""
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
         transport = streamable_http_client(f"{url}/mcp", http_client=http)
-        async with Client(transport, mode=mode) as client:
+        async with Client(transport, mode=mode, elicitation_callback=elicitation) as client:
             yield client
 
 

@@ -14,12 +14,18 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.subscriptions import ResourceUpdated
-from mcp.types import CallToolResult, ResourceUpdatedNotification, TextResourceContents
+from mcp.types import (
+    CallToolResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ResourceUpdatedNotification,
+    TextResourceContents,
+)
 
 from relay_client import RelayClient
 from relay_mcp import agent_tools, inbox, operator_tools
@@ -70,6 +76,23 @@ STRICT_INITIALIZE = {
         "clientInfo": {"name": "codex-mcp-client", "version": "0.142.0"},
     },
 }
+
+
+Action = Literal["accept", "decline", "cancel"]
+
+
+class Human:
+    """The person at the MCP client: answers each form as told, and remembers what it read."""
+
+    def __init__(self, action: Action = "accept", confirm: bool = True) -> None:
+        self.action = action
+        self.confirm = confirm
+        self.read: list[str] = []
+
+    async def __call__(self, context: Any, params: ElicitRequestParams) -> ElicitResult:
+        self.read.append(params.message)
+        content = {"confirm": self.confirm} if self.action == "accept" else None
+        return ElicitResult(action=self.action, content=content)
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +206,10 @@ async def test_the_operator_token_gives_the_operator_tools(server: LiveServer) -
     """Triage from an LLM: what is pending, a decision with a note, a reply to an agent."""
     with RelayClient(server.url, anonymous=True) as anonymous:
         asked = anonymous.enroll.request("dave", reason="new linter")
-    async with Client(operator_mcp(server)) as op, Client(agent(server, "erin")) as erin:
+    async with (
+        Client(operator_mcp(server), elicitation_callback=Human()) as op,
+        Client(agent(server, "erin")) as erin,
+    ):
         assert {t.name for t in (await op.list_tools()).tools} == OPERATOR_TOOLS
         status = await op.call_tool("fleet_status", {})
         assert data(status)["counts"]["pending_approvals"] >= 1

@@ -1,0 +1,121 @@
+"""The human in the loop for the operator's decisions over MCP: an LLM holding the operator's
+tools asks the human (form elicitation) before an approval is decided, through the official
+SDK's client on both doors; nothing changes unless the human confirms."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from relay_client import RelayClient
+from tests.e2e.test_mcp_http import connected
+from tests.e2e.test_mcp_schemas import error
+from tests.e2e.test_mcp_stdio import Action, Human, data, operator_mcp
+from tests.live import LiveServer, live_server, relay_command
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay-mcp-confirm")) as running:
+        yield running
+
+
+def pending_approval(server: LiveServer, title: str) -> int:
+    """An agent's approval request, waiting for the operator."""
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register(f"asker-{abs(hash(title))}").token
+    with RelayClient(server.url, token=token) as agent:
+        return agent.approvals.request(title, detail="the database is 92% full").approval_id
+
+
+def status_of(server: LiveServer, approval_id: int) -> str:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        return op.approvals.show(approval_id).status
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_human_confirms_and_the_approval_is_decided(
+    server: LiveServer, mode: str
+) -> None:
+    """Over stdio on both revisions: a request to the client (2025), an ``input_required``
+    round (2026-07-28)."""
+    approval_id = pending_approval(server, f"grow the volume to 200 GB ({mode})")
+    human = Human()
+    async with Client(operator_mcp(server), mode=mode, elicitation_callback=human) as op:
+        decided = await op.call_tool("approve", {"approval_id": approval_id, "note": "go"})
+    assert data(decided)["status"] == "approved"
+    [question] = human.read  # what is being decided, before it is
+    assert f"Approve approval {approval_id}" in question
+    assert "grow the volume to 200 GB" in question and "92% full" in question
+    assert "Note for the agent: go" in question
+
+
+@pytest.mark.parametrize(
+    ("action", "confirm", "said"),
+    [("decline", True, "declined"), ("cancel", True, "cancelled"), ("accept", False, "declined")],
+)
+async def test_a_human_who_does_not_confirm_changes_nothing(
+    server: LiveServer, action: Action, confirm: bool, said: str
+) -> None:
+    approval_id = pending_approval(server, f"restart the cache ({action}, {confirm})")
+    async with Client(operator_mcp(server), elicitation_callback=Human(action, confirm)) as op:
+        code, detail = error(await op.call_tool("reject", {"approval_id": approval_id}))
+    assert code == "declined"
+    assert detail == f"the operator {said} rejecting approval {approval_id}; nothing changed"
+    assert status_of(server, approval_id) == "pending"
+
+
+async def test_a_client_that_cannot_ask_is_refused(server: LiveServer) -> None:
+    approval_id = pending_approval(server, "drop the old index")
+    async with Client(operator_mcp(server)) as op:  # no elicitation: none declared
+        code, detail = error(await op.call_tool("approve", {"approval_id": approval_id}))
+    assert code == "confirmation_required" and "--operator-without-confirmation" in detail
+    assert status_of(server, approval_id) == "pending"
+
+
+async def test_the_operator_may_opt_out_on_stdio(server: LiveServer) -> None:
+    approval_id = pending_approval(server, "rotate the logs")
+    command, *args = relay_command()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": server.operator_token}
+    unconfirmed = StdioServerParameters(
+        command=command, args=[*args, "mcp", "--operator-without-confirmation"], env=env
+    )
+    async with Client(unconfirmed) as op:
+        decided = await op.call_tool("approve", {"approval_id": approval_id})
+    assert data(decided)["status"] == "approved"
+
+
+async def test_over_http_the_human_confirms_in_an_input_required_round(
+    server: LiveServer,
+) -> None:
+    approval_id = pending_approval(server, "scale the workers")
+    human = Human()
+    async with connected(server.url, server.operator_token, elicitation=human) as op:
+        decided = await op.call_tool("approve", {"approval_id": approval_id})
+    assert data(decided)["status"] == "approved"
+    assert len(human.read) == 1 and f"approval {approval_id}" in human.read[0]
+
+
+async def test_over_http_a_2025_client_cannot_be_asked_and_is_refused(server: LiveServer) -> None:
+    """``/mcp`` is stateless: on the 2025 revisions a question to the client would need its
+    answer to reach the same session, which a stateless door does not keep."""
+    approval_id = pending_approval(server, "scale the workers, again")
+    human = Human()
+    async with connected(server.url, server.operator_token, "legacy", elicitation=human) as op:
+        code, _ = error(await op.call_tool("approve", {"approval_id": approval_id}))
+    assert code == "confirmation_required" and human.read == []
+    assert status_of(server, approval_id) == "pending"
+
+
+async def test_over_http_a_server_may_opt_out(tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("relay-mcp-unconfirmed")
+    with live_server(root, RELAY_MCP_OPERATOR_WITHOUT_CONFIRMATION="true") as unconfirmed:
+        approval_id = pending_approval(unconfirmed, "vacuum the database")
+        async with connected(unconfirmed.url, unconfirmed.operator_token) as op:
+            decided = await op.call_tool("approve", {"approval_id": approval_id})
+        assert data(decided)["status"] == "approved"
