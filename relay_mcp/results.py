@@ -8,8 +8,10 @@ parameter is the client it acts through; ``serve_tools`` injects the caller's.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
+import time
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -26,6 +28,9 @@ from relay_client import AsyncRelayClient, errors
 from relay_mcp.confirmation import Refused
 
 log = logging.getLogger("relay.mcp")
+T = TypeVar("T")
+# How often a long call tells the client it goes on (hosts reset their time-outs on it).
+PROGRESS_SECONDS = 10.0
 
 
 def structured(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
@@ -151,6 +156,21 @@ class RelayMCPServer(MCPServer):
             raise
 
 
+async def reporting(ctx: Context, call: Awaitable[T]) -> T:
+    """``call``'s result; while it runs, a progress notification every ``PROGRESS_SECONDS``
+    (the seconds it has run), so that a host that resets its time-out on progress lets a long
+    wait finish. Nothing is sent when the caller asked for no progress."""
+    work = asyncio.ensure_future(call)
+    started = time.monotonic()
+    try:
+        while not (await asyncio.wait({work}, timeout=PROGRESS_SECONDS))[0]:
+            ran = round(time.monotonic() - started)
+            await ctx.report_progress(ran, message=f"still waiting ({ran} s)")
+        return work.result()
+    finally:
+        work.cancel()  # the call is cancelled with it (a host that gave up): its waits end
+
+
 ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Awaitable[CallToolResult]])
 # The client a tool call acts through: the one agent's (stdio), or the caller's (HTTP).
 Clients = Callable[[Context], AsyncRelayClient]
@@ -203,7 +223,7 @@ def _injected(
 
     async def call(ctx: Context, **arguments: Any) -> CallToolResult:
         try:
-            return await function(clients(ctx), **arguments)
+            return await reporting(ctx, function(clients(ctx), **arguments))
         except errors.RelayError as exc:
             return failure(exc)
 

@@ -51,7 +51,12 @@ def agent_server(
     return server
 
 
-def operator_server(clients: Clients, *, confirm_decisions: bool = True) -> RelayMCPServer:
+def operator_server(
+    clients: Clients,
+    *,
+    confirm_decisions: bool = True,
+    middleware: Sequence[ServerMiddleware[Any]] = (),
+) -> RelayMCPServer:
     """The operator's tools, each call acting through ``clients(ctx)``; its decisions asked of
     the human first unless ``confirm_decisions`` is off (``relay_mcp.confirmation``)."""
     server = RelayMCPServer(
@@ -61,6 +66,7 @@ def operator_server(clients: Clients, *, confirm_decisions: bool = True) -> Rela
         version=__version__,
         instructions=OPERATOR,
         log_level=QUIET,
+        middleware=middleware,
     )
     add_operator_tools(server, clients)
     return server

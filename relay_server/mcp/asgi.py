@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from contextvars import ContextVar
 from typing import Any
 
-from aiohttp import web
+from aiohttp import ClientConnectionResetError, web
 from aiohttp_asgi.resource import ASGIContext, ScopeDict
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context
@@ -57,6 +58,42 @@ async def _note_listener(ctx: ServerRequestContext[Any, Any], call_next: CallNex
         return await call_next(ctx)
     finally:
         _listening.reset(token)
+
+
+class CallsInFlight:
+    """The door's tool calls in flight, by caller and JSON-RPC id. The door is stateless: a
+    2025 client cancels a call with a notification in a request of its own, which the SDK
+    cannot match to the call (a 2026-07-28 client closes the call's stream, which ends it);
+    this matches it and cancels the call's task, and the waits it holds end with it."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[tuple[str, str], asyncio.Task[Any]] = {}
+
+    async def track(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        """A middleware: note each tool call's task while it runs; cancel the one a
+        ``notifications/cancelled`` names."""
+        if ctx.method == "tools/call" and ctx.request_id is not None:
+            key = (_caller_of(ctx), json.dumps(ctx.request_id))
+            task = asyncio.current_task()
+            assert task is not None
+            self._tasks[key] = task
+            try:
+                return await call_next(ctx)
+            finally:
+                if self._tasks.get(key) is task:
+                    del self._tasks[key]
+        if ctx.method == "notifications/cancelled" and isinstance(ctx.params, dict):
+            key = (_caller_of(ctx), json.dumps(ctx.params.get("requestId")))
+            if (running := self._tasks.get(key)) is not None:
+                running.cancel()
+        return await call_next(ctx)
+
+
+def _caller_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Who sent a request, as the door authenticated it (a digest: no token kept)."""
+    headers = getattr(ctx.request, "headers", None) or {}
+    who = f"{headers.get('authorization', '')}\0{headers.get(AGENT_HEADER, '')}"
+    return hashlib.sha256(who.encode()).hexdigest()
 
 
 class InboxBus:
@@ -115,9 +152,12 @@ class McpDoor:
         # (no cookie): a rebound DNS name gains nothing, so the Host allowlist stays off.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self.bus = InboxBus(hub)
+        self.calls = CallsInFlight()
         self._servers = (
-            agent_server(self.client, self.bus, middleware=[_note_listener]),
-            operator_server(self.client, confirm_decisions=confirm_decisions),
+            agent_server(self.client, self.bus, middleware=[self.calls.track, _note_listener]),
+            operator_server(
+                self.client, confirm_decisions=confirm_decisions, middleware=[self.calls.track]
+            ),
         )
         self.agent_app, self.operator_app = (
             server.streamable_http_app(
@@ -196,6 +236,15 @@ class _Bridge(ASGIContext):
             await asyncio.sleep(DISCONNECT_POLL_SECONDS)
         return {"type": "http.disconnect"}
 
+    async def on_send(self, payload: dict[str, Any]) -> None:
+        """Write what the SDK sends; once the client has left (a cancelled call), drop it: it
+        has no reader, and the SDK would log the failed write as an error."""
+        try:
+            await super().on_send(payload)
+        except ClientConnectionResetError:
+            if not _gone(self.request):
+                raise
+
     @property
     def scope(self) -> ScopeDict:
         scope = super().scope
@@ -217,5 +266,16 @@ async def serve(door: McpDoor, caller: Caller, request: web.Request) -> web.Stre
     extra = {LOOPBACK_HEADER: _loopback(request)}
     if caller.agent_id is not None:
         extra[AGENT_HEADER] = caller.agent_id
-    response: Any = await _Bridge(app, request, extra).get_response()
+    bridge = _Bridge(app, request, extra)
+    try:
+        response: Any = await bridge.get_response()
+    except RuntimeError:  # the adapter's word for "the application sent no answer"
+        if bridge.response is None and _gone(request):
+            raise ConnectionResetError("the client left before the MCP answer began") from None
+        raise
     return response  # type: ignore[no-any-return]
+
+
+def _gone(request: web.Request) -> bool:
+    """Whether the client has closed its connection (a cancelled call, an aborted request)."""
+    return request.transport is None or request.transport.is_closing()
