@@ -82,6 +82,10 @@ class WaitQuery(Params):
 class InboxQuery(Params):
     limit: int = Field(default=100, ge=1, le=1000)
     wait: float = Field(default=0, ge=0, le=60, description="Long-poll: seconds to wait")
+    peek: bool = Field(
+        default=False,
+        description="Read without delivering: statuses and delivery counts stay as they are",
+    )
 
 
 class EventsQuery(Params):

@@ -17,7 +17,7 @@ from pydantic import Field
 from relay_api import models as m
 from relay_api.models import Message
 from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
-from relay_mcp.arguments import agent, integer_id, like, resource_id
+from relay_mcp.arguments import agent, cursor, integer_id, like, resource_id
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
 # Every tool acts on Relay alone (a closed world), and says whether a repeat changes anything.
@@ -33,6 +33,7 @@ MAX_WAIT = 50.0
 
 Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait, 0 to 50")]
 Limit = Annotated[int, Field(ge=1, le=200, description="how many at most, 1 to 200")]
+Cursor = Annotated[str | None, cursor()]
 Text = Annotated[str, like(m.MessageCreate, "text", "the message, plain text or Markdown")]
 TaskId = Annotated[int, integer_id("a task's id, e.g. 7")]
 InterventionId = Annotated[
@@ -111,9 +112,11 @@ async def ack_messages(
 
 
 @agent_tool(READ, "List rooms")
-async def list_rooms(relay: AsyncRelayClient) -> CallToolResult:
-    """Rooms, by id."""
-    rooms = await relay.rooms.list(limit=200)
+async def list_rooms(
+    relay: AsyncRelayClient, limit: Limit = 100, cursor: Cursor = None
+) -> CallToolResult:
+    """Rooms, by id; a page at a time."""
+    rooms = await relay.rooms.list(limit=limit, cursor=cursor)
     text = ", ".join(r.room_id for r in rooms.rooms) or "no rooms"
     return await answer(relay, text, rooms)
 
@@ -148,9 +151,10 @@ async def list_tasks(
     relay: AsyncRelayClient,
     status: Annotated[m.TaskStatus | None, Field(description="only tasks in this state")] = None,
     limit: Limit = 20,
+    cursor: Cursor = None,
 ) -> CallToolResult:
-    """Tasks, by id, optionally of one status."""
-    page = await relay.tasks.list(status=status, limit=limit)
+    """Tasks, by id, optionally of one status; a page at a time."""
+    page = await relay.tasks.list(status=status, limit=limit, cursor=cursor)
     lines = [f"#{t.task_id} [{t.status}] {t.title}" for t in page.tasks]
     return await answer(relay, "\n".join(lines) or "no tasks", page)
 
@@ -398,7 +402,7 @@ async def _reply(
     (woken by the agent's event feed, not by polling)."""
     deadline = time.monotonic() + wait
     while True:
-        box = await relay.agents.inbox(limit=1000)
+        box = await relay.agents.inbox(limit=1000, peek=True)  # delivers none of the others
         for message in box.messages:
             if message.reply_to_notification == notification_id:
                 return message

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from relay_api import models as m
+from relay_api import params as p
 from relay_api.params import MAX_LIMIT
 
 # A JSON schema's keyword, and the Field argument that sets it.
@@ -58,6 +59,11 @@ def integer_id(description: str) -> Any:
 def resource_id(description: str) -> Any:
     """A room's or an intervention's id."""
     return like(m.MessageCreate, "room_id", description)
+
+
+def cursor() -> Any:
+    """The cursor of a list's next page."""
+    return like(p.PageQuery, "cursor", "the last answer's next_cursor, for the next page")
 
 
 def wait(description: str, most: float) -> Any:

@@ -17,10 +17,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
-from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.types import EmptyResult, Resource, SubscribeRequestParams, UnsubscribeRequestParams
 
 from relay_client import AsyncRelayClient, errors
-from relay_mcp.results import Clients
+from relay_mcp.results import Clients, RelayMCPServer
 
 INBOX = "relay://inbox"
 FEED_WAIT = 50.0
@@ -29,15 +29,28 @@ RETRY_SECONDS = 2.0
 log = logging.getLogger("relay.mcp")
 
 
-def add_inbox(server: MCPServer, clients: Clients) -> None:
-    """Register ``relay://inbox`` on ``server``, read with the caller's client. (A template, with
-    an optional ``limit``: only a template resource is handed the caller's context.)"""
+DESCRIPTION = (
+    "Your unacknowledged messages, oldest first (at most 100; relay://inbox?limit=N for up to "
+    "1000). Reading it delivers nothing: read_inbox does, and ack_messages acknowledges."
+)
 
-    @server.resource(INBOX + "{?limit}", name="inbox", mime_type="application/json")
+
+def add_inbox(server: RelayMCPServer, clients: Clients) -> None:
+    """Register ``relay://inbox`` on ``server``, read with the caller's client, and list it. (It
+    is served by a template, with an optional ``limit``: only a template resource is handed the
+    caller's context; the plain URI is listed beside it.)"""
+
+    @server.resource(
+        INBOX + "{?limit}", name="inbox", description=DESCRIPTION, mime_type="application/json"
+    )
     async def inbox(ctx: Context, limit: str = "100") -> str:
-        """The agent's unacknowledged messages, oldest first (at most ``limit``, 100)."""
         count = int(limit) if limit.isdigit() and 0 < int(limit) <= 1000 else 100
-        return (await clients(ctx).agents.inbox(limit=count)).model_dump_json()
+        box = await clients(ctx).agents.inbox(limit=count, peek=True)
+        return box.model_dump_json()
+
+    server.listed.append(
+        Resource(uri=INBOX, name="inbox", description=DESCRIPTION, mime_type="application/json")
+    )
 
 
 class SessionSubscribers:

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from relay_api import models as m
 from relay_client import AsyncRelayClient
-from relay_mcp.agent_tools import FINAL, READ, WRITE
+from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, READ, WRITE, Cursor, Limit
 from relay_mcp.arguments import agent, integer_id, like
 from relay_mcp.confirmation import Confirmation, ask, require_confirmed
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
@@ -43,9 +43,11 @@ async def fleet_status(relay: AsyncRelayClient) -> CallToolResult:
 
 
 @operator_tool(READ, "Pending approvals")
-async def list_pending_approvals(relay: AsyncRelayClient) -> CallToolResult:
-    """Approvals waiting for a decision, newest first."""
-    page = await relay.approvals.list(status="pending", limit=50)
+async def list_pending_approvals(
+    relay: AsyncRelayClient, limit: Limit = 50, cursor: Cursor = None
+) -> CallToolResult:
+    """Approvals waiting for a decision, newest first; a page at a time."""
+    page = await relay.approvals.list(status="pending", limit=limit, cursor=cursor)
     lines = [f"#{a.approval_id} {a.title} (by {a.requested_by})" for a in page.approvals]
     return await answer(relay, "\n".join(lines) or "nothing pending", page)
 
@@ -105,10 +107,12 @@ async def reject(
 @operator_tool(READ, "Notifications")
 async def list_notifications(
     relay: AsyncRelayClient,
-    limit: Annotated[int, Field(ge=1, le=100, description="how many at most, 1 to 100")] = 20,
+    limit: Limit = 20,
+    cursor: Cursor = None,
 ) -> CallToolResult:
-    """What agents asked the operator, newest first, with how many replies each got."""
-    page = await relay.notify.list(limit=limit)
+    """What agents asked the operator, newest first, with how many replies each got; a page
+    at a time."""
+    page = await relay.notify.list(limit=limit, cursor=cursor)
     lines = [
         f"#{n.notification_id} {n.agent_id or 'operator'}: {n.text} ({n.replies or 0} replies)"
         for n in page.notifications
@@ -136,9 +140,12 @@ async def reply_to_notification(
 
 
 @operator_tool(READ, "Policies")
-async def list_policies(relay: AsyncRelayClient) -> CallToolResult:
-    """The policies that decide routine approvals, in the order they are tried."""
-    page = await relay.policies.list(limit=100)
+async def list_policies(
+    relay: AsyncRelayClient, limit: Limit = 100, cursor: Cursor = None
+) -> CallToolResult:
+    """The policies that decide routine approvals, in the order they are tried; a page at a
+    time."""
+    page = await relay.policies.list(limit=limit, cursor=cursor)
     lines = [
         f"#{p.policy_id} {p.name}: {p.decision} (priority {p.priority}, "
         f"{'enabled' if p.enabled else 'disabled'}, v{p.version})"
@@ -161,3 +168,8 @@ async def simulate_policy(
     without creating anything."""
     verdict = await relay.policies.simulate(agent_id, title, payload=payload)
     return await answer(relay, f"{verdict.decision}: {verdict.reason}", verdict)
+
+
+# The operator hands out work and writes to agents as they do, with the same tools.
+SHARED = ("send_message", "create_task", "list_tasks")
+OPERATOR_TOOLS.extend(tool for tool in AGENT_TOOLS if tool.function.__name__ in SHARED)

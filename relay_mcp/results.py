@@ -21,6 +21,7 @@ from weakref import WeakKeyDictionary
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import Resource as MCPResource
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
@@ -43,6 +44,13 @@ def structured(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
 
 # Where each agent's feed was read up to, to tell of what was decided since its last answer.
 _seen: WeakKeyDictionary[AsyncRelayClient, int] = WeakKeyDictionary()
+
+
+async def watch_from_now(relay: AsyncRelayClient) -> None:
+    """Start ``relay``'s waiting line at the feed's head now (a process's start), so that the
+    first answer tells of what was decided since, not only of what is decided after it."""
+    if relay.config.agent_id is not None and relay not in _seen:
+        _seen[relay] = (await relay.events.list(limit=1)).cursor
 
 
 async def waiting(relay: AsyncRelayClient) -> str:
@@ -100,18 +108,35 @@ def invalid(exc: ValidationError) -> CallToolResult:
     return refusal("validation_error", "; ".join(problems))
 
 
-def untitled(schema: dict[str, Any]) -> dict[str, Any]:
+def lean(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema as a model needs it: without the titles pydantic makes of names ("Reply
+    To"), and an optional argument as its value's type alone (``anyOf`` with ``null`` and a
+    ``default`` of ``null`` say only "may be left out", which not being required says)."""
+    kept = _untitled(schema)
+    required = set(kept.get("required", ()))
+    for name, each in kept.get("properties", {}).items():
+        if name in required or each.get("default", 0) is not None:
+            continue
+        kinds = [k for k in each.get("anyOf", ()) if k != {"type": "null"}]
+        if len(kinds) == 1:
+            del each["anyOf"]
+            each.update(kinds[0])
+        del each["default"]
+    return kept
+
+
+def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` without its ``title`` keywords (an argument named ``title`` stays)."""
     kept: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
         if key in ("properties", "$defs") and isinstance(value, dict):
-            kept[key] = {name: untitled(each) for name, each in value.items()}
+            kept[key] = {name: _untitled(each) for name, each in value.items()}
         elif isinstance(value, dict):
-            kept[key] = untitled(value)
+            kept[key] = _untitled(value)
         elif isinstance(value, list):
-            kept[key] = [untitled(v) if isinstance(v, dict) else v for v in value]
+            kept[key] = [_untitled(v) if isinstance(v, dict) else v for v in value]
         else:
             kept[key] = value
     return kept
@@ -130,12 +155,17 @@ class RelayMCPServer(MCPServer):
         super().__init__(name, **options)
         self.clients = clients
         self.confirm_decisions = confirm_decisions
+        self.listed: list[MCPResource] = []
+
+    async def list_resources(self) -> list[MCPResource]:
+        """The resources, and those served by a template that are listed too (``listed``)."""
+        return [*await super().list_resources(), *self.listed]
 
     async def list_tools(self) -> list[MCPTool]:
-        """The tools, their input schemas without the titles pydantic makes of names ("Reply
-        To"): bytes of every host's context that say nothing the name does not."""
+        """The tools, their input schemas ``lean``: bytes of every host's context that say
+        nothing the schema does not say otherwise."""
         return [
-            tool.model_copy(update={"input_schema": untitled(tool.input_schema)})
+            tool.model_copy(update={"input_schema": lean(tool.input_schema)})
             for tool in await super().list_tools()
         ]
 

@@ -23,6 +23,18 @@ INSTRUCTIONS = (
     "or fail_task; ask_operator when a human must decide. Every answer ends with what is "
     "waiting for you."
 )
+# The standing instructions docs/mcp.md gives, served as the prompt ``relay-agent-loop``.
+AGENT_LOOP = (
+    "You coordinate through Relay. Start with `whoami`. When an answer says messages are "
+    "waiting, `read_inbox`, act on them, then `ack_messages` with their ids. To work: "
+    "`claim_task` (no id takes the next one you may), `report_progress` as you go, then "
+    "`complete_task` with a result, or `fail_task` with the error (`retry: true` if another "
+    "attempt may succeed). When a human must decide, `ask_operator` with one clear question; if "
+    "it answers pending, carry on and `check_operator_reply` later. Before a risky remediation: "
+    "`upload_diagnostic`, `request_approval`, wait with `check_approval`, act only when "
+    "approved, then `record_remediation` with evidence before and after. Record what you "
+    "change with `record_action`."
+)
 OPERATOR = (
     "Relay's operator tools: fleet_status for the state of things, list_pending_approvals then "
     "approve or reject (with a note for the agent), list_notifications and "
@@ -48,7 +60,16 @@ def agent_server(
     )
     add_agent_tools(server, clients)
     add_inbox(server, clients)
+    server.prompt(
+        name="relay-agent-loop",
+        title="Work as a Relay agent",
+        description="Standing instructions for an agent that coordinates through Relay",
+    )(_agent_loop)
     return server
+
+
+def _agent_loop() -> str:
+    return AGENT_LOOP
 
 
 def operator_server(

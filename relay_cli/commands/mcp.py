@@ -35,6 +35,7 @@ def mcp(
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
         from relay_mcp.inbox import SessionSubscribers, watch_inbox
+        from relay_mcp.results import watch_from_now
         from relay_mcp.server import build_server
     except ImportError as exc:
         typer.echo(
@@ -58,6 +59,7 @@ def mcp(
             if relay.config.agent_id is None:
                 await server.run_stdio_async()
                 return
+            await watch_from_now(relay)
             watcher = asyncio.create_task(watch_inbox(relay, bus, subscribers))
             try:
                 await server.run_stdio_async()

@@ -72,7 +72,12 @@ class Agents(SyncResource):
             yield from page.agents
 
     def inbox(
-        self, agent_id: str | None = None, *, limit: int | None = None, wait: float | None = None
+        self,
+        agent_id: str | None = None,
+        *,
+        limit: int | None = None,
+        wait: float | None = None,
+        peek: bool = False,
     ) -> m.InboxResponse:
         """The agent's unacknowledged direct messages, oldest first; pending ones become delivered.
         With ``wait``, an empty inbox is answered when a message arrives, or empty after that many
@@ -80,7 +85,7 @@ class Agents(SyncResource):
         return self._client.call(
             ops.AGENTS_INBOX,
             {"agent_id": self._agent(agent_id)},
-            params=wire(limit=limit, wait=wait),
+            params=wire(limit=limit, wait=wait, peek=peek),
             timeout=long_poll_timeout(wait, self._client.config.timeout),
         )
 
@@ -145,7 +150,12 @@ class AsyncAgents(AsyncResource):
                 yield item
 
     async def inbox(
-        self, agent_id: str | None = None, *, limit: int | None = None, wait: float | None = None
+        self,
+        agent_id: str | None = None,
+        *,
+        limit: int | None = None,
+        wait: float | None = None,
+        peek: bool = False,
     ) -> m.InboxResponse:
         """The agent's unacknowledged direct messages, oldest first; pending ones become delivered.
         With ``wait``, an empty inbox is answered when a message arrives, or empty after that many
@@ -153,7 +163,7 @@ class AsyncAgents(AsyncResource):
         return await self._client.call(
             ops.AGENTS_INBOX,
             {"agent_id": self._agent(agent_id)},
-            params=wire(limit=limit, wait=wait),
+            params=wire(limit=limit, wait=wait, peek=peek),
             timeout=long_poll_timeout(wait, self._client.config.timeout),
         )
 

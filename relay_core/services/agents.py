@@ -156,11 +156,11 @@ class AgentsService(Service):
         return await self.read(work)
 
     async def inbox(
-        self, caller: Caller, agent_id: str, limit: int = 100, wait: float = 0
+        self, caller: Caller, agent_id: str, limit: int = 100, wait: float = 0, peek: bool = False
     ) -> m.InboxResponse:
         """The agent's unacknowledged direct messages, oldest first; pending ones become
-        delivered. With ``wait``, an empty inbox is answered when a message arrives, or empty
-        after that many seconds."""
+        delivered (unless ``peek``, which changes nothing). With ``wait``, an empty inbox is
+        answered when a message arrives, or empty after that many seconds."""
         caller.require_self(agent_id)
 
         async def work(uow: UnitOfWork) -> m.InboxResponse:
@@ -192,7 +192,19 @@ class AgentsService(Service):
                 agent_id=agent_id, messages=messages.as_field(), count=messages.length
             )
 
+        async def look(uow: UnitOfWork) -> m.InboxResponse:
+            messages = await uow.messages.find_encoded_array(
+                eq("to", agent_id), in_("status", UNACKED), limit=limit
+            )
+            if not messages.length:
+                await require_registered(uow, agent_id, self.ctx.registered)
+            return m.InboxResponse.model_construct(
+                agent_id=agent_id, messages=messages.as_field(), count=messages.length
+            )
+
         async def fetch() -> m.InboxResponse:
+            if peek:
+                return await self.read(look)
             # Delivery marks are advice (delivery is at least once): the answer does not wait
             # for them to reach the disk (docs/guarantees.md says what a crash can lose).
             return await self.write(work, durable=False)

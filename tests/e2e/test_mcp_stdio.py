@@ -64,6 +64,9 @@ OPERATOR_TOOLS = {
     "list_notifications",
     "list_policies",
     "simulate_policy",
+    "send_message",
+    "create_task",
+    "list_tasks",
 }
 # The first request of a strict 2025-protocol host (Codex's rmcp), byte for byte in spirit.
 STRICT_INITIALIZE = {

@@ -143,3 +143,20 @@ async def test_inbox_moves_pending_to_delivered_oldest_first(api: Api) -> None:
     await api.get("/v1/agents/bob/inbox", as_="alice", expect=403)
     await api.get("/v1/agents/ghost/inbox", expect=404)
     await api.get("/v1/agents/bob/inbox", as_="bob", limit=0, expect=422)
+
+
+async def test_a_peek_at_the_inbox_delivers_nothing(api: Api) -> None:
+    await api.agent("alice")
+    await api.agent("bob")
+    for text in ("first", "second"):
+        await api.post("/v1/messages", {"to": "bob", "text": text}, as_="alice", expect=201)
+    for _ in range(2):
+        peeked = await api.get("/v1/agents/bob/inbox", as_="bob", peek="true")
+        assert [(m["text"], m["status"], m["delivery_count"]) for m in peeked["messages"]] == [
+            ("first", "pending", 0),
+            ("second", "pending", 0),
+        ]
+    read = await api.get("/v1/agents/bob/inbox", as_="bob", limit=1)
+    assert [(m["status"], m["delivery_count"]) for m in read["messages"]] == [("delivered", 1)]
+    await api.get("/v1/agents/ghost/inbox", peek="true", expect=404)
+    await api.get("/v1/agents/bob/inbox", as_="alice", peek="true", expect=403)

@@ -1,0 +1,95 @@
+"""What agents and the operator can do over MCP beyond the basics, through the official client
+over stdio: the operator's shared tools, paging by cursor, ``relay://inbox`` listed and read
+without delivering, decisions made before the first call reported, the agent-loop prompt."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import TextContent, TextResourceContents
+
+from relay_client import RelayClient
+from relay_mcp.server import AGENT_LOOP
+from tests.e2e.test_mcp_stdio import agent, agent_process, data, operator_mcp
+from tests.live import LiveServer, live_server
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with live_server(tmp_path_factory.mktemp("relay-mcp-reach")) as running:
+        yield running
+
+
+def delivery_counts(server: LiveServer, agent_id: str) -> list[int]:
+    """The delivery counts of an agent's unacknowledged messages, read without delivering."""
+    with RelayClient(server.url, token=server.operator_token, agent_id=agent_id) as op:
+        return [m.delivery_count for m in op.agents.inbox(agent_id, peek=True).messages]
+
+
+async def test_the_operator_writes_to_agents_and_hands_out_work(server: LiveServer) -> None:
+    async with Client(operator_mcp(server)) as op, Client(agent(server, "kim")) as kim:
+        sent = data(await op.call_tool("send_message", {"to": "kim", "text": "standup at 10"}))
+        assert sent["from_agent"] == "operator"
+        for title in ("triage #1", "triage #2", "triage #3"):
+            await op.call_tool("create_task", {"title": title, "assignee": "kim"})
+        first = data(await op.call_tool("list_tasks", {"limit": 2}))
+        assert [t["title"] for t in first["tasks"]] == ["triage #1", "triage #2"]
+        rest = data(await op.call_tool("list_tasks", {"limit": 2, "cursor": first["next_cursor"]}))
+        assert [t["title"] for t in rest["tasks"]] == ["triage #3"]
+        assert "next_cursor" not in rest  # the last page
+        inbox = data(await kim.call_tool("read_inbox", {}))
+        assert [m["text"] for m in inbox["messages"]] == ["standup at 10"]
+
+
+async def test_the_inbox_resource_is_listed_and_read_without_delivering(
+    server: LiveServer,
+) -> None:
+    async with Client(agent(server, "lee")) as lee, Client(agent(server, "max")) as max_:
+        await max_.call_tool("send_message", {"to": "lee", "text": "ping"})
+        listed = (await lee.list_resources()).resources
+        assert [str(r.uri) for r in listed] == ["relay://inbox"]
+        assert listed[0].description and "delivers nothing" in listed[0].description
+        for _ in range(2):
+            [read] = (await lee.read_resource("relay://inbox")).contents
+            assert isinstance(read, TextResourceContents)
+            assert [m["text"] for m in json.loads(read.text)["messages"]] == ["ping"]
+        assert delivery_counts(server, "lee") == [0]
+
+
+async def test_asking_the_operator_delivers_no_other_message(server: LiveServer) -> None:
+    async with Client(agent(server, "ned")) as ned, Client(agent(server, "ora")) as ora:
+        await ora.call_tool("send_message", {"to": "ned", "text": "unrelated"})
+        asked = data(await ned.call_tool("ask_operator", {"text": "ok?", "wait_seconds": 0}))
+        await ned.call_tool("check_operator_reply", {"notification_id": asked["notification_id"]})
+    assert delivery_counts(server, "ned") == [0]
+
+
+async def test_a_decision_before_the_first_call_is_reported(server: LiveServer) -> None:
+    """The process starts, the operator decides, then the model makes its first call."""
+    command, args, env = agent_process(server, "pia")
+    with RelayClient(server.url, token=env["RELAY_TOKEN"]) as pia:
+        asked = pia.approvals.request("restart the cache")
+    pia_mcp = StdioServerParameters(command=command, args=args, env=env)
+    async with Client(pia_mcp) as client:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            op.approvals.approve(asked.approval_id)
+        whoami = data(await client.call_tool("whoami", {}))
+    assert whoami["waiting"] == "0 unread messages, 1 approval decided"
+
+
+async def test_the_agent_loop_is_served_as_a_prompt_and_is_what_the_docs_say(
+    server: LiveServer,
+) -> None:
+    async with Client(agent(server, "quinn")) as client:
+        [prompt] = (await client.list_prompts()).prompts
+        assert prompt.name == "relay-agent-loop" and prompt.title
+        [message] = (await client.get_prompt("relay-agent-loop")).messages
+    assert isinstance(message.content, TextContent) and message.content.text == AGENT_LOOP
+    quoted = [line[2:] for line in DOCS.read_text().splitlines() if line.startswith("> ")]
+    assert " ".join(quoted) == AGENT_LOOP
