@@ -22,7 +22,7 @@ from relay_client import RelayClient
 from relay_core.hub import Hub
 from relay_server.mcp import asgi as mcp_door
 from tests.e2e.test_mcp_schemas import check_listing
-from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS, STRICT_INITIALIZE
+from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS, STRICT_INITIALIZE, agent
 from tests.live import LiveServer, live_server
 
 
@@ -184,3 +184,22 @@ async def test_an_agent_hears_of_its_own_mail_only_over_http(server: LiveServer)
         [empty] = (await kurt.read_resource("relay://inbox")).contents
         assert isinstance(empty, TextResourceContents)
         assert json.loads(empty.text)["messages"] == []
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_initialize_and_discover_answer_the_same_capabilities(server: LiveServer) -> None:
+    """A 2025 client learns the server's capabilities from ``initialize``, a 2026-07-28 one
+    from ``server/discover``: on either door, the same tools, resources and prompts."""
+    found = {}
+    for mode in ("legacy", "auto"):
+        async with Client(agent(server, f"discoverer-{mode}"), mode=mode) as client:
+            found[("stdio", mode)] = client.server_capabilities
+            assert client.protocol_version.startswith("2025" if mode == "legacy" else "2026")
+        async with connected(server.url, token_of(server, f"http-{mode}"), mode) as client:
+            found[("http", mode)] = client.server_capabilities
+    for door in ("stdio", "http"):
+        legacy, modern = found[(door, "legacy")], found[(door, "auto")]
+        for capability in ("tools", "resources", "prompts"):
+            assert (getattr(legacy, capability) is None) == (getattr(modern, capability) is None)
+        assert legacy.tools is not None and legacy.prompts is not None
+        assert legacy.resources is not None
