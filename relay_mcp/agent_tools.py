@@ -17,28 +17,28 @@ from pydantic import Field
 from relay_api import models as m
 from relay_api.models import Message
 from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
+from relay_mcp import answers as a
 from relay_mcp.arguments import agent, cursor, integer_id, like, resource_id
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
-# Every tool acts on Relay alone (a closed world), and says whether a repeat changes anything.
-READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-REPEATABLE = WRITE.model_copy(update={"idempotent_hint": True})
-# Ends something for good (a task failed, a decision made): a host may ask before it runs.
-FINAL = REPEATABLE.model_copy(update={"destructive_hint": True})
+# Every tool acts on Relay alone: openWorldHint false (its default, true, would be wrong). A
+# write says whether a repeat changes anything and whether it ends something for good (a host
+# may ask before it runs); for a read neither means anything. A hint is left out where the
+# specification's default is the truth (readOnlyHint false, idempotentHint false,
+# destructiveHint true).
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+REPEATABLE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+FINAL = ToolAnnotations(idempotent_hint=True, open_world_hint=False)
 # Under the tool-call timeouts of common MCP clients (60 s): a wait answers in time.
 MAX_WAIT = 50.0
 
-Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait, 0 to 50")]
-Limit = Annotated[int, Field(ge=1, le=200, description="how many at most, 1 to 200")]
+Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait")]
+Limit = Annotated[int, Field(ge=1, le=200, description="how many at most")]
 Cursor = Annotated[str | None, cursor()]
-Text = Annotated[str, like(m.MessageCreate, "text", "the message, plain text or Markdown")]
+Text = Annotated[str, like(m.MessageCreate, "text", "the message")]
 TaskId = Annotated[int, integer_id("a task's id, e.g. 7")]
-InterventionId = Annotated[
-    str, resource_id("the intervention's id, your own name for the incident, e.g. 'disk-full-db1'")
-]
+InterventionId = Annotated[str, resource_id("your name for the incident, e.g. 'disk-full'")]
 
 
 AGENT_TOOLS: list[Tool] = []
@@ -52,8 +52,8 @@ def add_agent_tools(server: MCPServer, clients: Clients) -> None:
 
 
 @agent_tool(READ, "Who am I")
-async def whoami(relay: AsyncRelayClient) -> CallToolResult:
-    """Who this agent is: presence, unread count, tasks it holds, approvals it waits on."""
+async def whoami(relay: AsyncRelayClient) -> Annotated[CallToolResult, a.Me]:
+    """You: presence, unread count, tasks held, approvals awaited."""
     me = relay.config.agent_id
     beat = await relay.agents.heartbeat()
     held = [
@@ -63,87 +63,93 @@ async def whoami(relay: AsyncRelayClient) -> CallToolResult:
     ]
     waiting = await relay.approvals.list(status="pending")
     mine = [a.approval_id for a in waiting.approvals if a.requested_by == me]
-    value = {
-        "agent_id": me,
-        "presence": beat.presence,
-        "unread": beat.pending_messages or 0,
-        "held_tasks": held,
-        "pending_approvals": mine,
-    }
-    text = f"{me}: {len(held)} task(s) held, {len(mine)} approval(s) pending"
-    return await answer(relay, text, value)
+    assert me is not None  # an agent's tool
+    value = a.Me(
+        agent_id=me,
+        presence=beat.presence,
+        unread=beat.pending_messages or 0,
+        held_tasks=held,
+        pending_approvals=mine,
+    )
+    return await answer(relay, value)
 
 
 @agent_tool(WRITE, "Send a message")
 async def send_message(
     relay: AsyncRelayClient,
-    to: Annotated[str, agent("the recipient agent's id, e.g. 'builder-2'")],
+    to: Annotated[str, agent("the recipient, e.g. 'builder-2'")],
     text: Text,
     subject: Annotated[str | None, like(m.MessageCreate, "subject", "a short subject line")] = None,
-    reply_to: Annotated[int | None, integer_id("the id of the message this answers")] = None,
-) -> CallToolResult:
+    reply_to: Annotated[int | None, integer_id("the message this answers")] = None,
+) -> Annotated[CallToolResult, a.Sent]:
     """Send a direct message to another agent."""
     sent = await relay.messages.send(text, to=to, subject=subject, reply_to=reply_to)
-    return await answer(relay, f"message {sent.message_id} sent to {to}", sent)
+    return await answer(relay, a.Sent(message_id=sent.message_id, to=to))
 
 
 @agent_tool(READ, "Read my inbox")
 async def read_inbox(
     relay: AsyncRelayClient, limit: Limit = 20, wait_seconds: Wait = 0
-) -> CallToolResult:
-    """Unacknowledged messages, oldest first; wait_seconds waits for the first one. Ack what
-    you handled with ack_messages, or it comes back."""
+) -> Annotated[CallToolResult, a.Inbox]:
+    """Your unacknowledged messages, oldest first; wait_seconds waits for the first."""
     box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
-    lines = [f"#{m.message_id} from {m.from_agent}: {m.text}" for m in box.messages]
-    return await answer(relay, "\n".join(lines) or "inbox empty", box)
+    ids = [message.message_id for message in box.messages]
+    next_ = f"ack_messages({ids}) once handled, or they come back" if ids else None
+    return await answer(relay, a.Inbox(messages=[a.Mail.of(x) for x in box.messages], next=next_))
 
 
 @agent_tool(REPEATABLE, "Acknowledge messages")
 async def ack_messages(
     relay: AsyncRelayClient,
     message_ids: Annotated[
-        list[Annotated[int, integer_id("a message's id")]],
+        list[m.IntegerId],
         Field(min_length=1, max_length=200, description="the messages handled, e.g. [12, 13]"),
     ],
-) -> CallToolResult:
-    """Acknowledge messages handled; acknowledging twice is fine."""
+) -> Annotated[CallToolResult, a.Acked]:
+    """Acknowledge handled messages (twice is fine)."""
     acked = [(await relay.messages.ack(i)).message_id for i in message_ids]
-    return await answer(relay, f"acknowledged {len(acked)}", {"acked": acked})
+    return await answer(relay, a.Acked(acked=acked))
 
 
 @agent_tool(READ, "List rooms")
 async def list_rooms(
     relay: AsyncRelayClient, limit: Limit = 100, cursor: Cursor = None
-) -> CallToolResult:
-    """Rooms, by id; a page at a time."""
-    rooms = await relay.rooms.list(limit=limit, cursor=cursor)
-    text = ", ".join(r.room_id for r in rooms.rooms) or "no rooms"
-    return await answer(relay, text, rooms)
+) -> Annotated[CallToolResult, a.Rooms]:
+    """Rooms by id, a page at a time."""
+    page = await relay.rooms.list(limit=limit, cursor=cursor)
+    rooms = [room.room_id for room in page.rooms]
+    return await answer(relay, a.Rooms(rooms=rooms, next_cursor=page.next_cursor))
 
 
-RoomId = Annotated[str, resource_id("a room's id, e.g. 'release-train'")]
+RoomId = Annotated[str, resource_id("a room, e.g. 'releases'")]
 
 
 @agent_tool(REPEATABLE, "Join a room")
-async def join_room(relay: AsyncRelayClient, room_id: RoomId) -> CallToolResult:
+async def join_room(
+    relay: AsyncRelayClient, room_id: RoomId
+) -> Annotated[CallToolResult, a.Joined]:
     """Join a room (created when new)."""
     member = await relay.rooms.join(room_id)
-    return await answer(relay, f"in room {room_id}", member)
+    return await answer(relay, a.Joined(room_id=member.room_id))
 
 
 @agent_tool(WRITE, "Post to a room")
-async def post_to_room(relay: AsyncRelayClient, room_id: RoomId, text: Text) -> CallToolResult:
+async def post_to_room(
+    relay: AsyncRelayClient, room_id: RoomId, text: Text
+) -> Annotated[CallToolResult, a.Sent]:
     """Post to a room you joined."""
     posted = await relay.messages.send(text, room_id=room_id)
-    return await answer(relay, f"posted {posted.message_id} to {room_id}", posted)
+    return await answer(relay, a.Sent(message_id=posted.message_id, room_id=room_id))
 
 
 @agent_tool(READ, "Read a room")
-async def read_room(relay: AsyncRelayClient, room_id: RoomId, limit: Limit = 20) -> CallToolResult:
-    """A room's newest messages, oldest of them first."""
+async def read_room(
+    relay: AsyncRelayClient, room_id: RoomId, limit: Limit = 20
+) -> Annotated[CallToolResult, a.RoomPage]:
+    """A room's newest messages."""
     page = await relay.rooms.messages(room_id, limit=limit)
-    lines = [f"#{m.message_id} {m.from_agent}: {m.text}" for m in page.messages]
-    return await answer(relay, "\n".join(lines) or "no messages", page)
+    messages = [a.Mail.of(x) for x in page.messages]
+    return await answer(relay, a.RoomPage(room_id=room_id, messages=messages))
 
 
 @agent_tool(READ, "List tasks")
@@ -152,11 +158,11 @@ async def list_tasks(
     status: Annotated[m.TaskStatus | None, Field(description="only tasks in this state")] = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> CallToolResult:
-    """Tasks, by id, optionally of one status; a page at a time."""
+) -> Annotated[CallToolResult, a.Tasks]:
+    """Tasks by id, a page at a time."""
     page = await relay.tasks.list(status=status, limit=limit, cursor=cursor)
-    lines = [f"#{t.task_id} [{t.status}] {t.title}" for t in page.tasks]
-    return await answer(relay, "\n".join(lines) or "no tasks", page)
+    tasks = [a.TaskLine.of(task) for task in page.tasks]
+    return await answer(relay, a.Tasks(tasks=tasks, next_cursor=page.next_cursor))
 
 
 @agent_tool(WRITE, "Create a task")
@@ -166,29 +172,29 @@ async def create_task(
     description: Annotated[
         str | None, like(m.TaskCreate, "description", "the details the claimer needs")
     ] = None,
-    assignee: Annotated[str | None, agent("the only agent that may claim it, if any")] = None,
+    assignee: Annotated[str | None, agent("the only agent that may claim it")] = None,
     priority: Annotated[
-        int | None, like(m.TaskCreate, "priority", "higher is claimed first; default 0")
+        int | None, like(m.TaskCreate, "priority", "higher is claimed first")
     ] = None,
-) -> CallToolResult:
-    """Create an open task for another agent to claim (only assignee may, if given);
-    higher priority is claimed first."""
+) -> Annotated[CallToolResult, a.TaskState]:
+    """Create an open task (only assignee may claim it, if given)."""
     task = await relay.tasks.create(
         title, description=description, assignee=assignee, priority=priority
     )
-    return await answer(relay, f"created task {task.task_id}: {task.title}", task)
+    next_ = f"wait_for_events to hear when task {task.task_id} is done"
+    return await answer(relay, _state(task, next_))
 
 
 @agent_tool(WRITE, "Claim a task")
 async def claim_task(
     relay: AsyncRelayClient,
     task_id: Annotated[int | None, integer_id("the task to claim; none: the next open one")] = None,
-) -> CallToolResult:
-    """Claim a task; with no id, the next open task this agent may take."""
+) -> Annotated[CallToolResult, a.TaskState]:
+    """Claim a task; no id: the next open one you may take."""
     me = relay.config.agent_id
     if task_id is not None:
         task = await relay.tasks.claim(task_id)
-        return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
+        return await answer(relay, _state(task, HELD))
     for candidate in (await relay.tasks.list(status="open", limit=100)).tasks:
         if candidate.assignee not in (None, me):
             continue
@@ -196,8 +202,8 @@ async def claim_task(
             task = await relay.tasks.claim(candidate.task_id)
         except (ConflictError, PermissionDeniedError):
             continue  # another agent was quicker, or it is not ours
-        return await answer(relay, f"claimed task {task.task_id}: {task.title}", task)
-    return await answer(relay, "no open task to claim", {"task": None})
+        return await answer(relay, _state(task, HELD))
+    return await answer(relay, a.TaskState(next="no open task to claim; try again later"))
 
 
 @agent_tool(WRITE, "Report progress")
@@ -208,23 +214,21 @@ async def report_progress(
         int | None, Field(ge=0, le=100, description="percent done, 0 to 100")
     ] = None,
     message: Annotated[str | None, like(m.TaskEventCreate, "message", "what happened")] = None,
-) -> CallToolResult:
-    """Report progress on a task you hold (renews its lease)."""
+) -> Annotated[CallToolResult, a.Progress]:
+    """Report progress on a task you hold (renews the lease)."""
     event = await relay.tasks.event(task_id, progress=progress, message=message)
-    return await answer(relay, f"progress noted on task {task_id}", event)
+    return await answer(relay, a.Progress(task_id=task_id, event_id=event.event_id))
 
 
 @agent_tool(REPEATABLE, "Complete a task")
 async def complete_task(
     relay: AsyncRelayClient,
     task_id: TaskId,
-    result: Annotated[
-        dict[str, Any] | None, Field(description="what it produced, a JSON object under 64 KB")
-    ] = None,
-) -> CallToolResult:
+    result: Annotated[dict[str, Any] | None, Field(description="what it produced")] = None,
+) -> Annotated[CallToolResult, a.TaskState]:
     """Complete a task you hold."""
     task = await relay.tasks.complete(task_id, result=result)
-    return await answer(relay, f"task {task_id} completed", task)
+    return await answer(relay, _state(task))
 
 
 @agent_tool(FINAL, "Fail a task")
@@ -232,13 +236,11 @@ async def fail_task(
     relay: AsyncRelayClient,
     task_id: TaskId,
     error: Annotated[str, like(m.TaskFinish, "error", "why it failed")],
-    retry: Annotated[
-        bool, Field(description="reopen it for another attempt, if any are left")
-    ] = False,
-) -> CallToolResult:
-    """Fail a task you hold; retry=true reopens it while attempts are left."""
+    retry: Annotated[bool, Field(description="reopen it if attempts are left")] = False,
+) -> Annotated[CallToolResult, a.TaskState]:
+    """Fail a task you hold."""
     task = await relay.tasks.fail(task_id, error=error, retry=retry)
-    return await answer(relay, f"task {task_id} is {task.status}", task)
+    return await answer(relay, _state(task))
 
 
 @agent_tool(WRITE, "Record an action")
@@ -247,13 +249,11 @@ async def record_action(
     action: Annotated[str, like(m.ActionCreate, "action", "what you did, e.g. 'restarted nginx'")],
     target: Annotated[str | None, like(m.ActionCreate, "target", "what it was done to")] = None,
     outcome: Annotated[str | None, like(m.ActionCreate, "outcome", "how it ended")] = None,
-    params: Annotated[
-        dict[str, Any] | None, Field(description="its parameters, a JSON object under 64 KB")
-    ] = None,
-) -> CallToolResult:
+    params: Annotated[dict[str, Any] | None, Field(description="its parameters")] = None,
+) -> Annotated[CallToolResult, a.Recorded]:
     """Append what you did to the audit log."""
     recorded = await relay.actions.record(action, target=target, outcome=outcome, params=params)
-    return await answer(relay, f"action {recorded.action_id} recorded", recorded)
+    return await answer(relay, a.Recorded(action_id=recorded.action_id))
 
 
 @agent_tool(WRITE, "Ask the operator")
@@ -261,9 +261,8 @@ async def ask_operator(
     relay: AsyncRelayClient,
     text: Annotated[str, like(m.NotifyText, "text", "the question for the human")],
     wait_seconds: Wait = MAX_WAIT,
-) -> CallToolResult:
-    """Ask the human operator and wait for the reply; if none comes in time, the answer is
-    pending with a notification_id for check_operator_reply."""
+) -> Annotated[CallToolResult, a.Reply]:
+    """Ask the human operator; waits for the reply, else answers pending."""
     cursor = (await relay.events.list(limit=1)).cursor
     sent = await relay.notify.send(text)
     reply = await _reply(relay, sent.notification_id, cursor, wait_seconds)
@@ -274,7 +273,7 @@ async def ask_operator(
 async def check_operator_reply(
     relay: AsyncRelayClient,
     notification_id: Annotated[int, integer_id("the id ask_operator answered")],
-) -> CallToolResult:
+) -> Annotated[CallToolResult, a.Reply]:
     """The operator's reply to an earlier ask_operator, if it has come."""
     if not await _asked(relay, notification_id):
         return refusal("not_found", f"notification {notification_id} does not exist")
@@ -293,7 +292,7 @@ async def request_approval(
     reason: Annotated[str, like(Approval, "reason", "why it is needed")],
     proposed_action: Annotated[str, like(Approval, "proposed_action", "what you will do")],
     risk: Annotated[m.Risk | None, Field(description="how risky it is; default medium")] = None,
-) -> CallToolResult:
+) -> Annotated[CallToolResult, a.ApprovalState]:
     """Ask the operator to approve a remediation of an intervention."""
     asked = await relay.interventions.request_approval(
         intervention_id,
@@ -302,15 +301,16 @@ async def request_approval(
         proposed_action=proposed_action,
         risk=risk,
     )
-    return await answer(relay, f"approval {asked.approval_id} requested", asked)
+    next_ = f"check_approval('{intervention_id}', wait_seconds=50) until it is decided"
+    state = a.ApprovalState(approval_id=asked.approval_id, status=asked.approval.status, next=next_)
+    return await answer(relay, state)
 
 
 @agent_tool(READ, "Check an approval")
 async def check_approval(
     relay: AsyncRelayClient, intervention_id: InterventionId, wait_seconds: Wait = 0
-) -> CallToolResult:
-    """The intervention's approval: pending, approved or rejected (with the operator's
-    note); wait_seconds waits for a decision."""
+) -> Annotated[CallToolResult, a.ApprovalState]:
+    """An intervention's approval and note; wait_seconds waits for a decision."""
     deadline = time.monotonic() + wait_seconds
     cursor = (await relay.events.list(limit=1)).cursor
     approval = await relay.interventions.approval(intervention_id)
@@ -318,8 +318,14 @@ async def check_approval(
         remaining = max(0.0, deadline - time.monotonic())
         cursor = (await relay.events.list(after=cursor, wait=remaining)).cursor
         approval = await relay.interventions.approval(intervention_id)
-    note = f" ({approval.note})" if approval.note else ""
-    return await answer(relay, f"approval {approval.status}{note}", approval)
+    next_ = {
+        "pending": "check_approval again later; act only once approved",
+        "approved": "act as approved, then record_remediation with evidence",
+    }.get(approval.status)
+    state = a.ApprovalState(
+        approval_id=approval.approval_id, status=approval.status, note=approval.note, next=next_
+    )
+    return await answer(relay, state)
 
 
 @agent_tool(WRITE, "Upload a diagnostic")
@@ -330,17 +336,16 @@ async def upload_diagnostic(
     details: Annotated[
         str | None, Field(max_length=1_000_000, description="the full findings, e.g. logs")
     ] = None,
-) -> CallToolResult:
-    """Keep a diagnostic for an intervention (opened when new)."""
+) -> Annotated[CallToolResult, a.Kept]:
+    """Keep a diagnostic of an intervention (opened if new)."""
     kept = await relay.interventions.diagnostic(
         intervention_id, summary=summary, content=details or summary
     )
-    return await answer(relay, f"diagnostic kept for {intervention_id}", kept)
+    diagnostic = a.Kept(intervention_id=intervention_id, diagnostic_id=kept.diagnostic_id)
+    return await answer(relay, diagnostic)
 
 
-Evidence = Annotated[
-    m.Evidence | None, Field(description="what showed the state: text, or a JSON object")
-]
+Evidence = Annotated[m.Evidence | None, Field(description="text or JSON")]
 
 
 @agent_tool(WRITE, "Record a remediation")
@@ -354,8 +359,8 @@ async def record_remediation(
     link: Annotated[
         str | None, like(m.InterventionActionCreate, "link", "where to see more, a URL")
     ] = None,
-) -> CallToolResult:
-    """Record what an approved remediation did, with evidence before and after."""
+) -> Annotated[CallToolResult, a.Kept]:
+    """Record what an approved remediation did, with evidence."""
     trace = await relay.interventions.action(
         intervention_id,
         action=action,
@@ -364,7 +369,7 @@ async def record_remediation(
         evidence_after=evidence_after or "",
         link=link,
     )
-    return await answer(relay, f"remediation of {intervention_id}: {status}", trace)
+    return await answer(relay, a.Kept(intervention_id=intervention_id, action_id=trace.action_id))
 
 
 @agent_tool(READ, "Wait for events")
@@ -374,17 +379,19 @@ async def wait_for_events(
         int | None, integer_id("the cursor of the last answer; none: from now")
     ] = None,
     wait_seconds: Wait = 30,
-) -> CallToolResult:
-    """What happened after the cursor (none: from now); pass the answer's cursor next time."""
+) -> Annotated[CallToolResult, a.Events]:
+    """What happened after a cursor (none: from now)."""
     if after is not None:
         head = (await relay.events.list(limit=1)).cursor
         if after > head:
             detail = f"after: {after} is past the feed's newest event ({head})"
             return refusal("validation_error", detail)
     page = await relay.events.list(after=after, wait=wait_seconds or None)
-    lines = [f"{e.kind} {e.subject_id}" for e in page.events]
-    text = "\n".join(lines) or "nothing new"
-    return await answer(relay, f"{text}\ncursor: {page.cursor}", page)
+    events = [
+        a.EventLine(event_id=e.event_id, kind=e.kind, subject_id=e.subject_id) for e in page.events
+    ]
+    next_ = f"wait_for_events(after={page.cursor}) for what comes next"
+    return await answer(relay, a.Events(events=events, cursor=page.cursor, next=next_))
 
 
 async def _asked(relay: AsyncRelayClient, notification_id: int) -> bool:
@@ -416,9 +423,25 @@ async def _replied(
     relay: AsyncRelayClient, notification_id: int, reply: Message | None
 ) -> CallToolResult:
     if reply is None:
-        pending = {"pending": True, "notification_id": notification_id}
-        text = f"no reply yet; check_operator_reply({notification_id}) later"
-        return await answer(relay, text, pending)
+        next_ = f"check_operator_reply({notification_id}) later"
+        return await answer(
+            relay, a.Reply(notification_id=notification_id, pending=True, next=next_)
+        )
     await relay.messages.ack(reply.message_id)
-    value = {"pending": False, "notification_id": notification_id, "reply": reply.text}
-    return await answer(relay, f"operator: {reply.text}", value)
+    value = a.Reply(notification_id=notification_id, pending=False, reply=reply.text)
+    return await answer(relay, value)
+
+
+# What a claimed task's answer says to do.
+HELD = "report_progress as you go (it renews the lease), then complete_task or fail_task"
+
+
+def _state(task: m.Task, next_: str | None = None) -> a.TaskState:
+    """A task's answer: what it is and where it stands."""
+    return a.TaskState(
+        task_id=task.task_id,
+        title=task.title,
+        status=task.status,
+        description=task.description,
+        next=next_,
+    )

@@ -63,7 +63,7 @@ def resource_id(description: str) -> Any:
 
 def cursor() -> Any:
     """The cursor of a list's next page."""
-    return like(p.PageQuery, "cursor", "the last answer's next_cursor, for the next page")
+    return like(p.PageQuery, "cursor", "the last next_cursor")
 
 
 def wait(description: str, most: float) -> Any:

@@ -12,13 +12,14 @@ from pydantic import Field
 
 from relay_api import models as m
 from relay_client import AsyncRelayClient
+from relay_mcp import answers as a
 from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, READ, WRITE, Cursor, Limit
 from relay_mcp.arguments import agent, integer_id, like
 from relay_mcp.confirmation import Confirmation, ask, require_confirmed
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
 Note = Annotated[str | None, like(m.ApprovalDecision, "note", "why, for the agent")]
-ApprovalId = Annotated[int, integer_id("the approval's id, from list_pending_approvals")]
+ApprovalId = Annotated[int, integer_id("the approval's id")]
 
 
 OPERATOR_TOOLS: list[Tool] = []
@@ -31,25 +32,36 @@ def add_operator_tools(server: MCPServer, clients: Clients) -> None:
 
 
 @operator_tool(READ, "Fleet status")
-async def fleet_status(relay: AsyncRelayClient) -> CallToolResult:
-    """Agents online, unread messages, open tasks and pending approvals."""
-    status = await relay.status()
-    c = status.counts
-    text = (
-        f"{c.online_agents}/{c.agents} agents online, {c.pending_messages} unread "
-        f"messages, {c.open_tasks} open tasks, {c.pending_approvals} pending approvals"
+async def fleet_status(relay: AsyncRelayClient) -> Annotated[CallToolResult, a.Fleet]:
+    """Agents online, unread messages, open tasks, pending approvals."""
+    c = (await relay.status()).counts
+    fleet = a.Fleet(
+        agents=c.agents,
+        online_agents=c.online_agents,
+        pending_messages=c.pending_messages,
+        open_tasks=c.open_tasks,
+        pending_approvals=c.pending_approvals,
     )
-    return await answer(relay, text, status)
+    return await answer(relay, fleet)
 
 
 @operator_tool(READ, "Pending approvals")
 async def list_pending_approvals(
     relay: AsyncRelayClient, limit: Limit = 50, cursor: Cursor = None
-) -> CallToolResult:
-    """Approvals waiting for a decision, newest first; a page at a time."""
+) -> Annotated[CallToolResult, a.Approvals]:
+    """Approvals waiting for a decision, newest first."""
     page = await relay.approvals.list(status="pending", limit=limit, cursor=cursor)
-    lines = [f"#{a.approval_id} {a.title} (by {a.requested_by})" for a in page.approvals]
-    return await answer(relay, "\n".join(lines) or "nothing pending", page)
+    approvals = [
+        a.ApprovalLine(
+            approval_id=x.approval_id,
+            kind=x.kind,
+            title=x.title,
+            requested_by=x.requested_by,
+            detail=x.detail,
+        )
+        for x in page.approvals
+    ]
+    return await answer(relay, a.Approvals(approvals=approvals, next_cursor=page.next_cursor))
 
 
 async def _question(ctx: Context, verb: str, approval_id: int, note: str | None) -> str:
@@ -83,11 +95,11 @@ async def approve(
     note: Note = None,
     *,
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_approve)],
-) -> CallToolResult:
+) -> Annotated[CallToolResult, a.ApprovalState]:
     """Approve a pending approval, once the human confirms it."""
     require_confirmed(confirmed, f"approving approval {approval_id}")
     decided = await relay.approvals.approve(approval_id, note=note)
-    return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
+    return await answer(relay, _decided(decided))
 
 
 @operator_tool(FINAL, "Reject")
@@ -97,11 +109,11 @@ async def reject(
     note: Note = None,
     *,
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_reject)],
-) -> CallToolResult:
+) -> Annotated[CallToolResult, a.ApprovalState]:
     """Reject a pending approval, once the human confirms it."""
     require_confirmed(confirmed, f"rejecting approval {approval_id}")
     decided = await relay.approvals.reject(approval_id, note=note)
-    return await answer(relay, f"approval {approval_id} is {decided.status}", decided)
+    return await answer(relay, _decided(decided))
 
 
 @operator_tool(READ, "Notifications")
@@ -109,15 +121,17 @@ async def list_notifications(
     relay: AsyncRelayClient,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> CallToolResult:
-    """What agents asked the operator, newest first, with how many replies each got; a page
-    at a time."""
+) -> Annotated[CallToolResult, a.Notifications]:
+    """What agents asked the operator, newest first, with their replies' count."""
     page = await relay.notify.list(limit=limit, cursor=cursor)
-    lines = [
-        f"#{n.notification_id} {n.agent_id or 'operator'}: {n.text} ({n.replies or 0} replies)"
+    notifications = [
+        a.NotificationLine(
+            notification_id=n.notification_id, agent_id=n.agent_id, text=n.text, replies=n.replies
+        )
         for n in page.notifications
     ]
-    return await answer(relay, "\n".join(lines) or "no notifications", page)
+    listed = a.Notifications(notifications=notifications, next_cursor=page.next_cursor)
+    return await answer(relay, listed)
 
 
 @operator_tool(WRITE, "Reply to a notification")
@@ -125,8 +139,8 @@ async def reply_to_notification(
     relay: AsyncRelayClient,
     notification_id: Annotated[int, integer_id("the notification's id")],
     text: Annotated[str, like(m.NotifyReply, "text", "the answer, for the agent's inbox")],
-) -> CallToolResult:
-    """Answer an agent's notification; the reply reaches its inbox (and its ask_operator)."""
+) -> Annotated[CallToolResult, a.Sent]:
+    """Answer an agent's notification (in its inbox and its ask_operator)."""
     async for notification in relay.notify.iterate():  # newest first
         if notification.notification_id == notification_id:
             break
@@ -136,38 +150,49 @@ async def reply_to_notification(
         detail = f"notification {notification_id} never reached the operator"
         return refusal("conflict", detail)
     reply = await relay.notify.reply(notification.platform_message_id, text)
-    return await answer(relay, f"reply {reply.message_id} sent to {reply.to}", reply)
+    return await answer(relay, a.Sent(message_id=reply.message_id, to=reply.to))
 
 
 @operator_tool(READ, "Policies")
 async def list_policies(
     relay: AsyncRelayClient, limit: Limit = 100, cursor: Cursor = None
-) -> CallToolResult:
-    """The policies that decide routine approvals, in the order they are tried; a page at a
-    time."""
+) -> Annotated[CallToolResult, a.Policies]:
+    """The policies that decide routine approvals, in the order tried."""
     page = await relay.policies.list(limit=limit, cursor=cursor)
-    lines = [
-        f"#{p.policy_id} {p.name}: {p.decision} (priority {p.priority}, "
-        f"{'enabled' if p.enabled else 'disabled'}, v{p.version})"
+    policies = [
+        a.PolicyLine(
+            policy_id=p.policy_id,
+            name=p.name,
+            decision=p.decision,
+            priority=p.priority,
+            enabled=p.enabled,
+            version=p.version,
+        )
         for p in page.policies
     ]
-    return await answer(relay, "\n".join(lines) or "no policies", page)
+    return await answer(relay, a.Policies(policies=policies, next_cursor=page.next_cursor))
 
 
 @operator_tool(READ, "Simulate the policies")
 async def simulate_policy(
     relay: AsyncRelayClient,
-    agent_id: Annotated[str, agent("the agent that would ask, e.g. 'builder-2'")],
+    agent_id: Annotated[str, agent("the agent that would ask")],
     title: Annotated[str, like(m.PolicySimulation, "title", "its title")],
     payload: Annotated[
         dict[str, Any] | None,
-        Field(description="what it would ask about, a JSON object under 64 KB"),
+        Field(description="what it would ask about"),
     ] = None,
-) -> CallToolResult:
-    """What the policies would do with such a request (approve, reject or ask the operator),
-    without creating anything."""
+) -> Annotated[CallToolResult, a.Verdict]:
+    """What the policies would do with such a request, creating nothing."""
     verdict = await relay.policies.simulate(agent_id, title, payload=payload)
-    return await answer(relay, f"{verdict.decision}: {verdict.reason}", verdict)
+    found = a.Verdict(decision=verdict.decision, reason=verdict.reason, policy_id=verdict.policy_id)
+    return await answer(relay, found)
+
+
+def _decided(approval: m.Approval) -> a.ApprovalState:
+    return a.ApprovalState(
+        approval_id=approval.approval_id, status=approval.status, note=approval.note
+    )
 
 
 # The operator hands out work and writes to agents as they do, with the same tools.

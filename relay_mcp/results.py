@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import time
 import typing
@@ -23,23 +24,16 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from mcp.types import Resource as MCPResource
 from mcp.types import Tool as MCPTool
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from relay_client import AsyncRelayClient, errors
+from relay_mcp.answers import Answer
 from relay_mcp.confirmation import Refused
 
 log = logging.getLogger("relay.mcp")
 T = TypeVar("T")
 # How often a long call tells the client it goes on (hosts reset their time-outs on it).
 PROGRESS_SECONDS = 10.0
-
-
-def structured(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
-    """A result's structured content (JSON-ready)."""
-    if isinstance(value, BaseModel):
-        dumped: dict[str, Any] = value.model_dump(mode="json")
-        return dumped
-    return value
 
 
 # Where each agent's feed was read up to, to tell of what was decided since its last answer.
@@ -70,17 +64,13 @@ async def waiting(relay: AsyncRelayClient) -> str:
     return line
 
 
-async def answer(
-    relay: AsyncRelayClient, text: str, value: BaseModel | dict[str, Any]
-) -> CallToolResult:
-    """A tool's answer: ``text`` and the waiting line for the model, ``value`` for the
-    application (with the waiting line under ``waiting``)."""
-    line = await waiting(relay)
-    content = structured(value) | ({"waiting": line} if line else {})
-    shown = f"{text}\n[{line}]" if line else text
-    return CallToolResult(
-        content=[TextContent(type="text", text=shown)], structured_content=content
-    )
+async def answer(relay: AsyncRelayClient, value: Answer) -> CallToolResult:
+    """A tool's answer: ``value`` with what waits for the agent, as structured content and, the
+    same JSON, as the text (what the specification asks of a tool with an output schema)."""
+    value.waiting = await waiting(relay)
+    content = value.model_dump(mode="json", exclude_none=True)
+    text = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=content)
 
 
 def failure(exc: errors.RelayError) -> CallToolResult:
@@ -125,11 +115,38 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def lean_answer(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema ``lean``, without what only the code reads (the models' docstrings, the
+    fields' defaults: an answer leaves out what is null; its ``$defs`` alike), and admitting a
+    failure's ``{code, detail}`` too: clients check an error's structured content against the
+    schema as well (the MCP Inspector does), so the answer's own fields are not required."""
+    kept = _lean_model(schema)
+    kept.pop("required", None)
+    kept["properties"] |= FAILURE
+    return kept
+
+
+# What a failure answers, in every tool's output schema.
+FAILURE = {"code": {"type": "string"}, "detail": {"type": "string"}}
+
+
+def _lean_model(schema: dict[str, Any]) -> dict[str, Any]:
+    kept = lean(schema)
+    kept.pop("description", None)
+    for each in kept.get("properties", {}).values():
+        each.pop("default", None)
+    if "$defs" in kept:
+        kept["$defs"] = {name: _lean_model(each) for name, each in kept["$defs"].items()}
+    return kept
+
+
 def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` without its ``title`` keywords (an argument named ``title`` stays)."""
     kept: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
+        if (key == "title" and isinstance(value, str)) or (
+            key == "additionalProperties" and value is True  # what JSON Schema assumes
+        ):
             continue
         if key in ("properties", "$defs") and isinstance(value, dict):
             kept[key] = {name: _untitled(each) for name, each in value.items()}
@@ -165,7 +182,12 @@ class RelayMCPServer(MCPServer):
         """The tools, their input schemas ``lean``: bytes of every host's context that say
         nothing the schema does not say otherwise."""
         return [
-            tool.model_copy(update={"input_schema": lean(tool.input_schema)})
+            tool.model_copy(
+                update={
+                    "input_schema": lean(tool.input_schema),
+                    "output_schema": tool.output_schema and lean_answer(tool.output_schema),
+                }
+            )
             for tool in await super().list_tools()
         ]
 
@@ -223,7 +245,7 @@ def listed_in(
 
     def hinted(annotations: ToolAnnotations, title: str) -> Callable[[ToolFunction], ToolFunction]:
         def register(function: ToolFunction) -> ToolFunction:
-            tools.append(Tool(function, title, annotations.model_copy(update={"title": title})))
+            tools.append(Tool(function, title, annotations))
             return function
 
         return register
@@ -260,9 +282,10 @@ def _injected(
     call.__name__ = function.__name__
     call.__qualname__ = function.__qualname__
     call.__doc__ = function.__doc__
+    answered = hints["return"]  # Annotated[CallToolResult, <its answer>]: the output schema
     call.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[context, *shown], return_annotation=CallToolResult
+        parameters=[context, *shown], return_annotation=answered
     )
     call.__annotations__ = {"ctx": Context} | {p.name: p.annotation for p in shown}
-    call.__annotations__["return"] = CallToolResult
+    call.__annotations__["return"] = answered
     return call

@@ -20,8 +20,8 @@ QUIET: Final = "WARNING"
 INSTRUCTIONS = (
     "Relay coordinates you with other agents and a human operator. Read your inbox "
     "(read_inbox) and ack what you handled; claim_task, report_progress, then complete_task "
-    "or fail_task; ask_operator when a human must decide. Every answer ends with what is "
-    "waiting for you."
+    "or fail_task; ask_operator when a human must decide. Every answer says what waits for "
+    "you (waiting) and, when there is something to do, what (next)."
 )
 # The standing instructions docs/mcp.md gives, served as the prompt ``relay-agent-loop``.
 AGENT_LOOP = (

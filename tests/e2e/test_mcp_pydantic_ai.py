@@ -103,9 +103,10 @@ async def test_pydantic_ai_agents_ask_the_operator_and_work_a_task(server: LiveS
     operator.start()
     asked = await asker.run("Ask the operator before rotating the logs.")
     operator.join()
-    # pydantic-ai hands the model a tool's structured content
+    # pydantic-ai hands the model a tool's structured content: the answer, with what to do next
     task, answer = [json.loads(line) for line in asked.output.splitlines()]
-    assert task["status"] == "open" and task["created_by"] == "ada"
+    assert task["status"] == "open" and task["title"] == "rotate the logs"
+    assert task["next"].startswith("wait_for_events")
     assert answer["reply"] == "yes, rotate them" and answer["pending"] is False
 
     worker = Agent(
@@ -120,6 +121,7 @@ async def test_pydantic_ai_agents_ask_the_operator_and_work_a_task(server: LiveS
     worked = await worker.run("Take the next task and finish it.")
     claimed, completed = [json.loads(line) for line in worked.output.splitlines()]
     assert claimed["task_id"] == task["task_id"] and completed["status"] == "completed"
+    assert claimed["next"].startswith("report_progress")
     with RelayClient(server.url, token=server.operator_token) as op:
         done = op.tasks.get(task["task_id"])
     assert done.status == "completed" and done.claimed_by == "bob"

@@ -35,7 +35,7 @@ def delivery_counts(server: LiveServer, agent_id: str) -> list[int]:
 async def test_the_operator_writes_to_agents_and_hands_out_work(server: LiveServer) -> None:
     async with Client(operator_mcp(server)) as op, Client(agent(server, "kim")) as kim:
         sent = data(await op.call_tool("send_message", {"to": "kim", "text": "standup at 10"}))
-        assert sent["from_agent"] == "operator"
+        assert sent["to"] == "kim"
         for title in ("triage #1", "triage #2", "triage #3"):
             await op.call_tool("create_task", {"title": title, "assignee": "kim"})
         first = data(await op.call_tool("list_tasks", {"limit": 2}))
@@ -44,7 +44,9 @@ async def test_the_operator_writes_to_agents_and_hands_out_work(server: LiveServ
         assert [t["title"] for t in rest["tasks"]] == ["triage #3"]
         assert "next_cursor" not in rest  # the last page
         inbox = data(await kim.call_tool("read_inbox", {}))
-        assert [m["text"] for m in inbox["messages"]] == ["standup at 10"]
+        assert [(m["from_agent"], m["text"]) for m in inbox["messages"]] == [
+            ("operator", "standup at 10")
+        ]
 
 
 async def test_the_inbox_resource_is_listed_and_read_without_delivering(

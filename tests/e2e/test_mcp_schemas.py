@@ -8,19 +8,24 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import jsonschema
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult, Tool
+from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 
 from relay_api import models as m
+from relay_client import RelayClient
 from relay_mcp.arguments import limits_of
 from tests.e2e.test_mcp_stdio import agent, operator_mcp
 from tests.live import LiveServer, live_server
 
-AGENT_BUDGET = 16 * 1024
-OPERATOR_BUDGET = 8 * 1024
+# What tools/list may weigh on the wire (docs/mcp.md says what it holds and what it costs).
+AGENT_BUDGET = 17_500
+OPERATOR_BUDGET = 9_000
 # Tools that end something for good: a host may ask its user before running them.
 DESTRUCTIVE = {"fail_task", "approve", "reject"}
+# Writes a repeat changes nothing more by.
+IDEMPOTENT = {"ack_messages", "join_room", "complete_task", "fail_task", "approve", "reject"}
 
 
 @pytest.fixture(scope="module")
@@ -50,18 +55,21 @@ def check_listing(tools: list[Tool]) -> None:
     """Every tool titled, its hints all set truthfully, every argument described and bounded."""
     for tool in tools:
         hints = tool.annotations
-        assert tool.title and hints is not None and hints.title == tool.title, tool.name
-        assert hints.open_world_hint is False, tool.name
-        assert hints.read_only_hint is not None and hints.idempotent_hint is not None, tool.name
-        if not hints.read_only_hint:
-            assert hints.destructive_hint is (tool.name in DESTRUCTIVE), tool.name
+        assert tool.title and hints is not None, tool.name
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        assert hints.open_world_hint is False, tool.name  # its default, true, is wrong
+        if not hints.read_only_hint:  # what the other two hints speak of (default: false, true)
+            destructive = hints.destructive_hint is not False
+            assert destructive is (tool.name in DESTRUCTIVE), tool.name
+            assert (hints.idempotent_hint is True) is (tool.name in IDEMPOTENT), tool.name
         for name, schema in tool.input_schema["properties"].items():
             assert "title" not in schema, (tool.name, name)  # pydantic's, made of the name
             assert unlimited(schema) is None, (tool.name, name, unlimited(schema))
 
 
 def size(tools: list[Tool]) -> int:
-    return len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools]))
+    """The bytes of ``tools/list``'s answer as it goes over the wire."""
+    return len(ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True))
 
 
 def error(result: CallToolResult) -> tuple[str, str]:
@@ -119,3 +127,59 @@ async def test_a_reply_is_checked_for_an_ask_that_exists(server: LiveServer) -> 
         checked = await client.call_tool("check_operator_reply", {"notification_id": waiting})
     assert not checked.is_error and checked.structured_content is not None
     assert checked.structured_content["pending"] is True
+
+
+async def test_every_answer_is_its_schema_and_its_text_is_its_json(server: LiveServer) -> None:
+    """Each agent tool, called as an agent would: its structured content validates against the
+    outputSchema it lists, and its text is that same JSON (hosts show the model one or the
+    other); a failure's ``{code, detail}`` validates too."""
+    async with Client(agent(server, "every-a")) as a, Client(agent(server, "every-b")) as b:
+        schemas = {tool.name: tool.output_schema for tool in (await a.list_tools()).tools}
+        called: set[str] = set()
+
+        async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            result = await client.call_tool(name, arguments)
+            content = result.structured_content
+            assert content is not None and schemas[name] is not None, name
+            jsonschema.validate(content, schemas[name])
+            text = result.content[0]
+            assert isinstance(text, TextContent), name
+            if not result.is_error:
+                assert json.loads(text.text) == content, name
+                called.add(name)
+            return content
+
+        await call(a, "whoami", {})
+        sent = await call(a, "send_message", {"to": "every-b", "text": "hi", "subject": "s"})
+        inbox = await call(b, "read_inbox", {})
+        assert (
+            inbox["next"] == f"ack_messages([{sent['message_id']}]) once handled, or they come back"
+        )
+        await call(b, "ack_messages", {"message_ids": [sent["message_id"]]})
+        await call(a, "join_room", {"room_id": "every"})
+        await call(a, "post_to_room", {"room_id": "every", "text": "hello room"})
+        await call(a, "read_room", {"room_id": "every"})
+        await call(a, "list_rooms", {})
+        created = await call(a, "create_task", {"title": "every task", "assignee": "every-b"})
+        await call(a, "list_tasks", {"limit": 5})
+        await call(b, "claim_task", {"task_id": created["task_id"]})
+        await call(b, "report_progress", {"task_id": created["task_id"], "progress": 50})
+        await call(b, "complete_task", {"task_id": created["task_id"], "result": {"ok": True}})
+        other = await call(a, "create_task", {"title": "every other", "assignee": "every-b"})
+        await call(b, "claim_task", {})
+        await call(b, "fail_task", {"task_id": other["task_id"], "error": "no"})
+        await call(a, "record_action", {"action": "checked"})
+        asked = await call(a, "ask_operator", {"text": "ok?", "wait_seconds": 0})
+        await call(a, "check_operator_reply", {"notification_id": asked["notification_id"]})
+        await call(a, "upload_diagnostic", {"intervention_id": "every", "summary": "s"})
+        approval = {"title": "t", "reason": "r", "proposed_action": "p"}
+        asked_approval = await call(a, "request_approval", {"intervention_id": "every", **approval})
+        with RelayClient(server.url, token=server.operator_token) as op:
+            op.approvals.approve(asked_approval["approval_id"])
+        await call(a, "check_approval", {"intervention_id": "every"})
+        remediation = {"action": "did", "status": "succeeded"}
+        await call(a, "record_remediation", {"intervention_id": "every", **remediation})
+        await call(a, "wait_for_events", {"wait_seconds": 0})
+        failed = await call(a, "complete_task", {"task_id": 987654})
+        assert failed["code"] == "not_found"
+    assert called == set(schemas)

@@ -1,0 +1,218 @@
+"""What each tool answers: a small model, declared as its ``outputSchema``, whose JSON is both
+the structured content and the text the model reads, so the two never disagree (hosts show a
+model one or the other).
+
+An answer holds what a model acts on (ids, status, the text it must read), what to do next
+when there is something to do (``next``), and what waits for the agent (``waiting``: its unread
+messages and the approvals decided since its last answer; empty for the operator). The rest of
+a resource is one call away: every host pays for these schemas in ``tools/list``, and for the
+JSON in its context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from relay_api import models as m
+
+
+class Answer(BaseModel):
+    """What every answer carries."""
+
+    waiting: str = ""
+
+
+class Mail(BaseModel):
+    """A message, as a model reads it."""
+
+    message_id: int
+    from_agent: str
+    text: str
+    subject: str | None = None
+    reply_to: int | None = None
+    payload: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, message: m.Message) -> Mail:
+        return cls(
+            message_id=message.message_id,
+            from_agent=message.from_agent,
+            text=message.text,
+            subject=message.subject,
+            reply_to=message.reply_to,
+            payload=message.payload or None,
+        )
+
+
+class Me(Answer):
+    agent_id: str
+    presence: str
+    unread: int
+    held_tasks: list[int]
+    pending_approvals: list[int]
+
+
+class Sent(Answer):
+    message_id: int
+    to: str | None = None
+    room_id: str | None = None
+
+
+class Inbox(Answer):
+    messages: list[Mail]
+    next: str | None = None
+
+
+class Acked(Answer):
+    acked: list[int]
+
+
+class Rooms(Answer):
+    rooms: list[str]
+    next_cursor: str | None = None
+
+
+class Joined(Answer):
+    room_id: str
+
+
+class RoomPage(Answer):
+    room_id: str
+    messages: list[Mail]
+
+
+class TaskLine(BaseModel):
+    """A task, as a list shows it."""
+
+    task_id: int
+    title: str
+    status: str
+    assignee: str | None = None
+    claimed_by: str | None = None
+
+    @classmethod
+    def of(cls, task: m.Task) -> TaskLine:
+        return cls(
+            task_id=task.task_id,
+            title=task.title,
+            status=task.status,
+            assignee=task.assignee,
+            claimed_by=task.claimed_by,
+        )
+
+
+class Tasks(Answer):
+    tasks: list[TaskLine]
+    next_cursor: str | None = None
+
+
+class TaskState(Answer):
+    task_id: int | None = None
+    title: str | None = None
+    status: str | None = None
+    description: str | None = None
+    next: str | None = None
+
+
+class Progress(Answer):
+    task_id: int
+    event_id: int
+
+
+class Recorded(Answer):
+    action_id: int
+
+
+class Reply(Answer):
+    notification_id: int
+    pending: bool
+    reply: str | None = None
+    next: str | None = None
+
+
+class ApprovalState(Answer):
+    approval_id: int
+    status: str
+    note: str | None = None
+    next: str | None = None
+
+
+class Kept(Answer):
+    intervention_id: str
+    diagnostic_id: int | None = None
+    action_id: int | None = None
+
+
+class EventLine(BaseModel):
+    """An event, as a model reads it."""
+
+    event_id: int
+    kind: str
+    subject_id: str
+
+
+class Events(Answer):
+    events: list[EventLine]
+    cursor: int
+    next: str | None = None
+
+
+class Fleet(Answer):
+    agents: int
+    online_agents: int
+    pending_messages: int
+    open_tasks: int
+    pending_approvals: int
+
+
+class ApprovalLine(BaseModel):
+    """An approval waiting for the operator, as a list shows it."""
+
+    approval_id: int
+    kind: str
+    title: str
+    requested_by: str
+    detail: str | None = None
+
+
+class Approvals(Answer):
+    approvals: list[ApprovalLine]
+    next_cursor: str | None = None
+
+
+class NotificationLine(BaseModel):
+    """What an agent asked the operator, as a list shows it."""
+
+    notification_id: int
+    agent_id: str | None = None
+    text: str
+    replies: int | None = None
+
+
+class Notifications(Answer):
+    notifications: list[NotificationLine]
+    next_cursor: str | None = None
+
+
+class PolicyLine(BaseModel):
+    """A policy, as a list shows it."""
+
+    policy_id: int
+    name: str
+    decision: str
+    priority: int
+    enabled: bool
+    version: int
+
+
+class Policies(Answer):
+    policies: list[PolicyLine]
+    next_cursor: str | None = None
+
+
+class Verdict(Answer):
+    decision: str
+    reason: str
+    policy_id: int | None = None
