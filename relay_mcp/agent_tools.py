@@ -161,7 +161,7 @@ async def list_tasks(
 ) -> Annotated[CallToolResult, a.Tasks]:
     """Tasks by id, a page at a time."""
     page = await relay.tasks.list(status=status, limit=limit, cursor=cursor)
-    tasks = [a.TaskLine.of(task) for task in page.tasks]
+    tasks = a.lines(a.TaskLine, page.tasks)
     return await answer(relay, a.Tasks(tasks=tasks, next_cursor=page.next_cursor))
 
 
@@ -387,9 +387,7 @@ async def wait_for_events(
             detail = f"after: {after} is past the feed's newest event ({head})"
             return refusal("validation_error", detail)
     page = await relay.events.list(after=after, wait=wait_seconds or None)
-    events = [
-        a.EventLine(event_id=e.event_id, kind=e.kind, subject_id=e.subject_id) for e in page.events
-    ]
+    events = a.lines(a.EventLine, page.events)
     next_ = f"wait_for_events(after={page.cursor}) for what comes next"
     return await answer(relay, a.Events(events=events, cursor=page.cursor, next=next_))
 
@@ -438,10 +436,4 @@ HELD = "report_progress as you go (it renews the lease), then complete_task or f
 
 def _state(task: m.Task, next_: str | None = None) -> a.TaskState:
     """A task's answer: what it is and where it stands."""
-    return a.TaskState(
-        task_id=task.task_id,
-        title=task.title,
-        status=task.status,
-        description=task.description,
-        next=next_,
-    )
+    return a.TaskState.model_validate(task, from_attributes=True).model_copy(update={"next": next_})

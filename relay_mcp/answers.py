@@ -11,11 +11,19 @@ JSON in its context.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from relay_api import models as m
+
+Line = TypeVar("Line", bound=BaseModel)
+
+
+def lines(line: type[Line], resources: Sequence[BaseModel]) -> list[Line]:
+    """A page's resources as a list shows them: each one's fields that ``line`` has."""
+    return [line.model_validate(resource, from_attributes=True) for resource in resources]
 
 
 class Answer(BaseModel):
@@ -91,16 +99,6 @@ class TaskLine(BaseModel):
     status: str
     assignee: str | None = None
     claimed_by: str | None = None
-
-    @classmethod
-    def of(cls, task: m.Task) -> TaskLine:
-        return cls(
-            task_id=task.task_id,
-            title=task.title,
-            status=task.status,
-            assignee=task.assignee,
-            claimed_by=task.claimed_by,
-        )
 
 
 class Tasks(Answer):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
@@ -34,15 +34,8 @@ def add_operator_tools(server: MCPServer, clients: Clients) -> None:
 @operator_tool(READ, "Fleet status")
 async def fleet_status(relay: AsyncRelayClient) -> Annotated[CallToolResult, a.Fleet]:
     """Agents online, unread messages, open tasks, pending approvals."""
-    c = (await relay.status()).counts
-    fleet = a.Fleet(
-        agents=c.agents,
-        online_agents=c.online_agents,
-        pending_messages=c.pending_messages,
-        open_tasks=c.open_tasks,
-        pending_approvals=c.pending_approvals,
-    )
-    return await answer(relay, fleet)
+    counts = (await relay.status()).counts
+    return await answer(relay, a.Fleet.model_validate(counts, from_attributes=True))
 
 
 @operator_tool(READ, "Pending approvals")
@@ -51,16 +44,7 @@ async def list_pending_approvals(
 ) -> Annotated[CallToolResult, a.Approvals]:
     """Approvals waiting for a decision, newest first."""
     page = await relay.approvals.list(status="pending", limit=limit, cursor=cursor)
-    approvals = [
-        a.ApprovalLine(
-            approval_id=x.approval_id,
-            kind=x.kind,
-            title=x.title,
-            requested_by=x.requested_by,
-            detail=x.detail,
-        )
-        for x in page.approvals
-    ]
+    approvals = a.lines(a.ApprovalLine, page.approvals)
     return await answer(relay, a.Approvals(approvals=approvals, next_cursor=page.next_cursor))
 
 
@@ -97,9 +81,7 @@ async def approve(
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_approve)],
 ) -> Annotated[CallToolResult, a.ApprovalState]:
     """Approve a pending approval, once the human confirms it."""
-    require_confirmed(confirmed, f"approving approval {approval_id}")
-    decided = await relay.approvals.approve(approval_id, note=note)
-    return await answer(relay, _decided(decided))
+    return await _decide(relay, "approve", approval_id, note, confirmed)
 
 
 @operator_tool(FINAL, "Reject")
@@ -111,9 +93,21 @@ async def reject(
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_reject)],
 ) -> Annotated[CallToolResult, a.ApprovalState]:
     """Reject a pending approval, once the human confirms it."""
-    require_confirmed(confirmed, f"rejecting approval {approval_id}")
-    decided = await relay.approvals.reject(approval_id, note=note)
-    return await answer(relay, _decided(decided))
+    return await _decide(relay, "reject", approval_id, note, confirmed)
+
+
+async def _decide(
+    relay: AsyncRelayClient,
+    verb: Literal["approve", "reject"],
+    approval_id: int,
+    note: str | None,
+    confirmed: ElicitationResult[Confirmation],
+) -> CallToolResult:
+    """``verb`` the approval, if the human confirmed it."""
+    require_confirmed(confirmed, f"{verb.removesuffix('e')}ing approval {approval_id}")
+    decide = relay.approvals.approve if verb == "approve" else relay.approvals.reject
+    decided = await decide(approval_id, note=note)
+    return await answer(relay, a.ApprovalState.model_validate(decided, from_attributes=True))
 
 
 @operator_tool(READ, "Notifications")
@@ -124,12 +118,7 @@ async def list_notifications(
 ) -> Annotated[CallToolResult, a.Notifications]:
     """What agents asked the operator, newest first, with their replies' count."""
     page = await relay.notify.list(limit=limit, cursor=cursor)
-    notifications = [
-        a.NotificationLine(
-            notification_id=n.notification_id, agent_id=n.agent_id, text=n.text, replies=n.replies
-        )
-        for n in page.notifications
-    ]
+    notifications = a.lines(a.NotificationLine, page.notifications)
     listed = a.Notifications(notifications=notifications, next_cursor=page.next_cursor)
     return await answer(relay, listed)
 
@@ -159,17 +148,7 @@ async def list_policies(
 ) -> Annotated[CallToolResult, a.Policies]:
     """The policies that decide routine approvals, in the order tried."""
     page = await relay.policies.list(limit=limit, cursor=cursor)
-    policies = [
-        a.PolicyLine(
-            policy_id=p.policy_id,
-            name=p.name,
-            decision=p.decision,
-            priority=p.priority,
-            enabled=p.enabled,
-            version=p.version,
-        )
-        for p in page.policies
-    ]
+    policies = a.lines(a.PolicyLine, page.policies)
     return await answer(relay, a.Policies(policies=policies, next_cursor=page.next_cursor))
 
 
@@ -185,14 +164,7 @@ async def simulate_policy(
 ) -> Annotated[CallToolResult, a.Verdict]:
     """What the policies would do with such a request, creating nothing."""
     verdict = await relay.policies.simulate(agent_id, title, payload=payload)
-    found = a.Verdict(decision=verdict.decision, reason=verdict.reason, policy_id=verdict.policy_id)
-    return await answer(relay, found)
-
-
-def _decided(approval: m.Approval) -> a.ApprovalState:
-    return a.ApprovalState(
-        approval_id=approval.approval_id, status=approval.status, note=approval.note
-    )
+    return await answer(relay, a.Verdict.model_validate(verdict, from_attributes=True))
 
 
 # The operator hands out work and writes to agents as they do, with the same tools.

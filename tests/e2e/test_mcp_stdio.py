@@ -259,22 +259,15 @@ async def test_the_token_alone_says_which_agent_relay_mcp_acts_as(server: LiveSe
     del env["RELAY_AGENT_ID"]
     async with Client(StdioServerParameters(command=command, args=args, env=env)) as frank:
         assert data(await frank.call_tool("whoami", {}))["agent_id"] == "frank"
-    refused = subprocess.run(
-        [command, *args],
-        env=env | {"RELAY_TOKEN": "rly_agent_wrong"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+
+    def started(**changed: str) -> subprocess.CompletedProcess[str]:
+        run = [command, *args]
+        return subprocess.run(run, env=env | changed, capture_output=True, text=True, timeout=30)
+
+    refused = started(RELAY_TOKEN="rly_agent_wrong")
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1 and "unauthenticated" in refused.stderr
-    other = subprocess.run(
-        [command, *args],
-        env=env | {"RELAY_AGENT_ID": "grace"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    other = started(RELAY_AGENT_ID="grace")
     assert other.returncode == 1 and "belongs to agent 'frank', not 'grace'" in other.stderr
 
 
