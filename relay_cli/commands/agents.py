@@ -107,11 +107,15 @@ def inbox(
     ] = None,
     limit: Limit = None,
     wait: Annotated[float | None, typer.Option(help="Seconds to wait for one (≤ 60).")] = None,
+    peek: Annotated[
+        bool, typer.Option(help="Look without delivering: statuses and counts stay as they are.")
+    ] = False,
     as_json: JsonOutput = False,
 ) -> None:
-    """Show an agent's unacknowledged messages, oldest first.
+    """Show an agent's unacknowledged messages, oldest first (they become delivered, unless
+    --peek).
 
     Example: relay inbox builder --wait 30
     """
-    box = call(ctx, lambda c: c.agents.inbox(whose(c, agent_id), limit=limit, wait=wait))
+    box = call(ctx, lambda c: c.agents.inbox(whose(c, agent_id), limit=limit, wait=wait, peek=peek))
     render(box, as_json, rows=box.messages, columns=MESSAGE_COLUMNS)

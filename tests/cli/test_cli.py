@@ -116,6 +116,10 @@ def test_the_operator_flow_with_no_flags(relay: Any) -> None:
     assert beat["presence"] == "online"
     sent = run("messages", "send", "hello", "--to", builder, "--payload", '{"n": 1}')
     assert sent["payload"] == {"n": 1}
+    peeked = run(*as_builder, "inbox", "--peek")["messages"]
+    assert [(m["text"], m["status"], m["delivery_count"]) for m in peeked] == [
+        ("hello", "pending", 0)
+    ]
     assert [m["text"] for m in run(*as_builder, "inbox")["messages"]] == ["hello"]
     assert run(*as_builder, "messages", "ack", str(sent["message_id"]))["status"] == "acked"
 
