@@ -95,7 +95,7 @@ async def read_inbox(
     box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
     ids = [message.message_id for message in box.messages]
     next_ = f"ack_messages({ids}) once handled, or they come back" if ids else None
-    return await answer(relay, a.Inbox(messages=[a.Mail.of(x) for x in box.messages], next=next_))
+    return await answer(relay, a.Inbox(messages=a.lines(a.Mail, box.messages), next=next_))
 
 
 @agent_tool(REPEATABLE, "Acknowledge messages")
@@ -148,7 +148,7 @@ async def read_room(
 ) -> Annotated[CallToolResult, a.RoomPage]:
     """A room's newest messages."""
     page = await relay.rooms.messages(room_id, limit=limit)
-    messages = [a.Mail.of(x) for x in page.messages]
+    messages = a.lines(a.Mail, page.messages)
     return await answer(relay, a.RoomPage(room_id=room_id, messages=messages))
 
 

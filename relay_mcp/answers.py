@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
-from relay_api import models as m
+from pydantic import BaseModel, field_validator
 
 Line = TypeVar("Line", bound=BaseModel)
 
@@ -42,16 +40,10 @@ class Mail(BaseModel):
     reply_to: int | None = None
     payload: dict[str, Any] | None = None
 
+    @field_validator("payload")
     @classmethod
-    def of(cls, message: m.Message) -> Mail:
-        return cls(
-            message_id=message.message_id,
-            from_agent=message.from_agent,
-            text=message.text,
-            subject=message.subject,
-            reply_to=message.reply_to,
-            payload=message.payload or None,
-        )
+    def _none_when_empty(cls, payload: dict[str, Any] | None) -> dict[str, Any] | None:
+        return payload or None  # an empty payload says nothing: left out of the answer
 
 
 class Me(Answer):

@@ -14,7 +14,6 @@ from pydantic import BaseModel, Field
 
 from relay_api import models as m
 from relay_api import params as p
-from relay_api.params import MAX_LIMIT
 
 # A JSON schema's keyword, and the Field argument that sets it.
 _LIMITS = {
@@ -43,10 +42,7 @@ def limits_of(model: type[BaseModel], name: str) -> dict[str, Any]:
     return {key: value for key, value in kinds[0].items() if key in _LIMITS}
 
 
-AGENT_ID = "an agent's id, e.g. 'builder-2' (letters, digits and . _ : @ -)"
-
-
-def agent(description: str = AGENT_ID) -> Any:
+def agent(description: str) -> Any:
     """An agent's id."""
     return like(m.MessageCreate, "to", description)
 
@@ -64,13 +60,3 @@ def resource_id(description: str) -> Any:
 def cursor() -> Any:
     """The cursor of a list's next page."""
     return like(p.PageQuery, "cursor", "the last next_cursor")
-
-
-def wait(description: str, most: float) -> Any:
-    """Seconds to wait, up to ``most`` (under the hosts' own time-outs)."""
-    return Field(ge=0, le=most, description=description)
-
-
-def limit(description: str, most: int) -> Any:
-    """How many at most, up to ``most`` (no more than the API's page)."""
-    return Field(ge=1, le=min(most, MAX_LIMIT), description=description)
