@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -22,6 +22,9 @@ from relay_api.models import OPERATOR_TOKEN_PREFIX
 from relay_api.operations import Operation
 from relay_client import errors
 from relay_core.paths import default_data_dir, operator_token_path
+
+if TYPE_CHECKING:
+    from relay_client._flow import Send
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -129,6 +132,10 @@ class ClientConfig:
             headers["X-Agent-ID"] = self.agent_id
         return headers
 
+    def http_options(self) -> dict[str, Any]:
+        """What an httpx client (sync or async) of this configuration is made with."""
+        return {"base_url": self.url, "headers": self.headers(), "timeout": self.timeout}
+
 
 # What a request's retry policy is sent after each attempt, and what it yields or returns.
 Outcome = httpx.Response | httpx.TransportError
@@ -153,6 +160,22 @@ def retries(config: ClientConfig, method: str, idempotent: bool) -> Retries:
         else:
             wait = backoff(attempt, retry_after_of(outcome))
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def prepared(
+    http: httpx.Client | httpx.AsyncClient, config: ClientConfig, request: Send[Any]
+) -> tuple[Retries, httpx.Request]:
+    """The retry policy of ``request`` and the HTTP request its attempts send."""
+    op = request.op
+    sending = http.build_request(
+        op.method,
+        path_of(op, request.path),
+        json=request.json,
+        params=request.params,
+        headers=idempotency_headers(op.creates),
+        timeout=request.timeout if request.timeout is not None else config.timeout,
+    )
+    return retries(config, op.method, op.creates), sending
 
 
 def resumed(policy: Retries, outcome: Outcome) -> float | httpx.Response:

@@ -1,43 +1,24 @@
-"""``RelayClient`` and ``AsyncRelayClient``: twins written side by side, resource by resource."""
+"""``RelayClient`` and ``AsyncRelayClient``: the resources and their methods are written once
+(``_Resources``); each client adds how it sends a request, blocking or awaited."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Generic, TypedDict, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel
 
 from relay_api import operations as ops
 from relay_api.models import Health, Status
-from relay_api.operations import Operation
-from relay_client._base import (
-    ClientConfig,
-    Outcome,
-    decode,
-    idempotency_headers,
-    path_of,
-    resumed,
-    retries,
-)
+from relay_client._base import ClientConfig, Outcome, decode, prepared, resumed
+from relay_client._flow import C, Driven, Send, flow_method
 from relay_client.resources._generated import (
     Actions,
     Agents,
     Approvals,
-    AsyncActions,
-    AsyncAgents,
-    AsyncApprovals,
-    AsyncEnroll,
-    AsyncInterventions,
-    AsyncMessages,
-    AsyncNotify,
-    AsyncPolicies,
-    AsyncRooms,
-    AsyncSpaces,
-    AsyncTasks,
     Enroll,
     Interventions,
     Messages,
@@ -47,96 +28,86 @@ from relay_client.resources._generated import (
     Spaces,
     Tasks,
 )
-from relay_client.resources.events import AsyncEvents, Events
+from relay_client.resources.events import Events
 
 M = TypeVar("M", bound=BaseModel)
+Transport = TypeVar("Transport")
 
 
-class RelayClient:
+class ClientOptions(TypedDict, Generic[Transport], total=False):
+    """Who the client is and how patient: each option left out is read from ``RELAY_TOKEN``,
+    ``RELAY_AGENT_ID``, the config file or the defaults (``ClientConfig.resolve``). An
+    ``anonymous`` client (one that enrolls) sends no token and no agent id. ``transport`` is
+    httpx's, of the client's kind (tests hand a mock's)."""
+
+    token: str | None
+    agent_id: str | None
+    timeout: float | None
+    max_retries: int | None
+    anonymous: bool
+    transport: Transport | None
+
+
+class _Resources(Driven[C]):
+    """What both clients offer, each method of the client's kind (sync or async)."""
+
+    def __init__(self, client: C, url: str | None, options: ClientOptions[Any]) -> None:
+        self.config = ClientConfig.resolve(
+            url,
+            token=options.get("token"),
+            agent_id=options.get("agent_id"),
+            timeout=options.get("timeout"),
+            max_retries=options.get("max_retries"),
+            anonymous=options.get("anonymous", False),
+        )
+        self._client = client
+        self.agents: Agents[C] = Agents(client)
+        self.messages: Messages[C] = Messages(client)
+        self.notify: Notify[C] = Notify(client)
+        self.rooms: Rooms[C] = Rooms(client)
+        self.spaces: Spaces[C] = Spaces(client)
+        self.tasks: Tasks[C] = Tasks(client)
+        self.actions: Actions[C] = Actions(client)
+        self.enroll: Enroll[C] = Enroll(client)
+        self.approvals: Approvals[C] = Approvals(client)
+        self.policies: Policies[C] = Policies(client)
+        self.interventions: Interventions[C] = Interventions(client)
+        self.events: Events[C] = Events(client)
+
+    @flow_method
+    def health(self) -> Send[Health]:
+        """Alive, and which version."""
+        return Send(ops.HEALTH)
+
+    @flow_method
+    def status(self) -> Send[Status]:
+        """Version, uptime, backends, counts, and who the token is (``caller``)."""
+        return Send(ops.STATUS)
+
+
+class RelayClient(_Resources["RelayClient"]):
     """Synchronous client: ``with RelayClient() as relay: relay.approvals.approve(12)``."""
 
+    asynchronous: ClassVar[bool] = False
+    _sleep: Callable[[float], None] = staticmethod(time.sleep)
+
     def __init__(
-        self,
-        url: str | None = None,
-        *,
-        token: str | None = None,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        transport: httpx.BaseTransport | None = None,
-        anonymous: bool = False,
+        self, url: str | None = None, **options: Unpack[ClientOptions[httpx.BaseTransport]]
     ) -> None:
-        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries, anonymous)
-        self._sleep: Callable[[float], None] = time.sleep
-        self._http = httpx.Client(
-            base_url=self.config.url,
-            headers=self.config.headers(),
-            timeout=self.config.timeout,
-            transport=transport,
-        )
-        self.agents = Agents(self)
-        self.messages = Messages(self)
-        self.notify = Notify(self)
-        self.rooms = Rooms(self)
-        self.spaces = Spaces(self)
-        self.tasks = Tasks(self)
-        self.actions = Actions(self)
-        self.enroll = Enroll(self)
-        self.approvals = Approvals(self)
-        self.policies = Policies(self)
-        self.interventions = Interventions(self)
-        self.events = Events(self)
+        super().__init__(self, url, options)
+        self._http = httpx.Client(transport=options.get("transport"), **self.config.http_options())
 
-    def call(
-        self,
-        op: Operation[M],
-        path: dict[str, str | int] | None = None,
-        *,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> M:
-        """Send the operation's request: its path filled from ``path``, retry-safe as the operation
-        is (a create carries an ``Idempotency-Key``), its answer decoded as its response model."""
-        return self.request(
-            op.method,
-            path_of(op, path),
-            op.response,
-            json=json,
-            params=params,
-            timeout=timeout,
-            idempotent=op.creates,
-        )
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        cast: type[M],
-        *,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        idempotent: bool = False,
-    ) -> M:
-        """Send one request, retrying what is safe to retry, and decode the answer. A creating
-        request (``idempotent``) carries one ``Idempotency-Key`` through all its attempts, so
-        even a lost answer can be retried without creating twice."""
-        policy = retries(self.config, method, idempotent)
-        sending = self._http.build_request(
-            method,
-            path,
-            json=json,
-            params=params,
-            headers=idempotency_headers(idempotent),
-            timeout=timeout if timeout is not None else self.config.timeout,
-        )
+    def send(self, request: Send[M]) -> M:
+        """Send the operation's request, retry-safe as the operation is (a create carries one
+        ``Idempotency-Key`` through all its attempts, so even a lost answer can be retried
+        without creating twice), and decode its answer as its response model."""
+        policy, sending = prepared(self._http, self.config, request)
         step: float | httpx.Response = next(policy)
         while not isinstance(step, httpx.Response):
             if step:
                 self._sleep(step)
             step = resumed(policy, self._attempt(sending))
-        return decode(step, cast)
+        return decode(step, request.op.response)
 
     def _attempt(self, request: httpx.Request) -> Outcome:
         """One try: its response, or the transport's error (for the retry policy)."""
@@ -145,14 +116,6 @@ class RelayClient:
         except httpx.TransportError as exc:
             return exc
 
-    def health(self) -> Health:
-        """Alive, and which version."""
-        return self.call(ops.HEALTH)
-
-    def status(self) -> Status:
-        """Version, uptime, backends and counts."""
-        return self.call(ops.STATUS)
-
     def close(self) -> None:
         """Close the connection pool."""
         self._http.close()
@@ -160,100 +123,33 @@ class RelayClient:
     def __enter__(self) -> RelayClient:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
-class AsyncRelayClient:
+class AsyncRelayClient(_Resources["AsyncRelayClient"]):
     """Asynchronous client: ``async with AsyncRelayClient() as relay: await relay.tasks.list()``."""
 
+    asynchronous: ClassVar[bool] = True
+    _sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
+
     def __init__(
-        self,
-        url: str | None = None,
-        *,
-        token: str | None = None,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        anonymous: bool = False,
+        self, url: str | None = None, **options: Unpack[ClientOptions[httpx.AsyncBaseTransport]]
     ) -> None:
-        self.config = ClientConfig.resolve(url, token, agent_id, timeout, max_retries, anonymous)
-        self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        super().__init__(self, url, options)
         self._http = httpx.AsyncClient(
-            base_url=self.config.url,
-            headers=self.config.headers(),
-            timeout=self.config.timeout,
-            transport=transport,
-        )
-        self.agents = AsyncAgents(self)
-        self.messages = AsyncMessages(self)
-        self.notify = AsyncNotify(self)
-        self.rooms = AsyncRooms(self)
-        self.spaces = AsyncSpaces(self)
-        self.tasks = AsyncTasks(self)
-        self.actions = AsyncActions(self)
-        self.enroll = AsyncEnroll(self)
-        self.approvals = AsyncApprovals(self)
-        self.policies = AsyncPolicies(self)
-        self.interventions = AsyncInterventions(self)
-        self.events = AsyncEvents(self)
-
-    async def call(
-        self,
-        op: Operation[M],
-        path: dict[str, str | int] | None = None,
-        *,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> M:
-        """Send the operation's request: its path filled from ``path``, retry-safe as the operation
-        is (a create carries an ``Idempotency-Key``), its answer decoded as its response model."""
-        return await self.request(
-            op.method,
-            path_of(op, path),
-            op.response,
-            json=json,
-            params=params,
-            timeout=timeout,
-            idempotent=op.creates,
+            transport=options.get("transport"), **self.config.http_options()
         )
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        cast: type[M],
-        *,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        idempotent: bool = False,
-    ) -> M:
-        """Send one request, retrying what is safe to retry, and decode the answer. A creating
-        request (``idempotent``) carries one ``Idempotency-Key`` through all its attempts, so
-        even a lost answer can be retried without creating twice."""
-        policy = retries(self.config, method, idempotent)
-        sending = self._http.build_request(
-            method,
-            path,
-            json=json,
-            params=params,
-            headers=idempotency_headers(idempotent),
-            timeout=timeout if timeout is not None else self.config.timeout,
-        )
+    async def send(self, request: Send[M]) -> M:
+        """``RelayClient.send``, awaited."""
+        policy, sending = prepared(self._http, self.config, request)
         step: float | httpx.Response = next(policy)
         while not isinstance(step, httpx.Response):
             if step:
                 await self._sleep(step)
             step = resumed(policy, await self._attempt(sending))
-        return decode(step, cast)
+        return decode(step, request.op.response)
 
     async def _attempt(self, request: httpx.Request) -> Outcome:
         """One try: its response, or the transport's error (for the retry policy)."""
@@ -262,14 +158,6 @@ class AsyncRelayClient:
         except httpx.TransportError as exc:
             return exc
 
-    async def health(self) -> Health:
-        """Alive, and which version."""
-        return await self.call(ops.HEALTH)
-
-    async def status(self) -> Status:
-        """Version, uptime, backends and counts."""
-        return await self.call(ops.STATUS)
-
     async def close(self) -> None:
         """Close the connection pool."""
         await self._http.aclose()
@@ -277,10 +165,5 @@ class AsyncRelayClient:
     async def __aenter__(self) -> AsyncRelayClient:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()

@@ -1,26 +1,52 @@
 """The agent helpers' logic written once for both clients, as httpx writes its auth flows.
 
-A flow is a generator that yields steps and is sent what each gave: call a method of a client
-(``call("tasks.claim", 7)``), open or close a client, sleep, run a handler of the agent's author,
-or hand an item out to the caller's loop. ``run``/``iterate`` perform the steps with a
-``RelayClient``, ``arun``/``aiterate`` with an ``AsyncRelayClient``; an exception a step raises
-is thrown into the flow where it yielded the step, so a flow catches a ``ConflictError`` as the
-code it replaces did.
+A flow is a generator that yields steps and is sent what each gave: send an operation's request
+(``Send(ops.TASKS_CLAIM, ...)``), call a method of a client (``call("tasks.claim", 7)``), open or
+close a client, sleep, run a handler of the agent's author, or hand an item out to the caller's
+loop. ``run``/``iterate`` perform the steps with a ``RelayClient``, ``arun``/``aiterate`` with an
+``AsyncRelayClient``; an exception a step raises is thrown into the flow where it yielded the
+step, so a flow catches a ``ConflictError`` as the code it replaces did.
+
+A method of the SDK is written once, for both clients: ``@flow_method`` on a function that
+answers its ``Send`` (or a flow) makes it, on an object driven by a ``RelayClient``, a method
+that performs it, and on one driven by an ``AsyncRelayClient``, a coroutine method that
+awaits it; ``@flow_iterator`` does the same for a flow that hands items out (an iterator, or an
+async iterator). Type checkers see each signature with the client's return type.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import operator
 import time
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
-from relay_client._client import AsyncRelayClient, RelayClient
+from pydantic import BaseModel
+
+from relay_api.operations import Operation
+
+if TYPE_CHECKING:
+    from relay_client._client import AsyncRelayClient, RelayClient
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+A = ParamSpec("A")
+C = TypeVar("C", "RelayClient", "AsyncRelayClient")
+
+
+@dataclass(frozen=True, slots=True)
+class Send(Generic[M]):
+    """Send the operation's request (its path filled from ``path``) and answer its response."""
+
+    op: Operation[M]
+    path: dict[str, str | int] | None = None
+    json: Any = None
+    params: dict[str, Any] | None = None
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -67,14 +93,17 @@ class Handle:
 
 
 @dataclass(frozen=True)
-class Out:
+class Out(Generic[T]):
     """Hand ``value`` to the loop iterating the flow; it resumes when the loop asks for more."""
 
-    value: Any
+    value: T
 
 
-Step = Call | Open | Close | Sleep | Handle | Out
+Act = Send[Any] | Call | Open | Close | Sleep | Handle
+Step = Act | Out[Any]
 Flow = Generator[Step, Any, T]
+Items = Generator[Act | Out[T], Any, None]  # a flow that hands out items of type T
+Work = Flow[T] | Send[Any]  # what a method answers: a flow, or one request
 
 
 class _Resumption(Generic[T]):
@@ -109,9 +138,11 @@ def iterate(flow: Flow[T], client: RelayClient) -> Generator[Any, None, T]:
     return at.returned[0]
 
 
-def run(flow: Flow[T], client: RelayClient) -> T:
-    """Perform ``flow`` to its end with ``client`` and return what it returns."""
-    steps = iterate(flow, client)
+def run(work: Work[T], client: RelayClient) -> T:
+    """Perform ``work`` to its end with ``client`` and return what it returns."""
+    if isinstance(work, Send):
+        return _perform(work, client)  # type: ignore[no-any-return]
+    steps = iterate(work, client)
     while True:
         try:
             next(steps)
@@ -119,7 +150,7 @@ def run(flow: Flow[T], client: RelayClient) -> T:
             return done.value  # type: ignore[no-any-return]
 
 
-def _performed(step: Step, client: RelayClient) -> tuple[Any, Exception | None]:
+def _performed(step: Act, client: RelayClient) -> tuple[Any, Exception | None]:
     """What ``step`` gave, or the exception it raised (thrown into the flow, which decides)."""
     try:
         return _perform(step, client), None
@@ -127,12 +158,14 @@ def _performed(step: Step, client: RelayClient) -> tuple[Any, Exception | None]:
         return None, exc
 
 
-def _perform(step: Step, client: RelayClient) -> Any:
+def _perform(step: Act, client: RelayClient) -> Any:
     match step:
+        case Send():
+            return client.send(step)
         case Call():
             return operator.attrgetter(step.method)(step.on or client)(*step.args, **step.kwargs)
         case Open():
-            return RelayClient(**step.options)
+            return type(client)(**step.options)
         case Close():
             step.client.close()
         case Sleep():
@@ -157,15 +190,17 @@ async def aiterate(
         returned.extend(at.returned)
 
 
-async def arun(flow: Flow[T], client: AsyncRelayClient) -> T:
+async def arun(work: Work[T], client: AsyncRelayClient) -> T:
     """``run`` with an async client."""
+    if isinstance(work, Send):
+        return await _aperform(work, client)  # type: ignore[no-any-return]
     returned: list[T] = []
-    async for _ in aiterate(flow, client, returned):
+    async for _ in aiterate(work, client, returned):
         raise AssertionError("a flow run for its result hands nothing out")
     return returned[0]
 
 
-async def _aperformed(step: Step, client: AsyncRelayClient) -> tuple[Any, Exception | None]:
+async def _aperformed(step: Act, client: AsyncRelayClient) -> tuple[Any, Exception | None]:
     """What ``step`` gave, or the exception it raised (thrown into the flow, which decides)."""
     try:
         return await _aperform(step, client), None
@@ -173,13 +208,15 @@ async def _aperformed(step: Step, client: AsyncRelayClient) -> tuple[Any, Except
         return None, exc
 
 
-async def _aperform(step: Step, client: AsyncRelayClient) -> Any:
+async def _aperform(step: Act, client: AsyncRelayClient) -> Any:
     match step:
+        case Send():
+            return await client.send(step)
         case Call():
             target = operator.attrgetter(step.method)(step.on or client)
             return await target(*step.args, **step.kwargs)
         case Open():
-            return AsyncRelayClient(**step.options)
+            return type(client)(**step.options)
         case Close():
             await step.client.close()
         case Sleep():
@@ -188,3 +225,127 @@ async def _aperform(step: Step, client: AsyncRelayClient) -> Any:
             result = step.handler(*step.args)
             return await result if inspect.isawaitable(result) else result
     return None
+
+
+# ---------------------------------------------------------------- methods written once
+
+
+class Driven(Generic[C]):
+    """An object that works through one client (a resource, an agent, the client itself): the
+    methods written once below take their kind, sync or async, from it."""
+
+    _client: C
+
+
+class _Written(Generic[A, T]):
+    """What both decorators share: the function a method was written as, how it is shown
+    (named, documented and signed as that function less its first parameter, answering what
+    the client's kind answers: ``Send[m.Task]`` is ``m.Task``; a flow's items
+    ``Iterator[m.Task]`` or ``AsyncIterator[m.Task]``), and its binding, made once an owner."""
+
+    def __init__(self, written: Callable[..., Any], answers: tuple[str, str]) -> None:
+        self._written = written
+        self._name = written.__name__
+        self.__doc__ = written.__doc__
+        signature = inspect.signature(written)
+        answer = str(signature.return_annotation).partition("[")[2].removesuffix("]")
+        shown = signature.replace(parameters=list(signature.parameters.values())[1:])
+        self._signatures = tuple(shown.replace(return_annotation=a.format(answer)) for a in answers)
+
+    def __set_name__(self, kind: type, name: str) -> None:
+        self._name = name
+
+    def _bind(self, owner: Driven[Any] | None) -> Any:
+        if owner is None:
+            return self
+        asynchronous = owner._client.asynchronous
+        method = self._awaiting(owner) if asynchronous else self._blocking(owner)
+        functools.update_wrapper(method, self._written)
+        method.__signature__ = self._signatures[asynchronous]  # type: ignore[attr-defined]
+        vars(owner)[self._name] = method  # found there from now on: bound once an owner
+        return method
+
+    def _blocking(self, owner: Driven[Any]) -> Callable[..., Any]:
+        raise NotImplementedError  # each decorator says how its method runs on each kind
+
+    def _awaiting(self, owner: Driven[Any]) -> Callable[..., Any]:
+        raise NotImplementedError
+
+
+class flow_method(_Written[A, T]):  # noqa: N801 (a decorator, named as one)
+    """A method written once as ``work``, a function answering a flow or one ``Send``: on an
+    object driven by a ``RelayClient`` it performs it, on one driven by an
+    ``AsyncRelayClient`` it is a coroutine method awaiting it."""
+
+    @overload
+    def __init__(self: flow_method[A, M], work: Callable[Concatenate[Any, A], Send[M]]) -> None: ...
+    @overload
+    def __init__(self, work: Callable[Concatenate[Any, A], Flow[T]]) -> None: ...
+
+    def __init__(self, work: Callable[Concatenate[Any, A], Work[Any]]) -> None:
+        super().__init__(work, ("{}", "{}"))
+
+    @overload
+    def __get__(self, owner: None, kind: type) -> Self: ...
+    @overload
+    def __get__(self, owner: Driven[RelayClient], kind: type) -> Callable[A, T]: ...
+    @overload
+    def __get__(
+        self, owner: Driven[AsyncRelayClient], kind: type
+    ) -> Callable[A, Coroutine[Any, Any, T]]: ...
+
+    def __get__(self, owner: Driven[Any] | None, kind: type) -> Any:
+        return self._bind(owner)
+
+    def _blocking(self, owner: Driven[Any]) -> Callable[..., Any]:
+        work, client = self._written, owner._client
+
+        def performed(*args: Any, **kwargs: Any) -> Any:
+            return run(work(owner, *args, **kwargs), client)
+
+        return performed
+
+    def _awaiting(self, owner: Driven[Any]) -> Callable[..., Any]:
+        work, client = self._written, owner._client
+
+        async def awaited(*args: Any, **kwargs: Any) -> Any:
+            return await arun(work(owner, *args, **kwargs), client)
+
+        return awaited
+
+
+class flow_iterator(_Written[A, T]):  # noqa: N801 (a decorator, named as one)
+    """An iterator written once as ``flow``, which hands its items out: on an object driven by
+    a ``RelayClient`` an iterator, on one driven by an ``AsyncRelayClient`` an async one."""
+
+    def __init__(self, flow: Callable[Concatenate[Any, A], Items[T]]) -> None:
+        super().__init__(flow, ("Iterator[{}]", "AsyncIterator[{}]"))
+
+    @overload
+    def __get__(self, owner: None, kind: type) -> Self: ...
+    @overload
+    def __get__(self, owner: Driven[RelayClient], kind: type) -> Callable[A, Iterator[T]]: ...
+    @overload
+    def __get__(
+        self, owner: Driven[AsyncRelayClient], kind: type
+    ) -> Callable[A, AsyncIterator[T]]: ...
+
+    def __get__(self, owner: Driven[Any] | None, kind: type) -> Any:
+        return self._bind(owner)
+
+    def _blocking(self, owner: Driven[Any]) -> Callable[..., Any]:
+        flow, client = self._written, owner._client
+
+        def each(*args: Any, **kwargs: Any) -> Any:
+            yield from iterate(flow(owner, *args, **kwargs), client)
+
+        return each
+
+    def _awaiting(self, owner: Driven[Any]) -> Callable[..., Any]:
+        flow, client = self._written, owner._client
+
+        async def each(*args: Any, **kwargs: Any) -> Any:
+            async for item in aiterate(flow(owner, *args, **kwargs), client):
+                yield item
+
+        return each

@@ -1,13 +1,15 @@
 """Writes the SDK's methods from the contract: ``python -m relay_client._generate``.
 
 One method per operation of ``relay_api.operations``, on a resource named by the operation's
-id (``tasks.claim`` is ``client.tasks.claim``; ``status`` is ``client.status``), in a sync
-class and its async twin, into ``relay_client/resources/_generated.py``. The rule, for every
-operation alike: the path's parameters, then the body's and the query's required fields, are
-positional; every other field is a keyword with ``None`` (sent only when given). An agent's id
-in the path defaults to the client's agent, one in the body to the client's agent or else the
-token's; a ``wait`` stretches the request's timeout past the long-poll. What a person adds on
-top (paging iterators, the event stream) is written by hand in ``resources/``, beside.
+id (``tasks.claim`` is ``client.tasks.claim``), and an ``iterate`` for every list, each written
+once for both clients (a function answering the operation's ``Send``, made a method of the
+client's kind by ``relay_client._flow.flow_method``), into
+``relay_client/resources/_generated.py``. The rule, for every operation alike: the path's
+parameters, then the body's and the query's required fields, are positional; every other
+field is a keyword with ``None`` (sent only when given). An agent's id in the path defaults to
+the client's agent, one in the body to the client's agent or else the token's; a ``wait``
+stretches the request's timeout past the long-poll. What a person adds on top (the event
+stream) is written by hand in ``resources/``, beside.
 
 ``tests/client/test_generated.py`` fails when the file is not what this writes.
 """
@@ -160,10 +162,9 @@ def _value(param: Param) -> str:
     return param.name
 
 
-def _call(method: Method, awaited: bool) -> list[str]:
+def _send(method: Method) -> list[str]:
     op = method.op
-    constant = CONSTANTS[op.id]
-    arguments = [f"ops.{constant}"]
+    arguments = [f"ops.{CONSTANTS[op.id]}"]
     path = [p for p in method.params if p.where == "path"]
     if path:
         arguments.append("{" + ", ".join(f'"{p.name}": {_value(p)}' for p in path) + "}")
@@ -175,8 +176,7 @@ def _call(method: Method, awaited: bool) -> list[str]:
         arguments.append(f"params=wire({', '.join(f'{p.name}={_value(p)}' for p in query)})")
     if any(p.name == "wait" for p in query):
         arguments.append("timeout=long_poll_timeout(wait, self._client.config.timeout)")
-    call = f"self._client.call({', '.join(arguments)})"
-    return [f"return {'await ' if awaited else ''}{call}"]
+    return [f"return Send({', '.join(arguments)})"]
 
 
 def _docstring(op: Operation[Any]) -> list[str]:
@@ -185,11 +185,10 @@ def _docstring(op: Operation[Any]) -> list[str]:
     return textwrap.wrap(f'"""{text}"""', 92)
 
 
-def _method(method: Method, awaited: bool) -> list[str]:
-    returns = f"m.{method.op.response.__name__}"
-    head = f"{'async ' if awaited else ''}def {method.name}({_signature(method)}) -> {returns}:"
-    body = _docstring(method.op) + _call(method, awaited)
-    return [head, *("    " + line for line in body), ""]
+def _method(method: Method) -> list[str]:
+    head = f"def {method.name}({_signature(method)}) -> Send[m.{method.op.response.__name__}]:"
+    body = _docstring(method.op) + _send(method)
+    return ["@flow_method", head, *("    " + line for line in body), ""]
 
 
 def _items(op: Operation[Any]) -> str | None:
@@ -202,40 +201,35 @@ def _items(op: Operation[Any]) -> str | None:
     return lists[0] if len(lists) == 1 else None
 
 
-def _iterate(method: Method, awaited: bool) -> list[str]:
+def _iterate(method: Method) -> list[str]:
     """Every item of a list, page after page: ``iterate`` for ``list``, else ``iterate_<name>``."""
     field_name = _items(method.op)
     assert field_name is not None
     kept = Method(method.op, [p for p in method.params if p.name != "cursor"])
     item = typing.get_args(method.op.response.model_fields[field_name].annotation)[0].__name__
     name = "iterate" if method.name == "list" else f"iterate_{method.name}"
-    signature = _signature(kept)
-    constant = CONSTANTS[method.op.id]
     path = [p for p in kept.params if p.where == "path"]
     query = [p for p in kept.params if p.where == "query"]
     where = "{" + ", ".join(f'"{p.name}": {_value(p)}' for p in path) + "}" if path else "None"
     given = ", ".join(f"{p.name}={p.name}" for p in query)
-    pages = f"self._pages(ops.{constant}, wire({given}), {where})"
-    if awaited:
-        head = f"async def {name}({signature}) -> AsyncIterator[m.{item}]:"
-        body = [
-            f"async for page in {pages}:",
-            f"    for item in page.{field_name}:",
-            "        yield item",
-        ]
-    else:
-        head = f"def {name}({signature}) -> Iterator[m.{item}]:"
-        body = [f"for page in {pages}:", f"    yield from page.{field_name}"]
+    constant = CONSTANTS[method.op.id]
     doc = f'"""Every item of ``{method.name}``, following its cursors page after page."""'
-    return [head, "    " + doc, *("    " + line for line in body), ""]
+    return [
+        "@flow_iterator",
+        f"def {name}({_signature(kept)}) -> Items[m.{item}]:",
+        "    " + doc,
+        f'    return self._pages(ops.{constant}, wire({given}), {where}, "{field_name}")',
+        "",
+    ]
 
 
-def _class(name: str, base: str, doc: str, methods: list[Method], awaited: bool) -> list[str]:
-    lines = [f"class {name}({base}):", f'    """{doc}"""', ""]
+def _class(resource: str, methods: list[Method]) -> list[str]:
+    name = "".join(part.title() for part in resource.split("_"))
+    lines = [f"class {name}(Resource[C]):", f'    """``client.{resource}``."""', ""]
     for method in methods:
-        lines += ["    " + line if line else "" for line in _method(method, awaited)]
+        lines += ["    " + line if line else "" for line in _method(method)]
         if _items(method.op) is not None:
-            lines += ["    " + line if line else "" for line in _iterate(method, awaited)]
+            lines += ["    " + line if line else "" for line in _iterate(method)]
     return [*lines, "", ""]
 
 
@@ -248,23 +242,13 @@ def _resources() -> dict[str, list[Method]]:
     return grouped
 
 
-def _class_name(resource: str) -> str:
-    return "".join(part.title() for part in resource.split("_"))
-
-
 def source() -> str:
     """The generated module's text, as ``ruff format`` leaves it."""
     classes: list[str] = []
     for resource, methods in _resources().items():
-        name = _class_name(resource)
-        classes += _class(name, "SyncResource", f"``client.{resource}`` (sync).", methods, False)
-        classes += _class(
-            f"Async{name}", "AsyncResource", f"``client.{resource}`` (async).", methods, True
-        )
+        classes += _class(resource, methods)
     code = "\n".join(classes)
     imports = [
-        ("from collections.abc import AsyncIterator", "AsyncIterator["),
-        ("from collections.abc import Iterator", " Iterator["),
         ("from collections.abc import Sequence", "Sequence["),
         ("from datetime import datetime", "datetime"),
         ("from typing import Any", "Any"),
@@ -272,8 +256,9 @@ def source() -> str:
     used = [line for line, mark in imports if mark in code]
     head = [
         HEADER.rstrip("\n"),
-        '"""The SDK\'s methods, one per operation of relay_api.operations, in a sync class and its',
-        "async twin for each resource (relay_client/_generate.py says the rule they follow).",
+        '"""The SDK\'s methods, one per operation of relay_api.operations, each written once for',
+        "both clients (relay_client/_generate.py says the rule they follow; relay_client/_flow.py",
+        "how one method serves a sync and an async client).",
         '"""',
         "",
         "from __future__ import annotations",
@@ -283,7 +268,8 @@ def source() -> str:
         "from relay_api import models as m",
         "from relay_api import operations as ops",
         "from relay_client._base import long_poll_timeout, wire",
-        "from relay_client.resources._resource import AsyncResource, SyncResource",
+        "from relay_client._flow import C, Items, Send, flow_iterator, flow_method",
+        "from relay_client.resources._resource import Resource",
         "",
         "",
     ]

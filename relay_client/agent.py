@@ -17,11 +17,10 @@ import re
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypedDict, Unpack, cast
 
 from relay_api.models import OPERATOR_TOKEN_PREFIX, Message, Task
@@ -29,16 +28,19 @@ from relay_api.models import Agent as AgentRecord
 from relay_client import errors, identity
 from relay_client._client import AsyncRelayClient, RelayClient
 from relay_client._flow import (
+    C,
     Close,
+    Driven,
     Flow,
     Handle,
+    Items,
     Open,
     Out,
     Sleep,
-    aiterate,
     arun,
     call,
-    iterate,
+    flow_iterator,
+    flow_method,
     run,
 )
 
@@ -208,11 +210,11 @@ def _work_on(
 
 
 def _work(
-    agent: _Loops,
+    agent: _Loops[Any],
     handler: Callable[..., Any],
-    tasks: TaskFilter,
     max_tasks: int | None,
-    idle_timeout: float | None,
+    tasks: TaskFilter = ANY_TASK,
+    idle_timeout: float | None = None,
 ) -> Flow[int]:
     worked, idle = 0, _Idle(idle_timeout)
     cursor = (yield call("events.list")).cursor  # taken before looking, so nothing slips by
@@ -229,11 +231,11 @@ def _work(
 
 
 def _run(
-    agent: _Loops,
+    agent: _Loops[Any],
     on_message: Callable[..., Any] | None,
     on_task: Callable[..., Any] | None,
-    tasks: TaskFilter,
-    idle_timeout: float | None,
+    tasks: TaskFilter = ANY_TASK,
+    idle_timeout: float | None = None,
 ) -> Flow[None]:
     agent_id = agent.agent_id
     idle = _Idle(idle_timeout)
@@ -260,18 +262,23 @@ def _run(
         raise _refused_while_running(agent_id) from None
 
 
-class _Loops:
-    """What an agent is, whichever client drives it."""
+class RunOptions(TypedDict, total=False):
+    """Which tasks an agent's loop claims (``tasks``, any by default) and how long it may find
+    nothing to do before it ends (``idle_timeout`` seconds, forever by default)."""
 
-    def __init__(
-        self,
-        client: RelayClient | AsyncRelayClient,
-        agent_id: str | None,
-        heartbeat_interval: float,
-    ) -> None:
+    tasks: TaskFilter
+    idle_timeout: float | None
+
+
+class _Loops(Driven[C]):
+    """What an agent is and does, whichever client drives it: its loops are written once."""
+
+    def __init__(self, client: C, agent_id: str | None, heartbeat_interval: float) -> None:
         chosen = agent_id or client.config.agent_id
         if not chosen:
             raise ValueError(f"{type(self).__name__} needs an agent_id (or a client with one)")
+        self.client: C = client
+        self._client = client
         self.agent_id: str = chosen
         self.heartbeat_interval = heartbeat_interval
 
@@ -279,18 +286,41 @@ class _Loops:
         """What a task handler reports its progress with."""
         return Progress(self.client, task, self.agent_id)
 
-    client: RelayClient | AsyncRelayClient
+    @flow_iterator
+    def messages(self, *, idle_timeout: float | None = None) -> Items[Message]:
+        """Yield inbox messages as they come; each is acked once the loop body has handled it.
+
+        Leaving the loop (``break``, an exception) leaves the current message unacked, so it is
+        delivered again. ``idle_timeout`` ends the loop after that long without a message.
+        """
+        return _messages(self.agent_id, idle_timeout)
+
+    @flow_method
+    def claim_next(self, tasks: TaskFilter = ANY_TASK) -> Flow[Task | None]:
+        """Claim the first open task this agent may take and ``tasks`` lets it, or None."""
+        return _claim_next(self.agent_id, tasks)
+
+    @flow_method
+    def work(
+        self,
+        handler: Callable[[Task, Progress], Any],
+        *,
+        max_tasks: int | None = None,
+        **options: Unpack[RunOptions],
+    ) -> Flow[int]:
+        """Claim the tasks ``tasks`` lets it and run ``handler(task, progress)`` on each (sync,
+        or async with an async client): its return value (a dict) completes the task, an
+        exception fails it with the exception's text (reopened while attempts are left).
+        Returns how many tasks were worked."""
+        return _work(self, handler, max_tasks, **options)
 
 
-class Agent(_Loops):
+class Agent(_Loops[RelayClient]):
     """One agent's loops over a ``RelayClient``."""
-
-    client: RelayClient
 
     def __init__(
         self, client: RelayClient, agent_id: str | None = None, *, heartbeat_interval: float = 15.0
     ) -> None:
-        self.client = client
         super().__init__(client, agent_id, heartbeat_interval)
         self._stopping = threading.Event()
         self._beating: threading.Thread | None = None
@@ -317,38 +347,11 @@ class Agent(_Loops):
             except errors.RelayError as exc:
                 log.warning("heartbeat of %s failed: %s", self.agent_id, exc)
 
-    def messages(self, *, idle_timeout: float | None = None) -> Iterator[Message]:
-        """Yield inbox messages as they come; each is acked once the loop body has handled it.
-
-        Leaving the loop (``break``, an exception) leaves the current message unacked, so it is
-        delivered again. ``idle_timeout`` ends the loop after that long without a message.
-        """
-        return iterate(_messages(self.agent_id, idle_timeout), self.client)
-
-    def claim_next(self, tasks: TaskFilter = ANY_TASK) -> Task | None:
-        """Claim the first open task this agent may take and ``tasks`` lets it, or None."""
-        return run(_claim_next(self.agent_id, tasks), self.client)
-
-    def work(
-        self,
-        handler: Callable[[Task, Progress], Any],
-        *,
-        tasks: TaskFilter = ANY_TASK,
-        max_tasks: int | None = None,
-        idle_timeout: float | None = None,
-    ) -> int:
-        """Claim the tasks ``tasks`` lets it and run ``handler(task, progress)`` on each: its
-        return value (a dict) completes the task, an exception fails it with the exception's
-        text (reopened while attempts are left). Returns how many tasks were worked."""
-        return run(_work(self, handler, tasks, max_tasks, idle_timeout), self.client)
-
     def run(
         self,
         on_message: Callable[[Message], Any] | None = None,
         on_task: Callable[[Task, Progress], Any] | None = None,
-        *,
-        tasks: TaskFilter = ANY_TASK,
-        idle_timeout: float | None = None,
+        **options: Unpack[RunOptions],
     ) -> None:
         """Handle messages and work the tasks ``tasks`` lets it claim as they come, until
         stopped (Ctrl-C or SIGTERM, after which it returns), or after ``idle_timeout`` seconds
@@ -357,26 +360,19 @@ class Agent(_Loops):
         stops taking (rotated) ends it with ``IdentityError``, which says what to do."""
         try:
             with _sigterm_stops():
-                run(_run(self, on_message, on_task, tasks, idle_timeout), self.client)
+                run(_run(self, on_message, on_task, **options), self.client)
         except KeyboardInterrupt:
             log.info("%s: stopped", self.agent_id)
 
     def __enter__(self) -> Agent:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
 
-class AsyncAgent(_Loops):
+class AsyncAgent(_Loops[AsyncRelayClient]):
     """One agent's loops over an ``AsyncRelayClient``; the handlers may be sync or async."""
-
-    client: AsyncRelayClient
 
     def __init__(
         self,
@@ -385,7 +381,6 @@ class AsyncAgent(_Loops):
         *,
         heartbeat_interval: float = 15.0,
     ) -> None:
-        self.client = client
         super().__init__(client, agent_id, heartbeat_interval)
         self._beating: asyncio.Task[None] | None = None
 
@@ -410,45 +405,19 @@ class AsyncAgent(_Loops):
             except errors.RelayError as exc:
                 log.warning("heartbeat of %s failed: %s", self.agent_id, exc)
 
-    def messages(self, *, idle_timeout: float | None = None) -> AsyncIterator[Message]:
-        """Yield inbox messages as they come; each is acked once the loop body has handled it."""
-        return aiterate(_messages(self.agent_id, idle_timeout), self.client)
-
-    async def claim_next(self, tasks: TaskFilter = ANY_TASK) -> Task | None:
-        """Claim the first open task this agent may take and ``tasks`` lets it, or None."""
-        return await arun(_claim_next(self.agent_id, tasks), self.client)
-
-    async def work(
-        self,
-        handler: Callable[[Task, Progress], Any],
-        *,
-        tasks: TaskFilter = ANY_TASK,
-        max_tasks: int | None = None,
-        idle_timeout: float | None = None,
-    ) -> int:
-        """``Agent.work``, with a handler that may be sync or async."""
-        return await arun(_work(self, handler, tasks, max_tasks, idle_timeout), self.client)
-
     async def run(
         self,
         on_message: Callable[[Message], Any] | None = None,
         on_task: Callable[[Task, Progress], Any] | None = None,
-        *,
-        tasks: TaskFilter = ANY_TASK,
-        idle_timeout: float | None = None,
+        **options: Unpack[RunOptions],
     ) -> None:
         """``Agent.run``, with handlers that may be sync or async; cancelled, it stops."""
-        await arun(_run(self, on_message, on_task, tasks, idle_timeout), self.client)
+        await arun(_run(self, on_message, on_task, **options), self.client)
 
     async def __aenter__(self) -> AsyncAgent:
         return await self.start()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
 

@@ -1,22 +1,21 @@
-"""Base classes of the resources: a handle on the client and the calling agent's id."""
+"""The base of the resources: a handle on the client and the calling agent's id."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
-from relay_api.models import Page
 from relay_api.operations import Operation
 from relay_client._base import wire
-
-if TYPE_CHECKING:
-    from relay_client._client import AsyncRelayClient, RelayClient
-
-P = TypeVar("P", bound=Page)
+from relay_client._flow import C, Driven, Items, Out, Send
 
 
-class _Bound:
-    _config_agent: str | None
+class Resource(Driven[C]):
+    """A resource of a ``RelayClient`` or an ``AsyncRelayClient``: its methods are written once
+    and take the client's kind."""
+
+    def __init__(self, client: C) -> None:
+        self._client = client
+        self._config_agent = client.config.agent_id
 
     def _agent(self, agent_id: str | None) -> str:
         """The agent an operation acts for: the argument, else the client's own agent id."""
@@ -30,42 +29,20 @@ class _Bound:
         (the server takes the agent the token belongs to)."""
         return agent_id or self._config_agent
 
-
-class SyncResource(_Bound):
-    """A resource of ``RelayClient``."""
-
-    def __init__(self, client: RelayClient) -> None:
-        self._client = client
-        self._config_agent = client.config.agent_id
-
     def _pages(
-        self, op: Operation[P], params: dict[str, Any], path: dict[str, str | int] | None = None
-    ) -> Iterator[P]:
-        """Every page of a list from the first, following ``next_cursor``."""
+        self,
+        op: Operation[Any],
+        params: dict[str, Any],
+        path: dict[str, str | int] | None,
+        items: str,
+    ) -> Items[Any]:
+        """Every item (the page's field ``items``) of a list from its first page, following
+        ``next_cursor``."""
         cursor = None
         while True:
-            page = self._client.call(op, path, params=params | wire(cursor=cursor))
-            yield page
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
-
-
-class AsyncResource(_Bound):
-    """A resource of ``AsyncRelayClient``."""
-
-    def __init__(self, client: AsyncRelayClient) -> None:
-        self._client = client
-        self._config_agent = client.config.agent_id
-
-    async def _pages(
-        self, op: Operation[P], params: dict[str, Any], path: dict[str, str | int] | None = None
-    ) -> AsyncIterator[P]:
-        """Every page of a list from the first, following ``next_cursor``."""
-        cursor = None
-        while True:
-            page = await self._client.call(op, path, params=params | wire(cursor=cursor))
-            yield page
+            page = yield Send(op, path, params=params | wire(cursor=cursor))
+            for item in getattr(page, items):
+                yield Out(item)
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
