@@ -284,7 +284,27 @@ async def check_operator_reply(
 Approval = m.InterventionApprovalRequest
 
 
-@agent_tool(WRITE, "Request approval")
+@agent_tool(WRITE, "Ask for approval")
+async def ask_approval(
+    relay: AsyncRelayClient,
+    title: Annotated[str, like(m.ApprovalRequest, "title", "what you are about to do, one line")],
+    detail: Annotated[
+        str | None, like(m.ApprovalRequest, "detail", "why, and what it touches")
+    ] = None,
+    payload: Annotated[dict[str, Any] | None, Field(description="the same, as JSON")] = None,
+    expires_in: Annotated[
+        int | None, like(m.ApprovalRequest, "expires_in", "seconds to wait for a decision")
+    ] = None,
+) -> Annotated[CallToolResult, a.ApprovalState]:
+    """Ask the operator to approve what you are about to do; a policy may decide at once.
+    Unanswered by expires_in, it expires (a no)."""
+    asked = await relay.approvals.request(
+        title, detail=detail, payload=payload, expires_in=expires_in
+    )
+    return await answer(relay, _approval_state(asked))
+
+
+@agent_tool(WRITE, "Request a remediation's approval")
 async def request_approval(
     relay: AsyncRelayClient,
     intervention_id: InterventionId,
@@ -301,16 +321,24 @@ async def request_approval(
         proposed_action=proposed_action,
         risk=risk,
     )
-    next_ = f"check_approval('{intervention_id}', wait_seconds=50) until it is decided"
-    state = a.ApprovalState(approval_id=asked.approval_id, status=asked.approval.status, next=next_)
-    return await answer(relay, state)
+    return await answer(relay, _approval_state(asked.approval, intervention_id))
 
 
 @agent_tool(READ, "Check an approval")
 async def check_approval(
-    relay: AsyncRelayClient, intervention_id: InterventionId, wait_seconds: Wait = 0
+    relay: AsyncRelayClient,
+    approval_id: Annotated[int | None, integer_id("the approval's id")] = None,
+    intervention_id: Annotated[str | None, resource_id("or the intervention's")] = None,
+    wait_seconds: Wait = 0,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
-    """An intervention's approval and note; wait_seconds waits for a decision."""
+    """An approval's state and note, by its id or its intervention's; wait_seconds waits for
+    a decision."""
+    if approval_id is not None and intervention_id is None:
+        approval = await relay.approvals.show(approval_id, wait=wait_seconds or None)
+        return await answer(relay, _approval_state(approval))
+    if intervention_id is None or approval_id is not None:
+        detail = "arguments: give approval_id or intervention_id, not both"
+        return refusal("validation_error", detail)
     deadline = time.monotonic() + wait_seconds
     cursor = (await relay.events.list(limit=1)).cursor
     approval = await relay.interventions.approval(intervention_id)
@@ -318,14 +346,30 @@ async def check_approval(
         remaining = max(0.0, deadline - time.monotonic())
         cursor = (await relay.events.list(after=cursor, wait=remaining)).cursor
         approval = await relay.interventions.approval(intervention_id)
-    next_ = {
-        "pending": "check_approval again later; act only once approved",
-        "approved": "act as approved, then record_remediation with evidence",
-    }.get(approval.status)
-    state = a.ApprovalState(
-        approval_id=approval.approval_id, status=approval.status, note=approval.note, next=next_
+    return await answer(relay, _approval_state(approval, intervention_id))
+
+
+def _approval_state(approval: m.Approval, intervention_id: str | None = None) -> a.ApprovalState:
+    """An approval as an agent acts on it: its state, and what to do next."""
+    again = (
+        f"intervention_id='{intervention_id}'"
+        if intervention_id
+        else f"approval_id={approval.approval_id}"
     )
-    return await answer(relay, state)
+    approved = (
+        "act as approved, then record_remediation with evidence"
+        if intervention_id
+        else "go ahead, as asked"
+    )
+    next_ = {
+        "pending": f"check_approval({again}, wait_seconds=50) later; act only once approved",
+        "approved": approved,
+        "rejected": "do not do it; the note says why",
+        "expired": "it expired unanswered: do not do it; ask again if it is still needed",
+    }.get(approval.status)
+    state = a.ApprovalState.model_validate(approval, from_attributes=True)
+    state.next = next_
+    return state
 
 
 @agent_tool(WRITE, "Upload a diagnostic")

@@ -4,7 +4,7 @@ model one or the other).
 
 An answer holds what a model acts on (ids, status, the text it must read), what to do next
 when there is something to do (``next``), and what waits for the agent (``waiting``: its unread
-messages and the approvals decided since its last answer; empty for the operator). The rest of
+messages and the approvals decided since its last answer; left out for the operator). The rest of
 a resource is one call away: every host pays for these schemas in ``tools/list``, and for the
 JSON in its context.
 """
@@ -12,6 +12,7 @@ JSON in its context.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, field_validator
@@ -25,9 +26,9 @@ def lines(line: type[Line], resources: Sequence[BaseModel]) -> list[Line]:
 
 
 class Answer(BaseModel):
-    """What every answer carries."""
+    """What every answer to an agent carries (the operator has no inbox: none)."""
 
-    waiting: str = ""
+    waiting: str | None = None
 
 
 class Mail(BaseModel):
@@ -125,7 +126,9 @@ class Reply(Answer):
 class ApprovalState(Answer):
     approval_id: int
     status: str
+    decided_by: str | None = None
     note: str | None = None
+    expires_at: datetime | None = None
     next: str | None = None
 
 
@@ -186,8 +189,8 @@ class Notifications(Answer):
     next_cursor: str | None = None
 
 
-class PolicyLine(BaseModel):
-    """A policy, as a list shows it."""
+class PolicyLine(Answer):
+    """A policy, as a list shows it (and as set_policy answers it)."""
 
     policy_id: int
     name: str

@@ -8,14 +8,14 @@ from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from relay_api import models as m
 from relay_client import AsyncRelayClient
 from relay_mcp import answers as a
 from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, READ, WRITE, Cursor, Limit
 from relay_mcp.arguments import agent, integer_id, like
-from relay_mcp.confirmation import Confirmation, ask, require_confirmed
+from relay_mcp.confirmation import Confirmation, Refused, ask, require_confirmed
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
 Note = Annotated[str | None, like(m.ApprovalDecision, "note", "why, for the agent")]
@@ -165,6 +165,89 @@ async def simulate_policy(
     """What the policies would do with such a request, creating nothing."""
     verdict = await relay.policies.simulate(agent_id, title, payload=payload)
     return await answer(relay, a.Verdict.model_validate(verdict, from_attributes=True))
+
+
+Policy = m.PolicyCreate
+Match = m.ApprovalMatch
+
+
+async def _proposed(
+    ctx: Context,
+    policy_id: int | None,
+    name: str | None,
+    decision: m.PolicyDecision | None,
+    note: str | None,
+    priority: int | None,
+    enabled: bool | None,
+    kinds: list[m.ApprovalKind] | None,
+    agents: list[str] | None,
+    title: str | None,
+    limit: m.PolicyLimit | None,
+) -> m.PolicyCreate:
+    """The policy as ``set_policy`` would leave it: the one it changes (its fields not given
+    kept as they are), or a new one, which needs a name and a decision."""
+    given: dict[str, Any] = {"name": name, "decision": decision, "note": note}
+    given |= {"priority": priority, "enabled": enabled, "limit": limit}
+    matched = {"kinds": kinds, "agents": agents, "title": title}
+    if policy_id is None:
+        if name is None or decision is None:
+            raise Refused("validation_error", "arguments: a new policy needs name and decision")
+        current: dict[str, Any] = {"match": {}}
+    else:
+        relay = ctx.mcp_server.clients(ctx)  # type: ignore[attr-defined]
+        shown = (await relay.policies.show(policy_id)).model_dump(exclude_none=True)
+        current = {k: v for k, v in shown.items() if k in m.PolicyCreate.model_fields}
+    current["match"] |= {k: v for k, v in matched.items() if v is not None}
+    changed = current | {k: v for k, v in given.items() if v is not None}
+    try:
+        return m.PolicyCreate.model_validate(changed, from_attributes=True)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise Refused("validation_error", f"{where}: {first['msg']}") from None
+
+
+def _confirm_policy(
+    ctx: Context,
+    policy_id: int | None,
+    proposed: Annotated[m.PolicyCreate, Resolve(_proposed)],
+) -> Elicit[Confirmation] | Confirmation:
+    what = f"Change policy {policy_id}" if policy_id is not None else "Create a policy"
+    shown = proposed.model_dump_json(exclude_none=True, indent=1)
+    return ask(ctx, f"{what}? It will decide approvals as follows:\n\n{shown}")
+
+
+@operator_tool(WRITE, "Set a policy")
+async def set_policy(
+    relay: AsyncRelayClient,
+    policy_id: Annotated[int | None, integer_id("the policy to change; none: a new one")] = None,
+    name: Annotated[str | None, like(Policy, "name", "what it is for")] = None,
+    decision: Annotated[m.PolicyDecision | None, Field(description="what it decides")] = None,
+    note: Annotated[str | None, like(Policy, "note", "why, for the agents")] = None,
+    priority: Annotated[int | None, like(Policy, "priority", "higher is tried first")] = None,
+    enabled: Annotated[bool | None, Field(description="false: it stops deciding")] = None,
+    kinds: Annotated[
+        list[m.ApprovalKind] | None, like(Match, "kinds", "only approvals of these kinds")
+    ] = None,
+    agents: Annotated[
+        list[m.AgentPattern] | None, like(Match, "agents", "only from these agents, '*' any")
+    ] = None,
+    title: Annotated[
+        str | None, like(Match, "title", "a regular expression the title holds")
+    ] = None,
+    limit: Annotated[m.PolicyLimit | None, Field(description="at most count per agent")] = None,
+    *,
+    proposed: Annotated[m.PolicyCreate, Resolve(_proposed)],
+    confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_policy)],
+) -> Annotated[CallToolResult, a.PolicyLine]:
+    """Create a policy that decides the approvals it matches, or change one (what is not given
+    stays), once the human confirms it."""
+    require_confirmed(confirmed, "the policy change")
+    if policy_id is None:
+        kept = await relay.policies.create(**proposed.model_dump(exclude_none=True))
+    else:
+        kept = await relay.policies.replace(policy_id, **proposed.model_dump(exclude_none=True))
+    return await answer(relay, a.PolicyLine.model_validate(kept, from_attributes=True))
 
 
 # The operator hands out work and writes to agents as they do, with the same tools.

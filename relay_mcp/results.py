@@ -48,12 +48,12 @@ async def watch_from_now(relay: AsyncRelayClient) -> None:
         _seen[relay] = (await relay.events.list(limit=1)).cursor
 
 
-async def waiting(relay: AsyncRelayClient) -> str:
+async def waiting(relay: AsyncRelayClient) -> str | None:
     """One line on what waits for the calling agent: its unread messages (from its heartbeat:
     a tool call is a sign of life) and its approvals decided since its last answer (from its
-    feed); empty for the operator, who has neither."""
+    feed); none for the operator, who has neither."""
     if relay.config.agent_id is None:
-        return ""
+        return None
     beat = await relay.agents.heartbeat()
     feed = await relay.events.list(after=_seen.get(relay), limit=1000)
     _seen[relay] = feed.cursor
@@ -107,7 +107,12 @@ class RelayMCPServer(MCPServer):
     the tool's name alone)."""
 
     def __init__(
-        self, name: str, clients: Clients, *, confirm_decisions: bool = True, **options: Any
+        self,
+        name: str,
+        clients: Clients,
+        *,
+        confirm_decisions: bool = True,
+        **options: Any,
     ) -> None:
         super().__init__(name, **options)
         self.clients = clients
@@ -119,8 +124,8 @@ class RelayMCPServer(MCPServer):
         return [*await super().list_resources(), *self.listed]
 
     async def list_tools(self) -> list[MCPTool]:
-        """The tools, their input schemas ``lean``: bytes of every host's context that say
-        nothing the schema does not say otherwise."""
+        """The tools, their schemas ``lean``: bytes of every host's context that say nothing
+        the schema does not say otherwise."""
         return [
             tool.model_copy(
                 update={
@@ -221,7 +226,7 @@ def _injected(
 
     call.__name__ = function.__name__
     call.__qualname__ = function.__qualname__
-    call.__doc__ = function.__doc__
+    call.__doc__ = " ".join((function.__doc__ or "").split())  # one line, as a model reads it
     answered = hints["return"]  # Annotated[CallToolResult, <its answer>]: the output schema
     call.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[context, *shown], return_annotation=answered

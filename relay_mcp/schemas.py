@@ -19,6 +19,8 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
         if len(kinds) == 1:
             del each["anyOf"]
             each.update(kinds[0])
+        elif kinds:
+            each["anyOf"] = kinds
         del each["default"]
     return kept
 
@@ -27,15 +29,32 @@ def lean_answer(schema: dict[str, Any]) -> dict[str, Any]:
     """An output schema ``lean``, without what only the code reads (the models' docstrings, the
     fields' defaults: an answer leaves out what is null; its ``$defs`` alike), and admitting a
     failure's ``{code, detail}`` too: clients check an error's structured content against the
-    schema as well (the MCP Inspector does), so the answer's own fields are not required."""
-    kept = _lean_model(schema)
+    schema as well (the MCP Inspector does), so the answer's own fields are not required (and
+    other properties are allowed, as JSON Schema allows them unless told otherwise: naming
+    ``code`` and ``detail`` in every tool's schema would cost each host 1 KB of its context)."""
+    kept = _inlined(_lean_model(schema))
     kept.pop("required", None)
-    kept["properties"] |= FAILURE
+    # Every answer to an agent carries it: the server's instructions say so once.
+    kept["properties"].pop("waiting", None)
     return kept
 
 
-# What a failure answers, in every tool's output schema.
-FAILURE = {"code": {"type": "string"}, "detail": {"type": "string"}}
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each of its ``$defs`` written where it is referred to (an answer's list
+    refers to its line's once: the name and the reference are bytes that say nothing)."""
+    definitions = schema.pop("$defs", {})
+    prefix = "#/$defs/"
+
+    def resolved(value: Any) -> Any:
+        if isinstance(value, dict):
+            if set(value) == {"$ref"} and value["$ref"].startswith(prefix):
+                return resolved(definitions[value["$ref"].removeprefix(prefix)])
+            return {key: resolved(each) for key, each in value.items()}
+        if isinstance(value, list):
+            return [resolved(each) for each in value]
+        return value
+
+    return dict(resolved(schema))
 
 
 def _lean_model(schema: dict[str, Any]) -> dict[str, Any]:

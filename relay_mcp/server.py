@@ -32,13 +32,16 @@ AGENT_LOOP = (
     "attempt may succeed). When a human must decide, `ask_operator` with one clear question; if "
     "it answers pending, carry on and `check_operator_reply` later. Before a risky remediation: "
     "`upload_diagnostic`, `request_approval`, wait with `check_approval`, act only when "
-    "approved, then `record_remediation` with evidence before and after. Record what you "
-    "change with `record_action`."
+    "approved, then `record_remediation` with evidence before and after. Before anything else "
+    "the operator should approve, `ask_approval` (with `expires_in` if it cannot wait) and "
+    "`check_approval` until it is decided. Record what you change with `record_action`."
 )
 OPERATOR = (
     "Relay's operator tools: fleet_status for the state of things, list_pending_approvals then "
     "approve or reject (with a note for the agent), list_notifications and "
-    "reply_to_notification to answer what agents asked."
+    "reply_to_notification to answer what agents asked; list_policies, simulate_policy and "
+    "set_policy for the rules that decide routine approvals. Decisions and policy changes are "
+    "confirmed by the human first."
 )
 
 

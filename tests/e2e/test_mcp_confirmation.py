@@ -119,3 +119,65 @@ async def test_over_http_a_server_may_opt_out(tmp_path_factory: pytest.TempPathF
         async with connected(unconfirmed.url, unconfirmed.operator_token) as op:
             decided = await op.call_tool("approve", {"approval_id": approval_id})
         assert data(decided)["status"] == "approved"
+
+
+def policies(server: LiveServer) -> dict[str, object]:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        return {p.name: p for p in op.policies.iterate()}
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_policy_is_set_once_the_human_confirms_it(server: LiveServer, mode: str) -> None:
+    """A new policy, then a change of one field: the human reads the whole policy as it would
+    stand, and the change keeps what was not given."""
+    name = f"reads of notes ({mode})"
+    human = Human()
+    async with Client(operator_mcp(server), mode=mode, elicitation_callback=human) as op:
+        created = data(
+            await op.call_tool(
+                "set_policy",
+                {
+                    "name": name,
+                    "decision": "approve",
+                    "kinds": ["request"],
+                    "title": "^Read: ",
+                    "limit": {"count": 5, "per_seconds": 3600},
+                },
+            )
+        )
+        changed = data(
+            await op.call_tool("set_policy", {"policy_id": created["policy_id"], "priority": 7})
+        )
+    first, second = human.read
+    assert first.startswith("Create a policy?") and '"title": "^Read: "' in first
+    assert second.startswith(f"Change policy {created['policy_id']}?") and '"priority": 7' in second
+    assert (created["version"], changed["version"], changed["priority"]) == (1, 2, 7)
+    kept = policies(server)[name]
+    assert kept.match == {"kinds": ["request"], "title": "^Read: "}  # type: ignore[attr-defined]
+    assert kept.limit == {"count": 5, "per_seconds": 3600}  # type: ignore[attr-defined]
+
+
+async def test_a_policy_the_human_declines_is_not_set(server: LiveServer) -> None:
+    async with Client(operator_mcp(server), elicitation_callback=Human("decline")) as op:
+        code, detail = error(
+            await op.call_tool("set_policy", {"name": "approve all", "decision": "approve"})
+        )
+        assert code == "declined"
+        assert detail == "the operator declined the policy change; nothing changed"
+        code, detail = error(await op.call_tool("set_policy", {"name": "half a policy"}))
+        assert code == "validation_error"
+        assert detail == "arguments: a new policy needs name and decision"
+    assert "approve all" not in policies(server)
+
+
+async def test_over_http_a_policy_change_is_confirmed_in_an_input_required_round(
+    server: LiveServer,
+) -> None:
+    human = Human()
+    async with connected(server.url, server.operator_token, elicitation=human) as op:
+        created = await op.call_tool(
+            "set_policy", {"name": "nightly rejects", "decision": "reject", "enabled": False}
+        )
+    assert data(created)["enabled"] is False and len(human.read) == 1
+    assert policies(server)["nightly rejects"].decision == "reject"  # type: ignore[attr-defined]

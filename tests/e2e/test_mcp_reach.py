@@ -95,3 +95,41 @@ async def test_the_agent_loop_is_served_as_a_prompt_and_is_what_the_docs_say(
     assert isinstance(message.content, TextContent) and message.content.text == AGENT_LOOP
     quoted = [line[2:] for line in DOCS.read_text().splitlines() if line.startswith("> ")]
     assert " ".join(quoted) == AGENT_LOOP
+
+
+async def test_an_agent_asks_for_approval_with_a_deadline(server: LiveServer) -> None:
+    """ask_approval: pending until the operator decides, waited for by id; a policy decides at
+    once; unanswered by its deadline, it expires and says not to go ahead."""
+    with RelayClient(server.url, token=server.operator_token) as op:
+        rule = op.policies.create(
+            "reads are fine", "approve", match={"agents": ["ray"], "title": "^Read: "}
+        )
+    async with Client(agent(server, "ray")) as ray:
+        asked = data(
+            await ray.call_tool(
+                "ask_approval",
+                {"title": "Drop table users", "detail": "a bad migration", "expires_in": 600},
+            )
+        )
+        assert asked["status"] == "pending" and asked["expires_at"]
+        assert asked["next"].startswith(f"check_approval(approval_id={asked['approval_id']}")
+        with RelayClient(server.url, token=server.operator_token) as op:
+            op.approvals.reject(asked["approval_id"], note="use a backup first")
+        checked = data(
+            await ray.call_tool(
+                "check_approval", {"approval_id": asked["approval_id"], "wait_seconds": 5}
+            )
+        )
+        assert (checked["status"], checked["note"]) == ("rejected", "use a backup first")
+        assert checked["decided_by"] == "operator" and checked["next"].startswith("do not")
+        read = data(await ray.call_tool("ask_approval", {"title": "Read: notes.md"}))
+        assert (read["status"], read["decided_by"]) == ("approved", f"policy:{rule.policy_id}@1")
+        short = data(await ray.call_tool("ask_approval", {"title": "Wait", "expires_in": 1}))
+        expired = data(
+            await ray.call_tool(
+                "check_approval", {"approval_id": short["approval_id"], "wait_seconds": 10}
+            )
+        )
+        assert expired["status"] == "expired" and "expired unanswered" in expired["next"]
+        both = await ray.call_tool("check_approval", {"approval_id": 1, "intervention_id": "x"})
+        assert both.is_error and "not both" in both.content[0].text  # type: ignore[union-attr]

@@ -20,8 +20,8 @@ from tests.e2e.test_mcp_stdio import agent, operator_mcp
 from tests.live import LiveServer, live_server
 
 # What tools/list may weigh on the wire (docs/mcp.md says what it holds and what it costs).
-AGENT_BUDGET = 17_500
-OPERATOR_BUDGET = 9_000
+AGENT_BUDGET = 17_000
+OPERATOR_BUDGET = 10_000
 # Tools that end something for good: a host may ask its user before running them.
 DESTRUCTIVE = {"fail_task", "approve", "reject"}
 # Writes a repeat changes nothing more by.
@@ -177,6 +177,8 @@ async def test_every_answer_is_its_schema_and_its_text_is_its_json(server: LiveS
         with RelayClient(server.url, token=server.operator_token) as op:
             op.approvals.approve(asked_approval["approval_id"])
         await call(a, "check_approval", {"intervention_id": "every"})
+        deadline = await call(a, "ask_approval", {"title": "t", "expires_in": 60})
+        await call(a, "check_approval", {"approval_id": deadline["approval_id"]})
         remediation = {"action": "did", "status": "succeeded"}
         await call(a, "record_remediation", {"intervention_id": "every", **remediation})
         await call(a, "wait_for_events", {"wait_seconds": 0})
