@@ -372,6 +372,9 @@ class Message(Resource):
     text: str
     payload: JsonObject = Field(default_factory=dict)
     reply_to: int | None = None
+    # The conversation it belongs to: its own id when it starts one, the first message's when
+    # it answers one (set as it is written, never recomputed).
+    thread_id: int | None = None
     reply_to_notification: int | None = None
     status: MessageStatus
     created_at: datetime
@@ -421,6 +424,13 @@ class RoomMessagesResponse(Resource):
     room_id: str
     messages: list[Message]
     count: int
+
+
+class ThreadResponse(Page):
+    """A conversation: its first message and every answer the caller may read, oldest first."""
+
+    thread_id: int
+    messages: list[Message]
 
 
 class Space(Resource):

@@ -164,6 +164,19 @@ MESSAGES_ACK = Op(
     path_params=p.MessagePath,
     doc="Acknowledge a direct message; acknowledging twice answers the same.",
 )
+MESSAGES_THREAD = Op(
+    "messages.thread",
+    "GET",
+    "/v1/messages/{message_id}/thread",
+    m.ThreadResponse,
+    path_params=p.MessagePath,
+    query=p.ThreadQuery,
+    doc=(
+        "The conversation a message belongs to: its first message and every answer the "
+        "caller may read, oldest first; a page at a time. 404 when the caller may read none "
+        "of it."
+    ),
+)
 
 NOTIFY_SEND = Op(
     "notify.send",
@@ -237,7 +250,10 @@ ROOMS_MESSAGES = Op(
     m.RoomMessagesResponse,
     path_params=p.RoomPath,
     query=p.RoomMessagesQuery,
-    doc="The newest ``limit`` messages of a room, oldest of them first.",
+    doc=(
+        "The newest ``limit`` messages of a room, oldest of them first; with ``thread_id``, of "
+        "that conversation only."
+    ),
 )
 
 SPACES_LIST = Op(

@@ -105,6 +105,15 @@ class EventStreamQuery(Params):
 
 class RoomMessagesQuery(Params):
     limit: int = Field(default=100, ge=1, le=1000)
+    thread_id: IntegerId | None = Field(
+        default=None, description="Only this conversation's messages (a thread's first id)"
+    )
+
+
+class ThreadQuery(PageQuery):
+    """A page of a thread: 100 messages by default."""
+
+    limit: int = Field(default=100, ge=1, le=MAX_LIMIT)
 
 
 class SpacesQuery(PageQuery):

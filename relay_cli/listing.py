@@ -27,10 +27,12 @@ def list_command(
     columns: Sequence[str],
     doc: str,
     flags: dict[str, str] | None = None,
+    whole: Callable[[list[Any]], BaseModel] | None = None,
 ) -> Callable[..., None]:
     """The command that lists what ``op`` answers, a page at a time or ``--all``; ``doc`` is its
     help (with its ``Example:``), ``flags`` renames a filter's option (``{"include_archived":
-    "--archived"}``)."""
+    "--archived"}``), ``whole`` makes every item one answer where the page has other fields
+    than the path names (``thread_id``)."""
     resource, name = op.id.split(".")
     iterate = "iterate" if name == "list" else f"iterate_{name}"
     items = _items_field(op.response)
@@ -53,7 +55,8 @@ def list_command(
             lambda c: getattr(methods(c), name)(*where, **chosen, limit=limit, cursor=cursor),
             lambda c: getattr(methods(c), iterate)(*where, **chosen, limit=limit),
             # The whole list in the page's shape (which names the path's record, if any).
-            lambda every: op.response(**{items: every}, **_named(op.response, path, given)),
+            whole
+            or (lambda every: op.response(**{items: every}, **_named(op.response, path, given))),
         )
         render(found, given["as_json"], rows=getattr(found, items), columns=columns)
 

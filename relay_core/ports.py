@@ -266,6 +266,16 @@ class TableSpec:
     key: str
     generated_key: bool
     feed_topic: str | None = None
+    # Fields that take the generated key when written unset (the database does it too).
+    key_defaults: tuple[str, ...] = ()
+
+    def keyed(self, record: BaseModel, key: Any) -> None:
+        """Give ``record`` its generated ``key``, and it to each of its ``key_defaults`` left
+        unset."""
+        setattr(record, self.key, key)
+        for field in self.key_defaults:
+            if getattr(record, field) is None:
+                setattr(record, field, key)
 
 
 TABLES: tuple[TableSpec, ...] = (
@@ -273,7 +283,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("spaces", m.Space, "space_id", False),
     TableSpec("rooms", m.Room, "room_id", False),
     TableSpec("room_members", m.RoomMember, "member_id", True),
-    TableSpec("messages", m.Message, "message_id", True),
+    TableSpec("messages", m.Message, "message_id", True, key_defaults=("thread_id",)),
     TableSpec("tasks", m.Task, "task_id", True),
     TableSpec("task_events", m.TaskEvent, "event_id", True),
     TableSpec("actions", m.Action, "action_id", True),

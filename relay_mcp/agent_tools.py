@@ -37,6 +37,7 @@ Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait")]
 Limit = Annotated[int, Field(ge=1, le=200, description="how many at most")]
 Cursor = Annotated[str | None, cursor()]
 Text = Annotated[str, like(m.MessageCreate, "text", "the message")]
+ReplyTo = Annotated[int | None, integer_id("the message this answers (its thread)")]
 TaskId = Annotated[int, integer_id("a task's id, e.g. 7")]
 InterventionId = Annotated[str, resource_id("your name for the incident, e.g. 'disk-full'")]
 
@@ -80,7 +81,7 @@ async def send_message(
     to: Annotated[str, agent("the recipient, e.g. 'builder-2'")],
     text: Text,
     subject: Annotated[str | None, like(m.MessageCreate, "subject", "a short subject line")] = None,
-    reply_to: Annotated[int | None, integer_id("the message this answers")] = None,
+    reply_to: ReplyTo = None,
 ) -> Annotated[CallToolResult, a.Sent]:
     """Send a direct message to another agent."""
     sent = await relay.messages.send(text, to=to, subject=subject, reply_to=reply_to)
@@ -135,10 +136,10 @@ async def join_room(
 
 @agent_tool(WRITE, "Post to a room")
 async def post_to_room(
-    relay: AsyncRelayClient, room_id: RoomId, text: Text
+    relay: AsyncRelayClient, room_id: RoomId, text: Text, reply_to: ReplyTo = None
 ) -> Annotated[CallToolResult, a.Sent]:
     """Post to a room you joined."""
-    posted = await relay.messages.send(text, room_id=room_id)
+    posted = await relay.messages.send(text, room_id=room_id, reply_to=reply_to)
     return await answer(relay, a.Sent(message_id=posted.message_id, room_id=room_id))
 
 
@@ -150,6 +151,20 @@ async def read_room(
     page = await relay.rooms.messages(room_id, limit=limit)
     messages = a.lines(a.Mail, page.messages)
     return await answer(relay, a.RoomPage(room_id=room_id, messages=messages))
+
+
+@agent_tool(READ, "Read a conversation")
+async def read_thread(
+    relay: AsyncRelayClient,
+    message_id: Annotated[int, integer_id("any message of it")],
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> Annotated[CallToolResult, a.Thread]:
+    """A conversation (replies, direct or in a room), oldest first, as far as you may read it."""
+    page = await relay.messages.thread(message_id, limit=limit, cursor=cursor)
+    messages = a.lines(a.Mail, page.messages)
+    thread = a.Thread(thread_id=page.thread_id, messages=messages, next_cursor=page.next_cursor)
+    return await answer(relay, thread)
 
 
 @agent_tool(READ, "List tasks")

@@ -84,6 +84,12 @@ class RoomPage(Answer):
     messages: list[Mail]
 
 
+class Thread(Answer):
+    thread_id: int
+    messages: list[Mail]
+    next_cursor: str | None = None
+
+
 class TaskLine(BaseModel):
     """A task, as a list shows it."""
 

@@ -1,4 +1,4 @@
-"""``relay messages send|ack``."""
+"""``relay messages send|ack|thread``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ from typing import Annotated
 
 import typer
 
+from relay_api import models as m
+from relay_api import operations as ops
 from relay_cli._common import JsonOutput, call, parse_json, render
+from relay_cli.listing import list_command
 
-app = typer.Typer(help="Messages: send and acknowledge.", no_args_is_help=True)
+app = typer.Typer(help="Messages: send, acknowledge, read a conversation.", no_args_is_help=True)
 
 
 @app.command()
@@ -52,3 +55,16 @@ def ack(
     """
     message = call(ctx, lambda c: c.messages.ack(message_id, agent_id=agent_id))
     render(message, as_json, headline=f"Acknowledged message {message.message_id}")
+
+
+app.command("thread")(
+    list_command(
+        ops.MESSAGES_THREAD,
+        columns=("message_id", "from_agent", "to", "room_id", "reply_to", "text", "created_at"),
+        doc="""Show the conversation a message belongs to, oldest first (what you may read of it).
+
+Example: relay messages thread 42""",
+        # A thread is never empty (it is a 404 then): its id is its messages'.
+        whole=lambda every: m.ThreadResponse(thread_id=every[0].thread_id, messages=every),
+    )
+)

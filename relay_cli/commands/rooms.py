@@ -46,13 +46,16 @@ def messages(
     ctx: typer.Context,
     room_id: Annotated[str, typer.Argument(help="The room.")],
     limit: Limit = None,
+    thread: Annotated[
+        int | None, typer.Option(help="Only this conversation (a thread's first message id).")
+    ] = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Show a room's newest messages.
 
     Example: relay rooms messages ops -n 20
     """
-    page = call(ctx, lambda c: c.rooms.messages(room_id, limit=limit))
+    page = call(ctx, lambda c: c.rooms.messages(room_id, limit=limit, thread_id=thread))
     render(
         page,
         as_json,

@@ -135,6 +135,23 @@ class Messages(Resource[C]):
             ops.MESSAGES_ACK, {"message_id": message_id}, json=wire(agent_id=self._acting(agent_id))
         )
 
+    @flow_method
+    def thread(
+        self, message_id: int, *, limit: int | None = None, cursor: str | None = None
+    ) -> Send[m.ThreadResponse]:
+        """The conversation a message belongs to: its first message and every answer the caller may
+        read, oldest first; a page at a time. 404 when the caller may read none of it."""
+        return Send(
+            ops.MESSAGES_THREAD, {"message_id": message_id}, params=wire(limit=limit, cursor=cursor)
+        )
+
+    @flow_iterator
+    def iterate_thread(self, message_id: int, *, limit: int | None = None) -> Items[m.Message]:
+        """Every item of ``thread``, following its cursors page after page."""
+        return self._pages(
+            ops.MESSAGES_THREAD, wire(limit=limit), {"message_id": message_id}, "messages"
+        )
+
 
 class Notify(Resource[C]):
     """``client.notify``."""
@@ -191,9 +208,14 @@ class Rooms(Resource[C]):
         )
 
     @flow_method
-    def messages(self, room_id: str, *, limit: int | None = None) -> Send[m.RoomMessagesResponse]:
-        """The newest ``limit`` messages of a room, oldest of them first."""
-        return Send(ops.ROOMS_MESSAGES, {"room_id": room_id}, params=wire(limit=limit))
+    def messages(
+        self, room_id: str, *, limit: int | None = None, thread_id: int | None = None
+    ) -> Send[m.RoomMessagesResponse]:
+        """The newest ``limit`` messages of a room, oldest of them first; with ``thread_id``, of
+        that conversation only."""
+        return Send(
+            ops.ROOMS_MESSAGES, {"room_id": room_id}, params=wire(limit=limit, thread_id=thread_id)
+        )
 
 
 class Spaces(Resource[C]):

@@ -1,14 +1,15 @@
-"""Messages: send (direct or to a room) and acknowledge."""
+"""Messages: send (direct or to a room), acknowledge, and read a conversation."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
-from relay_core import records
+from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import JsonRecord, StaleWrite, UnitOfWork, eq, in_
+from relay_core.ports import JsonRecord, StaleWrite, UnitOfWork, eq, gt, in_
 from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import inbox_topic
@@ -58,6 +59,50 @@ async def add_direct_message(uow: UnitOfWork, message: m.Message) -> None:
     uow.publish(inbox_topic(message.to))
 
 
+# The most rows of a thread one request reads past that the caller may not read: a page that
+# reaches it ends there, with a cursor to go on from.
+THREAD_SCAN = 10_000
+
+
+async def reader(uow: UnitOfWork, caller: Caller) -> Callable[[m.Message], bool]:
+    """Whether the caller may read a message, as the API lets it: the operator every one, an
+    agent the direct messages it sent or received and the posts of the rooms it joined."""
+    if caller.is_operator:
+        return lambda message: True
+    me = caller.name
+    rooms = {
+        room for (room,) in await uow.room_members.find_values(("room_id",), eq("agent_id", me))
+    }
+    return lambda message: message.to == me or message.from_agent == me or message.room_id in rooms
+
+
+async def _readable_after(
+    uow: UnitOfWork,
+    thread_id: int,
+    after: int,
+    limit: int,
+    readable: Callable[[m.Message], bool],
+) -> tuple[list[m.Message], int | None]:
+    """Up to ``limit + 1`` messages of the thread after ``after`` that the caller may read, and
+    where the reading stopped short if it read ``THREAD_SCAN`` rows first (else None)."""
+    found: list[m.Message] = []
+    scanned = 0
+    while scanned < THREAD_SCAN:
+        batch = await uow.messages.find(
+            eq("thread_id", thread_id), gt("message_id", after), limit=limit + 1
+        )
+        for message in batch:
+            after = message.message_id
+            if readable(message):
+                found.append(message)
+                if len(found) > limit:
+                    return found, None
+        scanned += len(batch)
+        if len(batch) <= limit:
+            return found, None
+    return found, after
+
+
 class MessagesService(Service):
     """Direct messages and room posts."""
 
@@ -68,8 +113,12 @@ class MessagesService(Service):
         sender = body.from_agent or caller.name
 
         async def work(uow: UnitOfWork) -> m.Message:
-            if body.reply_to is not None and await uow.messages.get(body.reply_to) is None:
-                raise NotFound(f"message {body.reply_to} (reply_to) does not exist")
+            thread_id = None
+            if body.reply_to is not None:
+                answered = await uow.messages.get(body.reply_to)
+                if answered is None:
+                    raise NotFound(f"message {body.reply_to} (reply_to) does not exist")
+                thread_id = answered.thread_id
             if body.to is not None:
                 await require_registered(uow, body.to, self.ctx.registered)
                 status: m.MessageStatus = "pending"
@@ -81,7 +130,7 @@ class MessagesService(Service):
                 status = "posted"
             # The body's fields as validated: model_dump would copy each once more.
             stamp = {"from_agent": sender, "status": status, "created_at": self.now()}
-            message = m.Message(**(body.__dict__ | stamp))
+            message = m.Message(**(body.__dict__ | stamp), thread_id=thread_id)
             if message.to is not None:
                 await add_direct_message(uow, message)
                 return message
@@ -108,6 +157,34 @@ class MessagesService(Service):
             log.warning(
                 "room post %s not mirrored on %s: %s", message.message_id, bridge.name, exc.detail
             )
+
+    async def thread(
+        self, caller: Caller, message_id: int, limit: int = 100, cursor: str | None = None
+    ) -> m.ThreadResponse:
+        """The conversation ``message_id`` belongs to, as far as the caller may read it: its
+        first message and every answer, oldest first; a page at a time."""
+        after = paging.decode(cursor, (int,))[0] if cursor is not None else 0
+
+        async def work(uow: UnitOfWork) -> m.ThreadResponse:
+            message = await uow.messages.get(message_id)
+            if message is None:
+                raise NotFound(f"message {message_id} does not exist")
+            thread_id = message.thread_id or message.message_id
+            readable = await reader(uow, caller)
+            found, scanned_to = await _readable_after(uow, thread_id, after, limit, readable)
+            if not found and cursor is None:
+                raise NotFound(f"message {message_id} does not exist")  # none of it is yours
+            if len(found) > limit:
+                next_cursor = paging.encode([found[limit - 1].message_id])
+            elif scanned_to is not None:
+                next_cursor = paging.encode([scanned_to])
+            else:
+                next_cursor = None
+            return m.ThreadResponse(
+                thread_id=thread_id, messages=found[:limit], next_cursor=next_cursor
+            )
+
+        return await self.read(work)
 
     async def ack(
         self, caller: Caller, message_id: int, body: m.MessageAck

@@ -246,11 +246,16 @@ class NotifyService(Service):
                 f"notification {notification.notification_id} came from the operator; "
                 "there is no agent to deliver a reply to"
             )
+        # Every answer to one notification, from whichever platform, is one conversation.
+        first = await uow.messages.find(
+            eq("reply_to_notification", notification.notification_id), limit=1
+        )
         message = m.Message(
             from_agent=m.OPERATOR,
             to=notification.agent_id,
             text=text,
             reply_to_notification=notification.notification_id,
+            thread_id=first[0].thread_id if first else None,
             status="pending",
             created_at=self.now(),
         )

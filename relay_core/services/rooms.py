@@ -47,16 +47,18 @@ class RoomsService(Service):
         return await self.write(work, answers=True)
 
     async def messages(
-        self, caller: Caller, room_id: str, limit: int = 100
+        self, caller: Caller, room_id: str, limit: int = 100, thread_id: int | None = None
     ) -> m.RoomMessagesResponse:
-        """The newest ``limit`` messages of a room, oldest of them first."""
+        """The newest ``limit`` messages of a room (of one conversation, with ``thread_id``),
+        oldest of them first."""
+        conds = [eq("room_id", room_id)]
+        if thread_id is not None:
+            conds.append(eq("thread_id", thread_id))
 
         async def work(uow: UnitOfWork) -> m.RoomMessagesResponse:
             room = await require_room(uow, room_id)
             await require_member(uow, caller, room, caller.name)
-            newest = await uow.messages.find_encoded_array(
-                eq("room_id", room_id), limit=limit, newest=True
-            )
+            newest = await uow.messages.find_encoded_array(*conds, limit=limit, newest=True)
             return m.RoomMessagesResponse.model_construct(
                 room_id=room_id, messages=newest.as_field(), count=newest.length
             )

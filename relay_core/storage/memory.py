@@ -101,7 +101,8 @@ class MemoryTable(ThroughModels, Generic[R]):
     async def insert(self, record: R) -> R:
         key_field = self._spec.key
         if self._spec.generated_key and not getattr(record, key_field):
-            record = record.model_copy(update={key_field: next(self._ids)})
+            record = record.model_copy()
+            self._spec.keyed(record, next(self._ids))
         key = getattr(record, key_field)
         if key in self._rows:
             raise StaleWrite(f"{self._spec.name} {key!r} exists")
@@ -112,7 +113,7 @@ class MemoryTable(ThroughModels, Generic[R]):
     async def add(self, record: R) -> None:
         inserted = await self.insert(record)
         if inserted is not record:  # the key was generated on a copy
-            setattr(record, self._spec.key, getattr(inserted, self._spec.key))
+            self._spec.keyed(record, getattr(inserted, self._spec.key))
 
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None

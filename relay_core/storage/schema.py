@@ -140,9 +140,12 @@ messages = Table(
     _at("delivered_at"),
     _at("acked_at"),
     Column("delivery_count", Integer, nullable=False, server_default="0"),
+    # Its own id for a first message: the database gives it (a trigger, revision 0018).
+    Column("thread_id", BigInteger),
     # Partial: a direct message is in the inbox index only, a room post in the room index only.
     Index("ix_messages_inbox", "to", "status", "message_id", **_not_null("to")),
     Index("ix_messages_room", "room_id", "message_id", **_not_null("room_id")),
+    Index("ix_messages_thread", "thread_id", "message_id"),
     Index(
         "ix_messages_notification_reply",
         "reply_to_notification",

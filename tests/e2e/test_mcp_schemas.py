@@ -20,7 +20,7 @@ from tests.e2e.test_mcp_stdio import agent, operator_mcp
 from tests.live import LiveServer, live_server
 
 # What tools/list may weigh on the wire (docs/mcp.md says what it holds and what it costs).
-AGENT_BUDGET = 17_000
+AGENT_BUDGET = 18_000
 OPERATOR_BUDGET = 10_000
 # Tools that end something for good: a host may ask its user before running them.
 DESTRUCTIVE = {"fail_task", "approve", "reject"}
@@ -157,8 +157,15 @@ async def test_every_answer_is_its_schema_and_its_text_is_its_json(server: LiveS
         )
         await call(b, "ack_messages", {"message_ids": [sent["message_id"]]})
         await call(a, "join_room", {"room_id": "every"})
-        await call(a, "post_to_room", {"room_id": "every", "text": "hello room"})
+        posted = await call(a, "post_to_room", {"room_id": "every", "text": "hello room"})
         await call(a, "read_room", {"room_id": "every"})
+        answer = {"to": "every-a", "text": "seen", "reply_to": posted["message_id"]}
+        replied = await call(b, "send_message", answer)
+        thread = await call(a, "read_thread", {"message_id": replied["message_id"]})
+        assert [m["message_id"] for m in thread["messages"]] == [
+            posted["message_id"],
+            replied["message_id"],
+        ]
         await call(a, "list_rooms", {})
         created = await call(a, "create_task", {"title": "every task", "assignee": "every-b"})
         await call(a, "list_tasks", {"limit": 5})

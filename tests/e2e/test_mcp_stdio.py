@@ -40,6 +40,7 @@ AGENT_TOOLS = {
     "join_room",
     "post_to_room",
     "read_room",
+    "read_thread",
     "list_tasks",
     "create_task",
     "claim_task",

@@ -166,3 +166,78 @@ async def test_spaces_sync_reports_on_the_local_bridge(api: Api) -> None:
     assert report["found"] == ["r1"] and report["created"] == [] and report["failed"] == []
     await api.agent("alice")
     await api.post("/v1/spaces/sync", as_="alice", expect=403)
+
+
+async def test_a_conversation_is_one_thread_whichever_message_names_it(api: Api) -> None:
+    """Direct messages and room posts answering each other share the first one's thread; a
+    reader sees only what the API lets it read, and nothing of a thread it has no part in."""
+    for agent in ("alice", "bob", "carol"):
+        await api.agent(agent)
+    await api.post("/v1/rooms/ops/join", {"agent_id": "alice"}, as_="alice", expect=201)
+    await api.post("/v1/rooms/ops/join", {"agent_id": "bob"}, as_="bob", expect=201)
+    root = await api.post(
+        "/v1/messages", {"room_id": "ops", "text": "disk 92%"}, as_="alice", expect=201
+    )
+    assert root["thread_id"] == root["message_id"]
+    answer = {"room_id": "ops", "text": "on it", "reply_to": root["message_id"]}
+    post = await api.post("/v1/messages", answer, as_="bob", expect=201)
+    aside = {"to": "alice", "text": "it was the logs", "reply_to": post["message_id"]}
+    direct = await api.post("/v1/messages", aside, as_="bob", expect=201)
+    lunch = {"room_id": "ops", "text": "lunch?"}
+    other = await api.post("/v1/messages", lunch, as_="bob", expect=201)
+    assert post["thread_id"] == direct["thread_id"] == root["message_id"]
+    assert other["thread_id"] == other["message_id"]
+
+    thread = [post["message_id"], root["message_id"], direct["message_id"]]
+    everything = [root["message_id"], post["message_id"], direct["message_id"]]
+    for named in thread:
+        seen = await api.get(f"/v1/messages/{named}/thread", as_="alice")
+        assert seen["thread_id"] == root["message_id"]
+        assert [m["message_id"] for m in seen["messages"]] == everything
+        assert "next_cursor" not in seen
+    await api.post("/v1/rooms/ops/join", {"agent_id": "carol"}, as_="carol", expect=201)
+    joined = await api.get(f"/v1/messages/{direct['message_id']}/thread", as_="carol")
+    assert [m["message_id"] for m in joined["messages"]] == everything[:2]  # not the aside
+    operator = await api.get(f"/v1/messages/{root['message_id']}/thread", as_="operator")
+    assert [m["message_id"] for m in operator["messages"]] == everything
+    room = await api.get("/v1/rooms/ops/messages", as_="bob", thread_id=thread[1])
+    assert [m["message_id"] for m in room["messages"]] == everything[:2]
+
+    await api.agent("dave")
+    psst = {"to": "bob", "text": "psst"}
+    private = await api.post("/v1/messages", psst, as_="alice", expect=201)
+    await api.get(f"/v1/messages/{private['message_id']}/thread", as_="dave", expect=404)
+    await api.get("/v1/messages/999999/thread", as_="alice", expect=404)
+
+
+async def test_a_thread_comes_a_page_at_a_time(api: Api) -> None:
+    await api.agent("alice")
+    await api.agent("bob")
+    first = await api.post("/v1/messages", {"to": "bob", "text": "0"}, as_="alice", expect=201)
+    ids, last = [first["message_id"]], first["message_id"]
+    for n in range(1, 5):
+        answer = {"to": "bob", "text": str(n), "reply_to": last}
+        sent = await api.post("/v1/messages", answer, as_="alice", expect=201)
+        ids.append(last := sent["message_id"])
+    path = f"/v1/messages/{last}/thread"
+    pages, cursor = [], None
+    while True:
+        params = {"limit": "2"} | ({"cursor": cursor} if cursor else {})
+        page = await api.get(path, as_="bob", **params)
+        pages.append([m["message_id"] for m in page["messages"]])
+        cursor = page.get("next_cursor")
+        if cursor is None:
+            break
+    assert pages == [ids[0:2], ids[2:4], ids[4:5]]
+    await api.get(path, as_="bob", limit="1001", expect=422)
+    await api.get(path, as_="bob", cursor="forged", expect=422)
+
+
+async def test_the_operators_answers_to_one_notification_are_one_thread(api: Api) -> None:
+    await api.agent("alice")
+    asked = await api.post("/v1/notify", {"text": "may I?"}, as_="alice", expect=201)
+    reply = {"platform_message_id": asked["platform_message_id"], "text": "yes"}
+    first = await api.post("/v1/notify/replies", reply, expect=201)
+    second = await api.post("/v1/notify/replies", reply | {"text": "and be quick"}, expect=201)
+    assert first["thread_id"] == first["message_id"]
+    assert second["thread_id"] == first["message_id"]

@@ -146,3 +146,50 @@ async def test_answers_kept_in_the_clear_are_gone_from_the_files_after_0007(
     await storage.close()
     after = b"".join(p.read_bytes() for p in storage.path.parent.glob("relay.db*"))
     assert b"SECRET-kept-by-0006" not in after
+
+
+@pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
+async def test_messages_stored_before_threads_are_put_in_their_threads(storage: Storage) -> None:
+    """0018 follows each stored message's reply_to to the first message of its conversation;
+    one answering a message that is gone starts its own; those written after it get theirs."""
+    assert isinstance(storage, SqlStorage)
+
+    def to_0017(connection: Any) -> None:
+        from alembic import command
+
+        command.downgrade(alembic_config(connection), "0017")
+
+    await storage.run_sync(to_0017)
+    now = datetime.now(UTC).replace(tzinfo=None)
+
+    def insert_old_messages(connection: Any) -> None:
+        connection.execute(
+            text(
+                "INSERT INTO agents (agent_id, capabilities, metadata, created_at, updated_at) "
+                "VALUES ('old', '[]', '{}', :now, :now)"
+            ),
+            {"now": now},
+        )
+        for message_id, reply_to in ((1, None), (2, 1), (3, 2), (4, None), (5, 3), (6, 99)):
+            connection.execute(
+                text(
+                    'INSERT INTO messages (message_id, from_agent, "to", text, payload, '
+                    "reply_to, status, created_at) "
+                    "VALUES (:id, 'old', 'old', 'm', '{}', :reply_to, 'pending', :now)"
+                ),
+                {"id": message_id, "reply_to": reply_to, "now": now},
+            )
+
+    await storage.run_sync(insert_old_messages)
+    await storage.migrate()
+    async with storage.unit_of_work(write=True) as uow:
+        threads = {m.message_id: m.thread_id for m in await uow.messages.find()}
+        assert threads == {1: 1, 2: 1, 3: 1, 4: 4, 5: 1, 6: 6}
+        new = m.Message(
+            message_id=100, from_agent="old", to="old", text="n", status="pending", created_at=now
+        )
+        await uow.messages.insert(new)
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        stored = await uow.messages.get(100)
+        assert stored is not None and stored.thread_id == 100  # the database gives its own id

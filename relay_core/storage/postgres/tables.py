@@ -79,7 +79,7 @@ class Transaction:
             raise StaleWrite(f"{', '.join(u.sql.spec.name for u in unsent)}: {exc}") from exc
         for u, key in zip(unsent, keys, strict=True):
             if u.generated:
-                setattr(u.record, u.sql.spec.key, key)
+                u.sql.spec.keyed(u.record, key)
             if u.about is not None:
                 stamped(u.record, unsent[u.about].record)
 
@@ -122,7 +122,7 @@ class PgTable(ThroughModels, Generic[R]):
         except INTEGRITY as exc:
             raise StaleWrite(f"{spec.name}: {exc}") from exc
         if generated:
-            setattr(record, spec.key, key)
+            spec.keyed(record, key)
         return record
 
     async def add(self, record: R) -> None:

@@ -32,7 +32,7 @@ class SqliteTable(Generic[R]):
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"{spec.name}: {exc}") from exc
         if generated:
-            setattr(record, spec.key, cursor.lastrowid)
+            spec.keyed(record, cursor.lastrowid)
         return record
 
     async def add(self, record: R) -> None:
