@@ -189,3 +189,10 @@ async def test_a_reply_on_matrix_answers_the_agent_and_updates_telegram_and_slac
             await asyncio.sleep(0.1)
         assert json.loads(edit.calls.last.request.content)["text"].endswith("Answered: go ahead")
         assert fake.called("chat.update")[-1]["text"].endswith("*Answered:* go ahead")
+        # A second answer, given on Telegram's message (as the API takes it), joins the first's
+        # conversation.
+        [answered] = box["messages"]
+        telegram_id = note["deliveries"][0]["platform_message_id"]
+        again = {"platform_message_id": telegram_id, "text": "and be quick"}
+        second = await api.post("/v1/notify/replies", again, expect=201)
+        assert answered["thread_id"] == answered["message_id"] == second["thread_id"]

@@ -134,25 +134,10 @@ class TableSql:
 
         def build() -> str:
             names = ", ".join(quote(c) for c in columns)
-            if self.spec.key_defaults and self.spec.key not in columns:
-                return self._insert_keyed(columns, names)
             marks = ", ".join("?" for _ in columns)
             return f"INSERT INTO {self.name} ({names}) VALUES ({marks})"
 
         return self.cached(("insert", columns), build)
-
-    def _insert_keyed(self, columns: tuple[str, ...], names: str) -> str:
-        """An INSERT that gives the row its key, the one SQLite would (the largest plus one),
-        and that key to the ``key_defaults`` given none, in one write: the database's trigger
-        would write the row a second time (docs/performance.md, "Threads")."""
-        key = self.key
-        defaulted = self.spec.key_defaults
-        values = ", ".join(f"COALESCE(?, next.{key})" if c in defaulted else "?" for c in columns)
-        following = f"SELECT IFNULL(MAX({key}), 0) + 1 AS {key} FROM {self.name}"
-        return (
-            f"INSERT INTO {self.name} ({key}, {names}) "
-            f"SELECT next.{key}, {values} FROM ({following}) AS next"
-        )
 
     def statement(
         self,
