@@ -426,6 +426,29 @@ class RoomMessagesResponse(Resource):
     count: int
 
 
+SearchKind = Literal["message", "room_post", "task", "approval", "action"]
+
+
+class SearchHit(Resource):
+    """A record that answers a search: what it is, where the words stand (each match in ``[``
+    and ``]``), and who wrote it where."""
+
+    kind: SearchKind
+    id: int
+    title: str | None = None
+    snippet: str
+    score: float
+    created_at: datetime
+    from_agent: str | None = None
+    room_id: str | None = None
+
+
+class SearchResponse(Page):
+    """What was found, best first (then newer first)."""
+
+    hits: list[SearchHit]
+
+
 class ThreadResponse(Page):
     """A conversation: its first message and every answer the caller may read, oldest first."""
 

@@ -178,6 +178,18 @@ MESSAGES_THREAD = Op(
     ),
 )
 
+SEARCH = Op(
+    "search",
+    "GET",
+    "/v1/search",
+    m.SearchResponse,
+    query=p.SearchQuery,
+    doc=(
+        "What agents and the operator wrote, found by words (web-search syntax): messages, room "
+        "posts, tasks, approvals and actions the caller may read, best first; a page at a time."
+    ),
+)
+
 NOTIFY_SEND = Op(
     "notify.send",
     "POST",

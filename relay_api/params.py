@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -140,6 +141,36 @@ class ApprovalsQuery(PageQuery):
 
 class InterventionsQuery(PageQuery):
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
+
+
+SEARCH_KINDS = ("message", "room_post", "task", "approval", "action")
+SearchKinds = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^(message|room_post|task|approval|action)(,(message|room_post|task|approval|action))*$"
+    ),
+]
+
+
+class SearchQuery(Params):
+    """What to find, where, and a page of what was found."""
+
+    q: Annotated[str, StringConstraints(min_length=1, max_length=500)] = Field(
+        description='Words (all must appear), "a quoted phrase", -excluded, OR'
+    )
+    kinds: SearchKinds | None = Field(
+        default=None, description=f"Comma-separated, among {', '.join(SEARCH_KINDS)}; omitted: all"
+    )
+    agent_id: ResourceId | None = Field(default=None, description="Only what this agent wrote")
+    room_id: ResourceId | None = Field(default=None, description="Only what was said in this room")
+    since: datetime | None = Field(default=None, description="Only what was written from then")
+    until: datetime | None = Field(default=None, description="Only what was written before then")
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: str | None = Field(
+        default=None,
+        max_length=MAX_CURSOR_LENGTH,
+        description="The `next_cursor` of the previous page; omitted: the first page",
+    )
 
 
 class ActionsQuery(PageQuery):

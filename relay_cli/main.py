@@ -27,6 +27,7 @@ from relay_cli.commands import (
     notify,
     policies,
     rooms,
+    search,
     serve,
     spaces,
     tasks,
@@ -56,6 +57,7 @@ app.add_typer(interventions.app, name="interventions")
 app.add_typer(events.app, name="events")
 app.command("inbox")(agents.inbox)
 app.command("notify")(notify.notify)
+app.command("search")(search.search)
 
 
 @app.callback()

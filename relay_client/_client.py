@@ -11,10 +11,8 @@ from typing import Any, ClassVar, Generic, TypedDict, TypeVar, Unpack
 import httpx
 from pydantic import BaseModel
 
-from relay_api import operations as ops
-from relay_api.models import Health, Status
 from relay_client._base import ClientConfig, Outcome, decode, prepared, resumed
-from relay_client._flow import C, Driven, Send, flow_method
+from relay_client._flow import C, Send
 from relay_client.resources._generated import (
     Actions,
     Agents,
@@ -25,6 +23,7 @@ from relay_client.resources._generated import (
     Notify,
     Policies,
     Rooms,
+    Root,
     Spaces,
     Tasks,
 )
@@ -48,8 +47,9 @@ class ClientOptions(TypedDict, Generic[Transport], total=False):
     transport: Transport | None
 
 
-class _Resources(Driven[C]):
-    """What both clients offer, each method of the client's kind (sync or async)."""
+class _Resources(Root[C]):
+    """What both clients offer, each method of the client's kind (sync or async): their own
+    (``health``, ``status``, ``search``) and their resources'."""
 
     def __init__(self, client: C, url: str | None, options: ClientOptions[Any]) -> None:
         self.config = ClientConfig.resolve(
@@ -60,7 +60,7 @@ class _Resources(Driven[C]):
             max_retries=options.get("max_retries"),
             anonymous=options.get("anonymous", False),
         )
-        self._client = client
+        Root.__init__(self, client)  # not super(): mypy checks it once per client kind
         self.agents: Agents[C] = Agents(client)
         self.messages: Messages[C] = Messages(client)
         self.notify: Notify[C] = Notify(client)
@@ -73,16 +73,6 @@ class _Resources(Driven[C]):
         self.policies: Policies[C] = Policies(client)
         self.interventions: Interventions[C] = Interventions(client)
         self.events: Events[C] = Events(client)
-
-    @flow_method
-    def health(self) -> Send[Health]:
-        """Alive, and which version."""
-        return Send(ops.HEALTH)
-
-    @flow_method
-    def status(self) -> Send[Status]:
-        """Version, uptime, backends, counts, and who the token is (``caller``)."""
-        return Send(ops.STATUS)
 
 
 class RelayClient(_Resources["RelayClient"]):

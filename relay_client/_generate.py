@@ -52,9 +52,11 @@ SHAPES = {
     # An enrollment's status is read with the claim that proves it is the caller's.
     "enroll.status": Shape(positional=("claim",)),
 }
-# Written by hand: the stream is a loop over the feed, not one request (resources/events.py);
-# health and status are the client's own methods (_client.py).
-BY_HAND = {"events.stream", "health", "status"}
+# Written by hand: the stream is a loop over the feed, not one request (resources/events.py).
+BY_HAND = {"events.stream"}
+# The class of the operations named without a resource (``health``, ``search``): the client's
+# own methods (``client.search("tls")``), which the clients inherit.
+ROOT = "Root"
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ class Method:
 
     @property
     def resource(self) -> str:
-        return self.op.id.split(".")[0]
+        """The resource the method is on, or "" for the client's own."""
+        return self.op.id.split(".")[0] if "." in self.op.id else ""
 
     @property
     def name(self) -> str:
@@ -224,8 +227,9 @@ def _iterate(method: Method) -> list[str]:
 
 
 def _class(resource: str, methods: list[Method]) -> list[str]:
-    name = "".join(part.title() for part in resource.split("_"))
-    lines = [f"class {name}(Resource[C]):", f'    """``client.{resource}``."""', ""]
+    name = "".join(part.title() for part in resource.split("_")) or ROOT
+    doc = f"``client.{resource}``." if resource else "What the client itself offers."
+    lines = [f"class {name}(Resource[C]):", f'    """{doc}"""', ""]
     for method in methods:
         lines += ["    " + line if line else "" for line in _method(method)]
         if _items(method.op) is not None:

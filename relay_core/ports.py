@@ -14,6 +14,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, TypeAdapter
@@ -21,6 +22,7 @@ from pydantic import BaseModel, TypeAdapter
 from relay_api import models as m
 from relay_core import records
 from relay_core.hub import Hub
+from relay_core.search_query import Query
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -252,6 +254,54 @@ class Table(Protocol[R]):
         ...
 
 
+@dataclass(frozen=True)
+class SearchSpec:
+    """A search as the index runs it: the query, the kinds, whose reading (``reader``: an agent,
+    who finds what the API lets it read; None for the operator, who reads everything), the
+    filters, and where the previous page ended (``after``: a hit's score, time and key)."""
+
+    query: Query
+    kinds: tuple[str, ...]
+    reader: str | None
+    agent_id: str | None = None
+    room_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    after: tuple[float, datetime, int] | None = None
+    limit: int = 20
+
+
+class SearchRow(NamedTuple):
+    """A hit as the index answers it; ``key`` orders hits of one score and time."""
+
+    key: int
+    kind: str
+    id: int
+    title: str | None
+    snippet: str
+    score: float
+    created_at: datetime
+    from_agent: str | None
+    room_id: str | None
+
+
+class SearchIndex(Protocol):
+    """What agents and the operator wrote, kept searchable as it is written (in the same
+    transaction) by the store: messages and room posts (subject, text), tasks (title,
+    description, payload's strings, result's strings, its events' messages), approvals
+    (title, detail), actions (action, target, outcome, params' strings)."""
+
+    async def search(self, spec: SearchSpec) -> list[SearchRow]:
+        """The hits of ``spec``, best first (then newer, then by key): at most ``limit``."""
+        ...
+
+
+# Each kind's place in an index key (a record's id times KINDS, plus its kind's place): a
+# message and a task of the same id are two entries.
+KIND_CODES = {"message": 1, "room_post": 1, "task": 2, "approval": 3, "action": 4}
+KINDS = 8
+
+
 FEED = "events"  # the hub topic that wakes the event feed's readers
 
 
@@ -341,6 +391,7 @@ class UnitOfWork(Protocol):
     policies: Table[m.Policy]
     policy_versions: Table[records.PolicyVersion]
     policy_uses: Table[records.PolicyUse]
+    search_index: SearchIndex
 
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""

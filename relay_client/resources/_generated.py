@@ -17,6 +17,77 @@ from relay_client._flow import C, Items, Send, flow_iterator, flow_method
 from relay_client.resources._resource import Resource
 
 
+class Root(Resource[C]):
+    """What the client itself offers."""
+
+    @flow_method
+    def health(self) -> Send[m.Health]:
+        """Alive, and which version."""
+        return Send(ops.HEALTH)
+
+    @flow_method
+    def status(self) -> Send[m.Status]:
+        """Version, uptime, backends and the counts that say what is going on."""
+        return Send(ops.STATUS)
+
+    @flow_method
+    def search(
+        self,
+        q: str,
+        *,
+        kinds: str | None = None,
+        agent_id: str | None = None,
+        room_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Send[m.SearchResponse]:
+        """What agents and the operator wrote, found by words (web-search syntax): messages, room
+        posts, tasks, approvals and actions the caller may read, best first; a page at a time."""
+        return Send(
+            ops.SEARCH,
+            params=wire(
+                q=q,
+                kinds=kinds,
+                agent_id=agent_id,
+                room_id=room_id,
+                since=since,
+                until=until,
+                limit=limit,
+                cursor=cursor,
+            ),
+        )
+
+    @flow_iterator
+    def iterate_search(
+        self,
+        q: str,
+        *,
+        kinds: str | None = None,
+        agent_id: str | None = None,
+        room_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+    ) -> Items[m.SearchHit]:
+        """Every item of ``search``, following its cursors page after page."""
+        return self._pages(
+            ops.SEARCH,
+            wire(
+                q=q,
+                kinds=kinds,
+                agent_id=agent_id,
+                room_id=room_id,
+                since=since,
+                until=until,
+                limit=limit,
+            ),
+            None,
+            "hits",
+        )
+
+
 class Agents(Resource[C]):
     """``client.agents``."""
 

@@ -15,6 +15,7 @@ from relay_core.services.messages import MessagesService
 from relay_core.services.notify import NotifyService
 from relay_core.services.policies import PoliciesService
 from relay_core.services.rooms import RoomsService
+from relay_core.services.search import SearchService
 from relay_core.services.spaces import SpacesService
 from relay_core.services.system import SystemService
 from relay_core.services.tasks import TasksService
@@ -40,4 +41,5 @@ class Services:
         self.policies = PoliciesService(ctx)
         self.interventions = InterventionsService(ctx)
         self.events = EventsService(ctx)
+        self.search = SearchService(ctx)
         self.system = SystemService(ctx)

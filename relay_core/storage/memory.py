@@ -9,21 +9,27 @@ from __future__ import annotations
 import asyncio
 import itertools
 import operator
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Generic
+from datetime import datetime
+from typing import Any, Generic, NamedTuple
 
 from pydantic import BaseModel
 
 from relay_api import models as m
+from relay_core import search_query
 from relay_core.hub import Hub
 from relay_core.ports import (
     FEED,
+    KIND_CODES,
+    KINDS,
     TABLES,
     Cond,
     Expect,
     Increment,
     R,
+    SearchRow,
+    SearchSpec,
     StaleWrite,
     TableSpec,
     UnitOfWork,
@@ -177,6 +183,111 @@ class MemoryTable(ThroughModels, Generic[R]):
         return newest
 
 
+def _strings(value: Any) -> list[str]:
+    """The strings in a JSON value, in order."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+class _Entry(NamedTuple):
+    key: int
+    kind: str
+    id: int
+    title: str | None
+    body: str
+    from_agent: str | None
+    to: str | None
+    room_id: str | None
+    audience: str | None
+    created_at: datetime
+
+
+class MemorySearch:
+    """The search index of the memory store: each record's entry made as it is searched, as
+    the SQL stores' triggers make it as it is written (revision 0019)."""
+
+    def __init__(self, tables: dict[str, MemoryTable[Any]]) -> None:
+        self._tables = tables
+
+    def _rows(self, name: str) -> list[Any]:
+        return list(self._tables[name]._rows.values())
+
+    def _entries(self) -> Iterator[_Entry]:
+        for message in self._rows("messages"):
+            kind = "message" if message.room_id is None else "room_post"
+            yield _Entry(
+                message.message_id * KINDS + KIND_CODES[kind], kind, message.message_id,
+                message.subject, message.text, message.from_agent, message.to, message.room_id,
+                None, message.created_at,
+            )  # fmt: skip
+        told: dict[int, list[str]] = {}
+        for event in self._rows("task_events"):
+            if event.message is not None:
+                told.setdefault(event.task_id, []).append(event.message)
+        for task in self._rows("tasks"):
+            words = [task.description or "", *_strings(task.payload), *_strings(task.result)]
+            yield _Entry(
+                task.task_id * KINDS + KIND_CODES["task"], "task", task.task_id, task.title,
+                " ".join([*words, *told.get(task.task_id, [])]), task.created_by, None,
+                task.room_id, m.EVERYONE, task.created_at,
+            )  # fmt: skip
+        for approval in self._rows("approvals"):
+            yield _Entry(
+                approval.approval_id * KINDS + KIND_CODES["approval"], "approval",
+                approval.approval_id, approval.title, approval.detail or "",
+                approval.requested_by, None, None, approval.audience, approval.created_at,
+            )  # fmt: skip
+        for action in self._rows("actions"):
+            body = " ".join([action.target or "", action.outcome or "", *_strings(action.params)])
+            yield _Entry(
+                action.action_id * KINDS + KIND_CODES["action"], "action", action.action_id,
+                action.action, body, action.agent_id, None, None, None, action.created_at,
+            )  # fmt: skip
+
+    def _readable(self, reader: str) -> Callable[[_Entry], bool]:
+        rooms = {r.room_id for r in self._rows("room_members") if r.agent_id == reader}
+        return lambda e: (
+            e.audience in (m.EVERYONE, reader)
+            or reader in (e.from_agent, e.to)
+            or e.room_id in rooms
+        )
+
+    async def search(self, spec: SearchSpec) -> list[SearchRow]:
+        readable = self._readable(spec.reader) if spec.reader is not None else None
+        found: list[SearchRow] = []
+        for e in self._entries():
+            if e.kind not in spec.kinds or (readable is not None and not readable(e)):
+                continue
+            if spec.agent_id is not None and e.from_agent != spec.agent_id:
+                continue
+            if spec.room_id is not None and e.room_id != spec.room_id:
+                continue
+            if (spec.since and e.created_at < spec.since) or (
+                spec.until and e.created_at >= spec.until
+            ):
+                continue
+            if not search_query.matches(spec.query, f"{e.title or ''} . {e.body}"):
+                continue
+            score = search_query.score(spec.query, e.title or "", e.body)
+            hit = SearchRow(
+                e.key, e.kind, e.id, e.title, search_query.snippet(spec.query, e.body), score,
+                e.created_at, e.from_agent, e.room_id,
+            )  # fmt: skip
+            if spec.after is None or _order(hit) < spec.after:
+                found.append(hit)
+        found.sort(key=_order, reverse=True)
+        return found[: spec.limit]
+
+
+def _order(hit: SearchRow) -> tuple[float, datetime, int]:
+    return (hit.score, hit.created_at, hit.key)
+
+
 class MemoryUnitOfWork:
     """Tables bound to one undo log."""
 
@@ -188,6 +299,7 @@ class MemoryUnitOfWork:
         self._topics: set[str] = set()
         for spec in TABLES:
             setattr(self, spec.name, storage.tables[spec.name].bind(self._undo))
+        self.search_index = MemorySearch(storage.tables)
 
     def publish(self, topic: str) -> None:
         self._topics.add(topic)

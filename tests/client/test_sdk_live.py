@@ -128,10 +128,15 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
 
     room = f"room-{run}"
     await alice.rooms.join(room)
-    await alice.messages.send("in the room", room_id=room)
+    posted = await alice.messages.send("in the room", room_id=room)
     assert [m.text for m in (await alice.rooms.messages(room, limit=10)).messages] == [
         "in the room"
     ]
+    answered = await alice.messages.send(f"answer {run}", room_id=room, reply_to=posted.message_id)
+    thread = await alice.messages.thread(answered.message_id)
+    assert [m.message_id for m in thread.messages] == [posted.message_id, answered.message_id]
+    [hit] = (await alice.search(f'"answer {run}"', kinds="room_post")).hits
+    assert (hit.id, hit.room_id) == (answered.message_id, room)
     assert room in {r.room_id for r in (await bob.rooms.list()).rooms}
 
     space = await op.spaces.create(f"Space {run}")

@@ -46,6 +46,7 @@ from relay_core.storage.postgres.outages import (
     sqlstate,
     unavailable,
 )
+from relay_core.storage.postgres.search import PgSearch
 from relay_core.storage.postgres.sql import Composed, TableSql
 from relay_core.storage.postgres.tables import PgTable, Transaction
 from relay_core.storage.rows import decode_json, encode_json
@@ -80,6 +81,11 @@ class PgUnitOfWork:
         self._sqls = sqls
         self._hub = hub
         self._hints = hints
+
+    @property
+    def search_index(self) -> PgSearch:
+        """The search index, in this unit's transaction."""
+        return PgSearch(self._tx)
 
     def __getattr__(self, name: str) -> PgTable[Any]:
         """A table, made on first use (a unit touches few of them)."""

@@ -37,7 +37,7 @@ _recent: tuple[tuple[datetime, str], tuple[datetime, str]] = (
 ) * 2
 
 
-def _encode_datetime(value: datetime) -> str:
+def encode_datetime(value: datetime) -> str:
     # The text SQLAlchemy's SQLite dialect stores (naive UTC, always with microseconds), so
     # comparisons stay textual and rows written by either read the same.
     global _recent
@@ -52,7 +52,7 @@ def _encode_datetime(value: datetime) -> str:
     return text
 
 
-def _decode_datetime(value: str) -> datetime:
+def decode_datetime(value: str) -> datetime:
     return datetime.fromisoformat(value + "+00:00")
 
 
@@ -61,7 +61,7 @@ def _codecs(table: Table) -> dict[str, tuple[Encode, Decode]]:
     codecs: dict[str, tuple[Encode, Decode]] = {}
     for column in table.columns:
         if isinstance(column.type, UTCDateTime):
-            codecs[column.name] = (_encode_datetime, _decode_datetime)
+            codecs[column.name] = (encode_datetime, decode_datetime)
         elif isinstance(column.type, JSON):
             codecs[column.name] = (encode_json, decode_json)
         elif isinstance(column.type, Boolean):

@@ -12,8 +12,9 @@ The column is the adapter's, not a schema revision's. SQLite cannot add a stored
 table, so when the store opens and the table's definition is not the one the running code's
 models give (an older Relay's table, a model's field added, a revision that rebuilt the
 table), the table is made again with it: renamed aside, created, its rows copied, the old one
-dropped, its indexes made, in one transaction with foreign keys off (the rows that reference
-tasks stay as they are). The column always holds what this code's ``model_dump_json`` writes.
+dropped, its indexes and triggers made, in one transaction with foreign keys off (the rows
+that reference tasks stay as they are). The column always holds what this code's
+``model_dump_json`` writes.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def keep(conn: sqlite3.Connection, spec: TableSpec, table: Table) -> None:
         return
     name, aside = quote(table.name), quote(f"{table.name}_before_json")
     columns = ", ".join(quote(c.name) for c in table.columns)
+    # The table's triggers (search's, revision 0019) go with it when it is dropped: made again.
+    triggers = [
+        sql
+        for (sql,) in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", (table.name,)
+        )
+    ]
     conn.execute("PRAGMA foreign_keys=OFF")
     # Renamed aside without rewriting the references other tables make to it by name.
     conn.execute("PRAGMA legacy_alter_table=ON")
@@ -69,6 +77,8 @@ def keep(conn: sqlite3.Connection, spec: TableSpec, table: Table) -> None:
             conn.execute(f"DROP TABLE {aside}")  # and its indexes, made again below
             for index in table.indexes:
                 conn.execute(str(CreateIndex(index).compile(dialect=sqlite.dialect())))
+            for trigger in triggers:
+                conn.execute(trigger)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

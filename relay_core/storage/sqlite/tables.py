@@ -8,6 +8,7 @@ from typing import Any, Generic, cast
 
 from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, R, StaleWrite, expected
 from relay_core.storage.conditions import SQLITE, quote, shape, where
+from relay_core.storage.sqlite.search import SqliteSearch
 from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql
 
 
@@ -208,6 +209,7 @@ class SqliteTable(Generic[R]):
         return {getattr(record, field): record for record in found}
 
 
-def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection) -> dict[str, SqliteTable[Any]]:
-    """Every table's verbs on one connection."""
-    return {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
+def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection) -> dict[str, Any]:
+    """Every table's verbs on one connection, and the search index's."""
+    tables: dict[str, Any] = {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
+    return tables | {"search_index": SqliteSearch(conn)}

@@ -232,7 +232,7 @@ class WriteUnit:
     events: SqliteTable[m.Event]
 
     @classmethod
-    def with_tables(cls, tables: Mapping[str, SqliteTable[Any]]) -> type[WriteUnit]:
+    def with_tables(cls, tables: Mapping[str, Any]) -> type[WriteUnit]:
         """The class of units whose tables are these."""
         return type(cls.__name__, (cls,), dict(tables))
 

@@ -1,0 +1,93 @@
+"""Search on SQLite: the FTS5 table ``search_index`` (revision 0019), kept by triggers as rows
+are written; BM25 ranks (a title's words weigh twice a body's), ``snippet()`` shows them."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from relay_core.ports import SearchRow, SearchSpec
+from relay_core.search_query import SNIPPET_CHARS, fts5
+from relay_core.storage.sqlite.sql import decode_datetime, encode_datetime
+
+SCORE = "-bm25(search_index, 2.0, 1.0)"
+# What an agent may read: what it wrote or was sent, what everyone may, its rooms' posts.
+READABLE = (
+    "(audience = '*' OR audience = :me OR from_agent = :me OR to_agent = :me "
+    "OR room_id IN (SELECT room_id FROM room_members WHERE agent_id = :me))"
+)
+AFTER = (
+    f"({SCORE} < :score OR ({SCORE} = :score AND (created_at < :at "
+    "OR (created_at = :at AND rowid < :key))))"
+)
+
+
+class SqliteSearch:
+    """The search index on one connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    async def search(self, spec: SearchSpec) -> list[SearchRow]:
+        match = fts5(spec.query)
+        where, params = _conditions(spec)
+        found = self._conn.execute(
+            f"SELECT rowid, kind, ref_id, title, {SCORE}, created_at, from_agent, room_id "
+            f"FROM search_index WHERE search_index MATCH :match{where} "
+            f"ORDER BY 5 DESC, created_at DESC, rowid DESC LIMIT :limit",
+            params | {"match": match, "limit": spec.limit},
+        ).fetchall()
+        snippets = self._snippets(match, [row[0] for row in found])
+        return [
+            SearchRow(
+                key,
+                kind,
+                ref_id,
+                title,
+                snippets.get(key, ""),
+                score,
+                decode_datetime(at),
+                by,
+                room,
+            )
+            for key, kind, ref_id, title, score, at, by, room in found
+        ]
+
+    def _snippets(self, match: str, keys: list[int]) -> dict[int, str]:
+        """Each hit's snippet, made for the page's hits only (not for every match)."""
+        if not keys:
+            return {}
+        marks = ", ".join("?" for _ in keys)
+        rows = self._conn.execute(
+            "SELECT rowid, snippet(search_index, 1, '[', ']', '…', 32) FROM search_index "
+            f"WHERE search_index MATCH ? AND rowid IN ({marks})",
+            [match, *keys],
+        )
+        return {key: text[:SNIPPET_CHARS] for key, text in rows}
+
+
+def _conditions(spec: SearchSpec) -> tuple[str, dict[str, Any]]:
+    """The filters of ``spec`` as SQL (each starting with AND), and their parameters."""
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    kinds = {f"kind{n}": kind for n, kind in enumerate(spec.kinds)}
+    where.append(f"kind IN ({', '.join(':' + name for name in kinds)})")
+    params |= kinds
+    if spec.reader is not None:
+        where.append(READABLE)
+        params["me"] = spec.reader
+    if spec.agent_id is not None:
+        where.append("from_agent = :agent")
+        params["agent"] = spec.agent_id
+    if spec.room_id is not None:
+        where.append("room_id = :room")
+        params["room"] = spec.room_id
+    for name, value, op in (("since", spec.since, ">="), ("until", spec.until, "<")):
+        if value is not None:
+            where.append(f"created_at {op} :{name}")
+            params[name] = encode_datetime(value)
+    if spec.after is not None:
+        score, at, key = spec.after
+        where.append(AFTER)
+        params |= {"score": score, "at": encode_datetime(at), "key": key}
+    return "".join(f" AND {condition}" for condition in where), params
