@@ -15,6 +15,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from relay_api import models as m
+from relay_api import params as p
 from relay_api.models import Message
 from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
 from relay_mcp import answers as a
@@ -165,6 +166,22 @@ async def read_thread(
     messages = a.lines(a.Mail, page.messages)
     thread = a.Thread(thread_id=page.thread_id, messages=messages, next_cursor=page.next_cursor)
     return await answer(relay, thread)
+
+
+@agent_tool(READ, "Search")
+async def search(
+    relay: AsyncRelayClient,
+    q: Annotated[str, like(p.SearchQuery, "q", 'words; "a phrase", -word, OR')],
+    kinds: Annotated[
+        str | None, like(p.SearchQuery, "kinds", "e.g. 'message,task'; none: all kinds")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=100, description="how many at most")] = 10,
+    cursor: Cursor = None,
+) -> Annotated[CallToolResult, a.Found]:
+    """Find messages, room posts, tasks, approvals, actions by their words (what you may read)."""
+    page = await relay.search(q, kinds=kinds, limit=limit, cursor=cursor)
+    hits = a.lines(a.Hit, page.hits)
+    return await answer(relay, a.Found(hits=hits, next_cursor=page.next_cursor))
 
 
 @agent_tool(READ, "List tasks")

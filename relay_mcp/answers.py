@@ -84,6 +84,22 @@ class RoomPage(Answer):
     messages: list[Mail]
 
 
+class Hit(BaseModel):
+    """A search hit, as a model reads it: read_thread(id) for a message, the API for the rest."""
+
+    kind: str
+    id: int
+    title: str | None = None
+    snippet: str
+    from_agent: str | None = None
+    room_id: str | None = None
+
+
+class Found(Answer):
+    hits: list[Hit]
+    next_cursor: str | None = None
+
+
 class Thread(Answer):
     thread_id: int
     messages: list[Mail]

@@ -251,5 +251,5 @@ async def set_policy(
 
 
 # The operator hands out work and writes to agents as they do, with the same tools.
-SHARED = ("send_message", "create_task", "list_tasks")
+SHARED = ("send_message", "create_task", "list_tasks", "search", "read_thread")
 OPERATOR_TOOLS.extend(tool for tool in AGENT_TOOLS if tool.function.__name__ in SHARED)
