@@ -275,13 +275,18 @@ class MemorySearch:
                 continue
             score = search_query.score(spec.query, e.title or "", e.body)
             hit = SearchRow(
-                e.key, e.kind, e.id, e.title, search_query.snippet(spec.query, e.body), score,
+                e.key, e.kind, e.id, e.title, search_query.snippet(spec.query, _shown(e)), score,
                 e.created_at, e.from_agent, e.room_id,
             )  # fmt: skip
             if spec.after is None or _order(hit) < spec.after:
                 found.append(hit)
         found.sort(key=_order, reverse=True)
         return found[: spec.limit]
+
+
+def _shown(entry: _Entry) -> str:
+    """What a snippet is cut from: the title and the body."""
+    return " · ".join(part for part in (entry.title, entry.body) if part)
 
 
 def _order(hit: SearchRow) -> tuple[float, datetime, int]:

@@ -466,3 +466,42 @@ def test_words_stay_whole_in_a_wide_table(page: Any, server: LiveServer) -> None
     page.locator("td[data-label=From]").first.wait_for()
     assert page.locator("td[data-label=From]").first.inner_text() == "deployer"
     assert lines_of(page, "td[data-label=From]") == 1
+
+
+def test_the_search_box_finds_a_conversation_a_task_and_an_approval(
+    page: Any, server: LiveServer
+) -> None:
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "builder"}).json()["token"]
+        agent = {"Authorization": f"Bearer {token}"}
+        asked = op.post("/v1/messages", json={"to": "builder", "text": "is the TLS cert renewed?"})
+        answer = {
+            "to": "operator",
+            "text": "renewing it now",
+            "reply_to": asked.json()["message_id"],
+        }
+        op.post("/v1/agents/register", json={"agent_id": "operator-desk"})
+        answer["to"] = "operator-desk"
+        op.post("/v1/messages", json=answer, headers=agent)
+        task = op.post("/v1/tasks", json={"title": "Renew the TLS cert"}).json()
+        request = {"title": "Restart nginx after the TLS cert swap"}
+        approval = op.post("/v1/approvals", json=request, headers=agent).json()
+    sign_in(page, server)
+    page.locator("#view[data-view=approvals]").wait_for()
+    page.get_by_label("Search what was written").fill('"tls cert"')
+    page.get_by_label("Search what was written").press("Enter")
+    page.locator("#view[data-view=search]").wait_for()
+    results = page.locator("#view table")
+    results.get_by_text("renewed?").first.wait_for()
+    assert {"TLS cert", "TLS"} & set(results.locator("mark").all_inner_texts())
+    shot(page, "view-search")
+    page.get_by_role("button", name=f"message {asked.json()['message_id']}").click()
+    conversation = page.locator("#thread")
+    conversation.get_by_text("renewing it now").wait_for()
+    assert "is the TLS cert renewed?" in conversation.inner_text()
+    page.get_by_role("link", name=f"task {task['task_id']}").click()
+    page.locator("#trail").get_by_text(f"Trail of task {task['task_id']}").wait_for()
+    page.get_by_label("Search what was written").fill("nginx")
+    page.get_by_label("Search what was written").press("Enter")
+    page.get_by_role("link", name=f"approval {approval['approval_id']}").click()
+    page.locator(f"article.named[data-approval='{approval['approval_id']}']").wait_for()

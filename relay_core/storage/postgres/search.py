@@ -63,7 +63,7 @@ class PgSearch:
         # The headline is made for the page's hits only, once they are chosen.
         text = (
             "SELECT key, kind, ref_id, title, score, created_at, from_agent, room_id, "
-            f"ts_headline('simple', body, q, '{HEADLINE}') "
+            f"ts_headline('simple', concat_ws(' · ', title, nullif(body, '')), q, '{HEADLINE}') "
             f"FROM (SELECT * FROM ({hits}) AS hits {after} {order} LIMIT {limit}) AS page {order}"
         )
         conn = await self._tx.ready()

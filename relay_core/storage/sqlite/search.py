@@ -59,7 +59,8 @@ class SqliteSearch:
             return {}
         marks = ", ".join("?" for _ in keys)
         rows = self._conn.execute(
-            "SELECT rowid, snippet(search_index, 1, '[', ']', '…', 32) FROM search_index "
+            # -1: from the column that matches best (a title, where the body does not).
+            "SELECT rowid, snippet(search_index, -1, '[', ']', '…', 32) FROM search_index "
             f"WHERE search_index MATCH ? AND rowid IN ({marks})",
             [match, *keys],
         )

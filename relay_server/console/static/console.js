@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN_KEY = "relay.operator-token";
-const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications", "policies"];
+const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications", "policies", "search"];
 const DRAFT_KEY = "relay.policy-draft";
 let token = sessionStorage.getItem(TOKEN_KEY);
 let cursor = null;
@@ -88,6 +88,17 @@ async function listAll(path, field, most = 5000) {
 
 // ---------------------------------------------------------------- views
 
+// Once the view is on the page: scroll to what `selector` finds, and mark it.
+function bringIntoView(selector) {
+  setTimeout(() => {
+    const found = document.querySelector(selector);
+    if (!found) return;
+    const whole = found.closest("article, tr") || found;
+    whole.classList.add("named");
+    whole.scrollIntoView({ block: "start" });
+  });
+}
+
 // Note, Approve and Reject for one approval: where it is shown, it can be decided.
 function decision(approvalId) {
   const note = el("input", { type: "text", id: `note-${approvalId}`, "aria-label": "Note" });
@@ -150,12 +161,14 @@ async function approvalsView() {
       ? el("button", { type: "button", class: "always", on: { click: () => draftPolicyLike(approval) } },
         "Always approve requests like this…")
       : null);
+  const named = location.hash.split("/")[1];  // #approvals/12: a search's link to one
+  if (named) bringIntoView(`[data-approval="${CSS.escape(named)}"]`);
   return [
     el("h2", {}, `Pending approvals (${pending.length})`),
     pending.length ? pending.map((a, i) => card(a, evidence[i])) : el("p", { class: "muted" }, "Nothing waits for you."),
     el("h2", {}, "Decided"),
     table([
-      ["#", (a) => a.approval_id], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
+      ["#", (a) => el("span", { "data-approval": a.approval_id }, a.approval_id)], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
       ["Outcome", (a) => el("span", { class: "status" }, a.status)],
       ["By", (a) => a.decided_by || ""], ["When", (a) => when(a.decided_at)], ["Note", (a) => a.note || ""],
     ], decided, "Nothing decided yet."),
@@ -215,6 +228,8 @@ async function tasksView() {
     heading.scrollIntoView({ block: "start" });
     heading.focus({ preventScroll: true });
   };
+  const named = tasks.find((t) => String(t.task_id) === location.hash.split("/")[1]);
+  if (named) setTimeout(show(named));  // #tasks/7: a search's link opens its trail
   const facts = (task) => [
     task.assignee ? `for ${task.assignee}` : "", task.claimed_by ? `by ${task.claimed_by}` : "",
     task.priority ? `priority ${task.priority}` : "", task.progress !== null ? `${task.progress}%` : "",
@@ -336,9 +351,46 @@ async function policiesView() {
   ];
 }
 
+// A snippet as the API marks it ("the [TLS] cert"), each match in <mark>: text nodes only.
+function marked(snippet) {
+  return snippet.split(/(\[[^\]]*\])/).filter(Boolean).map((part) =>
+    part.startsWith("[") && part.endsWith("]") ? el("mark", {}, part.slice(1, -1)) : part);
+}
+
+// What was written, found by its words (#search/<query>): a message opens its conversation
+// here, a task its trail on the board, an approval its card.
+async function searchView() {
+  const query = decodeURIComponent(location.hash.split("/").slice(1).join("/"));
+  document.getElementById("search-box").value = query;
+  if (!query) return [el("h2", {}, "Search"), el("p", { class: "muted empty" }, "Type words in the search box: \"a phrase\", -word, OR.")];
+  const found = await api("GET", `/v1/search?q=${encodeURIComponent(query)}&limit=50`);
+  const thread = el("section", { id: "thread" });
+  const open = (hit) => async () => {
+    const page = await api("GET", `/v1/messages/${hit.id}/thread?limit=200`);
+    const heading = el("h3", { tabindex: "-1" }, `Conversation ${page.thread_id}`);
+    thread.replaceChildren(heading, table([
+      ["When", (m) => when(m.created_at)], ["From", (m) => m.from_agent],
+      ["To", (m) => m.to || (m.room_id ? `#${m.room_id}` : "")], ["Text", (m) => m.text],
+    ], page.messages));
+    heading.scrollIntoView({ block: "start" });
+    heading.focus({ preventScroll: true });
+  };
+  const link = (hit) => {
+    const label = `${hit.kind.replace("_", " ")} ${hit.id}`;
+    if (hit.kind === "message" || hit.kind === "room_post") return el("button", { type: "button", on: { click: open(hit) } }, label);
+    if (hit.kind === "task") return el("a", { href: `#tasks/${hit.id}` }, label);
+    if (hit.kind === "approval") return el("a", { href: `#approvals/${hit.id}` }, label);
+    return label;
+  };
+  return [el("h2", {}, `Search: ${query}`), table([
+    ["Found", link], ["Title", (h) => h.title || ""], ["Text", (h) => el("span", {}, marked(h.snippet))],
+    ["By", (h) => h.from_agent || ""], ["Room", (h) => h.room_id || ""], ["When", (h) => when(h.created_at)],
+  ], found.hits, "Nothing found."), thread];
+}
+
 const RENDERERS = { approvals: approvalsView, interventions: interventionsView, agents: agentsView,
                     tasks: tasksView, rooms: roomsView, notifications: notificationsView,
-                    policies: policiesView };
+                    policies: policiesView, search: searchView };
 
 // ---------------------------------------------------------------- shell
 
@@ -425,6 +477,11 @@ document.addEventListener("DOMContentLoaded", () => {
     field.value = "";
   });
   document.getElementById("sign-out").addEventListener("click", () => signOut(""));
+  document.getElementById("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const words = document.getElementById("search-box").value.trim();
+    location.hash = `#search/${encodeURIComponent(words)}`;
+  });
   window.addEventListener("hashchange", () => token && render());
   if (token) signIn(token);
 });
