@@ -733,55 +733,63 @@ def policy_cost(
     ``POLICIES`` enabled policies and one with none, in interleaved rounds."""
     headers = {"Authorization": f"Bearer {token(8)}"}
     lua = script("POST", "/v1/approvals", ASKED, headers, None, work)
-    runs: dict[str, list[dict[str, float]]] = {"relay_small": [], "relay_policies": []}
-    for _ in range(rounds):
-        for name, measured in runs.items():
-            measured.append(wrk(servers[name], lua, 32, duration))
-    none, many = median(runs["relay_small"]), median(runs["relay_policies"])
-    return [
-        {
-            "scenario": scenario,
-            "backend": "sqlite",
-            "connections": 32,
-            "store": "small",
-            **mine,
-            "bare_rps": none["rps"],  # this phase's reference: the same request, no policy
-            "ratio": mine["rps"] / none["rps"],
-        }
-        for scenario, mine in (
-            ("request_approval", none),
-            (f"request_approval, {POLICIES} policies", many),
-        )
-    ]
+    return paired(
+        servers,
+        lua,
+        rounds,
+        duration,
+        ("relay_small", "request_approval"),
+        ("relay_policies", f"request_approval, {POLICIES} policies"),
+    )
 
 
 def index_cost(
     servers: dict[str, Process], rounds: int, duration: float, work: Path
 ) -> list[dict[str, object]]:
     """Messages of about 100 bytes posted at 32 connections on two servers of the same store,
-    one keeping the search index and one without it, in interleaved rounds."""
+    one without the search index and one keeping it, in interleaved rounds."""
     headers = {"Authorization": f"Bearer {token(2)}"}
     lua = script("POST", "/v1/messages", INDEXED_POST, headers, None, work)
-    runs: dict[str, list[dict[str, float]]] = {"relay_unindexed": [], "relay_small": []}
+    return paired(
+        servers,
+        lua,
+        rounds,
+        duration,
+        ("relay_unindexed", "post_message, no search index"),
+        ("relay_small", "post_message, search index"),
+    )
+
+
+def paired(
+    servers: dict[str, Process],
+    lua: Path,
+    rounds: int,
+    duration: float,
+    reference: tuple[str, str],
+    other: tuple[str, str],
+) -> list[dict[str, object]]:
+    """One request on two servers of the small store at 32 connections, in interleaved
+    rounds: each (server, scenario)'s row, its ratio to the ``reference``'s rate."""
+    runs: dict[str, list[dict[str, float]]] = {reference[0]: [], other[0]: []}
     for _ in range(rounds):
         for name, measured in runs.items():
             measured.append(wrk(servers[name], lua, 32, duration))
-    without, indexed = median(runs["relay_unindexed"]), median(runs["relay_small"])
-    return [
-        {
-            "scenario": scenario,
-            "backend": "sqlite",
-            "connections": 32,
-            "store": "small",
-            **mine,
-            "bare_rps": without["rps"],  # this phase's reference: the same POST, no index
-            "ratio": mine["rps"] / without["rps"],
-        }
-        for scenario, mine in (
-            ("post_message, no search index", without),
-            ("post_message, search index", indexed),
+    base = median(runs[reference[0]])
+    rows: list[dict[str, object]] = []
+    for name, scenario in (reference, other):
+        mine = median(runs[name])
+        rows.append(
+            {
+                "scenario": scenario,
+                "backend": "sqlite",
+                "connections": 32,
+                "store": "small",
+                **mine,
+                "bare_rps": base["rps"],  # this phase's reference: the same request, as it was
+                "ratio": mine["rps"] / base["rps"],
+            }
         )
-    ]
+    return rows
 
 
 def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str, Any]]:

@@ -12,7 +12,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from relay_api import models as m
-from relay_core.ports import StaleWrite, Storage
+from relay_api.params import SEARCH_KINDS
+from relay_core.ports import SearchSpec, StaleWrite, Storage
+from relay_core.search_query import parse
 from relay_core.storage.migrate import alembic_config
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.schema import metadata
@@ -26,6 +28,17 @@ SqlStorage = SqliteStorage | PostgresStorage
 def current_revision(connection: Any) -> str | None:
     """The revision the database is at, or None for an empty database."""
     return MigrationContext.configure(connection).get_current_revision()
+
+
+async def downgraded(storage: SqlStorage, revision: str) -> None:
+    """``storage`` taken back to ``revision`` (as an older Relay left it)."""
+
+    def downgrade(connection: Any) -> None:
+        from alembic import command
+
+        command.downgrade(alembic_config(connection), revision)
+
+    await storage.run_sync(downgrade)
 
 
 @pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
@@ -97,13 +110,7 @@ async def test_sqlite_foreign_keys_are_enforced(sqlite_url: str) -> None:
 @pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
 async def test_an_older_schema_is_upgraded_with_its_rows(storage: Storage) -> None:
     assert isinstance(storage, SqlStorage)
-
-    def to_first_revision(connection: Any) -> None:
-        from alembic import command
-
-        command.downgrade(alembic_config(connection), "0001")
-
-    await storage.run_sync(to_first_revision)
+    await downgraded(storage, "0001")
     assert await storage.run_sync(current_revision) == "0001"
     now = datetime.now(UTC)
 
@@ -157,13 +164,7 @@ async def test_messages_stored_before_threads_are_put_in_their_threads(storage: 
     """0018 follows each stored message's reply_to to the first message of its conversation;
     one answering a message that is gone starts its own; those written after it get theirs."""
     assert isinstance(storage, SqlStorage)
-
-    def to_0017(connection: Any) -> None:
-        from alembic import command
-
-        command.downgrade(alembic_config(connection), "0017")
-
-    await storage.run_sync(to_0017)
+    await downgraded(storage, "0017")
     now = datetime.now(UTC).replace(tzinfo=None)
 
     def insert_old_messages(connection: Any) -> None:
@@ -201,18 +202,8 @@ async def test_messages_stored_before_threads_are_put_in_their_threads(storage: 
 
 @pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
 async def test_what_was_stored_before_search_is_found_after_the_upgrade(storage: Storage) -> None:
-    from relay_api.params import SEARCH_KINDS
-    from relay_core.ports import SearchSpec
-    from relay_core.search_query import parse
-
     assert isinstance(storage, SqlStorage)
-
-    def to_0018(connection: Any) -> None:
-        from alembic import command
-
-        command.downgrade(alembic_config(connection), "0018")
-
-    await storage.run_sync(to_0018)
+    await downgraded(storage, "0018")
     now = datetime.now(UTC).replace(tzinfo=None)
 
     def insert_old_rows(connection: Any) -> None:
