@@ -29,7 +29,7 @@ SNIPPET_CHARS = 300
 def words(text: str) -> list[str]:
     """The words of ``text`` as the stores index them: runs of letters and digits, lower-cased,
     without diacritics (``unicode61``'s default)."""
-    folded = unicodedata.normalize("NFKD", text.lower())
+    folded = unicodedata.normalize("NFD", text.lower())
     plain = "".join(c for c in folded if not unicodedata.combining(c))
     return re.findall(r"[^\W_]+", plain)
 
