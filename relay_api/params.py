@@ -54,7 +54,10 @@ class PolicyPath(Params):
 
 
 class PolicyVersionQuery(Params):
-    version: int | None = Field(default=None, ge=1, description="An earlier version; none: now")
+    # A version is an INTEGER column (32 bits on PostgreSQL): past that, no version exists.
+    version: int | None = Field(
+        default=None, ge=1, le=2**31 - 1, description="An earlier version; none: now"
+    )
 
 
 class NotificationPath(Params):

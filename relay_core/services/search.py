@@ -3,7 +3,7 @@ read it."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from relay_api import models as m
 from relay_api.errors import InvalidInput
@@ -31,6 +31,7 @@ class SearchService(Service):
     ) -> m.SearchResponse:
         """What answers ``q``, best first (then newer first); a page at a time. An agent finds
         only what it could read through the API; the operator finds everything."""
+        since, until = _utc(since), _utc(until)
         if since is not None and until is not None and since >= until:
             raise InvalidInput("until", "until must come after since")
         spec = SearchSpec(
@@ -53,3 +54,8 @@ class SearchService(Service):
             return m.SearchResponse(hits=hits, next_cursor=next_cursor)
 
         return await self.read(work)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """A time given without a zone, taken as UTC (as the stores keep theirs)."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value

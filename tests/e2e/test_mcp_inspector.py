@@ -17,7 +17,7 @@ from mcp.types import Tool
 
 from relay_client import RelayClient
 from tests.e2e.test_mcp_schemas import check_listing
-from tests.e2e.test_mcp_stdio import OPERATOR_TOOLS, agent_process
+from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS, agent_process
 from tests.live import LiveServer, live_server, relay_command
 from tests.npm import npm_packages
 
@@ -117,7 +117,7 @@ def test_over_http_a_token_works_and_a_refused_one_says_so(
     url = f"{server.url}/mcp"
     bearer = f"Authorization: Bearer {agent_token(server, 'remote')}"
     code, listed = run(inspector, [url, "--header", bearer], "tools/list")
-    assert code == 0 and len(listed["tools"]) == 22
+    assert code == 0 and {tool["name"] for tool in listed["tools"]} == AGENT_TOOLS
     wrong = [url, "--stored-auth-only", "--header", "Authorization: Bearer rly_agent_wrong"]
     code, refused = run(inspector, wrong, "tools/list")
     assert code != 0 and refused["error"]["code"] == "auth_required"

@@ -86,3 +86,10 @@ async def test_what_is_refused(api: Api) -> None:
         refused = await api.get("/v1/search", as_="alice", expect=422, **query)
         assert refused["code"] == "validation_error" or refused["detail"], query
     await api.get("/v1/search", token="", q="x", expect=401)
+
+
+async def test_times_without_a_zone_are_taken_as_utc(api: Api) -> None:
+    ids = await world(api)
+    found = await api.get("/v1/search", q="certificate", since="2000-01-01T00:00:00")
+    assert len(found["hits"]) == len(ids)
+    assert (await api.get("/v1/search", q="certificate", until="2000-01-01T00:00:00"))["hits"] == []
