@@ -204,3 +204,33 @@ async def test_initialize_and_discover_answer_the_same_capabilities(server: Live
             assert (getattr(legacy, capability) is None) == (getattr(modern, capability) is None)
         assert legacy.tools is not None and legacy.prompts is not None
         assert legacy.resources is not None
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_threads_search_and_approvals_with_a_deadline_over_http(
+    server: LiveServer, mode: str
+) -> None:
+    """The tools of finding 10 on the HTTP door, on both protocol revisions."""
+    lia, max_ = f"lia-{mode}", f"max-{mode}"
+    async with (
+        connected(server.url, token_of(server, lia), mode) as asker,
+        connected(server.url, token_of(server, max_), mode) as answerer,
+    ):
+        question = {"to": max_, "text": f"is the {mode} certificate renewed?"}
+        asked = data(await asker.call_tool("send_message", question))
+        answer = {"to": lia, "text": "renewed this morning", "reply_to": asked["message_id"]}
+        replied = data(await answerer.call_tool("send_message", answer))
+        thread = data(await asker.call_tool("read_thread", {"message_id": replied["message_id"]}))
+        assert [m["message_id"] for m in thread["messages"]] == [
+            asked["message_id"],
+            replied["message_id"],
+        ]
+        found = data(await answerer.call_tool("search", {"q": f"{mode} certificate"}))
+        assert [(h["kind"], h["id"]) for h in found["hits"]] == [("message", asked["message_id"])]
+        approval = {"title": f"Restart the {mode} cache", "expires_in": 600}
+        requested = data(await asker.call_tool("ask_approval", approval))
+        assert requested["status"] == "pending" and requested["expires_at"]
+        checked = data(
+            await asker.call_tool("check_approval", {"approval_id": requested["approval_id"]})
+        )
+        assert checked["status"] == "pending" and checked["next"].startswith("check_approval(")

@@ -126,3 +126,27 @@ async def test_pydantic_ai_agents_ask_the_operator_and_work_a_task(server: LiveS
         done = op.tasks.get(task["task_id"])
     assert done.status == "completed" and done.claimed_by == "bob"
     assert done.result == {"rotated": 3}
+
+
+async def test_a_pydantic_ai_agent_finds_a_conversation_and_reads_it(server: LiveServer) -> None:
+    """Search, then the thread of what it found, as a model would chain them; another agent
+    finds nothing of a conversation it has no part in."""
+    tools = relay_tools(server, "cleo")  # registered here, before anything is sent to it
+    with RelayClient(server.url, token=server.operator_token) as op:
+        first = op.messages.send("the staging TLS certificate expires Friday", to="cleo")
+        op.messages.send("renewal ordered", to="cleo", reply_to=first.message_id)
+    calls = [
+        ("search", {"q": "staging certificate"}),
+        ("read_thread", {"message_id": first.message_id}),
+    ]
+    asked = await Agent(scripted(calls), toolsets=[tools]).run("What about staging's cert?")
+    found, thread = [json.loads(line) for line in asked.output.splitlines()]
+    assert [hit["id"] for hit in found["hits"]] == [first.message_id]
+    assert "[staging]" in found["hits"][0]["snippet"]
+    assert [m["text"] for m in thread["messages"]] == [
+        "the staging TLS certificate expires Friday",
+        "renewal ordered",
+    ]
+    other = Agent(scripted(calls[:1]), toolsets=[relay_tools(server, "dan")])
+    nothing = json.loads((await other.run("What about staging's cert?")).output)
+    assert nothing["hits"] == []
