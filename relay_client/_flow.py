@@ -21,6 +21,7 @@ import functools
 import inspect
 import operator
 import time
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
@@ -237,7 +238,7 @@ class Driven(Generic[C]):
     _client: C
 
 
-class _Written(Generic[A, T]):
+class _Written(ABC, Generic[A, T]):
     """What both decorators share: the function a method was written as, how it is shown
     (named, documented and signed as that function less its first parameter, answering what
     the client's kind answers: ``Send[m.Task]`` is ``m.Task``; a flow's items
@@ -265,11 +266,13 @@ class _Written(Generic[A, T]):
         vars(owner)[self._name] = method  # found there from now on: bound once an owner
         return method
 
+    @abstractmethod
     def _blocking(self, owner: Driven[Any]) -> Callable[..., Any]:
-        raise NotImplementedError  # each decorator says how its method runs on each kind
+        """The method on an object driven by a ``RelayClient``."""
 
+    @abstractmethod
     def _awaiting(self, owner: Driven[Any]) -> Callable[..., Any]:
-        raise NotImplementedError
+        """The method on an object driven by an ``AsyncRelayClient``."""
 
 
 class flow_method(_Written[A, T]):  # noqa: N801 (a decorator, named as one)

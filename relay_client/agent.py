@@ -277,10 +277,14 @@ class _Loops(Driven[C]):
         chosen = agent_id or client.config.agent_id
         if not chosen:
             raise ValueError(f"{type(self).__name__} needs an agent_id (or a client with one)")
-        self.client: C = client
         self._client = client
         self.agent_id: str = chosen
         self.heartbeat_interval = heartbeat_interval
+
+    @property
+    def client(self) -> C:
+        """The client the agent works through."""
+        return self._client
 
     def progress(self, task: Task) -> Progress:
         """What a task handler reports its progress with."""
