@@ -296,12 +296,6 @@ class SearchIndex(Protocol):
         ...
 
 
-# Each kind's place in an index key (a record's id times KINDS, plus its kind's place): a
-# message and a task of the same id are two entries.
-KIND_CODES = {"message": 1, "room_post": 1, "task": 2, "approval": 3, "action": 4}
-KINDS = 8
-
-
 FEED = "events"  # the hub topic that wakes the event feed's readers
 
 

@@ -124,11 +124,8 @@ def snippet(query: Query, text: str) -> str:
     """The text from a little before its first match, each word the query names in ``[`` and
     ``]``, at most ``SNIPPET_CHARS`` characters."""
     wanted = {word for group in query.groups for p in group for word in p}
-    spans = [
-        found.span()
-        for found in re.finditer(r"[^\W_]+", text)
-        if words(found.group()) in ([w] for w in wanted)
-    ]
+    runs = re.finditer(r"[^\W_]+", text)
+    spans = [run.span() for run in runs if " ".join(words(run.group())) in wanted]
     start = max(0, spans[0][0] - 60) if spans else 0
     shown, at = "…" if start else "", start
     for begin, end in spans:

@@ -21,8 +21,6 @@ from relay_core import search_query
 from relay_core.hub import Hub
 from relay_core.ports import (
     FEED,
-    KIND_CODES,
-    KINDS,
     TABLES,
     Cond,
     Expect,
@@ -183,6 +181,12 @@ class MemoryTable(ThroughModels, Generic[R]):
         return newest
 
 
+# An entry's key, as revision 0019 makes it: a record's id times KINDS, plus its kind's place (a
+# message and a task of the same id are two entries); it orders hits of one score and time.
+KIND_CODES = {"message": 1, "room_post": 1, "task": 2, "approval": 3, "action": 4}
+KINDS = 8
+
+
 def _strings(value: Any) -> list[str]:
     """The strings in a JSON value, in order."""
     if isinstance(value, str):
@@ -271,13 +275,14 @@ class MemorySearch:
                 spec.until and e.created_at >= spec.until
             ):
                 continue
-            if not search_query.matches(spec.query, f"{e.title or ''} . {e.body}"):
+            text = _shown(e)
+            if not search_query.matches(spec.query, text):
                 continue
             score = search_query.score(spec.query, e.title or "", e.body)
+            cut = search_query.snippet(spec.query, text)
             hit = SearchRow(
-                e.key, e.kind, e.id, e.title, search_query.snippet(spec.query, _shown(e)), score,
-                e.created_at, e.from_agent, e.room_id,
-            )  # fmt: skip
+                e.key, e.kind, e.id, e.title, cut, score, e.created_at, e.from_agent, e.room_id
+            )
             if spec.after is None or _order(hit) < spec.after:
                 found.append(hit)
         found.sort(key=_order, reverse=True)

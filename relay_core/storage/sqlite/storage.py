@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import BinaryIO, TypeVar
 
 from sqlalchemy import Connection, create_engine
 from sqlalchemy.engine import make_url
@@ -27,7 +27,7 @@ from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import stored_json
 from relay_core.storage.sqlite.sql import TableSql
-from relay_core.storage.sqlite.tables import tables_on
+from relay_core.storage.sqlite.tables import Unit, tables_on
 from relay_core.storage.sqlite.writer import ReadUnit, Writer, WriteUnit, outages
 
 log = logging.getLogger("relay.storage")
@@ -106,7 +106,7 @@ class SqliteStorage:
         self._write_unit: type[WriteUnit] = WriteUnit
         self._outages = outages(self.path)
         self._readers: list[sqlite3.Connection] = []
-        self._reader_tables: dict[int, dict[str, Any]] = {}
+        self._reader_tables: dict[int, Unit] = {}
         self._all: list[sqlite3.Connection] = []
 
     @staticmethod
@@ -207,7 +207,7 @@ class SqliteStorage:
             self._checkpoint_thread.shutdown(wait=True)  # before its connection is closed
             conn.close()
 
-    def _reader(self) -> tuple[sqlite3.Connection, dict[str, Any]]:
+    def _reader(self) -> tuple[sqlite3.Connection, Unit]:
         if self._readers:
             conn = self._readers.pop()
         else:

@@ -209,7 +209,10 @@ class SqliteTable(Generic[R]):
         return {getattr(record, field): record for record in found}
 
 
-def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection) -> dict[str, Any]:
+Unit = dict[str, "SqliteTable[Any] | SqliteSearch"]  # what a unit of work's attributes are
+
+
+def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection) -> Unit:
     """Every table's verbs on one connection, and the search index's."""
-    tables: dict[str, Any] = {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
+    tables: Unit = {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
     return tables | {"search_index": SqliteSearch(conn)}

@@ -20,11 +20,11 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError
@@ -34,7 +34,7 @@ from relay_api.errors import StorageUnavailable
 from relay_core import waiters
 from relay_core.hub import Hub
 from relay_core.ports import FEED, UnitOfWork, stamped
-from relay_core.storage.sqlite.tables import SqliteTable
+from relay_core.storage.sqlite.tables import SqliteTable, Unit
 
 if TYPE_CHECKING:
     from relay_core.storage.sqlite.storage import SqliteStorage
@@ -232,7 +232,7 @@ class WriteUnit:
     events: SqliteTable[m.Event]
 
     @classmethod
-    def with_tables(cls, tables: Mapping[str, Any]) -> type[WriteUnit]:
+    def with_tables(cls, tables: Unit) -> type[WriteUnit]:
         """The class of units whose tables are these."""
         return type(cls.__name__, (cls,), dict(tables))
 

@@ -19,32 +19,37 @@ depends_on = None
 
 COLUMNS = "key, kind, ref_id, title, body, from_agent, to_agent, room_id, audience, created_at"
 
-# Each source's entry, from a row named NEW (a trigger's) or by the table's name (the backfill);
-# {strings} is how the dialect joins a JSON value's strings.
+# Each source's entry key, and its entry's other values, from a row named NEW (a trigger's) or
+# by the table's name (the backfill); {strings_*} is how the dialect joins a JSON value's
+# strings, {events} a task's events' messages.
+KEYS = {
+    "messages": "{row}.message_id * 8 + 1",
+    "tasks": "{row}.task_id * 8 + 2",
+    "approvals": "{row}.approval_id * 8 + 3",
+    "actions": "{row}.action_id * 8 + 4",
+}
 MESSAGE = (
-    "{row}.message_id * 8 + 1, "
     "CASE WHEN {row}.room_id IS NULL THEN 'message' ELSE 'room_post' END, {row}.message_id, "
     '{row}.subject, {row}.text, {row}.from_agent, {row}."to", {row}.room_id, NULL, '
     "{row}.created_at"
 )
 TASK = (
-    "{row}.task_id * 8 + 2, 'task', {row}.task_id, {row}.title, "
+    "'task', {row}.task_id, {row}.title, "
     "coalesce({row}.description, '') || ' ' || {strings_payload} || ' ' || {strings_result} "
     "|| ' ' || coalesce((SELECT {events} FROM task_events e "
     "WHERE e.task_id = {row}.task_id), ''), "
     "{row}.created_by, NULL, {row}.room_id, '*', {row}.created_at"
 )
 APPROVAL = (
-    "{row}.approval_id * 8 + 3, 'approval', {row}.approval_id, {row}.title, "
+    "'approval', {row}.approval_id, {row}.title, "
     "coalesce({row}.detail, ''), {row}.requested_by, NULL, NULL, {row}.audience, {row}.created_at"
 )
 ACTION = (
-    "{row}.action_id * 8 + 4, 'action', {row}.action_id, {row}.action, "
+    "'action', {row}.action_id, {row}.action, "
     "coalesce({row}.target, '') || ' ' || coalesce({row}.outcome, '') || ' ' || "
     "{strings_params}, {row}.agent_id, NULL, NULL, NULL, {row}.created_at"
 )
 SOURCES = {"messages": MESSAGE, "tasks": TASK, "approvals": APPROVAL, "actions": ACTION}
-KEYS = {"tasks": "NEW.task_id * 8 + 2", "approvals": "NEW.approval_id * 8 + 3"}
 # What a changed row of each table re-indexes (inserts always do).
 CHANGED = {
     "tasks": "title, description, payload, result",
@@ -70,12 +75,16 @@ POSTGRES_EVENTS = "string_agg(e.message, ' ' ORDER BY e.event_id)"
 def _entry(source: str, row: str, sqlite: bool) -> str:
     """The values of ``source``'s entry for ``row`` (NEW, or the table's name)."""
     strings = _sqlite_strings if sqlite else _postgres_strings
-    return SOURCES[source].format(
-        row=row,
-        strings_payload=strings(f"{row}.payload"),
-        strings_result=strings(f"{row}.result"),
-        strings_params=strings(f"{row}.params"),
-        events=SQLITE_EVENTS if sqlite else POSTGRES_EVENTS,
+    return (
+        KEYS[source].format(row=row)
+        + ", "
+        + SOURCES[source].format(
+            row=row,
+            strings_payload=strings(f"{row}.payload"),
+            strings_result=strings(f"{row}.result"),
+            strings_params=strings(f"{row}.params"),
+            events=SQLITE_EVENTS if sqlite else POSTGRES_EVENTS,
+        )
     )
 
 
@@ -96,7 +105,7 @@ def _sqlite() -> None:
             op.execute(
                 f"CREATE TRIGGER search_{source}_changed AFTER UPDATE OF {CHANGED[source]} "
                 f"ON {source} BEGIN "
-                f"DELETE FROM search_index WHERE rowid = {KEYS[source]}; "
+                f"DELETE FROM search_index WHERE rowid = {KEYS[source].format(row='NEW')}; "
                 f"INSERT INTO search_index ({fts_columns}) SELECT {entry}; END"
             )
         backfill = _entry(source, source, sqlite=True)
@@ -105,7 +114,7 @@ def _sqlite() -> None:
         "CREATE TRIGGER search_task_events AFTER INSERT ON task_events "
         "WHEN NEW.message IS NOT NULL BEGIN "
         "UPDATE search_index SET body = body || ' ' || NEW.message "
-        "WHERE rowid = NEW.task_id * 8 + 2; END"
+        f"WHERE rowid = {KEYS['tasks'].format(row='NEW')}; END"
     )
 
 
@@ -164,7 +173,7 @@ def _postgres() -> None:
     op.execute(
         "CREATE FUNCTION search_task_events() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
         "UPDATE search_docs SET body = body || ' ' || NEW.message "
-        "WHERE key = NEW.task_id * 8 + 2; RETURN NULL; END $$"
+        f"WHERE key = {KEYS['tasks'].format(row='NEW')}; RETURN NULL; END $$"
     )
     op.execute(
         "CREATE TRIGGER search_task_events AFTER INSERT ON task_events FOR EACH ROW "
