@@ -175,7 +175,7 @@ async def search(
     kinds: Annotated[
         str | None, like(p.SearchQuery, "kinds", "e.g. 'message,task'; none: all kinds")
     ] = None,
-    limit: Annotated[int, Field(ge=1, le=100, description="how many at most")] = 10,
+    limit: Annotated[int, like(p.SearchQuery, "limit", "how many at most")] = 10,
     cursor: Cursor = None,
 ) -> Annotated[CallToolResult, a.Found]:
     """Find messages, room posts, tasks, approvals, actions by their words (what you may read)."""
@@ -365,12 +365,13 @@ async def check_approval(
 ) -> Annotated[CallToolResult, a.ApprovalState]:
     """An approval's state and note, by its id or its intervention's; wait_seconds waits for
     a decision."""
-    if approval_id is not None and intervention_id is None:
-        approval = await relay.approvals.show(approval_id, wait=wait_seconds or None)
-        return await answer(relay, _approval_state(approval))
-    if intervention_id is None or approval_id is not None:
+    if (approval_id is None) == (intervention_id is None):
         detail = "arguments: give approval_id or intervention_id, not both"
         return refusal("validation_error", detail)
+    if approval_id is not None:
+        approval = await relay.approvals.show(approval_id, wait=wait_seconds or None)
+        return await answer(relay, _approval_state(approval))
+    assert intervention_id is not None
     deadline = time.monotonic() + wait_seconds
     cursor = (await relay.events.list(limit=1)).cursor
     approval = await relay.interventions.approval(intervention_id)

@@ -211,8 +211,8 @@ class Notifications(Answer):
     next_cursor: str | None = None
 
 
-class PolicyLine(Answer):
-    """A policy, as a list shows it (and as set_policy answers it)."""
+class PolicyLine(BaseModel):
+    """A policy, as a list shows it."""
 
     policy_id: int
     name: str
@@ -220,6 +220,10 @@ class PolicyLine(Answer):
     priority: int
     enabled: bool
     version: int
+
+
+class PolicyState(Answer, PolicyLine):
+    """A policy as set_policy left it."""
 
 
 class Policies(Answer):

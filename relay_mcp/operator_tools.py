@@ -200,7 +200,7 @@ async def _proposed(
     current["match"] |= {k: v for k, v in matched.items() if v is not None}
     changed = current | {k: v for k, v in given.items() if v is not None}
     try:
-        return m.PolicyCreate.model_validate(changed, from_attributes=True)
+        return m.PolicyCreate.model_validate(changed)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"])
@@ -239,15 +239,16 @@ async def set_policy(
     *,
     proposed: Annotated[m.PolicyCreate, Resolve(_proposed)],
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_policy)],
-) -> Annotated[CallToolResult, a.PolicyLine]:
+) -> Annotated[CallToolResult, a.PolicyState]:
     """Create a policy that decides the approvals it matches, or change one (what is not given
     stays), once the human confirms it."""
     require_confirmed(confirmed, "the policy change")
+    fields = proposed.model_dump(exclude_none=True)
     if policy_id is None:
-        kept = await relay.policies.create(**proposed.model_dump(exclude_none=True))
+        kept = await relay.policies.create(**fields)
     else:
-        kept = await relay.policies.replace(policy_id, **proposed.model_dump(exclude_none=True))
-    return await answer(relay, a.PolicyLine.model_validate(kept, from_attributes=True))
+        kept = await relay.policies.replace(policy_id, **fields)
+    return await answer(relay, a.PolicyState.model_validate(kept, from_attributes=True))
 
 
 # The operator hands out work and writes to agents as they do, with the same tools.

@@ -107,12 +107,7 @@ class RelayMCPServer(MCPServer):
     the tool's name alone)."""
 
     def __init__(
-        self,
-        name: str,
-        clients: Clients,
-        *,
-        confirm_decisions: bool = True,
-        **options: Any,
+        self, name: str, clients: Clients, *, confirm_decisions: bool = True, **options: Any
     ) -> None:
         super().__init__(name, **options)
         self.clients = clients

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,18 +34,15 @@ def search(
 
     Example: relay search "tls certificate" --kinds message,task
     """
+    where: dict[str, Any] = {"kinds": kinds, "agent_id": by, "room_id": room}
+    where |= {"since": since, "until": until, "limit": limit}
     found = pages(
         ctx,
         all_pages,
-        lambda c: c.search(
-            query, kinds=kinds, agent_id=by, room_id=room, since=since, until=until,
-            limit=limit, cursor=cursor,
-        ),
-        lambda c: c.iterate_search(
-            query, kinds=kinds, agent_id=by, room_id=room, since=since, until=until, limit=limit
-        ),
+        lambda c: c.search(query, **where, cursor=cursor),
+        lambda c: c.iterate_search(query, **where),
         lambda every: m.SearchResponse(hits=every),
-    )  # fmt: skip
+    )
     render(
         found,
         as_json,
