@@ -234,16 +234,16 @@ def seed(data_dir: Path, sizes: Sizes) -> None:
     db.close()
 
 
-SEARCH_TRIGGERS: tuple[str, ...] = ("messages", "tasks", "tasks_changed", "approvals")
-SEARCH_TRIGGERS += ("approvals_changed", "actions", "task_events")
-
-
 def without_search(path: Path) -> None:
     """The SQLite store at ``path`` as it would be without the search index (revision 0019):
-    its triggers and its table dropped."""
+    its triggers (named ``search_…``, as the store lists them) and its table dropped."""
     db = sqlite3.connect(path)
-    for trigger in SEARCH_TRIGGERS:
-        db.execute(f"DROP TRIGGER IF EXISTS search_{trigger}")
+    triggers = db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search!_%' "
+        "ESCAPE '!'"
+    ).fetchall()
+    for (trigger,) in triggers:
+        db.execute(f'DROP TRIGGER "{trigger}"')
     db.execute("DROP TABLE IF EXISTS search_index")
     db.commit()
     db.close()

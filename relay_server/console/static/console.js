@@ -88,6 +88,20 @@ async function listAll(path, field, most = 5000) {
 
 // ---------------------------------------------------------------- views
 
+// `section` with a heading and `content`, brought to the reader (on a phone it is below the
+// whole view) and focused for the keyboard.
+function present(section, title, content) {
+  const heading = el("h3", { tabindex: "-1" }, title);
+  section.replaceChildren(heading, content);
+  heading.scrollIntoView({ block: "start" });
+  heading.focus({ preventScroll: true });
+}
+
+// What follows the view's name in the address (#tasks/7, #search/tls cert), if anything.
+function named() {
+  return decodeURIComponent(location.hash.split("/").slice(1).join("/"));
+}
+
 // Once the view is on the page: scroll to what `selector` finds, and mark it.
 function bringIntoView(selector) {
   setTimeout(() => {
@@ -161,8 +175,8 @@ async function approvalsView() {
       ? el("button", { type: "button", class: "always", on: { click: () => draftPolicyLike(approval) } },
         "Always approve requests like this…")
       : null);
-  const named = location.hash.split("/")[1];  // #approvals/12: a search's link to one
-  if (named) bringIntoView(`[data-approval="${CSS.escape(named)}"]`);
+  const one = named();  // #approvals/12: a search's link to one
+  if (one) bringIntoView(`[data-approval="${CSS.escape(one)}"]`);
   return [
     el("h2", {}, `Pending approvals (${pending.length})`),
     pending.length ? pending.map((a, i) => card(a, evidence[i])) : el("p", { class: "muted" }, "Nothing waits for you."),
@@ -220,16 +234,12 @@ async function tasksView() {
   const trail = el("section", { id: "trail" });
   const show = (task) => async () => {
     const events = await listAll(`/v1/tasks/${task.task_id}/events`, "events");
-    const heading = el("h3", { tabindex: "-1" }, `Trail of task ${task.task_id}: ${task.title}`);
-    trail.replaceChildren(heading,
+    present(trail, `Trail of task ${task.task_id}: ${task.title}`,
       table([["When", (e) => when(e.created_at)], ["Kind", (e) => e.kind], ["Agent", (e) => e.agent_id || ""],
              ["Progress", (e) => e.progress ?? ""], ["Message", (e) => e.message || ""]], events));
-    // On a phone the trail is below the whole board: bring it to the reader.
-    heading.scrollIntoView({ block: "start" });
-    heading.focus({ preventScroll: true });
   };
-  const named = tasks.find((t) => String(t.task_id) === location.hash.split("/")[1]);
-  if (named) setTimeout(show(named));  // #tasks/7: a search's link opens its trail
+  const linked = tasks.find((t) => String(t.task_id) === named());
+  if (linked) setTimeout(show(linked));  // #tasks/7: a search's link opens its trail
   const facts = (task) => [
     task.assignee ? `for ${task.assignee}` : "", task.claimed_by ? `by ${task.claimed_by}` : "",
     task.priority ? `priority ${task.priority}` : "", task.progress !== null ? `${task.progress}%` : "",
@@ -360,20 +370,17 @@ function marked(snippet) {
 // What was written, found by its words (#search/<query>): a message opens its conversation
 // here, a task its trail on the board, an approval its card.
 async function searchView() {
-  const query = decodeURIComponent(location.hash.split("/").slice(1).join("/"));
+  const query = named();
   document.getElementById("search-box").value = query;
   if (!query) return [el("h2", {}, "Search"), el("p", { class: "muted empty" }, "Type words in the search box: \"a phrase\", -word, OR.")];
   const found = await api("GET", `/v1/search?q=${encodeURIComponent(query)}&limit=50`);
   const thread = el("section", { id: "thread" });
   const open = (hit) => async () => {
     const page = await api("GET", `/v1/messages/${hit.id}/thread?limit=200`);
-    const heading = el("h3", { tabindex: "-1" }, `Conversation ${page.thread_id}`);
-    thread.replaceChildren(heading, table([
+    present(thread, `Conversation ${page.thread_id}`, table([
       ["When", (m) => when(m.created_at)], ["From", (m) => m.from_agent],
       ["To", (m) => m.to || (m.room_id ? `#${m.room_id}` : "")], ["Text", (m) => m.text],
     ], page.messages));
-    heading.scrollIntoView({ block: "start" });
-    heading.focus({ preventScroll: true });
   };
   const link = (hit) => {
     const label = `${hit.kind.replace("_", " ")} ${hit.id}`;
