@@ -239,8 +239,7 @@ def without_search(path: Path) -> None:
     its triggers (named ``search_…``, as the store lists them) and its table dropped."""
     db = sqlite3.connect(path)
     triggers = db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search!_%' "
-        "ESCAPE '!'"
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search!_%' ESCAPE '!'"
     ).fetchall()
     for (trigger,) in triggers:
         db.execute(f'DROP TRIGGER "{trigger}"')
