@@ -37,10 +37,13 @@ MAX_WAIT = 50.0
 Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait")]
 Limit = Annotated[int, Field(ge=1, le=200, description="how many at most")]
 Cursor = Annotated[str | None, cursor()]
+# A page's size where the model does not choose it (an argument would cost every host's
+# listing its bytes: docs/mcp.md): lines of a list, messages whole, search hits with snippets.
+PAGE, MESSAGES, HITS = 50, 20, 10
 Text = Annotated[str, like(m.MessageCreate, "text", "the message")]
-ReplyTo = Annotated[int | None, integer_id("the message this answers (its thread)")]
+ReplyTo = Annotated[int | None, integer_id("the message answered")]
 TaskId = Annotated[int, integer_id("a task's id, e.g. 7")]
-InterventionId = Annotated[str, resource_id("your name for the incident, e.g. 'disk-full'")]
+InterventionId = Annotated[str, resource_id("the incident, e.g. 'disk-full'")]
 
 
 AGENT_TOOLS: list[Tool] = []
@@ -86,14 +89,14 @@ async def send_message(
 ) -> Annotated[CallToolResult, a.Sent]:
     """Send a direct message to another agent."""
     sent = await relay.messages.send(text, to=to, subject=subject, reply_to=reply_to)
-    return await answer(relay, a.Sent(message_id=sent.message_id, to=to))
+    return await answer(relay, a.Sent(message_id=sent.message_id))
 
 
 @agent_tool(READ, "Read my inbox")
 async def read_inbox(
     relay: AsyncRelayClient, limit: Limit = 20, wait_seconds: Wait = 0
 ) -> Annotated[CallToolResult, a.Inbox]:
-    """Your unacknowledged messages, oldest first; wait_seconds waits for the first."""
+    """Your unacknowledged messages, oldest first (waits wait_seconds for a first)."""
     box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
     ids = [message.message_id for message in box.messages]
     next_ = f"ack_messages({ids}) once handled, or they come back" if ids else None
@@ -115,10 +118,10 @@ async def ack_messages(
 
 @agent_tool(READ, "List rooms")
 async def list_rooms(
-    relay: AsyncRelayClient, limit: Limit = 100, cursor: Cursor = None
+    relay: AsyncRelayClient, cursor: Cursor = None
 ) -> Annotated[CallToolResult, a.Rooms]:
     """Rooms by id, a page at a time."""
-    page = await relay.rooms.list(limit=limit, cursor=cursor)
+    page = await relay.rooms.list(limit=PAGE, cursor=cursor)
     rooms = [room.room_id for room in page.rooms]
     return await answer(relay, a.Rooms(rooms=rooms, next_cursor=page.next_cursor))
 
@@ -141,28 +144,27 @@ async def post_to_room(
 ) -> Annotated[CallToolResult, a.Sent]:
     """Post to a room you joined."""
     posted = await relay.messages.send(text, room_id=room_id, reply_to=reply_to)
-    return await answer(relay, a.Sent(message_id=posted.message_id, room_id=room_id))
+    return await answer(relay, a.Sent(message_id=posted.message_id))
 
 
 @agent_tool(READ, "Read a room")
 async def read_room(
-    relay: AsyncRelayClient, room_id: RoomId, limit: Limit = 20
+    relay: AsyncRelayClient, room_id: RoomId
 ) -> Annotated[CallToolResult, a.RoomPage]:
     """A room's newest messages."""
-    page = await relay.rooms.messages(room_id, limit=limit)
+    page = await relay.rooms.messages(room_id, limit=MESSAGES)
     messages = a.lines(a.Mail, page.messages)
-    return await answer(relay, a.RoomPage(room_id=room_id, messages=messages))
+    return await answer(relay, a.RoomPage(messages=messages))
 
 
 @agent_tool(READ, "Read a conversation")
 async def read_thread(
     relay: AsyncRelayClient,
     message_id: Annotated[int, integer_id("any message of it")],
-    limit: Limit = 50,
     cursor: Cursor = None,
 ) -> Annotated[CallToolResult, a.Thread]:
-    """A conversation (replies, direct or in a room), oldest first, as far as you may read it."""
-    page = await relay.messages.thread(message_id, limit=limit, cursor=cursor)
+    """A message's conversation, oldest first, as far as you may read it."""
+    page = await relay.messages.thread(message_id, limit=MESSAGES, cursor=cursor)
     messages = a.lines(a.Mail, page.messages)
     thread = a.Thread(thread_id=page.thread_id, messages=messages, next_cursor=page.next_cursor)
     return await answer(relay, thread)
@@ -175,11 +177,10 @@ async def search(
     kinds: Annotated[
         str | None, like(p.SearchQuery, "kinds", "e.g. 'message,task'; none: all kinds")
     ] = None,
-    limit: Annotated[int, like(p.SearchQuery, "limit", "how many at most")] = 10,
     cursor: Cursor = None,
 ) -> Annotated[CallToolResult, a.Found]:
-    """Find messages, room posts, tasks, approvals, actions by their words (what you may read)."""
-    page = await relay.search(q, kinds=kinds, limit=limit, cursor=cursor)
+    """Find messages, tasks, approvals, actions you may read, by their words."""
+    page = await relay.search(q, kinds=kinds, limit=HITS, cursor=cursor)
     hits = a.lines(a.Hit, page.hits)
     return await answer(relay, a.Found(hits=hits, next_cursor=page.next_cursor))
 
@@ -188,11 +189,10 @@ async def search(
 async def list_tasks(
     relay: AsyncRelayClient,
     status: Annotated[m.TaskStatus | None, Field(description="only tasks in this state")] = None,
-    limit: Limit = 20,
     cursor: Cursor = None,
 ) -> Annotated[CallToolResult, a.Tasks]:
     """Tasks by id, a page at a time."""
-    page = await relay.tasks.list(status=status, limit=limit, cursor=cursor)
+    page = await relay.tasks.list(status=status, limit=PAGE, cursor=cursor)
     tasks = a.lines(a.TaskLine, page.tasks)
     return await answer(relay, a.Tasks(tasks=tasks, next_cursor=page.next_cursor))
 
@@ -201,26 +201,24 @@ async def list_tasks(
 async def create_task(
     relay: AsyncRelayClient,
     title: Annotated[str, like(m.TaskCreate, "title", "what to do, one line")],
-    description: Annotated[
-        str | None, like(m.TaskCreate, "description", "the details the claimer needs")
-    ] = None,
-    assignee: Annotated[str | None, agent("the only agent that may claim it")] = None,
+    description: Annotated[str | None, like(m.TaskCreate, "description", "the details")] = None,
+    assignee: Annotated[str | None, agent("only this agent may claim it")] = None,
     priority: Annotated[
         int | None, like(m.TaskCreate, "priority", "higher is claimed first")
     ] = None,
-) -> Annotated[CallToolResult, a.TaskState]:
+) -> Annotated[CallToolResult, a.TaskDone]:
     """Create an open task (only assignee may claim it, if given)."""
     task = await relay.tasks.create(
         title, description=description, assignee=assignee, priority=priority
     )
     next_ = f"wait_for_events to hear when task {task.task_id} is done"
-    return await answer(relay, _state(task, next_))
+    return await answer(relay, _done(task, next_))
 
 
 @agent_tool(WRITE, "Claim a task")
 async def claim_task(
     relay: AsyncRelayClient,
-    task_id: Annotated[int | None, integer_id("the task to claim; none: the next open one")] = None,
+    task_id: Annotated[int | None, integer_id("none: the next open one")] = None,
 ) -> Annotated[CallToolResult, a.TaskState]:
     """Claim a task; no id: the next open one you may take."""
     me = relay.config.agent_id
@@ -257,10 +255,10 @@ async def complete_task(
     relay: AsyncRelayClient,
     task_id: TaskId,
     result: Annotated[dict[str, Any] | None, Field(description="what it produced")] = None,
-) -> Annotated[CallToolResult, a.TaskState]:
+) -> Annotated[CallToolResult, a.TaskDone]:
     """Complete a task you hold."""
     task = await relay.tasks.complete(task_id, result=result)
-    return await answer(relay, _state(task))
+    return await answer(relay, _done(task))
 
 
 @agent_tool(FINAL, "Fail a task")
@@ -269,10 +267,10 @@ async def fail_task(
     task_id: TaskId,
     error: Annotated[str, like(m.TaskFinish, "error", "why it failed")],
     retry: Annotated[bool, Field(description="reopen it if attempts are left")] = False,
-) -> Annotated[CallToolResult, a.TaskState]:
+) -> Annotated[CallToolResult, a.TaskDone]:
     """Fail a task you hold."""
     task = await relay.tasks.fail(task_id, error=error, retry=retry)
-    return await answer(relay, _state(task))
+    return await answer(relay, _done(task))
 
 
 @agent_tool(WRITE, "Record an action")
@@ -325,11 +323,10 @@ async def ask_approval(
     ] = None,
     payload: Annotated[dict[str, Any] | None, Field(description="the same, as JSON")] = None,
     expires_in: Annotated[
-        int | None, like(m.ApprovalRequest, "expires_in", "seconds to wait for a decision")
+        int | None, like(m.ApprovalRequest, "expires_in", "seconds until unanswered is no")
     ] = None,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
-    """Ask the operator to approve what you are about to do; a policy may decide at once.
-    Unanswered by expires_in, it expires (a no)."""
+    """Ask the operator to approve what you are about to do (a policy may decide at once)."""
     asked = await relay.approvals.request(
         title, detail=detail, payload=payload, expires_in=expires_in
     )
@@ -363,8 +360,7 @@ async def check_approval(
     intervention_id: Annotated[str | None, resource_id("or the intervention's")] = None,
     wait_seconds: Wait = 0,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
-    """An approval's state and note, by its id or its intervention's; wait_seconds waits for
-    a decision."""
+    """An approval's state and note, by its id or its intervention's (waits for a decision)."""
     if (approval_id is None) == (intervention_id is None):
         detail = "arguments: give approval_id or intervention_id, not both"
         return refusal("validation_error", detail)
@@ -418,8 +414,7 @@ async def upload_diagnostic(
     kept = await relay.interventions.diagnostic(
         intervention_id, summary=summary, content=details or summary
     )
-    diagnostic = a.Kept(intervention_id=intervention_id, diagnostic_id=kept.diagnostic_id)
-    return await answer(relay, diagnostic)
+    return await answer(relay, a.Kept(diagnostic_id=kept.diagnostic_id))
 
 
 Evidence = Annotated[m.Evidence | None, Field(description="text or JSON")]
@@ -446,15 +441,13 @@ async def record_remediation(
         evidence_after=evidence_after or "",
         link=link,
     )
-    return await answer(relay, a.Kept(intervention_id=intervention_id, action_id=trace.action_id))
+    return await answer(relay, a.Kept(action_id=trace.action_id))
 
 
 @agent_tool(READ, "Wait for events")
 async def wait_for_events(
     relay: AsyncRelayClient,
-    after: Annotated[
-        int | None, integer_id("the cursor of the last answer; none: from now")
-    ] = None,
+    after: Annotated[int | None, integer_id("the last answer's cursor; none: now")] = None,
     wait_seconds: Wait = 30,
 ) -> Annotated[CallToolResult, a.Events]:
     """What happened after a cursor (none: from now)."""
@@ -512,5 +505,10 @@ HELD = "report_progress as you go (it renews the lease), then complete_task or f
 
 
 def _state(task: m.Task, next_: str | None = None) -> a.TaskState:
-    """A task's answer: what it is and where it stands."""
+    """A claimed task's answer: what it is and where it stands."""
     return a.TaskState.model_validate(task, from_attributes=True).model_copy(update={"next": next_})
+
+
+def _done(task: m.Task, next_: str | None = None) -> a.TaskDone:
+    """A created or finished task's answer: where it stands."""
+    return a.TaskDone(task_id=task.task_id, status=task.status, next=next_)

@@ -57,8 +57,6 @@ class Me(Answer):
 
 class Sent(Answer):
     message_id: int
-    to: str | None = None
-    room_id: str | None = None
 
 
 class Inbox(Answer):
@@ -80,7 +78,6 @@ class Joined(Answer):
 
 
 class RoomPage(Answer):
-    room_id: str
     messages: list[Mail]
 
 
@@ -129,6 +126,14 @@ class TaskState(Answer):
     next: str | None = None
 
 
+class TaskDone(Answer):
+    """A task the caller created or finished: the rest it knows."""
+
+    task_id: int
+    status: str
+    next: str | None = None
+
+
 class Progress(Answer):
     task_id: int
     event_id: int
@@ -148,14 +153,19 @@ class Reply(Answer):
 class ApprovalState(Answer):
     approval_id: int
     status: str
-    decided_by: str | None = None
     note: str | None = None
     expires_at: datetime | None = None
     next: str | None = None
 
 
+class Decided(Answer):
+    """An approval the operator decided."""
+
+    approval_id: int
+    status: str
+
+
 class Kept(Answer):
-    intervention_id: str
     diagnostic_id: int | None = None
     action_id: int | None = None
 

@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError
 from relay_api import models as m
 from relay_client import AsyncRelayClient
 from relay_mcp import answers as a
-from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, READ, WRITE, Cursor, Limit
+from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, PAGE, READ, WRITE, Cursor
 from relay_mcp.arguments import agent, integer_id, like
 from relay_mcp.confirmation import Confirmation, Refused, ask, require_confirmed
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
@@ -40,10 +40,10 @@ async def fleet_status(relay: AsyncRelayClient) -> Annotated[CallToolResult, a.F
 
 @operator_tool(READ, "Pending approvals")
 async def list_pending_approvals(
-    relay: AsyncRelayClient, limit: Limit = 50, cursor: Cursor = None
+    relay: AsyncRelayClient, cursor: Cursor = None
 ) -> Annotated[CallToolResult, a.Approvals]:
     """Approvals waiting for a decision, newest first."""
-    page = await relay.approvals.list(status="pending", limit=limit, cursor=cursor)
+    page = await relay.approvals.list(status="pending", limit=PAGE, cursor=cursor)
     approvals = a.lines(a.ApprovalLine, page.approvals)
     return await answer(relay, a.Approvals(approvals=approvals, next_cursor=page.next_cursor))
 
@@ -79,7 +79,7 @@ async def approve(
     note: Note = None,
     *,
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_approve)],
-) -> Annotated[CallToolResult, a.ApprovalState]:
+) -> Annotated[CallToolResult, a.Decided]:
     """Approve a pending approval, once the human confirms it."""
     return await _decide(relay, "approve", approval_id, note, confirmed)
 
@@ -91,7 +91,7 @@ async def reject(
     note: Note = None,
     *,
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_reject)],
-) -> Annotated[CallToolResult, a.ApprovalState]:
+) -> Annotated[CallToolResult, a.Decided]:
     """Reject a pending approval, once the human confirms it."""
     return await _decide(relay, "reject", approval_id, note, confirmed)
 
@@ -107,29 +107,27 @@ async def _decide(
     require_confirmed(confirmed, f"{verb.removesuffix('e')}ing approval {approval_id}")
     decide = relay.approvals.approve if verb == "approve" else relay.approvals.reject
     decided = await decide(approval_id, note=note)
-    return await answer(relay, a.ApprovalState.model_validate(decided, from_attributes=True))
+    return await answer(relay, a.Decided.model_validate(decided, from_attributes=True))
 
 
 @operator_tool(READ, "Notifications")
 async def list_notifications(
-    relay: AsyncRelayClient,
-    limit: Limit = 20,
-    cursor: Cursor = None,
+    relay: AsyncRelayClient, cursor: Cursor = None
 ) -> Annotated[CallToolResult, a.Notifications]:
     """What agents asked the operator, newest first, with their replies' count."""
-    page = await relay.notify.list(limit=limit, cursor=cursor)
+    page = await relay.notify.list(limit=PAGE, cursor=cursor)
     notifications = a.lines(a.NotificationLine, page.notifications)
     listed = a.Notifications(notifications=notifications, next_cursor=page.next_cursor)
     return await answer(relay, listed)
 
 
-@operator_tool(WRITE, "Reply to a notification")
+@operator_tool(WRITE, "Reply to an agent")
 async def reply_to_notification(
     relay: AsyncRelayClient,
     notification_id: Annotated[int, integer_id("the notification's id")],
-    text: Annotated[str, like(m.NotifyReply, "text", "the answer, for the agent's inbox")],
+    text: Annotated[str, like(m.NotifyReply, "text", "the answer")],
 ) -> Annotated[CallToolResult, a.Sent]:
-    """Answer an agent's notification (in its inbox and its ask_operator)."""
+    """Answer what an agent asked (it reaches its inbox)."""
     async for notification in relay.notify.iterate():  # newest first
         if notification.notification_id == notification_id:
             break
@@ -144,15 +142,15 @@ async def reply_to_notification(
 
 @operator_tool(READ, "Policies")
 async def list_policies(
-    relay: AsyncRelayClient, limit: Limit = 100, cursor: Cursor = None
+    relay: AsyncRelayClient, cursor: Cursor = None
 ) -> Annotated[CallToolResult, a.Policies]:
     """The policies that decide routine approvals, in the order tried."""
-    page = await relay.policies.list(limit=limit, cursor=cursor)
+    page = await relay.policies.list(limit=PAGE, cursor=cursor)
     policies = a.lines(a.PolicyLine, page.policies)
     return await answer(relay, a.Policies(policies=policies, next_cursor=page.next_cursor))
 
 
-@operator_tool(READ, "Simulate the policies")
+@operator_tool(READ, "Simulate policies")
 async def simulate_policy(
     relay: AsyncRelayClient,
     agent_id: Annotated[str, agent("the agent that would ask")],
@@ -220,7 +218,9 @@ def _confirm_policy(
 @operator_tool(WRITE, "Set a policy")
 async def set_policy(
     relay: AsyncRelayClient,
-    policy_id: Annotated[int | None, integer_id("the policy to change; none: a new one")] = None,
+    policy_id: Annotated[
+        int | None, integer_id("the policy to change (the rest stays); none: a new one")
+    ] = None,
     name: Annotated[str | None, like(Policy, "name", "what it is for")] = None,
     decision: Annotated[m.PolicyDecision | None, Field(description="what it decides")] = None,
     note: Annotated[str | None, like(Policy, "note", "why, for the agents")] = None,
@@ -232,16 +232,13 @@ async def set_policy(
     agents: Annotated[
         list[m.AgentPattern] | None, like(Match, "agents", "only from these agents, '*' any")
     ] = None,
-    title: Annotated[
-        str | None, like(Match, "title", "a regular expression the title holds")
-    ] = None,
+    title: Annotated[str | None, like(Match, "title", "a regex the title matches")] = None,
     limit: Annotated[m.PolicyLimit | None, Field(description="at most count per agent")] = None,
     *,
     proposed: Annotated[m.PolicyCreate, Resolve(_proposed)],
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_policy)],
 ) -> Annotated[CallToolResult, a.PolicyState]:
-    """Create a policy that decides the approvals it matches, or change one (what is not given
-    stays), once the human confirms it."""
+    """Create or change a policy deciding the approvals it matches, once the human confirms."""
     require_confirmed(confirmed, "the policy change")
     fields = proposed.model_dump(exclude_none=True)
     if policy_id is None:
@@ -252,5 +249,5 @@ async def set_policy(
 
 
 # The operator hands out work and writes to agents as they do, with the same tools.
-SHARED = ("send_message", "create_task", "list_tasks", "search", "read_thread")
+SHARED = ("send_message", "create_task", "list_tasks")
 OPERATOR_TOOLS.extend(tool for tool in AGENT_TOOLS if tool.function.__name__ in SHARED)

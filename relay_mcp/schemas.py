@@ -8,9 +8,10 @@ from typing import Any
 
 def lean(schema: dict[str, Any]) -> dict[str, Any]:
     """An input schema as a model needs it: without the titles pydantic makes of names ("Reply
-    To"), and an optional argument as its value's type alone (``anyOf`` with ``null`` and a
-    ``default`` of ``null`` say only "may be left out", which not being required says)."""
-    kept = _untitled(schema)
+    To"), an optional argument as its value's type alone (``anyOf`` with ``null`` and a
+    ``default`` of ``null`` say only "may be left out", which not being required says), and an
+    argument's model written in its place (a ``$defs`` name and its ``$ref`` say nothing)."""
+    kept = _inlined(_untitled(schema))
     required = set(kept.get("required", ()))
     for name, each in kept.get("properties", {}).items():
         if name in required or each.get("default", 0) is not None:
@@ -26,45 +27,48 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def lean_answer(schema: dict[str, Any]) -> dict[str, Any]:
-    """An output schema ``lean``, without what only the code reads (the models' docstrings, the
-    fields' defaults: an answer leaves out what is null; its ``$defs`` alike), and admitting a
-    failure's ``{code, detail}`` too: clients check an error's structured content against the
-    schema as well (the MCP Inspector does), so the answer's own fields are not required (and
-    other properties are allowed, as JSON Schema allows them unless told otherwise: naming
-    ``code`` and ``detail`` in every tool's schema would cost each host 1 KB of its context)."""
-    kept = _inlined(_lean_model(schema))
-    kept.pop("required", None)
+    """An output schema as hosts check an answer against it: each field and its JSON type, no
+    deeper (a list's lines are the tool's description's to name, and their schemas would cost
+    every host a third of the listing: the budget is the MCP issue's), and admitting a failure's
+    ``{code, detail}`` too: clients check an error's structured content against the schema as
+    well (the MCP Inspector does), so the answer's own fields are not required (and other
+    properties are allowed, as JSON Schema allows them unless told otherwise)."""
+    kept = lean(schema)
     # Every answer to an agent carries it: the server's instructions say so once.
     kept["properties"].pop("waiting", None)
-    return kept
+    return {
+        "type": "object",
+        "properties": {
+            name: {"type": _json_type(each)} for name, each in kept["properties"].items()
+        },
+    }
+
+
+def _json_type(schema: dict[str, Any]) -> str:
+    """The JSON type of a field's values: a model's (a ``$ref``) is an object."""
+    return str(schema.get("type", "object"))
 
 
 def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with each of its ``$defs`` written where it is referred to (an answer's list
-    refers to its line's once: the name and the reference are bytes that say nothing)."""
+    """``schema`` with each of its ``$defs`` written where it is referred to, without the
+    model's docstring (the argument's description says what it is for)."""
     definitions = schema.pop("$defs", {})
     prefix = "#/$defs/"
 
     def resolved(value: Any) -> Any:
         if isinstance(value, dict):
-            if set(value) == {"$ref"} and value["$ref"].startswith(prefix):
-                return resolved(definitions[value["$ref"].removeprefix(prefix)])
+            reference = value.get("$ref", "")
+            if reference.startswith(prefix):
+                model = dict(definitions[reference.removeprefix(prefix)])
+                model.pop("description", None)
+                rest = {key: each for key, each in value.items() if key != "$ref"}
+                return resolved(model | rest)
             return {key: resolved(each) for key, each in value.items()}
         if isinstance(value, list):
             return [resolved(each) for each in value]
         return value
 
     return dict(resolved(schema))
-
-
-def _lean_model(schema: dict[str, Any]) -> dict[str, Any]:
-    kept = lean(schema)
-    kept.pop("description", None)
-    for each in kept.get("properties", {}).values():
-        each.pop("default", None)
-    if "$defs" in kept:
-        kept["$defs"] = {name: _lean_model(each) for name, each in kept["$defs"].items()}
-    return kept
 
 
 def _untitled(schema: dict[str, Any]) -> dict[str, Any]:

@@ -105,7 +105,7 @@ async def test_pydantic_ai_agents_ask_the_operator_and_work_a_task(server: LiveS
     operator.join()
     # pydantic-ai hands the model a tool's structured content: the answer, with what to do next
     task, answer = [json.loads(line) for line in asked.output.splitlines()]
-    assert task["status"] == "open" and task["title"] == "rotate the logs"
+    assert task["status"] == "open" and task["task_id"] > 0
     assert task["next"].startswith("wait_for_events")
     assert answer["reply"] == "yes, rotate them" and answer["pending"] is False
 

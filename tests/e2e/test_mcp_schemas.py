@@ -19,11 +19,9 @@ from relay_mcp.arguments import limits_of
 from tests.e2e.test_mcp_stdio import agent, operator_mcp
 from tests.live import LiveServer, live_server
 
-# What a model is given of each tool (name, description, input schema: what hosts pass to the
-# model's API, which has no place for the rest), and what tools/list weighs on the wire with the
-# titles, hints and output schemas (docs/mcp.md says what each holds and costs).
-AGENT_BUDGET, AGENT_WIRE = 16_000, 19_500
-OPERATOR_BUDGET, OPERATOR_WIRE = 8_000, 12_500
+# What tools/list may weigh on the wire, titles, hints and output schemas included (the MCP
+# issue's budget; docs/mcp.md says what each part costs).
+AGENT_BUDGET, OPERATOR_BUDGET = 16_000, 8_000
 # Tools that end something for good: a host may ask its user before running them.
 DESTRUCTIVE = {"fail_task", "approve", "reject"}
 # Writes a repeat changes nothing more by.
@@ -74,16 +72,6 @@ def size(tools: list[Tool]) -> int:
     return len(ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True))
 
 
-def model_size(tools: list[Tool]) -> int:
-    """The bytes of what a model is given of the tools: each one's name, description and input
-    schema, as JSON."""
-    given = [
-        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-        for t in tools
-    ]
-    return len(json.dumps(given, separators=(",", ":")))
-
-
 def error(result: CallToolResult) -> tuple[str, str]:
     """A tool error's code and detail, the same in its text and its structured content."""
     assert result.is_error and result.structured_content is not None, result
@@ -98,7 +86,7 @@ async def test_every_agent_tool_is_titled_hinted_described_and_bounded(
     async with Client(agent(server, "schema-reader")) as client:
         tools = (await client.list_tools()).tools
     check_listing(tools)
-    assert model_size(tools) < AGENT_BUDGET and size(tools) < AGENT_WIRE, size(tools)
+    assert size(tools) < AGENT_BUDGET, size(tools)
     send = next(t for t in tools if t.name == "send_message").input_schema["properties"]
     # The limits are the API's own, read from the contract.
     assert {"pattern": limits_of(m.MessageCreate, "to")["pattern"]}.items() <= send["to"].items()
@@ -114,7 +102,7 @@ async def test_every_operator_tool_is_titled_hinted_described_and_bounded(
     async with Client(operator_mcp(server)) as client:
         tools = (await client.list_tools()).tools
     check_listing(tools)
-    assert model_size(tools) < OPERATOR_BUDGET and size(tools) < OPERATOR_WIRE, size(tools)
+    assert size(tools) < OPERATOR_BUDGET, size(tools)
 
 
 async def test_failures_are_code_and_detail(server: LiveServer) -> None:
@@ -182,7 +170,7 @@ async def test_every_answer_is_its_schema_and_its_text_is_its_json(server: LiveS
         ]
         await call(a, "list_rooms", {})
         created = await call(a, "create_task", {"title": "every task", "assignee": "every-b"})
-        await call(a, "list_tasks", {"limit": 5})
+        await call(a, "list_tasks", {})
         await call(b, "claim_task", {"task_id": created["task_id"]})
         await call(b, "report_progress", {"task_id": created["task_id"], "progress": 50})
         await call(b, "complete_task", {"task_id": created["task_id"], "result": {"ok": True}})
