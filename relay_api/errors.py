@@ -79,6 +79,7 @@ class InvalidInput(RelayError):
 
     code = "invalid"
 
-    def __init__(self, field: str, detail: str) -> None:
+    def __init__(self, field: str, detail: str, where: str = "query") -> None:
         super().__init__(detail)
         self.field = field
+        self.where = where  # "query" or "body": what holds the field

@@ -10,6 +10,7 @@ import json
 import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -979,3 +980,90 @@ class PolicyVerdict(Resource):
     policy_id: int | None = None
     version: int | None = None
     reason: str
+
+
+# ---------------------------------------------------------------- webhooks
+
+# An event type, or a pattern of them with ``*`` inside (``approval.*``; ``*``: every one).
+EventTypePattern = Annotated[
+    str, StringConstraints(pattern=r"^[a-z_*]{1,40}(\.[a-z_*]{1,40}){0,3}$", max_length=100)
+]
+WebhookDeliveryStatus = Literal["pending", "succeeded", "failed"]
+
+
+def _web_address(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("an http:// or https:// URL with a host")
+    _ = parts.port  # a port past 65535 or not a number: ValueError
+    if parts.username or parts.password:
+        raise ValueError("a URL without credentials (the signature authenticates Relay)")
+    return url
+
+
+WebAddress = Annotated[
+    str, StringConstraints(min_length=1, max_length=2000), AfterValidator(_web_address)
+]
+
+
+class WebhookCreate(RequestBody):
+    """An endpoint Relay delivers events to: where, which events, what it is for."""
+
+    url: WebAddress
+    events: list[EventTypePattern] = Field(
+        default_factory=lambda: ["*"], min_length=1, max_length=100
+    )
+    description: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+class Webhook(Resource):
+    """An endpoint and what it subscribes to; ``secret`` only in the answers that make one (its
+    creation and a rotation)."""
+
+    webhook_id: int = 0
+    url: str
+    events: list[str]
+    description: str | None = None
+    enabled: bool = True
+    disabled_reason: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    secret: str | None = Field(
+        default=None, description="whsec_…: the signing secret, in the answer that made it only"
+    )
+    # The signing secret sealed (AES-GCM), and the one it replaced while both sign.
+    sealed_secret: str = Field(default="", exclude=True)
+    sealed_previous: str | None = Field(default=None, exclude=True)
+    previous_until: datetime | None = Field(default=None, exclude=True)
+    # The feed's cursor when it was created: it gets the events after it.
+    after_event_id: int = Field(default=0, exclude=True)
+
+
+class WebhooksResponse(Page):
+    """Endpoints, oldest first."""
+
+    webhooks: list[Webhook]
+
+
+class WebhookDelivery(Resource):
+    """One event on its way to one endpoint: ``message_id`` is its ``webhook-id`` header, the
+    same on every attempt."""
+
+    delivery_id: int = 0
+    webhook_id: int
+    event_type: str
+    message_id: str
+    attempts: int = 0
+    status: WebhookDeliveryStatus = "pending"
+    last_status_code: int | None = None
+    last_error: str | None = None
+    next_attempt_at: datetime | None = None
+    created_at: datetime
+    event_id: int = Field(default=0, exclude=True)
+    body: str = Field(default="", exclude=True)  # what every attempt sends, byte for byte
+
+
+class WebhookDeliveriesResponse(Page):
+    """An endpoint's deliveries, newest first."""
+
+    deliveries: list[WebhookDelivery]

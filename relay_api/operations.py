@@ -554,6 +554,96 @@ POLICIES_ENABLE = Op(
     doc="Let the policy decide again (a new version).",
 )
 
+WEBHOOKS_CREATE = Op(
+    "webhooks.create",
+    "POST",
+    "/v1/webhooks",
+    m.Webhook,
+    201,
+    m.WebhookCreate,
+    doc=(
+        "A new endpoint; it gets the events that happen from now on. The answer holds its "
+        "signing secret, shown this once."
+    ),
+)
+WEBHOOKS_LIST = Op(
+    "webhooks.list",
+    "GET",
+    "/v1/webhooks",
+    m.WebhooksResponse,
+    query=p.PageQuery,
+    doc="Endpoints, oldest first; a page at a time.",
+)
+WEBHOOKS_SHOW = Op(
+    "webhooks.show",
+    "GET",
+    "/v1/webhooks/{webhook_id}",
+    m.Webhook,
+    path_params=p.WebhookPath,
+    doc="An endpoint (never its secret).",
+)
+WEBHOOKS_REPLACE = Op(
+    "webhooks.replace",
+    "POST",
+    "/v1/webhooks/{webhook_id}",
+    m.Webhook,
+    body=m.WebhookCreate,
+    path_params=p.WebhookPath,
+    doc="Replace an endpoint's URL, events and description; its secret stays.",
+)
+WEBHOOKS_DISABLE = Op(
+    "webhooks.disable",
+    "POST",
+    "/v1/webhooks/{webhook_id}/disable",
+    m.Webhook,
+    path_params=p.WebhookPath,
+    doc="Stop delivering to the endpoint; what is pending waits until it is enabled.",
+)
+WEBHOOKS_ENABLE = Op(
+    "webhooks.enable",
+    "POST",
+    "/v1/webhooks/{webhook_id}/enable",
+    m.Webhook,
+    path_params=p.WebhookPath,
+    doc="Deliver to the endpoint again, from where it stopped.",
+)
+WEBHOOKS_ROTATE_SECRET = Op(
+    "webhooks.rotate_secret",
+    "POST",
+    "/v1/webhooks/{webhook_id}/rotate-secret",
+    m.Webhook,
+    path_params=p.WebhookPath,
+    doc=(
+        "A new signing secret, shown this once; for a while (24 hours unless configured) "
+        "every delivery is signed with the old one too."
+    ),
+)
+WEBHOOKS_TEST = Op(
+    "webhooks.test",
+    "POST",
+    "/v1/webhooks/{webhook_id}/test",
+    m.WebhookDelivery,
+    path_params=p.WebhookPath,
+    doc="Send the endpoint a ``webhook.test`` event now; the answer is its delivery.",
+)
+WEBHOOKS_DELIVERIES = Op(
+    "webhooks.deliveries",
+    "GET",
+    "/v1/webhooks/{webhook_id}/deliveries",
+    m.WebhookDeliveriesResponse,
+    path_params=p.WebhookPath,
+    query=p.WebhookDeliveriesQuery,
+    doc="An endpoint's deliveries, newest first; a page at a time.",
+)
+WEBHOOKS_RETRY = Op(
+    "webhooks.retry",
+    "POST",
+    "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
+    m.WebhookDelivery,
+    path_params=p.WebhookDeliveryPath,
+    doc="Send a failed delivery again, as new (its attempts start over, its webhook-id stays).",
+)
+
 INTERVENTIONS_REQUEST_APPROVAL = Op(
     "interventions.request_approval",
     "POST",

@@ -7,7 +7,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from relay_api.models import ApprovalStatus, IntegerId, ResourceId, TaskStatus
+from relay_api.models import (
+    ApprovalStatus,
+    IntegerId,
+    ResourceId,
+    TaskStatus,
+    WebhookDeliveryStatus,
+)
 
 # Every list answers pages: this many items unless asked, never more than MAX_LIMIT.
 DEFAULT_LIMIT = 100
@@ -178,3 +184,17 @@ class SearchQuery(Params):
 
 class ActionsQuery(PageQuery):
     agent_id: ResourceId | None = Field(default=None, description="Only this agent's actions")
+
+
+class WebhookPath(Params):
+    webhook_id: IntegerId
+
+
+class WebhookDeliveryPath(WebhookPath):
+    delivery_id: IntegerId
+
+
+class WebhookDeliveriesQuery(PageQuery):
+    status: WebhookDeliveryStatus | None = Field(
+        default=None, description="Only deliveries in this state"
+    )

@@ -26,6 +26,7 @@ from relay_client.resources._generated import (
     Root,
     Spaces,
     Tasks,
+    Webhooks,
 )
 from relay_client.resources.events import Events
 
@@ -73,6 +74,7 @@ class _Resources(Root[C]):
         self.policies: Policies[C] = Policies(client)
         self.interventions: Interventions[C] = Interventions(client)
         self.events: Events[C] = Events(client)
+        self.webhooks: Webhooks[C] = Webhooks(client)
 
 
 class RelayClient(_Resources["RelayClient"]):

@@ -8,7 +8,9 @@ operator token's hash.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import os
+
+from pydantic import BaseModel, ConfigDict, Field, SecretBytes
 
 POSTGRES_POOL_SIZE = 20  # connections per process (RELAY_POSTGRES_POOL_SIZE)
 
@@ -40,6 +42,26 @@ class DomainSettings(BaseModel):
         "background; 0: only when an operation finds them",
     )
 
+    webhook_retry_schedule: str = Field(
+        default="5,300,1800,7200,18000,36000,36000",
+        pattern=r"^[0-9]{1,6}(\.[0-9]+)?(,[0-9]{1,6}(\.[0-9]+)?){0,19}$",
+        description="seconds before each retry of a failed webhook delivery, comma-separated "
+        "(the first attempt is made at once)",
+    )
+    webhook_timeout_seconds: float = Field(
+        default=15.0, gt=0, le=300, description="how long a webhook endpoint has to answer"
+    )
+    webhook_secret_overlap_seconds: float = Field(
+        default=86400.0,
+        ge=0,
+        description="how long after a rotation deliveries are signed with the old secret too",
+    )
+    webhooks_allow_private: bool = Field(
+        default=False,
+        description="let webhook endpoints be on loopback, private or link-local addresses "
+        "(a receiver on this host or network)",
+    )
+
 
 class CoreConfig(DomainSettings):
     """The domain's settings, and what the server derived from its own at start."""
@@ -47,3 +69,5 @@ class CoreConfig(DomainSettings):
     mirror_bridges: frozenset[str] = frozenset()  # the platforms that copy room posts
     auth_enabled: bool = True
     operator_token_hash: str = ""
+    # What webhook secrets are sealed under (from the operator token; a test's own otherwise).
+    server_secret: SecretBytes = Field(default_factory=lambda: SecretBytes(os.urandom(32)))

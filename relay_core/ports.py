@@ -345,6 +345,8 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("policies", m.Policy, "policy_id", True),
     TableSpec("policy_versions", records.PolicyVersion, "version_key", True),
     TableSpec("policy_uses", records.PolicyUse, "use_id", True),
+    TableSpec("webhooks", m.Webhook, "webhook_id", True),
+    TableSpec("webhook_deliveries", m.WebhookDelivery, "delivery_id", True),
 )
 
 
@@ -385,6 +387,8 @@ class UnitOfWork(Protocol):
     policies: Table[m.Policy]
     policy_versions: Table[records.PolicyVersion]
     policy_uses: Table[records.PolicyUse]
+    webhooks: Table[m.Webhook]
+    webhook_deliveries: Table[m.WebhookDelivery]
     search_index: SearchIndex
 
     def publish(self, topic: str) -> None:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 
 from aiohttp import web
+from pydantic import SecretBytes
 
 from relay_core.auth import hash_secret
 from relay_core.config import CoreConfig
@@ -47,6 +48,7 @@ from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
+from relay_server.webhook_sender import deliver as deliver_webhooks
 
 log = logging.getLogger("relay.server")
 
@@ -103,6 +105,8 @@ def core_config(settings: Settings) -> CoreConfig:
     """The domain's part of the settings, and what the server derives from the rest (the
     operator token only as a hash)."""
     auth = settings.auth == "token"
+    # Seals webhook secrets; every instance has the same (configured or in the shared data dir).
+    operator_token = ensure_operator_token(settings)
     return CoreConfig(
         **settings.domain.model_dump(),
         auth_enabled=auth,
@@ -114,7 +118,8 @@ def core_config(settings: Settings) -> CoreConfig:
             )
             if mirrors
         ),
-        operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
+        operator_token_hash=hash_secret(operator_token) if auth else "",
+        server_secret=SecretBytes(operator_token.encode()),
     )
 
 
@@ -169,6 +174,7 @@ def create_app(
         if isinstance(room, MatrixBridge):
             following = matrix.sync_forever(services, room, settings.matrix.operators)
             background.append(asyncio.create_task(following, name="matrix-sync"))
+        background.append(asyncio.create_task(deliver_webhooks(services), name="webhooks"))
         if settings.domain.sweep_seconds > 0:
             sweeping = sweep(services, settings.domain.sweep_seconds)
             background.append(asyncio.create_task(sweeping, name="sweep"))

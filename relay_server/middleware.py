@@ -118,8 +118,8 @@ async def error_answer(request: web.Request, exc: Exception) -> web.Response:
     match exc:
         case RequestInvalid():
             return invalid(exc.errors)
-        case errors.InvalidInput():  # the domain's verdict on a query value
-            error = {"type": "value_error", "loc": ["query", exc.field], "msg": exc.detail}
+        case errors.InvalidInput():  # the domain's verdict on a value
+            error = {"type": "value_error", "loc": [exc.where, exc.field], "msg": exc.detail}
             return invalid([error])
         case errors.RelayError():
             return await _domain_error(request, exc)

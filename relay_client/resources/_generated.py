@@ -735,6 +735,105 @@ class Policies(Resource[C]):
         return Send(ops.POLICIES_ENABLE, {"policy_id": policy_id})
 
 
+class Webhooks(Resource[C]):
+    """``client.webhooks``."""
+
+    @flow_method
+    def create(
+        self, url: str, *, events: Sequence[str] | None = None, description: str | None = None
+    ) -> Send[m.Webhook]:
+        """A new endpoint; it gets the events that happen from now on. The answer holds its signing
+        secret, shown this once."""
+        return Send(ops.WEBHOOKS_CREATE, json=wire(url=url, events=events, description=description))
+
+    @flow_method
+    def list(
+        self, *, limit: int | None = None, cursor: str | None = None
+    ) -> Send[m.WebhooksResponse]:
+        """Endpoints, oldest first; a page at a time."""
+        return Send(ops.WEBHOOKS_LIST, params=wire(limit=limit, cursor=cursor))
+
+    @flow_iterator
+    def iterate(self, *, limit: int | None = None) -> Items[m.Webhook]:
+        """Every item of ``list``, following its cursors page after page."""
+        return self._pages(ops.WEBHOOKS_LIST, wire(limit=limit), None, "webhooks")
+
+    @flow_method
+    def show(self, webhook_id: int) -> Send[m.Webhook]:
+        """An endpoint (never its secret)."""
+        return Send(ops.WEBHOOKS_SHOW, {"webhook_id": webhook_id})
+
+    @flow_method
+    def replace(
+        self,
+        webhook_id: int,
+        url: str,
+        *,
+        events: Sequence[str] | None = None,
+        description: str | None = None,
+    ) -> Send[m.Webhook]:
+        """Replace an endpoint's URL, events and description; its secret stays."""
+        return Send(
+            ops.WEBHOOKS_REPLACE,
+            {"webhook_id": webhook_id},
+            json=wire(url=url, events=events, description=description),
+        )
+
+    @flow_method
+    def disable(self, webhook_id: int) -> Send[m.Webhook]:
+        """Stop delivering to the endpoint; what is pending waits until it is enabled."""
+        return Send(ops.WEBHOOKS_DISABLE, {"webhook_id": webhook_id})
+
+    @flow_method
+    def enable(self, webhook_id: int) -> Send[m.Webhook]:
+        """Deliver to the endpoint again, from where it stopped."""
+        return Send(ops.WEBHOOKS_ENABLE, {"webhook_id": webhook_id})
+
+    @flow_method
+    def rotate_secret(self, webhook_id: int) -> Send[m.Webhook]:
+        """A new signing secret, shown this once; for a while (24 hours unless configured) every
+        delivery is signed with the old one too."""
+        return Send(ops.WEBHOOKS_ROTATE_SECRET, {"webhook_id": webhook_id})
+
+    @flow_method
+    def test(self, webhook_id: int) -> Send[m.WebhookDelivery]:
+        """Send the endpoint a ``webhook.test`` event now; the answer is its delivery."""
+        return Send(ops.WEBHOOKS_TEST, {"webhook_id": webhook_id})
+
+    @flow_method
+    def deliveries(
+        self,
+        webhook_id: int,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        status: str | None = None,
+    ) -> Send[m.WebhookDeliveriesResponse]:
+        """An endpoint's deliveries, newest first; a page at a time."""
+        return Send(
+            ops.WEBHOOKS_DELIVERIES,
+            {"webhook_id": webhook_id},
+            params=wire(limit=limit, cursor=cursor, status=status),
+        )
+
+    @flow_iterator
+    def iterate_deliveries(
+        self, webhook_id: int, *, limit: int | None = None, status: str | None = None
+    ) -> Items[m.WebhookDelivery]:
+        """Every item of ``deliveries``, following its cursors page after page."""
+        return self._pages(
+            ops.WEBHOOKS_DELIVERIES,
+            wire(limit=limit, status=status),
+            {"webhook_id": webhook_id},
+            "deliveries",
+        )
+
+    @flow_method
+    def retry(self, webhook_id: int, delivery_id: int) -> Send[m.WebhookDelivery]:
+        """Send a failed delivery again, as new (its attempts start over, its webhook-id stays)."""
+        return Send(ops.WEBHOOKS_RETRY, {"webhook_id": webhook_id, "delivery_id": delivery_id})
+
+
 class Interventions(Resource[C]):
     """``client.interventions``."""
 

@@ -19,6 +19,7 @@ from relay_core.services.search import SearchService
 from relay_core.services.spaces import SpacesService
 from relay_core.services.system import SystemService
 from relay_core.services.tasks import TasksService
+from relay_core.services.webhooks import WebhooksService
 
 __all__ = ["Context", "CoreConfig", "Services"]
 
@@ -43,3 +44,4 @@ class Services:
         self.events = EventsService(ctx)
         self.search = SearchService(ctx)
         self.system = SystemService(ctx)
+        self.webhooks = WebhooksService(ctx)

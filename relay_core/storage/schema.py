@@ -419,3 +419,41 @@ policy_uses = Table(
     _at("decided_at", nullable=False),
     Index("ix_policy_uses_window", "policy_id", "agent_id", "decided_at"),
 )
+
+
+webhooks = Table(
+    "webhooks",
+    metadata,
+    _id("webhook_id"),
+    Column("url", String(2000), nullable=False),
+    Column("events", Json, nullable=False),
+    Column("description", Text),
+    Column("enabled", Boolean, nullable=False),
+    Column("disabled_reason", Text),
+    Column("sealed_secret", Text, nullable=False),
+    Column("sealed_previous", Text),
+    _at("previous_until"),
+    Column("after_event_id", BigInteger, nullable=False),
+    _at("created_at", nullable=False),
+    _at("updated_at", nullable=False),
+)
+
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    _id("delivery_id"),
+    Column("webhook_id", Id, ForeignKey("webhooks.webhook_id"), nullable=False),
+    Column("event_id", BigInteger, nullable=False),
+    Column("event_type", Name, nullable=False),
+    Column("message_id", Ref, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("status", State, nullable=False),
+    Column("last_status_code", Integer),
+    Column("last_error", Text),
+    _at("next_attempt_at"),
+    _at("created_at", nullable=False),
+    Index("ix_webhook_deliveries_webhook", "webhook_id", "delivery_id"),
+    # Only pending deliveries have a next attempt: the sender reads the due ones by it.
+    Index("ix_webhook_deliveries_due", "next_attempt_at", **_not_null("next_attempt_at")),
+)

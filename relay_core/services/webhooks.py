@@ -1,0 +1,460 @@
+"""Outbound webhooks: the operator's endpoints, and every event of the feed delivered to those
+that subscribe to it, at least once, to the Standard Webhooks 1.0 specification.
+
+Delivery is in two steps, both in the store, so nothing is lost when a process dies. ``fan_out``
+reads the feed past its own cursor (a ``bridge_offsets`` row, as a platform's updates are
+followed) and, in the transaction that moves the cursor, adds a pending delivery per event and
+subscribed endpoint, with the body every attempt will send and a ``webhook-id`` of its own.
+``due`` hands the sender (``relay_server.webhook_sender``) what is due, secrets opened, and
+``attempted`` records how an attempt went: done, failed for good, or due again on the schedule.
+A delivery is pending until an attempt is recorded, so a process killed mid-attempt sends it
+again, with the same ``webhook-id``: receivers deduplicate by it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from relay_api import models as m
+from relay_api.errors import Conflict, InvalidInput, NotFound
+from relay_api.params import DEFAULT_LIMIT
+from relay_core import paging, records
+from relay_core import webhooks as hooks
+from relay_core.auth import Caller
+from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt, ne
+from relay_core.services.base import Service
+
+# The hub topic that wakes the sender: a delivery became due now.
+WEBHOOKS = "webhooks"
+# The feed's cursor that fan_out moves, as platforms keep theirs.
+CURSOR = "webhooks"
+# Events one fan_out transaction reads (its inserts hold the writer meanwhile).
+FAN_OUT_BATCH = 200
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A delivery due now, with what sending it needs: where, what, and the secrets to sign
+    with (the current one first; during a rotation, the old one too)."""
+
+    delivery_id: int
+    webhook_id: int
+    url: str
+    message_id: str
+    body: str
+    secrets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an attempt went: the receiver's status (None: no answer), what went wrong, and the
+    receiver's ``Retry-After`` in seconds."""
+
+    status_code: int | None
+    error: str | None = None
+    retry_after: float | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+class WebhooksService(Service):
+    """The operator's endpoints, and their deliveries."""
+
+    @property
+    def _seal(self) -> hooks.SecretSeal:
+        return hooks.SecretSeal(self.ctx.config.server_secret.get_secret_value())
+
+    async def _check_address(self, url: str) -> None:
+        if self.ctx.config.webhooks_allow_private:
+            return
+        refusal = await hooks.address_refusal(url)
+        if refusal is not None:
+            raise InvalidInput("url", refusal, "body")
+
+    async def create(self, caller: Caller, body: m.WebhookCreate) -> m.Webhook:
+        """A new endpoint; it gets the events that happen from now on. The answer holds its
+        signing secret, shown this once."""
+        caller.require_operator()
+        await self._check_address(body.url)
+        secret = hooks.new_secret()
+        sealed = self._seal.seal(secret)
+
+        async def work(uow: UnitOfWork) -> m.Webhook:
+            now = self.now()
+            endpoint = await uow.webhooks.insert(
+                m.Webhook(
+                    url=body.url,
+                    events=body.events,
+                    description=body.description,
+                    sealed_secret=sealed,
+                    after_event_id=await _head(uow),
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            uow.publish(WEBHOOKS)
+            return endpoint.model_copy(update={"secret": secret})
+
+        return await self.write(work, answers=True)
+
+    async def list(
+        self, caller: Caller, limit: int = DEFAULT_LIMIT, cursor: str | None = None
+    ) -> m.WebhooksResponse:
+        """Endpoints, oldest first; a page at a time."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.WebhooksResponse:
+            found, next_cursor = await paging.page(
+                uow.webhooks, key=("webhook_id", int), limit=limit, cursor=cursor
+            )
+            return m.WebhooksResponse(webhooks=found, next_cursor=next_cursor)
+
+        return await self.read(work)
+
+    async def show(self, caller: Caller, webhook_id: int) -> m.Webhook:
+        """An endpoint (never its secret)."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Webhook:
+            return await _endpoint(uow, webhook_id)
+
+        return await self.read(work)
+
+    async def replace(self, caller: Caller, webhook_id: int, body: m.WebhookCreate) -> m.Webhook:
+        """Replace an endpoint's URL, events and description; its secret stays."""
+        caller.require_operator()
+        await self._check_address(body.url)
+        values = {"url": body.url, "events": body.events, "description": body.description}
+        return await self._change(webhook_id, values)
+
+    async def disable(self, caller: Caller, webhook_id: int) -> m.Webhook:
+        """Stop delivering to the endpoint; what is pending waits until it is enabled."""
+        caller.require_operator()
+        return await self._change(webhook_id, {"enabled": False, "disabled_reason": "disabled"})
+
+    async def enable(self, caller: Caller, webhook_id: int) -> m.Webhook:
+        """Deliver to the endpoint again: what was pending, and the events from now on."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.Webhook:
+            current = await _endpoint(uow, webhook_id)
+            if current.enabled:
+                return current
+            values = {"enabled": True, "disabled_reason": None, "updated_at": self.now()}
+            values["after_event_id"] = max(current.after_event_id, await _head(uow))
+            updated = await uow.webhooks.update(webhook_id, values, expect={"enabled": False})
+            if updated is None:
+                raise StaleWrite("enabled meanwhile")
+            uow.publish(WEBHOOKS)
+            return updated
+
+        return await self.write(work)
+
+    async def rotate_secret(self, caller: Caller, webhook_id: int) -> m.Webhook:
+        """A new signing secret, shown this once; for a while (24 hours unless configured)
+        every delivery is signed with the old one too."""
+        caller.require_operator()
+        secret = hooks.new_secret()
+        overlap = timedelta(seconds=self.ctx.config.webhook_secret_overlap_seconds)
+
+        async def work(uow: UnitOfWork) -> m.Webhook:
+            current = await _endpoint(uow, webhook_id)
+            now = self.now()
+            values = {
+                "sealed_secret": self._seal.seal(secret),
+                "sealed_previous": current.sealed_secret,
+                "previous_until": now + overlap,
+                "updated_at": now,
+            }
+            updated = await uow.webhooks.update(
+                webhook_id, values, expect={"sealed_secret": current.sealed_secret}
+            )
+            if updated is None:
+                raise StaleWrite("rotated meanwhile")
+            return updated.model_copy(update={"secret": secret})
+
+        return await self.write(work)
+
+    async def _change(self, webhook_id: int, values: Mapping[str, object]) -> m.Webhook:
+        async def work(uow: UnitOfWork) -> m.Webhook:
+            await _endpoint(uow, webhook_id)
+            updated = await uow.webhooks.update(webhook_id, {**values, "updated_at": self.now()})
+            assert updated is not None  # endpoints are never deleted
+            uow.publish(WEBHOOKS)
+            return updated
+
+        return await self.write(work)
+
+    async def test(self, caller: Caller, webhook_id: int) -> m.WebhookDelivery:
+        """Send the endpoint a ``webhook.test`` event now; the answer is its delivery."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.WebhookDelivery:
+            await _endpoint(uow, webhook_id)
+            now = self.now()
+            data = {"webhook_id": webhook_id}
+            delivery = await uow.webhook_deliveries.insert(
+                m.WebhookDelivery(
+                    webhook_id=webhook_id,
+                    event_type=hooks.TEST_EVENT,
+                    message_id=f"msg_{webhook_id}_test_{secrets.token_hex(8)}",
+                    body=hooks.body(hooks.TEST_EVENT, now, data),
+                    next_attempt_at=now,
+                    created_at=now,
+                )
+            )
+            uow.publish(WEBHOOKS)
+            return delivery
+
+        return await self.write(work)
+
+    async def deliveries(
+        self,
+        caller: Caller,
+        webhook_id: int,
+        limit: int = DEFAULT_LIMIT,
+        cursor: str | None = None,
+        status: m.WebhookDeliveryStatus | None = None,
+    ) -> m.WebhookDeliveriesResponse:
+        """An endpoint's deliveries, newest first; a page at a time."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.WebhookDeliveriesResponse:
+            await _endpoint(uow, webhook_id)
+            conds = [eq("webhook_id", webhook_id)]
+            if status is not None:
+                conds.append(eq("status", status))
+            found, next_cursor = await paging.page(
+                uow.webhook_deliveries,
+                *conds,
+                key=("delivery_id", int),
+                descending=True,
+                limit=limit,
+                cursor=cursor,
+            )
+            return m.WebhookDeliveriesResponse(deliveries=found, next_cursor=next_cursor)
+
+        return await self.read(work)
+
+    async def retry(self, caller: Caller, webhook_id: int, delivery_id: int) -> m.WebhookDelivery:
+        """Send a failed delivery again, as new (its attempts start over, its webhook-id
+        stays)."""
+        caller.require_operator()
+
+        async def work(uow: UnitOfWork) -> m.WebhookDelivery:
+            found = await uow.webhook_deliveries.get(delivery_id)
+            if found is None or found.webhook_id != webhook_id:
+                raise NotFound(f"webhook {webhook_id} has no delivery {delivery_id}")
+            if found.status != "failed":
+                raise Conflict(f"delivery {delivery_id} is {found.status}: only a failed one")
+            values = {"status": "pending", "attempts": 0, "next_attempt_at": self.now()}
+            retried = await uow.webhook_deliveries.update(
+                delivery_id, values, expect={"status": "failed"}
+            )
+            if retried is None:
+                raise StaleWrite("retried meanwhile")
+            uow.publish(WEBHOOKS)
+            return retried
+
+        return await self.write(work)
+
+    # ------------------------------------------------------------- the sender's side
+
+    async def active(self) -> bool:
+        """Whether any endpoint is enabled (the feed is followed only then)."""
+
+        async def work(uow: UnitOfWork) -> bool:
+            return bool(await uow.webhooks.find(eq("enabled", True), limit=1))
+
+        return await self.read(work)
+
+    async def fan_out(self) -> int:
+        """Add a pending delivery for each event past the cursor and each enabled endpoint
+        subscribed to it, moving the cursor in the same transaction; the number of events
+        read (``FAN_OUT_BATCH``: more may follow). Nothing is written while there is nothing
+        to deliver: without endpoints, the feed is not followed (an endpoint starts from its
+        creation)."""
+        if not await self.read(_waiting_events):
+            return 0
+
+        async def work(uow: UnitOfWork) -> int:
+            now = self.now()
+            offset, endpoints, events = await _pending_events(uow)
+            for event in events:
+                await _add_deliveries(uow, event, endpoints, now)
+            if events:
+                await _move(uow, offset, events[-1].event_id, now)
+                uow.publish(WEBHOOKS)
+            return len(events)
+
+        return await self.write(work)
+
+    async def due(self, limit: int, skip: frozenset[int] = frozenset()) -> builtins.list[Attempt]:
+        """Pending deliveries due now to enabled endpoints, oldest first (an endpoint's in feed
+        order), but those in ``skip`` (in flight)."""
+
+        async def work(uow: UnitOfWork) -> builtins.list[Attempt]:
+            now = self.now()
+            found = await uow.webhook_deliveries.find(
+                lt("next_attempt_at", now + timedelta(microseconds=1)),
+                order_by="delivery_id",
+                limit=limit + len(skip),
+            )
+            attempts: builtins.list[Attempt] = []
+            endpoints: dict[int, m.Webhook | None] = {}
+            for delivery in found:
+                if delivery.delivery_id in skip:
+                    continue
+                if delivery.webhook_id not in endpoints:
+                    endpoints[delivery.webhook_id] = await uow.webhooks.get(delivery.webhook_id)
+                endpoint = endpoints[delivery.webhook_id]
+                if endpoint is None or not endpoint.enabled:
+                    continue
+                attempts.append(self._attempt(delivery, endpoint, now))
+            return attempts[:limit]
+
+        return await self.read(work)
+
+    def _attempt(self, delivery: m.WebhookDelivery, endpoint: m.Webhook, now: datetime) -> Attempt:
+        sealed = [endpoint.sealed_secret]
+        until = endpoint.previous_until
+        if endpoint.sealed_previous is not None and until is not None and now < until:
+            sealed.append(endpoint.sealed_previous)
+        opened = tuple(s for s in (self._seal.open(each) for each in sealed) if s is not None)
+        return Attempt(
+            delivery.delivery_id,
+            endpoint.webhook_id,
+            endpoint.url,
+            delivery.message_id,
+            delivery.body,
+            opened,
+        )
+
+    async def next_due(self) -> datetime | None:
+        """When the next pending delivery is due, if any is."""
+
+        async def work(uow: UnitOfWork) -> datetime | None:
+            found = await uow.webhook_deliveries.find(
+                ne("next_attempt_at", None), order_by="next_attempt_at", limit=1
+            )
+            return found[0].next_attempt_at if found else None
+
+        return await self.read(work)
+
+    async def attempted(self, attempt: Attempt, outcome: Outcome) -> None:
+        """Record how an attempt went: succeeded; failed for good (the schedule spent, or the
+        endpoint gone: ``410`` disables it); or due again after the schedule's next delay."""
+        schedule = hooks.retry_schedule(self.ctx.config.webhook_retry_schedule)
+
+        async def work(uow: UnitOfWork) -> None:
+            delivery = await uow.webhook_deliveries.get(attempt.delivery_id)
+            if delivery is None or delivery.status != "pending":
+                return  # retried or settled meanwhile
+            now = self.now()
+            attempts = delivery.attempts + 1
+            values: dict[str, object] = {
+                "attempts": attempts,
+                "last_status_code": outcome.status_code,
+                "last_error": outcome.error,
+                "next_attempt_at": None,
+            }
+            if outcome.succeeded:
+                values["status"] = "succeeded"
+            elif outcome.status_code == 410:
+                values["status"] = "failed"
+                reason = "the endpoint answered 410 Gone"
+                await uow.webhooks.update(
+                    attempt.webhook_id,
+                    {"enabled": False, "disabled_reason": reason, "updated_at": now},
+                )
+            else:
+                delay = hooks.next_delay(schedule, attempts, outcome.retry_after)
+                if delay is None:
+                    values["status"] = "failed"
+                else:
+                    values["next_attempt_at"] = now + timedelta(seconds=delay)
+            await uow.webhook_deliveries.update(attempt.delivery_id, values)
+
+        await self.write(work)
+
+
+async def _head(uow: UnitOfWork) -> int:
+    """The feed's newest event id (0 when it is empty)."""
+    newest = await uow.events.find(order_by="event_id", descending=True, limit=1)
+    return newest[0].event_id if newest else 0
+
+
+async def _endpoint(uow: UnitOfWork, webhook_id: int) -> m.Webhook:
+    found = await uow.webhooks.get(webhook_id)
+    if found is None:
+        raise NotFound(f"webhook {webhook_id} does not exist")
+    return found
+
+
+async def _pending_events(
+    uow: UnitOfWork,
+) -> tuple[records.BridgeOffset | None, list[m.Webhook], list[m.Event]]:
+    """The cursor, the enabled endpoints, and the events past the cursor that one of them may
+    take (none before the oldest endpoint was created)."""
+    offset = await uow.bridge_offsets.get(CURSOR)
+    endpoints = await uow.webhooks.find(eq("enabled", True))
+    if not endpoints:
+        return offset, endpoints, []
+    after = min(endpoint.after_event_id for endpoint in endpoints)
+    if offset is not None:
+        after = max(after, offset.last_update_id)
+    events = await uow.events.find(gt("event_id", after), order_by="event_id", limit=FAN_OUT_BATCH)
+    return offset, endpoints, events
+
+
+async def _waiting_events(uow: UnitOfWork) -> bool:
+    return bool((await _pending_events(uow))[2])
+
+
+async def _add_deliveries(
+    uow: UnitOfWork, event: m.Event, endpoints: list[m.Webhook], now: datetime
+) -> None:
+    """A pending delivery of ``event`` to each endpoint subscribed to it since before it."""
+    body: str | None = None
+    for endpoint in endpoints:
+        if endpoint.after_event_id >= event.event_id:
+            continue
+        if not hooks.subscribed(endpoint.events, event.kind):
+            continue
+        body = body or hooks.event_body(event)
+        await uow.webhook_deliveries.add(
+            m.WebhookDelivery(
+                webhook_id=endpoint.webhook_id,
+                event_id=event.event_id,
+                event_type=event.kind,
+                message_id=f"msg_{endpoint.webhook_id}_{event.event_id}",
+                body=body,
+                next_attempt_at=now,
+                created_at=now,
+            )
+        )
+
+
+async def _move(
+    uow: UnitOfWork, offset: records.BridgeOffset | None, to: int, now: datetime
+) -> None:
+    """Move fan_out's cursor to ``to``, guarded: another instance that moved it first makes
+    this unit start again."""
+    if offset is None:
+        await uow.bridge_offsets.insert(
+            records.BridgeOffset(bridge=CURSOR, last_update_id=to, updated_at=now)
+        )
+        return
+    moved = await uow.bridge_offsets.update(
+        CURSOR,
+        {"last_update_id": to, "updated_at": now},
+        expect={"last_update_id": offset.last_update_id},
+    )
+    if moved is None:
+        raise StaleWrite("the webhook cursor moved")
