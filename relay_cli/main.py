@@ -31,6 +31,7 @@ from relay_cli.commands import (
     serve,
     spaces,
     tasks,
+    webhooks,
 )
 from relay_client import RelayClient
 
@@ -52,6 +53,7 @@ app.add_typer(notify.app, name="notifications")
 app.add_typer(enroll.app, name="enroll")
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(policies.app, name="policies")
+app.add_typer(webhooks.app, name="webhooks")
 app.add_typer(hook.app, name="hook")
 app.add_typer(interventions.app, name="interventions")
 app.add_typer(events.app, name="events")

@@ -95,20 +95,21 @@ def subscribed(patterns: Sequence[str], event_type: str) -> bool:
 def event_body(event: m.Event) -> str:
     """What a delivery of ``event`` sends: its type, when it happened, and what the feed says of
     it (ids and states), within ``MAX_DATA_BYTES``."""
-    data: dict[str, Any] = {"event_id": event.event_id, "subject_id": event.subject_id}
-    data.update(event.data)
-    return body(event.kind, event.created_at, data)
+    return body(event.kind, event.created_at, {"event_id": event.event_id, **event.data})
 
 
 def body(event_type: str, at: datetime, data: dict[str, Any]) -> str:
     """A delivery's body, its ``data`` cut to ``MAX_DATA_BYTES`` (and ``truncated`` set)."""
     if len(json.dumps(data)) > MAX_DATA_BYTES:
         data = {key: _cut(value) for key, value in data.items()} | {"truncated": True}
-        if len(json.dumps(data)) > MAX_DATA_BYTES:
-            kept = ("event_id", "subject_id", "webhook_id")
-            data = {key: data[key] for key in kept if key in data} | {"truncated": True}
+        if len(json.dumps(data)) > MAX_DATA_BYTES:  # many long values: the ids and numbers
+            data = {key: value for key, value in data.items() if _scalar(value)}
     timestamp = at.isoformat().replace("+00:00", "Z")
     return json.dumps({"type": event_type, "timestamp": timestamp, "data": data})
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float)
 
 
 def _cut(value: Any) -> Any:

@@ -146,8 +146,12 @@ class WebhooksService(Service):
             current = await _endpoint(uow, webhook_id)
             if current.enabled:
                 return current
-            values = {"enabled": True, "disabled_reason": None, "updated_at": self.now()}
-            values["after_event_id"] = max(current.after_event_id, await _head(uow))
+            values: dict[str, object] = {
+                "enabled": True,
+                "disabled_reason": None,
+                "updated_at": self.now(),
+                "after_event_id": max(current.after_event_id, await _head(uow)),
+            }
             updated = await uow.webhooks.update(webhook_id, values, expect={"enabled": False})
             if updated is None:
                 raise StaleWrite("enabled meanwhile")

@@ -33,6 +33,16 @@ OPERATOR_ONLY = {
     "approvals.approve",
     "approvals.reject",
     "notify.reply",
+    "webhooks.create",
+    "webhooks.list",
+    "webhooks.show",
+    "webhooks.replace",
+    "webhooks.disable",
+    "webhooks.enable",
+    "webhooks.rotate_secret",
+    "webhooks.test",
+    "webhooks.deliveries",
+    "webhooks.retry",
 }
 # Operations that act as, or read what belongs to, agent A: refused to agent B.
 A_ONLY = {
@@ -52,6 +62,8 @@ A_ONLY = {
     "interventions.diagnostic",
     "interventions.action",
 }
+# A public address (a literal, so nothing is resolved); nothing listens there.
+HOOK = "https://93.184.215.14/hook"
 # An agent's own acts: the operator must name the agent (X-Agent-ID), else 403.
 AGENTS_ONLY = {"approvals.request"}
 BODIES: dict[str, dict[str, Any]] = {
@@ -59,6 +71,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "policies.create": {"name": "p", "decision": "approve", "enabled": False},
     "policies.replace": {"name": "p", "decision": "approve", "enabled": False},
     "policies.simulate": {"agent_id": "alice", "title": "t"},
+    "webhooks.create": {"url": HOOK},
+    "webhooks.replace": {"url": HOOK},
     "agents.register": {"agent_id": "carol"},
     "agents.heartbeat": {},
     "messages.send": {"to": "alice", "text": "x"},
@@ -117,6 +131,8 @@ async def world(api: Api) -> dict[str, str]:
     note = await api.post("/v1/notify", {"text": "n"}, as_="alice", expect=201)
     rule = {"name": "p", "decision": "approve", "match": {"agents": ["nobody"]}}
     kept = await api.post("/v1/policies", rule, expect=201)
+    hook = await api.post("/v1/webhooks", {"url": HOOK}, expect=201)
+    tested = await api.post(f"/v1/webhooks/{hook['webhook_id']}/test")
     return {
         "agent_id": "alice",
         "message_id": str(message["message_id"]),
@@ -129,6 +145,8 @@ async def world(api: Api) -> dict[str, str]:
         "claim": enrolled["claim"],
         "notification_id": str(note["notification_id"]),
         "policy_id": str(kept["policy_id"]),
+        "webhook_id": str(hook["webhook_id"]),
+        "delivery_id": str(tested["delivery_id"]),
     }
 
 
