@@ -29,6 +29,7 @@ NPM_TOOLS = {
     "openapi-fetch": "0.17.0",
     "typescript": "5.9.3",
     "@types/node": "20.19.43",
+    "standardwebhooks": "1.1.1",
 }
 WALKED = {
     "inbox": ["build 7 is green"],
@@ -60,11 +61,12 @@ def document(server: LiveServer, tmp_path: Path) -> Path:
     return path
 
 
-def walk(command: list[str], cwd: Path, tmp_path: Path, **env: str) -> dict[str, object]:
-    """Run a walkthrough against a server of its own (the names it registers are fixed)."""
+def walk(command: list[str], cwd: Path, tmp_path: Path, **settings: str) -> dict[str, object]:
+    """Run a walkthrough against a server of its own (the names it registers are fixed), set
+    with ``settings`` (``RELAY_…`` variables)."""
     (tmp_path / "walk").mkdir()
-    with live_server(tmp_path / "walk") as walked:
-        environment = os.environ | env | {"RELAY_URL": walked.url}
+    with live_server(tmp_path / "walk", **settings) as walked:
+        environment = os.environ | {"RELAY_URL": walked.url}
         environment["RELAY_TOKEN"] = walked.operator_token
         done = subprocess.run(
             command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
@@ -118,14 +120,13 @@ def test_openapi_python_client_compiles_strictly_and_walks_the_readme(
     assert walk([sys.executable, "walkthrough.py"], out, tmp_path) == WALKED
 
 
-def test_openapi_typescript_compiles_strictly_and_walks_the_readme(
-    npm_tools: Path, document: Path, tmp_path: Path
-) -> None:
-    work = tmp_path / "ts"
+def typescript(npm_tools: Path, document: Path, work: Path, program: str) -> None:
+    """``program`` (of ``generated/``) compiled strictly in ``work`` beside the client types
+    openapi-typescript generates from ``document``."""
     work.mkdir()
     (work / "node_modules").symlink_to(npm_tools)
     (work / "package.json").write_text('{"type": "module"}')
-    shutil.copy(HERE / "walkthrough.ts", work)
+    shutil.copy(HERE / program, work)
     bin_ = npm_tools / ".bin"
     subprocess.run(
         [str(bin_ / "openapi-typescript"), str(document), "-o", "schema.d.ts"],
@@ -136,11 +137,35 @@ def test_openapi_typescript_compiles_strictly_and_walks_the_readme(
     )
     compiled = subprocess.run(
         [str(bin_ / "tsc"), "--strict", "--target", "es2022", "--module", "nodenext"]
-        + ["--outDir", "out", "walkthrough.ts", "schema.d.ts"],
+        + ["--outDir", "out", program, "schema.d.ts"],
         cwd=work,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert compiled.returncode == 0, compiled.stdout
-    assert walk(["node", "out/walkthrough.js"], work, tmp_path) == WALKED
+
+
+def test_openapi_typescript_compiles_strictly_and_walks_the_readme(
+    npm_tools: Path, document: Path, tmp_path: Path
+) -> None:
+    typescript(npm_tools, document, tmp_path / "ts", "walkthrough.ts")
+    assert walk(["node", "out/walkthrough.js"], tmp_path / "ts", tmp_path) == WALKED
+
+
+def test_a_typescript_receiver_verifies_deliveries_with_the_npm_standardwebhooks(
+    npm_tools: Path, document: Path, tmp_path: Path
+) -> None:
+    """The endpoint made and rotated through the generated client; every request verified by
+    the npm package, with the secret in force (both during the rotation's window)."""
+    typescript(npm_tools, document, tmp_path / "ts", "webhooks.ts")
+    seen = walk(
+        ["node", "out/webhooks.js"], tmp_path / "ts", tmp_path, RELAY_WEBHOOKS_ALLOW_PRIVATE="true"
+    )
+    assert seen["message"] == "message.created" and seen["forged"] is None
+    assert seen["test_with_old"] == seen["test_with_new"] == "webhook.test"
+    assert seen["shown"] is None
+    assert seen["deliveries"] == [
+        ["webhook.test", seen["webhook_ids"][0]],  # type: ignore[index]
+        ["message.created", seen["webhook_ids"][1]],  # type: ignore[index]
+    ]

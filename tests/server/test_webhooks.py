@@ -43,7 +43,9 @@ class Receiver:
     async def handle(self, request: web.Request) -> web.Response:
         self.received.append(Received(dict(request.headers), await request.text()))
         status = self.script.pop(0) if self.script else 200
-        return web.Response(status=status, text="nope" if status >= 300 else "", headers=self.headers)
+        return web.Response(
+            status=status, text="nope" if status >= 300 else "", headers=self.headers
+        )
 
     async def wait_for(self, count: int, timeout: float = 15) -> list[Received]:
         deadline = asyncio.get_running_loop().time() + timeout
@@ -69,9 +71,7 @@ async def receiver(aiohttp_server: Callable[..., Awaitable[TestServer]]) -> Rece
 
 
 async def deliveries(api: Api, webhook_id: int, **query: Any) -> list[dict[str, Any]]:
-    return list(
-        (await api.get(f"/v1/webhooks/{webhook_id}/deliveries", **query))["deliveries"]
-    )
+    return list((await api.get(f"/v1/webhooks/{webhook_id}/deliveries", **query))["deliveries"])
 
 
 async def settled(api: Api, webhook_id: int, timeout: float = 15) -> list[dict[str, Any]]:
