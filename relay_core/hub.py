@@ -24,7 +24,10 @@ class Subscription:
     async def wait(self, timeout: float) -> bool:
         """True when woken, False when ``timeout`` seconds passed first."""
         try:
-            await asyncio.wait_for(self.event.wait(), timeout)
+            # Not wait_for: on 3.11 it drops a cancellation that arrives as the event is set
+            # (the hub closing), and a task cancelled at shutdown would carry on.
+            async with asyncio.timeout(timeout):
+                await self.event.wait()
         except TimeoutError:
             return False
         self.event.clear()

@@ -18,9 +18,10 @@ log = logging.getLogger("relay.server")
 async def on_one_instance(
     storage: Storage, name: str, work: Callable[[], Awaitable[None]], standby: float
 ) -> None:
-    """Run ``work`` (which runs until it fails or is cancelled) while holding the storage's lock
-    ``name``; an instance without the lock looks again every ``standby`` seconds."""
-    while True:
+    """Run ``work`` (which runs until it fails, is cancelled or the process shuts down) while
+    holding the storage's lock ``name``; an instance without the lock looks again every
+    ``standby`` seconds, until shutdown."""
+    while not storage.hub.closed:
         try:
             async with storage.exclusive(name) as mine:
                 if mine:

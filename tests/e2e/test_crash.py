@@ -31,7 +31,8 @@ RECIPIENTS = 4
 class Restartable:
     """``relay serve`` that the test can kill and start again on the same port and data."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, **settings: str) -> None:
+        self.settings = settings  # RELAY_… variables
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = root / "data"
@@ -40,7 +41,7 @@ class Restartable:
 
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
-        env |= {"RELAY_DATA_DIR": str(self.data_dir), "RELAY_RATE_LIMIT": "0"}
+        env |= {"RELAY_DATA_DIR": str(self.data_dir), "RELAY_RATE_LIMIT": "0", **self.settings}
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [*relay_command(), "serve", "--port", str(self.port)],
