@@ -20,8 +20,10 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated
+from standardwebhooks.webhooks import Webhook
 
 from tests.live import LiveServer, free_port, live_server, relay_command
+from tests.webhook_receiver import receiving
 
 OPERATOR = "rly_op_shared-by-every-instance-0123456789"
 pytestmark = pytest.mark.postgres
@@ -392,3 +394,33 @@ def test_two_instances_hold_a_policy_limit_and_expire_a_request_once(
         waiter.join()
         assert answer["body"]["status"] == "approved"
         assert answer["waited"] < 3  # woken by A's decision, not by the end of the wait
+
+
+def test_two_instances_make_each_webhook_attempt_once(tmp_path: Path, database: str) -> None:
+    """Events written through both instances reach the receiver, each attempt made by one
+    instance only: the receiver fails each delivery's first attempt, so every webhook-id comes
+    exactly twice (a doubled attempt would come three or four times)."""
+    fast = {"RELAY_WEBHOOKS_ALLOW_PRIVATE": "true", "RELAY_WEBHOOK_RETRY_SCHEDULE": "1,1"}
+    with (
+        receiving(fail_first=True) as receiver,
+        instance(tmp_path / "a", database, **fast) as a,
+        instance(tmp_path / "b", database, **fast) as b,
+    ):
+        with http(a) as op:
+            made = op.post("/v1/webhooks", json={"url": receiver.url, "events": ["message.*"]})
+        receiver.verifier = Webhook(made.json()["secret"])
+        source = register(a, "source")
+        register(b, "sink")
+        sent = []
+        for number in range(100):
+            with http(a if number % 2 else b, source) as client:
+                answer = client.post("/v1/messages", json={"to": "sink", "text": f"{number}"})
+                sent.append(answer.json()["message_id"])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+            len(receiver.seen) < len(sent) or min(receiver.attempts.values()) < 2
+        ):
+            time.sleep(0.1)
+        time.sleep(1.5)  # a doubled attempt would have come by now
+    assert receiver.forged == 0 and sorted(receiver.seen) == sorted(sent)
+    assert set(receiver.attempts.values()) == {2}, receiver.attempts

@@ -8,66 +8,23 @@ package; the server is killed with SIGKILL mid-burst and started again on the sa
 
 from __future__ import annotations
 
-import json
 import random
-import threading
 import time
-from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
 from standardwebhooks.webhooks import Webhook
 
 from tests.e2e.test_crash import Restartable
+from tests.webhook_receiver import Receiver, receiving
 
 MESSAGES = 300
 
 
-class Receiver(ThreadingHTTPServer):
-    """Verifies each request with the endpoint's secret and keeps, per message, the
-    ``webhook-id``s it came with."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.verifier: Webhook | None = None
-        self.seen: dict[int, set[str]] = defaultdict(set)
-        self.forged = 0
-        self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/relay"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Receiver
-
-    def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
-        body = self.rfile.read(int(self.headers["content-length"])).decode()
-        assert self.server.verifier is not None
-        try:
-            event: Any = self.server.verifier.verify(body, dict(self.headers))
-        except Exception:
-            with self.server.lock:
-                self.server.forged += 1
-            self.send_response(400)
-            self.end_headers()
-            return
-        with self.server.lock:
-            message_id = event["data"]["message_id"]
-            self.server.seen[message_id].add(self.headers["webhook-id"])
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def send(server: Restartable, token: str, number: int) -> int:
     """A message sent with a retry key, through any crash; its id."""
-    headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": f"burst-message-{number:08d}"}
+    key = f"burst-message-{number:08d}"
+    headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": key}
     body = {"to": "sink", "text": f"event {number}"}
     while True:
         try:
@@ -82,9 +39,14 @@ def send(server: Restartable, token: str, number: int) -> int:
 
 
 def test_sigkill_mid_burst_loses_no_delivery(tmp_path: Path) -> None:
-    receiver = Receiver()
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
     server = Restartable(tmp_path, RELAY_WEBHOOKS_ALLOW_PRIVATE="true")
+    with receiving() as receiver:
+        deliver_a_burst(server, receiver)
+
+
+def deliver_a_burst(server: Restartable, receiver: Receiver) -> None:
+    """Send ``MESSAGES`` messages, the server killed and started again at a random one of them,
+    and check that ``receiver`` got each one's event, always with its delivery's webhook-id."""
     server.start()
     try:
         operator = (server.data_dir / "operator_token").read_text().strip()
@@ -119,12 +81,9 @@ def test_sigkill_mid_burst_loses_no_delivery(tmp_path: Path) -> None:
         ).json()["deliveries"]
     finally:
         server.stop()
-        receiver.shutdown()
-        receiver.server_close()
     assert receiver.forged == 0
     assert set(receiver.seen) == set(sent), sorted(set(sent) - set(receiver.seen))[:10]
     # Sent again or not, each event came with one webhook-id: its delivery's.
     assert all(len(ids) == 1 for ids in receiver.seen.values())
     assert len(listed) == len(set(sent))
     assert {d["message_id"] for d in listed} == {next(iter(i)) for i in receiver.seen.values()}
-    print(json.dumps({"killed_at": killed_at, "delivered": len(receiver.seen)}))
