@@ -123,7 +123,7 @@ def _cut(value: Any) -> Any:
 
 def retry_schedule(setting: str) -> tuple[float, ...]:
     """The delays before each retry, from ``RELAY_WEBHOOK_RETRY_SCHEDULE``'s seconds."""
-    return tuple(float(part) for part in setting.split(","))
+    return tuple(float(part) for part in setting.split(",") if part)
 
 
 def next_delay(schedule: Sequence[float], attempts: int, retry_after: float | None) -> float | None:

@@ -131,10 +131,10 @@ class Sender:
             return Outcome(None, f"{type(exc).__name__} reaching {host}")
         if 200 <= response.status_code < 300:
             return Outcome(response.status_code)
-        excerpt = answer.decode(errors="replace")[:KEPT_ERROR]
+        excerpt = answer.decode(errors="replace")[:KEPT_ERROR].strip()
         return Outcome(
             response.status_code,
-            f"answered {response.status_code}: {excerpt}".strip(),
+            f"answered {response.status_code}" + (f": {excerpt}" if excerpt else ""),
             _retry_after(response.headers.get("retry-after")),
         )
 

@@ -49,7 +49,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.attempts[webhook_id] += 1
             first = self.server.attempts[webhook_id] == 1
-            self.server.seen[event["data"]["message_id"]].add(webhook_id)
+            if "message_id" in event["data"]:  # a message.created event
+                self.server.seen[event["data"]["message_id"]].add(webhook_id)
         self._answer(500 if first and self.server.fail_first else 204)
 
     def _answer(self, status: int) -> None:

@@ -14,8 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
+from standardwebhooks.webhooks import Webhook
 
 from tests.live import LiveServer, live_server
+from tests.webhook_receiver import receiving
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
@@ -505,3 +507,37 @@ def test_the_search_box_finds_a_conversation_a_task_and_an_approval(
     page.get_by_label("Search what was written").press("Enter")
     page.get_by_role("link", name=f"approval {approval['approval_id']}").click()
     page.locator(f"article.named[data-approval='{approval['approval_id']}']").wait_for()
+
+
+def test_a_webhook_is_made_tested_and_a_failed_delivery_retried(page: Any, tmp_path: Path) -> None:
+    with (
+        receiving(fail_first=True) as receiver,
+        live_server(
+            tmp_path, RELAY_WEBHOOKS_ALLOW_PRIVATE="true", RELAY_WEBHOOK_RETRY_SCHEDULE=""
+        ) as server,
+    ):
+        sign_in(page, server)
+        page.goto(f"{server.url}/console#webhooks")
+        page.get_by_text("No webhook: nothing is sent out.").wait_for()
+        page.get_by_label("URL").fill(receiver.url)
+        page.get_by_role("button", name="Create webhook").click()
+        shown = page.locator("#webhook-secret")
+        shown.get_by_text("shown this once").wait_for()
+        receiver.verifier = Webhook(shown.inner_text().rsplit(" ", 1)[-1])
+        page.get_by_role("button", name="Test").click()
+        deliveries = page.locator("#deliveries")
+        deliveries.get_by_text("webhook.test").wait_for()
+        # The receiver failed the first attempt and the schedule has no retry: failed.
+        deadline = time.monotonic() + 10
+        while "failed" not in deliveries.inner_text():
+            assert time.monotonic() < deadline, deliveries.inner_text()
+            page.get_by_role("button", name="Deliveries").click()
+            time.sleep(0.2)
+        shot(page, "view-webhooks")
+        page.get_by_role("button", name="Retry").click()
+        deadline = time.monotonic() + 10
+        while "succeeded" not in deliveries.inner_text():
+            assert time.monotonic() < deadline, deliveries.inner_text()
+            page.get_by_role("button", name="Deliveries").click()
+            time.sleep(0.2)
+    assert receiver.forged == 0 and list(receiver.attempts.values()) == [2]

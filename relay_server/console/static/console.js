@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN_KEY = "relay.operator-token";
-const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications", "policies", "search"];
+const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications", "policies", "webhooks", "search"];
 const DRAFT_KEY = "relay.policy-draft";
 let token = sessionStorage.getItem(TOKEN_KEY);
 let cursor = null;
@@ -361,6 +361,72 @@ async function policiesView() {
   ];
 }
 
+// An endpoint's recent deliveries, a failed one with its Retry button.
+async function deliveriesOf(hook, section) {
+  const page = await api("GET", `/v1/webhooks/${hook.webhook_id}/deliveries?limit=50`);
+  const retry = (d) => (d.status !== "failed" ? "" : el("button", { type: "button", on: { click: async () => {
+    try {
+      await api("POST", `/v1/webhooks/${hook.webhook_id}/deliveries/${d.delivery_id}/retry`);
+      await deliveriesOf(hook, section);
+    } catch (error) { alert(error.message); }
+  } } }, "Retry"));
+  present(section, `Deliveries to ${hook.url}`, table([
+    ["#", (d) => d.delivery_id], ["Event", (d) => d.event_type], ["Status", (d) => el("span", { class: "status" }, d.status)],
+    ["Attempts", (d) => d.attempts], ["Answer", (d) => d.last_status_code ?? ""], ["Error", (d) => d.last_error || ""],
+    ["Next attempt", (d) => (d.next_attempt_at ? until(d.next_attempt_at) : "")], ["When", (d) => when(d.created_at)],
+    ["webhook-id", (d) => d.message_id], ["", retry],
+  ], page.deliveries, "No delivery yet: Test sends one."));
+}
+
+function webhookForm() {
+  const field = (label, input) => el("label", { class: "field" }, label, input);
+  const url = el("input", { type: "url", name: "url", required: true, maxlength: 2000, placeholder: "https://…" });
+  const events = el("input", { type: "text", name: "events", value: "*" });
+  const description = el("input", { type: "text", name: "description", maxlength: 500 });
+  const save = async (event) => {
+    event.preventDefault();
+    try {
+      const made = await api("POST", "/v1/webhooks", {
+        url: url.value, description: description.value || null,
+        events: events.value.split(",").map((e) => e.trim()).filter(Boolean),
+      });
+      await render();
+      document.getElementById("webhook-secret").textContent =
+        `Webhook ${made.webhook_id}: its signing secret, shown this once: ${made.secret}`;
+    } catch (error) { alert(error.message); }
+  };
+  return el("form", { class: "policy-form", on: { submit: save } },
+    el("h2", {}, "New webhook"), field("URL ", url), field("Events (comma-separated, * wildcard) ", events),
+    field("Description ", description), el("button", { type: "submit" }, "Create webhook"));
+}
+
+async function webhooksView() {
+  const hooks = await listAll("/v1/webhooks", "webhooks");
+  const deliveries = el("section", { id: "deliveries" });
+  const act = (h, label, path) => el("button", { type: "button", on: { click: async () => {
+    try {
+      await api("POST", `/v1/webhooks/${h.webhook_id}/${path}`);
+      if (path === "test") await deliveriesOf(h, deliveries);
+      else await render();
+    } catch (error) { alert(error.message); }
+  } } }, label);
+  const actions = (h) => el("span", {},
+    el("button", { type: "button", on: { click: () => deliveriesOf(h, deliveries) } }, "Deliveries"), " ",
+    act(h, "Test", "test"), " ", act(h, h.enabled ? "Disable" : "Enable", h.enabled ? "disable" : "enable"));
+  return [
+    el("h2", {}, `Webhooks (${hooks.length})`),
+    el("p", { class: "muted" }, "Events POSTed to your systems, signed (Standard Webhooks) and retried; receivers verify them and deduplicate by webhook-id."),
+    el("p", { id: "webhook-secret", class: "secret", role: "status" }),
+    table([
+      ["#", (h) => h.webhook_id], ["URL", (h) => h.url], ["Events", (h) => h.events.join(", ")],
+      ["Description", (h) => h.description || ""],
+      ["Enabled", (h) => (h.enabled ? "yes" : `no (${h.disabled_reason || "disabled"})`)], ["", actions],
+    ], hooks, "No webhook: nothing is sent out."),
+    deliveries,
+    webhookForm(),
+  ];
+}
+
 // A snippet as the API marks it ("the [TLS] cert"), each match in <mark>: text nodes only.
 function marked(snippet) {
   return snippet.split(/(\[[^\]]*\])/).filter(Boolean).map((part) =>
@@ -397,7 +463,7 @@ async function searchView() {
 
 const RENDERERS = { approvals: approvalsView, interventions: interventionsView, agents: agentsView,
                     tasks: tasksView, rooms: roomsView, notifications: notificationsView,
-                    policies: policiesView, search: searchView };
+                    policies: policiesView, webhooks: webhooksView, search: searchView };
 
 // ---------------------------------------------------------------- shell
 
