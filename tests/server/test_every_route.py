@@ -21,6 +21,8 @@ SAMPLE = {
     "intervention_id": "i",
     "notification_id": "1",
     "policy_id": "1",
+    "webhook_id": "1",
+    "delivery_id": "1",
 }
 
 
