@@ -33,7 +33,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -108,6 +108,8 @@ INDEXED_POST = (
     'rotating logs and retrying in ten minutes"}'
 )
 GROWTH = ("inbox_50_pending", "room_messages_100")
+# Endpoints taking every event while messages are posted (issue #35).
+WEBHOOKS = 10
 # What an agent's approval request costs with 100 enabled policies that all fail at their last
 # part (kind and agent match, the title does not), against the same request with none.
 POLICIES = 100
@@ -383,7 +385,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def relay(data_dir: Path, database: str | None = None, workers: int = 1) -> Process:
+def relay(
+    data_dir: Path, database: str | None = None, workers: int = 1, **settings: str
+) -> Process:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {
@@ -391,6 +395,7 @@ def relay(data_dir: Path, database: str | None = None, workers: int = 1) -> Proc
         "RELAY_OPERATOR_TOKEN": OPERATOR,
         "RELAY_RATE_LIMIT": "0",
         "RELAY_LOG_LEVEL": "WARNING",
+        **settings,
     }
     if database is not None:
         env["RELAY_DATABASE_URL"] = relay_url(database)
@@ -594,6 +599,10 @@ def main(argv: list[str] | None = None) -> int:
         seed(work / "policies", small)
         start("relay_policies", relay(work / "policies"))
         add_policies(servers["relay_policies"], POLICIES)
+        seed(work / "webhooks", small)
+        start("receiver", bare())
+        start("relay_webhooks", relay(work / "webhooks", RELAY_WEBHOOKS_ALLOW_PRIVATE="true"))
+        add_webhooks(servers["relay_webhooks"], servers["receiver"], WEBHOOKS)
         seed(work / "unindexed", small)
         without_search(work / "unindexed" / "relay.db")
         start("relay_unindexed", relay(work / "unindexed"))
@@ -605,6 +614,8 @@ def main(argv: list[str] | None = None) -> int:
             results = run(servers, connections, rounds, duration, work, settle)
         results += policy_cost(servers, rounds, duration, work)
         results += index_cost(servers, rounds, duration, work)
+        hooked_rows, delivery = webhook_cost(servers, rounds, duration, work)
+        results += hooked_rows
     report = {
         "when": datetime.now(UTC).isoformat(),
         "smoke": smoke,
@@ -614,6 +625,7 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
         "relay_peak_rss_mb": memory.peak_mb,
         "store_mb": sizes,
+        "webhook_delivery": delivery,
         "targets": targets(results, memory.peak_mb),
     }
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -623,6 +635,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"The large store: {sizes['with_index_mb']:.0f} MB with the search index, "
         f"{sizes['without_index_mb']:.0f} MB without it (each vacuumed)"
+    )
+    print(
+        f"A webhook delivery: {delivery['server_cpu_us']:.0f} µs of the server's CPU "
+        f"({delivery['deliveries']:,.0f} made, {delivery['per_post']:.1f} a message)"
     )
     print_targets(report["targets"])
     print(f"\nresults written to {output}", file=sys.stderr)
@@ -759,6 +775,53 @@ def index_cost(
     )
 
 
+def add_webhooks(server: Process, receiver: Process, count: int) -> None:
+    """``count`` endpoints taking every event, all at the receiver."""
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {OPERATOR}"}) as op:
+        for _ in range(count):
+            hook = {"url": f"{receiver.url}/hook", "events": ["*"]}
+            op.post("/v1/webhooks", json=hook).raise_for_status()
+
+
+def hooked(receiver: Process) -> int:
+    """The deliveries the receiver has taken."""
+    return int(httpx.get(f"{receiver.url}/hooked").json()["hooked"])
+
+
+def webhook_cost(
+    servers: dict[str, Process], rounds: int, duration: float, work: Path
+) -> tuple[list[dict[str, object]], dict[str, float]]:
+    """Messages posted at 32 connections on two servers of the same store, one with
+    ``WEBHOOKS`` endpoints taking every event (their receiver a bare app), in interleaved
+    rounds; then the server's CPU time a delivery costs, its backlog drained."""
+    receiver, delivering = servers["receiver"], servers["relay_webhooks"]
+    taken, spent = hooked(receiver), cpu_us(delivering.process.pid)[0]
+    headers = {"Authorization": f"Bearer {token(2)}"}
+    lua = script("POST", "/v1/messages", INDEXED_POST, headers, None, work)
+    rows = paired(
+        servers,
+        lua,
+        rounds,
+        duration,
+        ("relay_small", "post_message"),
+        ("relay_webhooks", f"post_message, {WEBHOOKS} webhooks"),
+    )
+    posts = cast(float, rows[1]["requests"]) * rounds  # a run's median, every round
+    settled, last = time.monotonic(), hooked(receiver)
+    while time.monotonic() - settled < 3:  # the backlog drains: the count stops growing
+        time.sleep(0.5)
+        if (now := hooked(receiver)) != last:
+            settled, last = time.monotonic(), now
+    deliveries = last - taken
+    plain_cpu = cast(float, rows[0]["server_cpu_us"])
+    delivery_cpu = (cpu_us(delivering.process.pid)[0] - spent - posts * plain_cpu) / deliveries
+    return rows, {
+        "deliveries": deliveries,
+        "per_post": deliveries / max(1, posts),
+        "server_cpu_us": delivery_cpu,
+    }
+
+
 def paired(
     servers: dict[str, Process],
     lua: Path,
@@ -847,6 +910,9 @@ def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str,
     # Issue #36: keeping the search index costs a POST at most 15% of its rate.
     if indexed := found.get(("post_message, search index", 32, "small")):
         check("post_message with the search index / without it", indexed["ratio"], 0.85, True)
+    # Issue #35: ten endpoints taking every event cost a POST at most 10% of its rate.
+    if hooked_post := found.get((f"post_message, {WEBHOOKS} webhooks", 32, "small")):
+        check(f"post_message with {WEBHOOKS} webhooks / with none", hooked_post["ratio"], 0.9, True)
     # PostgreSQL (issue #15): ratios to the bare app, half of SQLite's rate, and no errors.
     floors = {"post_message": 0.10, "ack": 0.10, "heartbeat": 0.10, "claim": 0.08}
     floors["inbox_50_pending"] = 0.04

@@ -17,10 +17,27 @@ async def echo(request: web.Request) -> web.Response:
     return web.json_response({"received": len(body)}, status=201)
 
 
+# Webhook deliveries taken (the bench's receiver is a bare app too).
+hooked = 0
+
+
+async def hook(request: web.Request) -> web.Response:
+    global hooked
+    await request.read()
+    hooked += 1
+    return web.Response(status=204)
+
+
+async def hooks(request: web.Request) -> web.Response:
+    return web.json_response({"hooked": hooked})
+
+
 def main() -> None:
     app = web.Application()
     app.router.add_get("/small", small)
     app.router.add_post("/echo", echo)
+    app.router.add_post("/hook", hook)
+    app.router.add_get("/hooked", hooks)
     try:
         import uvloop  # type: ignore[import-not-found]
 

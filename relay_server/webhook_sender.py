@@ -1,7 +1,13 @@
 """Sends webhook deliveries: in the background, on one instance at a time, a bounded number in
 flight per endpoint and in all, so that a slow or dead endpoint slows neither the API nor the
 other endpoints. What to send and how it went are the service's (``relay_core.services.
-webhooks``); this module signs, POSTs and reads the answer."""
+webhooks``); this module signs, POSTs and reads the answer.
+
+Outcomes are recorded a round at a time, in one transaction (a delivery stays in flight until
+its outcome is kept, so it is never sent twice meanwhile; a crash before then sends it again,
+with the same ``webhook-id``). aiohttp's client, not httpx: it costs the process a fraction of
+the CPU time a request (docs/performance.md).
+"""
 
 from __future__ import annotations
 
@@ -13,13 +19,15 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 
+from relay_api.errors import StorageUnavailable
 from relay_core import webhooks as hooks
 from relay_core.ports import FEED
 from relay_core.services import Services
 from relay_core.services.webhooks import FAN_OUT_BATCH, WEBHOOKS, Attempt, Outcome
 from relay_server.background import on_one_instance
+from relay_server.logs import log_outage
 
 log = logging.getLogger("relay.webhooks")
 
@@ -47,12 +55,14 @@ class Sender:
         self.config = services.ctx.config
         self.in_flight: dict[int, asyncio.Task[None]] = {}
         self.per_endpoint: Counter[int] = Counter()
+        # Attempts made whose outcome is not kept yet (their deliveries are still in flight).
+        self.settled: list[tuple[Attempt, Outcome]] = []
 
     async def run(self) -> None:
         hub = self.services.ctx.storage.hub
-        limits = httpx.Limits(max_connections=IN_FLIGHT, max_keepalive_connections=IN_FLIGHT)
-        async with httpx.AsyncClient(
-            limits=limits, follow_redirects=False, headers={"user-agent": USER_AGENT}
+        connector = aiohttp.TCPConnector(limit=IN_FLIGHT, limit_per_host=0)
+        async with aiohttp.ClientSession(
+            connector=connector, headers={"user-agent": USER_AGENT}, auto_decompress=False
         ) as client:
             try:
                 while not hub.closed:
@@ -60,15 +70,23 @@ class Sender:
                     # creation, a test or a retry wake it by WEBHOOKS).
                     active = await self.services.webhooks.active()
                     with hub.subscribe(*((FEED, WEBHOOKS) if active else (WEBHOOKS,))) as woken:
-                        await self._round(client)
+                        try:
+                            await self._round(client)
+                        except StorageUnavailable as exc:
+                            log_outage(exc.logged)
+                        except Exception:  # the next round tries again
+                            log.exception("webhooks: a delivery round failed")
                         await woken.wait(IDLE_SECONDS)
             finally:
                 for task in self.in_flight.values():
                     task.cancel()
                 await asyncio.gather(*self.in_flight.values(), return_exceptions=True)
+                await self._keep_outcomes()
 
-    async def _round(self, client: httpx.AsyncClient) -> None:
-        """Fan out what the feed holds, then start what is due, as far as the limits allow."""
+    async def _round(self, client: aiohttp.ClientSession) -> None:
+        """Keep the outcomes of the attempts made since the last round, fan out what the feed
+        holds, then start what is due, as far as the limits allow."""
+        await self._keep_outcomes()
         while await self.services.webhooks.fan_out() == FAN_OUT_BATCH:
             pass
         free = IN_FLIGHT - len(self.in_flight)
@@ -82,20 +100,31 @@ class Sender:
             task = asyncio.create_task(self._attempt(client, attempt))
             self.in_flight[attempt.delivery_id] = task
 
-    async def _attempt(self, client: httpx.AsyncClient, attempt: Attempt) -> None:
+    async def _keep_outcomes(self) -> None:
+        settled, self.settled = self.settled, []
+        if not settled:
+            return
+        try:
+            await self.services.webhooks.attempted(settled)
+        except Exception:  # still pending in the store: they are attempted again
+            log.exception("webhooks: %d outcomes could not be kept", len(settled))
+        for attempt, _ in settled:
+            self.in_flight.pop(attempt.delivery_id, None)
+
+    async def _attempt(self, client: aiohttp.ClientSession, attempt: Attempt) -> None:
         try:
             outcome = await self._send(client, attempt)
-            await self.services.webhooks.attempted(attempt, outcome)
+            self.settled.append((attempt, outcome))  # the list of now: a round swaps it
         except asyncio.CancelledError:
             raise
-        except Exception:  # the delivery stays pending: the next round tries it again
+        except Exception:  # pending still: a later round tries it again
             log.exception("webhook %s: delivery %s failed", attempt.webhook_id, attempt.delivery_id)
+            self.in_flight.pop(attempt.delivery_id, None)
         finally:
-            del self.in_flight[attempt.delivery_id]
             self.per_endpoint[attempt.webhook_id] -= 1
             self.services.ctx.storage.hub.publish((WEBHOOKS,))  # room for the next one
 
-    async def _send(self, client: httpx.AsyncClient, attempt: Attempt) -> Outcome:
+    async def _send(self, client: aiohttp.ClientSession, attempt: Attempt) -> Outcome:
         """One attempt: the address checked again (DNS can change), the body signed now, the
         answer read up to ``READ_BYTES``."""
         if not self.config.webhooks_allow_private:
@@ -115,38 +144,29 @@ class Sender:
         }
         timeout = self.config.webhook_timeout_seconds
         try:
-            async with asyncio.timeout(timeout):
-                request = client.build_request(
-                    "POST", attempt.url, content=attempt.body, headers=headers, timeout=timeout
-                )
-                response = await client.send(request, stream=True)
-                try:
-                    answer = await _read_some(response)
-                finally:
-                    await response.aclose()
+            async with client.post(
+                attempt.url,
+                data=attempt.body.encode(),
+                headers=headers,
+                allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+            ) as response:
+                status = response.status
+                answer = await response.content.read(READ_BYTES)
+                retry_after = response.headers.get("retry-after")
         except TimeoutError:
             return Outcome(None, f"no answer within {timeout:g} s")
-        except httpx.HTTPError as exc:
+        except aiohttp.ClientError as exc:
             host = urlsplit(attempt.url).hostname
             return Outcome(None, f"{type(exc).__name__} reaching {host}")
-        if 200 <= response.status_code < 300:
-            return Outcome(response.status_code)
+        if 200 <= status < 300:
+            return Outcome(status)
         excerpt = answer.decode(errors="replace")[:KEPT_ERROR].strip()
         return Outcome(
-            response.status_code,
-            f"answered {response.status_code}" + (f": {excerpt}" if excerpt else ""),
-            _retry_after(response.headers.get("retry-after")),
+            status,
+            f"answered {status}" + (f": {excerpt}" if excerpt else ""),
+            _retry_after(retry_after),
         )
-
-
-async def _read_some(response: httpx.Response) -> bytes:
-    """At most ``READ_BYTES`` of the answer's body."""
-    read = b""
-    async for chunk in response.aiter_raw():
-        read += chunk
-        if len(read) >= READ_BYTES:
-            break
-    return read[:READ_BYTES]
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -305,9 +305,10 @@ class WebhooksService(Service):
 
         async def work(uow: UnitOfWork) -> builtins.list[Attempt]:
             now = self.now()
+            # By when they fall due, then by id: what fan_out added at once, in feed order.
             found = await uow.webhook_deliveries.find(
                 lt("next_attempt_at", now + timedelta(microseconds=1)),
-                order_by="delivery_id",
+                order_by="next_attempt_at",
                 limit=limit + len(skip),
             )
             attempts: builtins.list[Attempt] = []
@@ -351,41 +352,53 @@ class WebhooksService(Service):
 
         return await self.read(work)
 
-    async def attempted(self, attempt: Attempt, outcome: Outcome) -> None:
-        """Record how an attempt went: succeeded; failed for good (the schedule spent, or the
-        endpoint gone: ``410`` disables it); or due again after the schedule's next delay."""
+    async def attempted(self, outcomes: Sequence[tuple[Attempt, Outcome]]) -> None:
+        """Record how attempts went, in one transaction: succeeded; failed for good (the
+        schedule spent, or the endpoint gone: ``410`` disables it); or due again after the
+        schedule's next delay."""
         schedule = hooks.retry_schedule(self.ctx.config.webhook_retry_schedule)
 
         async def work(uow: UnitOfWork) -> None:
-            delivery = await uow.webhook_deliveries.get(attempt.delivery_id)
-            if delivery is None or delivery.status != "pending":
-                return  # retried or settled meanwhile
             now = self.now()
-            attempts = delivery.attempts + 1
-            values: dict[str, object] = {
-                "attempts": attempts,
-                "last_status_code": outcome.status_code,
-                "last_error": outcome.error,
-                "next_attempt_at": None,
-            }
-            if outcome.succeeded:
-                values["status"] = "succeeded"
-            elif outcome.status_code == 410:
-                values["status"] = "failed"
-                reason = "the endpoint answered 410 Gone"
-                await uow.webhooks.update(
-                    attempt.webhook_id,
-                    {"enabled": False, "disabled_reason": reason, "updated_at": now},
-                )
-            else:
-                delay = hooks.next_delay(schedule, attempts, outcome.retry_after)
-                if delay is None:
-                    values["status"] = "failed"
-                else:
-                    values["next_attempt_at"] = now + timedelta(seconds=delay)
-            await uow.webhook_deliveries.update(attempt.delivery_id, values)
+            for attempt, outcome in outcomes:
+                delivery = await uow.webhook_deliveries.get(attempt.delivery_id)
+                if delivery is None or delivery.status != "pending":
+                    continue  # retried or settled meanwhile
+                values = _after(delivery.attempts + 1, outcome, schedule, now)
+                if outcome.status_code == 410:
+                    reason = "the endpoint answered 410 Gone"
+                    await uow.webhooks.update(
+                        attempt.webhook_id,
+                        {"enabled": False, "disabled_reason": reason, "updated_at": now},
+                    )
+                await uow.webhook_deliveries.update(attempt.delivery_id, values)
 
         await self.write(work)
+
+
+def _after(
+    attempts: int, outcome: Outcome, schedule: Sequence[float], now: datetime
+) -> dict[str, object]:
+    """A delivery's fields once its ``attempts``-th attempt had ``outcome``."""
+    values: dict[str, object] = {
+        "attempts": attempts,
+        "last_status_code": outcome.status_code,
+        "last_error": outcome.error,
+        "next_attempt_at": None,
+    }
+    if outcome.succeeded:
+        values["status"] = "succeeded"
+        return values
+    delay = (
+        None
+        if outcome.status_code == 410
+        else hooks.next_delay(schedule, attempts, outcome.retry_after)
+    )
+    if delay is None:
+        values["status"] = "failed"
+    else:
+        values["next_attempt_at"] = now + timedelta(seconds=delay)
+    return values
 
 
 async def _head(uow: UnitOfWork) -> int:
@@ -402,7 +415,7 @@ async def _endpoint(uow: UnitOfWork, webhook_id: int) -> m.Webhook:
 
 
 async def _pending_events(
-    uow: UnitOfWork,
+    uow: UnitOfWork, limit: int = FAN_OUT_BATCH
 ) -> tuple[records.BridgeOffset | None, list[m.Webhook], list[m.Event]]:
     """The cursor, the enabled endpoints, and the events past the cursor that one of them may
     take (none before the oldest endpoint was created)."""
@@ -413,12 +426,12 @@ async def _pending_events(
     after = min(endpoint.after_event_id for endpoint in endpoints)
     if offset is not None:
         after = max(after, offset.last_update_id)
-    events = await uow.events.find(gt("event_id", after), order_by="event_id", limit=FAN_OUT_BATCH)
+    events = await uow.events.find(gt("event_id", after), order_by="event_id", limit=limit)
     return offset, endpoints, events
 
 
 async def _waiting_events(uow: UnitOfWork) -> bool:
-    return bool((await _pending_events(uow))[2])
+    return bool((await _pending_events(uow, limit=1))[2])
 
 
 async def _add_deliveries(
