@@ -8,6 +8,8 @@ from pathlib import Path
 from platformdirs import user_data_dir
 
 OPERATOR_TOKEN_FILE = "operator_token"
+# What webhook secrets are sealed under when there is no operator token (RELAY_AUTH=none).
+SEAL_KEY_FILE = "seal_key"
 DATABASE_FILE = "relay.db"
 
 
@@ -19,6 +21,11 @@ def default_data_dir() -> Path:
 def operator_token_path(data_dir: Path) -> Path:
     """The file holding the generated operator token (mode 0600)."""
     return data_dir / OPERATOR_TOKEN_FILE
+
+
+def seal_key_path(data_dir: Path) -> Path:
+    """The file holding the generated seal key (mode 0600)."""
+    return data_dir / SEAL_KEY_FILE
 
 
 def private_dir(path: Path) -> None:

@@ -30,7 +30,13 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from relay_api.models import OPERATOR_TOKEN_PREFIX
 from relay_core.auth import new_token
 from relay_core.config import POSTGRES_POOL_SIZE, DomainSettings
-from relay_core.paths import DATABASE_FILE, default_data_dir, operator_token_path, private_dir
+from relay_core.paths import (
+    DATABASE_FILE,
+    default_data_dir,
+    operator_token_path,
+    private_dir,
+    seal_key_path,
+)
 
 MEMORY_URL = "memory://"
 
@@ -349,16 +355,29 @@ def ensure_operator_token(settings: Settings) -> str:
     """The operator token: configured, or generated once and kept 0600 in the data dir."""
     if settings.operator_token is not None:
         return settings.operator_token.get_secret_value()
-    path = operator_token_path(settings.data_dir)
+    return _kept(operator_token_path(settings.data_dir), OPERATOR_TOKEN_PREFIX)
+
+
+def server_secret(settings: Settings) -> str:
+    """What the server seals webhook secrets under: the operator token, which every instance
+    shares; without tokens (``RELAY_AUTH=none``) a key of its own, kept 0600 beside where the
+    token would be."""
+    if settings.auth == "token":
+        return ensure_operator_token(settings)
+    return _kept(seal_key_path(settings.data_dir), "rly_seal_")
+
+
+def _kept(path: Path, prefix: str) -> str:
+    """The secret in ``path``, generated (with ``prefix``) and written 0600 the first time."""
     if path.exists():
         return path.read_text().strip()
-    private_dir(settings.data_dir)
-    token = new_token(OPERATOR_TOKEN_PREFIX)
+    private_dir(path.parent)
+    secret = new_token(prefix)
     # O_EXCL: when two processes start at once, one writes and the other reads what it wrote.
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return path.read_text().strip()
     with os.fdopen(fd, "w") as handle:
-        handle.write(token + "\n")
-    return token
+        handle.write(secret + "\n")
+    return secret

@@ -122,7 +122,10 @@ class Sender:
             self.in_flight.pop(attempt.delivery_id, None)
         finally:
             self.per_endpoint[attempt.webhook_id] -= 1
-            self.services.ctx.storage.hub.publish((WEBHOOKS,))  # room for the next one
+            # Room for more: a round once half the attempts are done (rounds of one each would
+            # read and write for every delivery).
+            if len(self.in_flight) - len(self.settled) <= IN_FLIGHT // 2:
+                self.services.ctx.storage.hub.publish((WEBHOOKS,))
 
     async def _send(self, client: aiohttp.ClientSession, attempt: Attempt) -> Outcome:
         """One attempt: the address checked again (DNS can change), the body signed now, the

@@ -14,6 +14,7 @@ again, with the same ``webhook-id``: receivers deduplicate by it.
 from __future__ import annotations
 
 import builtins
+import functools
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ class Attempt:
     message_id: str
     body: str
     secrets: tuple[str, ...]
+    attempts: int  # made before this one
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class Outcome:
 class WebhooksService(Service):
     """The operator's endpoints, and their deliveries."""
 
-    @property
+    @functools.cached_property
     def _seal(self) -> hooks.SecretSeal:
         return hooks.SecretSeal(self.ctx.config.server_secret.get_secret_value())
 
@@ -312,34 +314,43 @@ class WebhooksService(Service):
                 limit=limit + len(skip),
             )
             attempts: builtins.list[Attempt] = []
-            endpoints: dict[int, m.Webhook | None] = {}
+            # Each endpoint's address and secrets (opened once), None when it takes nothing.
+            endpoints: dict[int, tuple[str, tuple[str, ...]] | None] = {}
             for delivery in found:
                 if delivery.delivery_id in skip:
                     continue
                 if delivery.webhook_id not in endpoints:
-                    endpoints[delivery.webhook_id] = await uow.webhooks.get(delivery.webhook_id)
-                endpoint = endpoints[delivery.webhook_id]
-                if endpoint is None or not endpoint.enabled:
-                    continue
-                attempts.append(self._attempt(delivery, endpoint, now))
+                    endpoint = await uow.webhooks.get(delivery.webhook_id)
+                    endpoints[delivery.webhook_id] = (
+                        (endpoint.url, self._secrets(endpoint, now))
+                        if endpoint is not None and endpoint.enabled
+                        else None
+                    )
+                if (taking := endpoints[delivery.webhook_id]) is not None:
+                    url, secrets = taking
+                    attempts.append(
+                        Attempt(
+                            delivery.delivery_id,
+                            delivery.webhook_id,
+                            url,
+                            delivery.message_id,
+                            delivery.body,
+                            secrets,
+                            delivery.attempts,
+                        )
+                    )
             return attempts[:limit]
 
         return await self.read(work)
 
-    def _attempt(self, delivery: m.WebhookDelivery, endpoint: m.Webhook, now: datetime) -> Attempt:
+    def _secrets(self, endpoint: m.Webhook, now: datetime) -> tuple[str, ...]:
+        """The secrets deliveries to ``endpoint`` are signed with now: its own, and during a
+        rotation's window the one before (those that open)."""
         sealed = [endpoint.sealed_secret]
         until = endpoint.previous_until
         if endpoint.sealed_previous is not None and until is not None and now < until:
             sealed.append(endpoint.sealed_previous)
-        opened = tuple(s for s in (self._seal.open(each) for each in sealed) if s is not None)
-        return Attempt(
-            delivery.delivery_id,
-            endpoint.webhook_id,
-            endpoint.url,
-            delivery.message_id,
-            delivery.body,
-            opened,
-        )
+        return tuple(s for s in (self._seal.open(each) for each in sealed) if s is not None)
 
     async def next_due(self) -> datetime | None:
         """When the next pending delivery is due, if any is."""
@@ -361,17 +372,20 @@ class WebhooksService(Service):
         async def work(uow: UnitOfWork) -> None:
             now = self.now()
             for attempt, outcome in outcomes:
-                delivery = await uow.webhook_deliveries.get(attempt.delivery_id)
-                if delivery is None or delivery.status != "pending":
-                    continue  # retried or settled meanwhile
-                values = _after(delivery.attempts + 1, outcome, schedule, now)
-                if outcome.status_code == 410:
+                values = _after(attempt.attempts + 1, outcome, schedule, now)
+                # As it was handed out: not retried or settled meanwhile.
+                unchanged = [
+                    eq("delivery_id", attempt.delivery_id),
+                    eq("status", "pending"),
+                    eq("attempts", attempt.attempts),
+                ]
+                kept = await uow.webhook_deliveries.update_where(unchanged, values)
+                if kept and outcome.status_code == 410:
                     reason = "the endpoint answered 410 Gone"
                     await uow.webhooks.update(
                         attempt.webhook_id,
                         {"enabled": False, "disabled_reason": reason, "updated_at": now},
                     )
-                await uow.webhook_deliveries.update(attempt.delivery_id, values)
 
         await self.write(work)
 

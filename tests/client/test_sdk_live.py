@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from standardwebhooks.webhooks import Webhook
 
 from relay_api.operations import OPERATIONS
 from relay_client import (
@@ -25,6 +26,7 @@ from relay_client import (
     UnprocessableEntityError,
 )
 from tests.live import LiveServer
+from tests.webhook_receiver import Receiver, receiving
 
 
 class Recorded:
@@ -239,6 +241,9 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert rule.policy_id in {p.policy_id for p in (await op.policies.list(limit=1000)).policies}
     await op.policies.disable(rule.policy_id)  # the other tests' approvals stay pending
 
+    with receiving() as receiver:
+        await every_webhook_operation(op, receiver, run)
+
     cursor = (await alice.events.list()).cursor
     await op.tasks.create(f"announced {run}")
     feed = await alice.events.list(after=cursor, wait=5)
@@ -256,6 +261,33 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert invalid.value.errors[0]["loc"] == ["query", "limit"]
 
     assert calls == {route.id for route in OPERATIONS}
+
+
+async def every_webhook_operation(op: Any, receiver: Receiver, run: str) -> None:
+    """An endpoint made, read, changed, rotated, tested (the receiver verifies it with the new
+    secret), its delivery listed and refused a retry (it succeeded), disabled and enabled."""
+    hook = await op.webhooks.create(receiver.url, events=["webhook.test"], description=run)
+    assert hook.secret and (await op.webhooks.show(hook.webhook_id)).secret is None
+    listed = (await op.webhooks.list(limit=1000)).webhooks
+    assert hook.webhook_id in {w.webhook_id for w in listed}
+    changed = await op.webhooks.replace(
+        hook.webhook_id, receiver.url, events=["webhook.test"], description=f"{run} again"
+    )
+    assert changed.description == f"{run} again"
+    receiver.verifier = Webhook((await op.webhooks.rotate_secret(hook.webhook_id)).secret)
+    tested = await op.webhooks.test(hook.webhook_id)
+    for _ in range(200):
+        [delivery] = (await op.webhooks.deliveries(hook.webhook_id)).deliveries
+        if delivery.status != "pending":
+            break
+        await asyncio.sleep(0.05)
+    assert (delivery.message_id, delivery.status) == (tested.message_id, "succeeded")
+    assert receiver.attempts == {tested.message_id: 1} and receiver.forged == 0
+    with pytest.raises(ConflictError):
+        await op.webhooks.retry(hook.webhook_id, delivery.delivery_id)
+    assert not (await op.webhooks.disable(hook.webhook_id)).enabled
+    assert (await op.webhooks.enable(hook.webhook_id)).enabled
+    await op.webhooks.disable(hook.webhook_id)  # the other tests' events are not sent
 
 
 async def test_iterators_follow_every_cursor_in_both_twins(server: LiveServer) -> None:
