@@ -26,7 +26,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
-from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt, ne
+from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt
 from relay_core.services.base import Service
 
 # The hub topic that wakes the sender: a delivery became due now.
@@ -351,17 +351,6 @@ class WebhooksService(Service):
         if endpoint.sealed_previous is not None and until is not None and now < until:
             sealed.append(endpoint.sealed_previous)
         return tuple(s for s in (self._seal.open(each) for each in sealed) if s is not None)
-
-    async def next_due(self) -> datetime | None:
-        """When the next pending delivery is due, if any is."""
-
-        async def work(uow: UnitOfWork) -> datetime | None:
-            found = await uow.webhook_deliveries.find(
-                ne("next_attempt_at", None), order_by="next_attempt_at", limit=1
-            )
-            return found[0].next_attempt_at if found else None
-
-        return await self.read(work)
 
     async def attempted(self, outcomes: Sequence[tuple[Attempt, Outcome]]) -> None:
         """Record how attempts went, in one transaction: succeeded; failed for good (the
