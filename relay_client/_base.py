@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from relay_api import __version__
+from relay_api.headers import parse_retry_after
 from relay_api.models import OPERATOR_TOKEN_PREFIX
 from relay_api.operations import Operation
 from relay_client import errors
@@ -214,7 +215,7 @@ def backoff(attempt: int, retry_after: float | None) -> float:
 
 def retry_after_of(response: httpx.Response) -> float | None:
     """The response's ``Retry-After`` in seconds, if any."""
-    return errors.parse_retry_after(response.headers.get("Retry-After"))
+    return parse_retry_after(response.headers.get("Retry-After"))
 
 
 def transport_error(exc: httpx.TransportError, url: str) -> errors.ConnectionError:

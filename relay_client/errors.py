@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from relay_api import errors as domain
+from relay_api.headers import parse_retry_after
 
 
 class RelayError(Exception):
@@ -214,24 +215,6 @@ _BY_STATUS: dict[int, type[APIStatusError]] = {
     502: BridgeError,
     503: ServiceUnavailableError,
 }
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    from datetime import UTC, datetime
-    from email.utils import parsedate_to_datetime
-
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def error_for(response: httpx.Response) -> APIStatusError:

@@ -15,13 +15,12 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
 import aiohttp
 
 from relay_api.errors import StorageUnavailable
+from relay_api.headers import parse_retry_after
 from relay_core import webhooks as hooks
 from relay_core.ports import FEED
 from relay_core.services import Services
@@ -168,19 +167,5 @@ class Sender:
         return Outcome(
             status,
             f"answered {status}" + (f": {excerpt}" if excerpt else ""),
-            _retry_after(retry_after),
+            parse_retry_after(retry_after),
         )
-
-
-def _retry_after(value: str | None) -> float | None:
-    """A ``Retry-After`` header's seconds (a number or an HTTP date), None when absent or
-    unreadable."""
-    if value is None:
-        return None
-    if value.strip().isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
