@@ -47,7 +47,7 @@ from relay_server.openapi import build_openapi
 from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
-from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token, server_secret
+from relay_server.settings import MEMORY_URL, Settings, server_secret
 from relay_server.webhook_sender import deliver as deliver_webhooks
 
 log = logging.getLogger("relay.server")
@@ -105,6 +105,7 @@ def core_config(settings: Settings) -> CoreConfig:
     """The domain's part of the settings, and what the server derives from the rest (the
     operator token only as a hash)."""
     auth = settings.auth == "token"
+    secret = server_secret(settings)  # with tokens on, the operator token itself
     return CoreConfig(
         **settings.domain.model_dump(),
         auth_enabled=auth,
@@ -116,8 +117,8 @@ def core_config(settings: Settings) -> CoreConfig:
             )
             if mirrors
         ),
-        operator_token_hash=hash_secret(ensure_operator_token(settings)) if auth else "",
-        server_secret=SecretBytes(server_secret(settings).encode()),
+        operator_token_hash=hash_secret(secret) if auth else "",
+        server_secret=SecretBytes(secret.encode()),
     )
 
 

@@ -56,6 +56,7 @@ class Sender:
         self.per_endpoint: Counter[int] = Counter()
         # Attempts made whose outcome is not kept yet (their deliveries are still in flight).
         self.settled: list[tuple[Attempt, Outcome]] = []
+        self.following = True  # whether an endpoint is enabled, as the last round found
 
     async def run(self) -> None:
         hub = self.services.ctx.storage.hub
@@ -65,10 +66,11 @@ class Sender:
         ) as client:
             try:
                 while not hub.closed:
-                    # The feed wakes it only while some endpoint takes events (an endpoint's
-                    # creation, a test or a retry wake it by WEBHOOKS).
-                    active = await self.services.webhooks.active()
-                    with hub.subscribe(*((FEED, WEBHOOKS) if active else (WEBHOOKS,))) as woken:
+                    # The feed wakes it only while some endpoint takes events, as the last
+                    # round found (an endpoint's creation, a test or a retry wake it by
+                    # WEBHOOKS).
+                    topics = (FEED, WEBHOOKS) if self.following else (WEBHOOKS,)
+                    with hub.subscribe(*topics) as woken:
                         try:
                             await self._round(client)
                         except StorageUnavailable as exc:
@@ -86,8 +88,9 @@ class Sender:
         """Keep the outcomes of the attempts made since the last round, fan out what the feed
         holds, then start what is due, as far as the limits allow."""
         await self._keep_outcomes()
-        while await self.services.webhooks.fan_out() == FAN_OUT_BATCH:
+        while (fanned := await self.services.webhooks.fan_out()).events == FAN_OUT_BATCH:
             pass
+        self.following = fanned.following
         free = IN_FLIGHT - len(self.in_flight)
         if free <= 0:
             return

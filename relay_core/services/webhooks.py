@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from relay_api import models as m
 from relay_api.errors import Conflict, InvalidInput, NotFound
@@ -51,6 +52,14 @@ class Attempt:
     attempts: int  # made before this one
 
 
+class FanOut(NamedTuple):
+    """What a fan-out did: the events it read (``FAN_OUT_BATCH``: more may follow), and whether
+    any endpoint is enabled (the sender follows the feed only then)."""
+
+    events: int
+    following: bool
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How an attempt went: the receiver's status (None: no answer), what went wrong, and the
@@ -71,6 +80,10 @@ class WebhooksService(Service):
     @functools.cached_property
     def _seal(self) -> hooks.SecretSeal:
         return hooks.SecretSeal(self.ctx.config.server_secret.get_secret_value())
+
+    @functools.cached_property
+    def _schedule(self) -> tuple[float, ...]:
+        return hooks.retry_schedule(self.ctx.config.webhook_retry_schedule)
 
     async def _check_address(self, url: str) -> None:
         if self.ctx.config.webhooks_allow_private:
@@ -189,9 +202,9 @@ class WebhooksService(Service):
 
     async def _change(self, webhook_id: int, values: Mapping[str, object]) -> m.Webhook:
         async def work(uow: UnitOfWork) -> m.Webhook:
-            await _endpoint(uow, webhook_id)
             updated = await uow.webhooks.update(webhook_id, {**values, "updated_at": self.now()})
-            assert updated is not None  # endpoints are never deleted
+            if updated is None:
+                raise _missing(webhook_id)
             uow.publish(WEBHOOKS)
             return updated
 
@@ -272,24 +285,20 @@ class WebhooksService(Service):
 
     # ------------------------------------------------------------- the sender's side
 
-    async def active(self) -> bool:
-        """Whether any endpoint is enabled (the feed is followed only then)."""
-
-        async def work(uow: UnitOfWork) -> bool:
-            return bool(await uow.webhooks.find(eq("enabled", True), limit=1))
-
-        return await self.read(work)
-
-    async def fan_out(self) -> int:
+    async def fan_out(self) -> FanOut:
         """Add a pending delivery for each event past the cursor and each enabled endpoint
-        subscribed to it, moving the cursor in the same transaction; the number of events
-        read (``FAN_OUT_BATCH``: more may follow). Nothing is written while there is nothing
-        to deliver: without endpoints, the feed is not followed (an endpoint starts from its
-        creation)."""
-        if not await self.read(_waiting_events):
-            return 0
+        subscribed to it, moving the cursor in the same transaction. Nothing is written while
+        there is nothing to deliver: without endpoints, the feed is not followed (an endpoint
+        starts from its creation)."""
 
-        async def work(uow: UnitOfWork) -> int:
+        async def waiting(uow: UnitOfWork) -> FanOut:
+            _, endpoints, events = await _pending_events(uow, limit=1)
+            return FanOut(len(events), bool(endpoints))
+
+        if not (found := await self.read(waiting)).events:
+            return found
+
+        async def work(uow: UnitOfWork) -> FanOut:
             now = self.now()
             offset, endpoints, events = await _pending_events(uow)
             for event in events:
@@ -297,7 +306,7 @@ class WebhooksService(Service):
             if events:
                 await _move(uow, offset, events[-1].event_id, now)
                 uow.publish(WEBHOOKS)
-            return len(events)
+            return FanOut(len(events), bool(endpoints))
 
         return await self.write(work)
 
@@ -356,7 +365,7 @@ class WebhooksService(Service):
         """Record how attempts went, in one transaction: succeeded; failed for good (the
         schedule spent, or the endpoint gone: ``410`` disables it); or due again after the
         schedule's next delay."""
-        schedule = hooks.retry_schedule(self.ctx.config.webhook_retry_schedule)
+        schedule = self._schedule
 
         async def work(uow: UnitOfWork) -> None:
             now = self.now()
@@ -413,8 +422,12 @@ async def _head(uow: UnitOfWork) -> int:
 async def _endpoint(uow: UnitOfWork, webhook_id: int) -> m.Webhook:
     found = await uow.webhooks.get(webhook_id)
     if found is None:
-        raise NotFound(f"webhook {webhook_id} does not exist")
+        raise _missing(webhook_id)
     return found
+
+
+def _missing(webhook_id: int) -> NotFound:
+    return NotFound(f"webhook {webhook_id} does not exist")
 
 
 async def _pending_events(
@@ -431,10 +444,6 @@ async def _pending_events(
         after = max(after, offset.last_update_id)
     events = await uow.events.find(gt("event_id", after), order_by="event_id", limit=limit)
     return offset, endpoints, events
-
-
-async def _waiting_events(uow: UnitOfWork) -> bool:
-    return bool((await _pending_events(uow, limit=1))[2])
 
 
 async def _add_deliveries(

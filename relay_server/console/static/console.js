@@ -86,6 +86,23 @@ async function listAll(path, field, most = 5000) {
   return items;
 }
 
+// A handler that runs `action` and says in an alert what went wrong, if anything.
+function reporting(action) {
+  return async (event) => {
+    try { await action(event); } catch (error) { alert(error.message); }
+  };
+}
+
+// A button that runs `action` when pressed (reporting what went wrong).
+function actionButton(label, action) {
+  return el("button", { type: "button", on: { click: reporting(action) } }, label);
+}
+
+// A form's input with its label.
+function field(label, input) {
+  return el("label", { class: "field" }, label, input);
+}
+
 // ---------------------------------------------------------------- views
 
 // `section` with a heading and `content`, brought to the reader (on a phone it is below the
@@ -312,7 +329,6 @@ function draftPolicyLike(approval) {
 
 function policyForm() {
   const draft = JSON.parse(sessionStorage.getItem(DRAFT_KEY) || "null") || { name: "", match: {} };
-  const field = (label, input) => el("label", { class: "field" }, label, input);
   const name = el("input", { type: "text", name: "name", required: true, maxlength: 200, value: draft.name });
   const choice = el("select", { name: "decision" },
     el("option", { value: "approve" }, "approve"), el("option", { value: "reject" }, "reject"));
@@ -322,17 +338,15 @@ function policyForm() {
   const count = el("input", { type: "number", name: "limit-count", min: 1, placeholder: "no limit" });
   const per = el("input", { type: "number", name: "limit-seconds", min: 1, value: "3600" });
   const note = el("input", { type: "text", name: "note" });
-  const save = async (event) => {
+  const save = reporting(async (event) => {
     event.preventDefault();
-    try {
-      const body = { name: name.value, decision: choice.value, priority: Number(priority.value || 0),
-                     match: JSON.parse(match.value || "{}"), note: note.value || null };
-      if (count.value) body.limit = { count: Number(count.value), per_seconds: Number(per.value) };
-      await api("POST", "/v1/policies", body);
-      sessionStorage.removeItem(DRAFT_KEY);
-      await render();
-    } catch (error) { alert(error.message); }
-  };
+    const body = { name: name.value, decision: choice.value, priority: Number(priority.value || 0),
+                   match: JSON.parse(match.value || "{}"), note: note.value || null };
+    if (count.value) body.limit = { count: Number(count.value), per_seconds: Number(per.value) };
+    await api("POST", "/v1/policies", body);
+    sessionStorage.removeItem(DRAFT_KEY);
+    await render();
+  });
   return el("form", { class: "policy-form", on: { submit: save } },
     el("h2", {}, draft.name ? "New policy (from an approval)" : "New policy"),
     field("Name ", name), field("Decision ", choice), field("Priority ", priority),
@@ -342,12 +356,10 @@ function policyForm() {
 
 async function policiesView() {
   const policies = await listAll("/v1/policies", "policies");
-  const toggle = (p) => el("button", { type: "button", on: { click: async () => {
-    try {
-      await api("POST", `/v1/policies/${p.policy_id}/${p.enabled ? "disable" : "enable"}`);
-      await render();
-    } catch (error) { alert(error.message); }
-  } } }, p.enabled ? "Disable" : "Enable");
+  const toggle = (p) => actionButton(p.enabled ? "Disable" : "Enable", async () => {
+    await api("POST", `/v1/policies/${p.policy_id}/${p.enabled ? "disable" : "enable"}`);
+    await render();
+  });
   return [
     el("h2", {}, `Policies (${policies.length})`),
     el("p", { class: "muted" }, "Tried in order of priority (higher first), reject before approve, older first; the first that matches decides."),
@@ -364,12 +376,10 @@ async function policiesView() {
 // An endpoint's recent deliveries, a failed one with its Retry button.
 async function deliveriesOf(hook, section) {
   const page = await api("GET", `/v1/webhooks/${hook.webhook_id}/deliveries?limit=50`);
-  const retry = (d) => (d.status !== "failed" ? "" : el("button", { type: "button", on: { click: async () => {
-    try {
-      await api("POST", `/v1/webhooks/${hook.webhook_id}/deliveries/${d.delivery_id}/retry`);
-      await deliveriesOf(hook, section);
-    } catch (error) { alert(error.message); }
-  } } }, "Retry"));
+  const retry = (d) => (d.status !== "failed" ? "" : actionButton("Retry", async () => {
+    await api("POST", `/v1/webhooks/${hook.webhook_id}/deliveries/${d.delivery_id}/retry`);
+    await deliveriesOf(hook, section);
+  }));
   present(section, `Deliveries to ${hook.url}`, table([
     ["#", (d) => d.delivery_id], ["Event", (d) => d.event_type], ["Status", (d) => el("span", { class: "status" }, d.status)],
     ["Attempts", (d) => d.attempts], ["Answer", (d) => d.last_status_code ?? ""], ["Error", (d) => d.last_error || ""],
@@ -379,22 +389,19 @@ async function deliveriesOf(hook, section) {
 }
 
 function webhookForm() {
-  const field = (label, input) => el("label", { class: "field" }, label, input);
   const url = el("input", { type: "url", name: "url", required: true, maxlength: 2000, placeholder: "https://…" });
   const events = el("input", { type: "text", name: "events", value: "*" });
   const description = el("input", { type: "text", name: "description", maxlength: 500 });
-  const save = async (event) => {
+  const save = reporting(async (event) => {
     event.preventDefault();
-    try {
-      const made = await api("POST", "/v1/webhooks", {
-        url: url.value, description: description.value || null,
-        events: events.value.split(",").map((e) => e.trim()).filter(Boolean),
-      });
-      await render();
-      document.getElementById("webhook-secret").textContent =
-        `Webhook ${made.webhook_id}: its signing secret, shown this once: ${made.secret}`;
-    } catch (error) { alert(error.message); }
-  };
+    const made = await api("POST", "/v1/webhooks", {
+      url: url.value, description: description.value || null,
+      events: events.value.split(",").map((e) => e.trim()).filter(Boolean),
+    });
+    await render();
+    document.getElementById("webhook-secret").textContent =
+      `Webhook ${made.webhook_id}: its signing secret, shown this once: ${made.secret}`;
+  });
   return el("form", { class: "policy-form", on: { submit: save } },
     el("h2", {}, "New webhook"), field("URL ", url), field("Events (comma-separated, * wildcard) ", events),
     field("Description ", description), el("button", { type: "submit" }, "Create webhook"));
@@ -403,13 +410,11 @@ function webhookForm() {
 async function webhooksView() {
   const hooks = await listAll("/v1/webhooks", "webhooks");
   const deliveries = el("section", { id: "deliveries" });
-  const act = (h, label, path) => el("button", { type: "button", on: { click: async () => {
-    try {
-      await api("POST", `/v1/webhooks/${h.webhook_id}/${path}`);
-      if (path === "test") await deliveriesOf(h, deliveries);
-      else await render();
-    } catch (error) { alert(error.message); }
-  } } }, label);
+  const act = (h, label, path) => actionButton(label, async () => {
+    await api("POST", `/v1/webhooks/${h.webhook_id}/${path}`);
+    if (path === "test") await deliveriesOf(h, deliveries);
+    else await render();
+  });
   const actions = (h) => el("span", {},
     el("button", { type: "button", on: { click: () => deliveriesOf(h, deliveries) } }, "Deliveries"), " ",
     act(h, "Test", "test"), " ", act(h, h.enabled ? "Disable" : "Enable", h.enabled ? "disable" : "enable"));
