@@ -26,7 +26,7 @@ from relay_core.search_query import Query
 
 R = TypeVar("R", bound=BaseModel)
 
-Op = Literal["eq", "ne", "in", "lt", "gt"]
+Op = Literal["eq", "ne", "in", "not_in", "lt", "gt"]
 
 
 class StaleWrite(Exception):
@@ -59,6 +59,11 @@ def ne(field: str, value: Any) -> Cond:
 def in_(field: str, values: Sequence[Any]) -> Cond:
     """``field IN values``."""
     return Cond(field, "in", tuple(values))
+
+
+def not_in(field: str, values: Sequence[Any]) -> Cond:
+    """``field NOT IN values`` (every record for none)."""
+    return Cond(field, "not_in", tuple(values))
 
 
 def lt(field: str, value: Any) -> Cond:

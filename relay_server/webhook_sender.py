@@ -24,7 +24,7 @@ from relay_api.headers import parse_retry_after
 from relay_core import webhooks as hooks
 from relay_core.ports import FEED
 from relay_core.services import Services
-from relay_core.services.webhooks import FAN_OUT_BATCH, WEBHOOKS, Attempt, Outcome
+from relay_core.services.webhooks import WEBHOOKS, Attempt, Outcome
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage
 
@@ -57,6 +57,7 @@ class Sender:
         # Attempts made whose outcome is not kept yet (their deliveries are still in flight).
         self.settled: list[tuple[Attempt, Outcome]] = []
         self.following = True  # whether an endpoint is enabled, as the last round found
+        self.ran_short = True  # whether the last round started all that was due
 
     async def run(self) -> None:
         hub = self.services.ctx.storage.hub
@@ -85,16 +86,21 @@ class Sender:
                 await self._keep_outcomes()
 
     async def _round(self, client: aiohttp.ClientSession) -> None:
-        """Keep the outcomes of the attempts made since the last round, fan out what the feed
-        holds, then start what is due, as far as the limits allow."""
+        """Keep the outcomes of the attempts made since the last round, fan out a batch of the
+        feed once what was fanned out before has started (the feed holds the rest), then start
+        what is due, as far as the limits allow."""
         await self._keep_outcomes()
-        while (fanned := await self.services.webhooks.fan_out()).events == FAN_OUT_BATCH:
-            pass
-        self.following = fanned.following
+        if self.ran_short:
+            fanned = await self.services.webhooks.fan_out()
+            self.following = fanned.following
         free = IN_FLIGHT - len(self.in_flight)
         if free <= 0:
             return
-        due = await self.services.webhooks.due(free, skip=frozenset(self.in_flight))
+        full = frozenset(
+            hook for hook, sending in self.per_endpoint.items() if sending >= PER_ENDPOINT
+        )
+        due = await self.services.webhooks.due(free, skip=frozenset(self.in_flight), full=full)
+        self.ran_short = len(due) < free
         for attempt in due:
             if self.per_endpoint[attempt.webhook_id] >= PER_ENDPOINT:
                 continue

@@ -27,7 +27,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
-from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt
+from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt, not_in
 from relay_core.services.base import Service
 
 # The hub topic that wakes the sender: a delivery became due now.
@@ -310,44 +310,51 @@ class WebhooksService(Service):
 
         return await self.write(work)
 
-    async def due(self, limit: int, skip: frozenset[int] = frozenset()) -> builtins.list[Attempt]:
+    async def due(
+        self, limit: int, skip: frozenset[int] = frozenset(), full: frozenset[int] = frozenset()
+    ) -> builtins.list[Attempt]:
         """Pending deliveries due now to enabled endpoints, oldest first (an endpoint's in feed
-        order), but those in ``skip`` (in flight)."""
+        order), but those in ``skip`` (in flight) and those to the endpoints in ``full`` (with
+        as many in flight as one may have: their backlog must not hide the others')."""
 
         async def work(uow: UnitOfWork) -> builtins.list[Attempt]:
             now = self.now()
-            # By when they fall due, then by id: what fan_out added at once, in feed order.
+            endpoints, left_out = {}, set(full)
+            for endpoint in await uow.webhooks.find():
+                if endpoint.enabled and endpoint.webhook_id not in full:
+                    endpoints[endpoint.webhook_id] = endpoint
+                else:
+                    left_out.add(endpoint.webhook_id)
+            if not endpoints:
+                return []
+            # By when they fall due, then by id: what fan_out added at once, in feed order. Not
+            # "webhook_id IN" the endpoints taking some: the planner would read by endpoint.
             found = await uow.webhook_deliveries.find(
                 lt("next_attempt_at", now + timedelta(microseconds=1)),
+                not_in("webhook_id", sorted(left_out)),
                 order_by="next_attempt_at",
                 limit=limit + len(skip),
             )
+            # Each endpoint's secrets, opened once.
+            secrets: dict[int, tuple[str, ...]] = {}
             attempts: builtins.list[Attempt] = []
-            # Each endpoint's address and secrets (opened once), None when it takes nothing.
-            endpoints: dict[int, tuple[str, tuple[str, ...]] | None] = {}
             for delivery in found:
                 if delivery.delivery_id in skip:
                     continue
-                if delivery.webhook_id not in endpoints:
-                    endpoint = await uow.webhooks.get(delivery.webhook_id)
-                    endpoints[delivery.webhook_id] = (
-                        (endpoint.url, self._secrets(endpoint, now))
-                        if endpoint is not None and endpoint.enabled
-                        else None
+                endpoint = endpoints[delivery.webhook_id]
+                if delivery.webhook_id not in secrets:
+                    secrets[delivery.webhook_id] = self._secrets(endpoint, now)
+                attempts.append(
+                    Attempt(
+                        delivery.delivery_id,
+                        delivery.webhook_id,
+                        endpoint.url,
+                        delivery.message_id,
+                        delivery.body,
+                        secrets[delivery.webhook_id],
+                        delivery.attempts,
                     )
-                if (taking := endpoints[delivery.webhook_id]) is not None:
-                    url, secrets = taking
-                    attempts.append(
-                        Attempt(
-                            delivery.delivery_id,
-                            delivery.webhook_id,
-                            url,
-                            delivery.message_id,
-                            delivery.body,
-                            secrets,
-                            delivery.attempts,
-                        )
-                    )
+                )
             return attempts[:limit]
 
         return await self.read(work)

@@ -2,10 +2,11 @@
 
 ``eq`` and ``ne`` with ``None`` are ``IS NULL`` and ``IS NOT NULL`` and take no parameter; ``in``
 takes its values, one ``?`` each in SQLite (``0``, false, for none) and one array in PostgreSQL
-(``= ANY($n)``); every other condition takes its value. An assignment takes its value, an
-``Increment`` its step. What the text of a statement depends on is its ``shape``, by which the
-adapters keep each statement once. The memory store matches the same conditions in Python; the
-storage contract tests (``tests/storage/test_contract.py``) hold the three to one answer.
+(``= ANY($n)``), and ``not_in`` likewise (``NOT IN``, ``<> ALL``; ``1``, true, for none); every
+other condition takes its value. An assignment takes its value, an ``Increment`` its step. What
+the text of a statement depends on is its ``shape``, by which the adapters keep each statement
+once. The memory store matches the same conditions in Python; the storage contract tests
+(``tests/storage/test_contract.py``) hold the three to one answer.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Literal, NamedTuple
 from relay_core.ports import Cond, Increment
 
 Takes = Literal["none", "one", "each", "array"]
+LISTS = ("in", "not_in")
 
 
 class Dialect(NamedTuple):
@@ -41,7 +43,7 @@ def quote(name: str) -> str:
 
 def takes(cond: Cond, dialect: Dialect) -> Takes:
     """What ``cond`` takes as parameters: none, its value, each of its values, or one array."""
-    if cond.op == "in":
+    if cond.op in LISTS:
         return "array" if dialect.arrays else "each"
     if cond.value is None and cond.op in ("eq", "ne"):
         return "none"
@@ -53,8 +55,8 @@ def shape(conds: Sequence[Cond], dialect: Dialect) -> tuple[Any, ...]:
     key = []
     for cond in conds:  # a loop, not a generator: this is on every statement's path
         value = cond.value
-        if cond.op == "in":
-            key.append((cond.field, "in", 0 if dialect.arrays else len(value)))
+        if cond.op in LISTS:
+            key.append((cond.field, cond.op, 0 if dialect.arrays else len(value)))
         else:
             key.append((cond.field, cond.op, value is None))
     return tuple(key)
@@ -76,9 +78,14 @@ def where(conds: Sequence[Cond], dialect: Dialect, first: int = 1, also: str | N
             parts.append(f"{column} IS {'NOT ' if cond.op == 'ne' else ''}NULL")
         elif kind == "each":
             marks = ", ".join("?" for _ in cond.value)
-            parts.append(f"{column} IN ({marks})" if marks else "0")
+            negated = cond.op == "not_in"
+            if marks:
+                parts.append(f"{column} {'NOT IN' if negated else 'IN'} ({marks})")
+            else:
+                parts.append("1" if negated else "0")
         elif kind == "array":
-            parts.append(f"{column} = ANY({_mark(dialect, number)})")
+            compared = "<> ALL" if cond.op == "not_in" else "= ANY"
+            parts.append(f"{column} {compared}({_mark(dialect, number)})")
             number += 1
         else:
             parts.append(f"{column} {dialect.operators[cond.op]} {_mark(dialect, number)}")

@@ -51,6 +51,8 @@ def _matches(record: Any, cond: Cond) -> bool:
         return bool(value != cond.value)
     if cond.op == "in":
         return value in cond.value
+    if cond.op == "not_in":
+        return value not in cond.value
     # SQL semantics: NULL compares as unknown, so it never matches an ordering condition.
     return value is not None and _COMPARE[cond.op](value, cond.value)
 

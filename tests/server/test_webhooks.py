@@ -183,6 +183,35 @@ async def test_retry_after_is_followed_and_410_disables_the_endpoint(
     assert gone["status"] == "failed" and gone["last_status_code"] == 410
 
 
+async def test_a_stuck_endpoints_backlog_does_not_hold_up_another(
+    make_api: AppFactory,
+    receiver: Receiver,
+    aiohttp_server: Callable[..., Awaitable[TestServer]],
+) -> None:
+    """An endpoint that never answers keeps its four requests in flight and its backlog
+    pending, first in line; another endpoint still gets every event as it happens."""
+    released = asyncio.Event()
+
+    async def stuck(request: web.Request) -> web.Response:
+        await released.wait()
+        return web.Response(status=204)
+
+    app = web.Application()
+    app.router.add_post("/stuck", stuck)
+    server = await aiohttp_server(app)
+    api = await make_api(**FAST, webhook_timeout_seconds=120)
+    await api.post("/v1/webhooks", {"url": str(server.make_url("/stuck"))}, expect=201)
+    await api.post("/v1/webhooks", {"url": receiver.url}, expect=201)
+    await api.agent("di")
+    try:
+        for batch in (1, 2):  # the second's events come after the stuck endpoint's backlog
+            for _ in range(40):
+                await api.post("/v1/tasks", {"title": "t"}, as_="di", expect=201)
+            await receiver.wait_for(40 * batch, timeout=10)
+    finally:
+        released.set()
+
+
 async def test_a_rotated_secret_signs_beside_the_old_one_for_the_window(
     make_api: AppFactory, receiver: Receiver
 ) -> None:

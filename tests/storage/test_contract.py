@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 
 from relay_api import models as m
 from relay_core.json_answers import answer_json
-from relay_core.ports import Increment, StaleWrite, Storage, eq, gt, in_, lt, ne
+from relay_core.ports import Increment, StaleWrite, Storage, eq, gt, in_, lt, ne, not_in
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -331,6 +331,21 @@ async def test_count_by_counts_each_value_in_one_query(storage: Storage) -> None
         nothing = await uow.messages.count_by("to", in_("to", []))
     assert counts == {"g1": 2, "g2": 1}  # g3 has none, so it is absent
     assert nothing == {}
+
+
+async def test_not_in_leaves_out_the_values_given_and_nothing_for_none(storage: Storage) -> None:
+    await seed_agents(storage, "n1", "n2", "n3")
+    async with storage.unit_of_work(write=True) as uow:
+        for to in ("n1", "n2", "n3", "n3"):
+            await uow.messages.insert(message(to))
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        counts = await uow.messages.count_by("to", not_in("to", ["n1", "n2"]))
+        every = await uow.messages.count_by("to", not_in("to", []))
+        found = await uow.messages.find(not_in("to", ["n3"]), order_by="to")
+    assert counts == {"n3": 2}
+    assert every == {"n1": 1, "n2": 1, "n3": 2}
+    assert [record.to for record in found] == ["n1", "n2"]
 
 
 async def test_newest_by_keeps_the_highest_key_of_each_value(storage: Storage) -> None:
