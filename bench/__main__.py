@@ -638,7 +638,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"A webhook delivery: {delivery['server_cpu_us']:.0f} µs of the server's CPU "
-        f"({delivery['deliveries']:,.0f} made, {delivery['per_post']:.1f} a message)"
+        f"({delivery['deliveries']:,.0f} made, {delivery['per_post']:.1f} a message; "
+        f"a round's backlog drained in {delivery['drain_s']:.0f} s)"
     )
     print_targets(report["targets"])
     print(f"\nresults written to {output}", file=sys.stderr)
@@ -798,6 +799,16 @@ def webhook_cost(
     taken, spent = hooked(receiver), cpu_us(delivering.process.pid)[0]
     headers = {"Authorization": f"Bearer {token(2)}"}
     lua = script("POST", "/v1/messages", INDEXED_POST, headers, None, work)
+    drains: list[float] = []
+    posts = 0
+
+    def drained(run: dict[str, float]) -> None:
+        """Wait for the backlog a round left (deliveries yield to the API while it presses)
+        to drain, so the next round of either server runs alone."""
+        nonlocal posts
+        posts += int(run["requests"] - run["errors"])
+        drains.append(drain(receiver, taken + WEBHOOKS * posts))
+
     rows = paired(
         servers,
         lua,
@@ -805,21 +816,29 @@ def webhook_cost(
         duration,
         ("relay_small", "post_message"),
         ("relay_webhooks", f"post_message, {WEBHOOKS} webhooks"),
+        after=drained,
     )
-    posts = cast(float, rows[1]["requests"]) * rounds  # a run's median, every round
-    settled, last = time.monotonic(), hooked(receiver)
-    while time.monotonic() - settled < 3:  # the backlog drains: the count stops growing
-        time.sleep(0.5)
-        if (now := hooked(receiver)) != last:
-            settled, last = time.monotonic(), now
-    deliveries = last - taken
+    deliveries = hooked(receiver) - taken
     plain_cpu = cast(float, rows[0]["server_cpu_us"])
     delivery_cpu = (cpu_us(delivering.process.pid)[0] - spent - posts * plain_cpu) / deliveries
     return rows, {
         "deliveries": deliveries,
         "per_post": deliveries / max(1, posts),
         "server_cpu_us": delivery_cpu,
+        "drain_s": statistics.median(drains),
     }
+
+
+def drain(receiver: Process, expected: int, quiet: float = 10.0) -> float:
+    """Seconds until the receiver took ``expected`` deliveries in all, or its count stopped
+    growing (for ``quiet`` seconds)."""
+    started = settled = time.monotonic()
+    last = hooked(receiver)
+    while last < expected and time.monotonic() - settled < quiet:
+        time.sleep(0.1)
+        if (now := hooked(receiver)) != last:
+            settled, last = time.monotonic(), now
+    return settled - started
 
 
 def paired(
@@ -829,13 +848,17 @@ def paired(
     duration: float,
     reference: tuple[str, str],
     other: tuple[str, str],
+    after: Callable[[dict[str, float]], None] | None = None,
 ) -> list[dict[str, object]]:
     """One request on two servers of the small store at 32 connections, in interleaved
-    rounds: each (server, scenario)'s row, its ratio to the ``reference``'s rate."""
+    rounds (``after`` given each of the ``other``'s runs once made): each (server, scenario)'s
+    row, its ratio to the ``reference``'s rate."""
     runs: dict[str, list[dict[str, float]]] = {reference[0]: [], other[0]: []}
     for _ in range(rounds):
-        for name, measured in runs.items():
-            measured.append(wrk(servers[name], lua, 32, duration))
+        runs[reference[0]].append(wrk(servers[reference[0]], lua, 32, duration))
+        runs[other[0]].append(wrk(servers[other[0]], lua, 32, duration))
+        if after is not None:
+            after(runs[other[0]][-1])
     base = median(runs[reference[0]])
     rows: list[dict[str, object]] = []
     for name, scenario in (reference, other):

@@ -35,6 +35,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.utils import floatToGoString
 
 from relay_api import models as m
+from relay_server import pressure
 from relay_server.app_keys import SERVICES
 from relay_server.authentication import authenticate
 
@@ -92,6 +93,8 @@ class Count:
     def done(self) -> None:
         if self.held is not None:
             OPEN_WAITS.labels(self.held).dec()
+        else:
+            pressure.API.answered += 1
         seconds = time.perf_counter() - self.started
         if MULTIPROCESS:
             _counter(self.operation, self.status).inc()

@@ -1,7 +1,8 @@
 """Sends webhook deliveries: in the background, on one instance at a time, a bounded number in
 flight per endpoint and in all, so that a slow or dead endpoint slows neither the API nor the
-other endpoints. What to send and how it went are the service's (``relay_core.services.
-webhooks``); this module signs, POSTs and reads the answer.
+other endpoints, and only to a floor while the API keeps the process busy
+(``relay_server.pressure``). What to send and how it went are the service's
+(``relay_core.services.webhooks``); this module signs, POSTs and reads the answer.
 
 Outcomes are recorded a round at a time, in one transaction (a delivery stays in flight until
 its outcome is kept, so it is never sent twice meanwhile; a crash before then sends it again,
@@ -25,6 +26,7 @@ from relay_core import webhooks as hooks
 from relay_core.ports import FEED
 from relay_core.services import Services
 from relay_core.services.webhooks import WEBHOOKS, Attempt, Outcome
+from relay_server import pressure
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage
 
@@ -38,6 +40,10 @@ READ_BYTES = 4096
 KEPT_ERROR = 200
 # How often the sender looks for due deliveries when nothing wakes it.
 IDLE_SECONDS = 1.0
+# While the API presses on the process (relay_server.pressure), the sender keeps to a floor: a
+# round a pause at most, and this many requests in flight (docs/performance.md, "Webhooks").
+PRESSED_IN_FLIGHT = 8
+PRESSED_PAUSE = 0.1
 USER_AGENT = "Relay-Webhooks/1"
 
 
@@ -57,6 +63,7 @@ class Sender:
         # Attempts made whose outcome is not kept yet (their deliveries are still in flight).
         self.settled: list[tuple[Attempt, Outcome]] = []
         self.following = True  # whether an endpoint is enabled, as the last round found
+        self.pressed = False  # whether the API presses on the process, as the last round found
         self.ran_short = True  # whether the last round started all that was due
 
     async def run(self) -> None:
@@ -78,7 +85,10 @@ class Sender:
                             log_outage(exc.logged)
                         except Exception:  # the next round tries again
                             log.exception("webhooks: a delivery round failed")
-                        await woken.wait(IDLE_SECONDS)
+                        if self.pressed:
+                            await asyncio.sleep(PRESSED_PAUSE)
+                        if not self.pressed or (not self.in_flight and self.ran_short):
+                            await woken.wait(IDLE_SECONDS)
             finally:
                 for task in self.in_flight.values():
                     task.cancel()
@@ -89,19 +99,21 @@ class Sender:
         """Keep the outcomes of the attempts made since the last round, fan out a batch of the
         feed once what was fanned out before has started (the feed holds the rest), then start
         what is due, as far as the limits allow."""
+        self.pressed = pressure.API.pressed()
         await self._keep_outcomes()
         if self.ran_short:
             fanned = await self.services.webhooks.fan_out()
             self.following = fanned.following
-        free = IN_FLIGHT - len(self.in_flight)
+        free = (PRESSED_IN_FLIGHT if self.pressed else IN_FLIGHT) - len(self.in_flight)
         if free <= 0:
             return
         full = frozenset(
             hook for hook, sending in self.per_endpoint.items() if sending >= PER_ENDPOINT
         )
         due = await self.services.webhooks.due(free, skip=frozenset(self.in_flight), full=full)
-        self.ran_short = len(due) < free
-        for attempt in due:
+        # With every endpoint busy, nothing is known of their backlogs: no batch for them.
+        self.ran_short = len(due.attempts) < free and (due.endpoints > 0 or not full)
+        for attempt in due.attempts:
             if self.per_endpoint[attempt.webhook_id] >= PER_ENDPOINT:
                 continue
             self.per_endpoint[attempt.webhook_id] += 1
@@ -130,9 +142,9 @@ class Sender:
             self.in_flight.pop(attempt.delivery_id, None)
         finally:
             self.per_endpoint[attempt.webhook_id] -= 1
-            # Room for more: a round once half the attempts are done (rounds of one each would
-            # read and write for every delivery).
-            if len(self.in_flight) - len(self.settled) <= IN_FLIGHT // 2:
+            # Room for more: a round once half the attempts in flight are done, however few they
+            # are (rounds of one each would read and write for every delivery).
+            if len(self.in_flight) - len(self.settled) <= len(self.in_flight) // 2:
                 self.services.ctx.storage.hub.publish((WEBHOOKS,))
 
     async def _send(self, client: aiohttp.ClientSession, attempt: Attempt) -> Outcome:

@@ -60,6 +60,13 @@ class FanOut(NamedTuple):
     following: bool
 
 
+class Due(NamedTuple):
+    """The attempts due now, and how many enabled endpoints they were looked for at."""
+
+    attempts: list[Attempt]
+    endpoints: int
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How an attempt went: the receiver's status (None: no answer), what went wrong, and the
@@ -312,12 +319,12 @@ class WebhooksService(Service):
 
     async def due(
         self, limit: int, skip: frozenset[int] = frozenset(), full: frozenset[int] = frozenset()
-    ) -> builtins.list[Attempt]:
+    ) -> Due:
         """Pending deliveries due now to enabled endpoints, oldest first (an endpoint's in feed
         order), but those in ``skip`` (in flight) and those to the endpoints in ``full`` (with
         as many in flight as one may have: their backlog must not hide the others')."""
 
-        async def work(uow: UnitOfWork) -> builtins.list[Attempt]:
+        async def work(uow: UnitOfWork) -> Due:
             now = self.now()
             endpoints, left_out = {}, set(full)
             for endpoint in await uow.webhooks.find():
@@ -326,7 +333,7 @@ class WebhooksService(Service):
                 else:
                     left_out.add(endpoint.webhook_id)
             if not endpoints:
-                return []
+                return Due([], 0)
             # By when they fall due, then by id: what fan_out added at once, in feed order. Not
             # "webhook_id IN" the endpoints taking some: the planner would read by endpoint.
             found = await uow.webhook_deliveries.find(
@@ -355,7 +362,7 @@ class WebhooksService(Service):
                         delivery.attempts,
                     )
                 )
-            return attempts[:limit]
+            return Due(attempts[:limit], len(endpoints))
 
         return await self.read(work)
 
