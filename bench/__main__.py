@@ -237,8 +237,8 @@ def seed(data_dir: Path, sizes: Sizes) -> None:
 
 
 def without_search(path: Path) -> None:
-    """The SQLite store at ``path`` as it would be without the search index (revision 0019):
-    its triggers (named ``search_…``, as the store lists them) and its table dropped."""
+    """The SQLite store at ``path`` as it would be without the search index (revisions 0019
+    and 0021): its triggers (named ``search_…``, as the store lists them) and tables dropped."""
     db = sqlite3.connect(path)
     triggers = db.execute(
         "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search!_%' ESCAPE '!'"
@@ -246,6 +246,7 @@ def without_search(path: Path) -> None:
     for (trigger,) in triggers:
         db.execute(f'DROP TRIGGER "{trigger}"')
     db.execute("DROP TABLE IF EXISTS search_index")
+    db.execute("DROP TABLE IF EXISTS search_queue")
     db.commit()
     db.close()
 

@@ -4,6 +4,7 @@ the same query finds the same records on every store."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -193,3 +194,50 @@ def test_a_query_with_nothing_to_find_is_refused(q: str) -> None:
 
     with pytest.raises(InvalidInput):
         parse(q)
+
+
+async def test_what_units_sharing_a_commit_wrote_is_found_but_what_a_failed_one_wrote(
+    storage: Storage,
+) -> None:
+    """On SQLite the units share a group commit, and the index is written as it commits."""
+    await seed(storage)
+
+    async def write(word: str, fail: bool = False) -> None:
+        async with storage.unit_of_work(write=True) as uow:
+            text = f"{word} in the rack"
+            await uow.messages.insert(
+                m.Message(
+                    from_agent="alice", to="bob", text=text, status="pending", created_at=at(9)
+                )
+            )
+            if fail:
+                raise RuntimeError("the unit fails after its write")
+            await uow.commit()
+
+    words = [f"zebra{n}" for n in range(20)]
+    outcomes = await asyncio.gather(
+        *(write(word) for word in words), write("okapi", fail=True), return_exceptions=True
+    )
+    assert sum(isinstance(outcome, RuntimeError) for outcome in outcomes) == 1
+    for word in words:
+        assert len(await search(storage, word)) == 1
+    assert await search(storage, "okapi") == []
+    assert len(await search(storage, "rack")) == 20
+
+
+async def test_a_tasks_entry_follows_its_later_events_and_changes(storage: Storage) -> None:
+    ids = await seed(storage)
+    task = ("task", ids["task"])
+    async with storage.unit_of_work(write=True) as uow:
+        event = m.TaskEvent(
+            task_id=ids["task"], kind="progress", message="installed on quokka", created_at=at(9)
+        )
+        await uow.task_events.insert(event)
+        await uow.commit()
+    assert found(await search(storage, "quokka")) == {task}
+    assert found(await search(storage, "ordered CA")) == {task}  # its earlier event's words
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.tasks.update(ids["task"], {"title": "Replace the wombat"})
+        await uow.commit()
+    assert found(await search(storage, "wombat quokka")) == {task}
+    assert await search(storage, "renew certificate", kinds=("task",)) == []

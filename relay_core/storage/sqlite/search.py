@@ -1,5 +1,7 @@
-"""Search on SQLite: the FTS5 table ``search_index`` (revision 0019), kept by triggers as rows
-are written; BM25 ranks (a title's words weigh twice a body's), ``snippet()`` shows them."""
+"""Search on SQLite: the FTS5 table ``search_index`` (revision 0019), kept in the transaction
+that writes its rows: triggers queue each entry (revision 0021) and the writer indexes the
+queue just before each COMMIT (``index_queued``), a segment a transaction rather than one a
+unit of work. BM25 ranks (a title's words weigh twice a body's), ``snippet()`` shows them."""
 
 from __future__ import annotations
 
@@ -20,6 +22,28 @@ AFTER = (
     f"({SCORE} < :score OR ({SCORE} = :score AND (created_at < :at "
     "OR (created_at = :at AND rowid < :key))))"
 )
+
+
+QUEUE = "search_queue"
+_ENTRY = "kind, ref_id, title, body, from_agent, to_agent, room_id, audience, created_at"
+INDEX_QUEUED = (
+    f"DELETE FROM search_index WHERE rowid IN (SELECT key FROM {QUEUE} WHERE replaces)",
+    f"INSERT INTO search_index (rowid, {_ENTRY}) SELECT key, {_ENTRY} FROM {QUEUE}",
+    f"DELETE FROM {QUEUE}",
+)
+
+
+def index_queued(conn: sqlite3.Connection) -> None:
+    """Move the entries the open transaction queued into the index (none: three empty reads)."""
+    for statement in INDEX_QUEUED:
+        conn.execute(statement)
+
+
+def has_queue(conn: sqlite3.Connection) -> bool:
+    """Whether this store's index is kept through the queue (a store without the index has
+    neither)."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (QUEUE,))
+    return found.fetchone() is not None
 
 
 class SqliteSearch:

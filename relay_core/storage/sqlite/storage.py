@@ -25,7 +25,7 @@ from relay_core.paths import private_dir, private_file
 from relay_core.ports import TABLES
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.schema import metadata
-from relay_core.storage.sqlite import stored_json
+from relay_core.storage.sqlite import search, stored_json
 from relay_core.storage.sqlite.sql import TableSql
 from relay_core.storage.sqlite.tables import Unit, tables_on
 from relay_core.storage.sqlite.writer import ReadUnit, Writer, WriteUnit, outages
@@ -157,6 +157,13 @@ class SqliteStorage:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 conn.close()
+        if self._writer is not None:
+            self._keep_index(self._writer)
+
+    @staticmethod
+    def _keep_index(writer: Writer) -> None:
+        """Index what each transaction queued, where the schema queues it."""
+        writer.before_commit = search.index_queued if search.has_queue(writer.conn) else None
 
     async def listen(self) -> None:
         """Nothing to listen to: one process serves a SQLite file."""
@@ -175,6 +182,7 @@ class SqliteStorage:
             self._all.append(conn)
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._writer.on_commit = self._on_commit
+            self._keep_index(self._writer)
             self._write_unit = WriteUnit.with_tables(tables_on(self._sqls, conn))
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"

@@ -113,6 +113,8 @@ class Writer:
         self.units = 0  # units kept in the open transaction
         # Told of each commit: how many units it held and how long its COMMIT took.
         self.on_commit: Callable[[int, float], None] | None = None
+        # Run in the transaction just before its COMMIT, on the COMMIT's thread.
+        self.before_commit: Callable[[sqlite3.Connection], None] | None = None
 
     async def join(self) -> None:
         """Take the turn and start a unit in the open transaction (opening one if none is)."""
@@ -195,6 +197,8 @@ class Writer:
         await asyncio.wait([commit])
 
     def _timed_commit(self, units: int) -> None:
+        if self.before_commit is not None:
+            self.before_commit(self.conn)
         started = time.perf_counter()
         self.conn.commit()
         if self.on_commit is not None:

@@ -96,6 +96,15 @@ def _sqlite() -> None:
     )
     fts_columns = COLUMNS.replace("key", "rowid", 1)
     for source in SOURCES:
+        backfill = _entry(source, source, sqlite=True)
+        op.execute(f"INSERT INTO search_index ({fts_columns}) SELECT {backfill} FROM {source}")
+    sqlite_triggers()
+
+
+def sqlite_triggers() -> None:
+    """The triggers that keep SQLite's index, entry by entry (revision 0021 queues them)."""
+    fts_columns = COLUMNS.replace("key", "rowid", 1)
+    for source in SOURCES:
         entry = _entry(source, "NEW", sqlite=True)
         op.execute(
             f"CREATE TRIGGER search_{source} AFTER INSERT ON {source} BEGIN "
@@ -108,8 +117,6 @@ def _sqlite() -> None:
                 f"DELETE FROM search_index WHERE rowid = {KEYS[source].format(row='NEW')}; "
                 f"INSERT INTO search_index ({fts_columns}) SELECT {entry}; END"
             )
-        backfill = _entry(source, source, sqlite=True)
-        op.execute(f"INSERT INTO search_index ({fts_columns}) SELECT {backfill} FROM {source}")
     op.execute(
         "CREATE TRIGGER search_task_events AFTER INSERT ON task_events "
         "WHEN NEW.message IS NOT NULL BEGIN "
