@@ -209,8 +209,10 @@ def sentences(count: int) -> Iterator[str]:
 
 
 def seed(data_dir: Path, sizes: Sizes) -> None:
-    """A migrated SQLite database filled directly (fast) with a realistic store."""
+    """A migrated SQLite database filled directly (fast) with a realistic store, its search
+    index written as the server's writer writes it (the triggers queue, the commit indexes)."""
     from relay_core.storage.sqlite import SqliteStorage
+    from relay_core.storage.sqlite.search import index_queued
 
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / "relay.db"
@@ -232,6 +234,7 @@ def seed(data_dir: Path, sizes: Sizes) -> None:
             f"INSERT INTO {table} ({names}) VALUES ({marks})",
             (tuple(text if isinstance(v, datetime) else v for v in row) for row in values),
         )
+    index_queued(db)
     db.commit()
     db.close()
 
