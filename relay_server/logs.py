@@ -17,10 +17,13 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
 from datetime import UTC, datetime
+from logging.handlers import QueueHandler
+from queue import Empty, SimpleQueue
 from time import perf_counter
-from typing import Any
+from typing import Any, TextIO
 
 from aiohttp import http_exceptions, web
 from aiohttp.abc import AbstractAccessLogger
@@ -32,6 +35,7 @@ log = logging.getLogger("relay.server")
 
 MINUTE = 60.0
 MAX_KEYS = 10_000
+BATCH_SECONDS = 0.05  # how often queued lines are written: the most a line waits
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -39,6 +43,8 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 def printable(value: str) -> str:
     """``value`` with each control character written as an escape (``\\n``, ``\\u2028``)."""
+    if value.isprintable():  # no control character and no separator: most values, at C speed
+        return value
     return _CONTROL.sub(lambda found: ascii(found.group())[1:-1], value)
 
 
@@ -140,6 +146,64 @@ class NoRequestBytes(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+class Unformatted(QueueHandler):
+    """Queues each record as it is made, for ``Batches`` to format and write: a request's path
+    pays for its record only. QueueHandler's own ``prepare`` formats the record on the
+    caller's thread, for queues that cross processes; this queue stays in the process."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        """The record as it is."""
+        return record
+
+
+class Batches:
+    """Writes the queued records' lines from a thread of its own, every ``BATCH_SECONDS``: one
+    wake-up, one write and one flush for every line that came meanwhile. A thread woken for
+    each line (``QueueListener``) took the interpreter's lock from the requests thousands of
+    times a second (docs/performance.md, "Access lines")."""
+
+    def __init__(
+        self, queue: SimpleQueue[logging.LogRecord], handler: logging.StreamHandler[TextIO]
+    ) -> None:
+        self._queue = queue
+        self._handler = handler
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="relay-log", daemon=True)
+
+    def start(self) -> None:
+        """Write from now on."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Write what is queued, and stop."""
+        self._stopping.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stopping.wait(BATCH_SECONDS):
+            self._write()
+        self._write()
+
+    def _write(self) -> None:
+        lines = []
+        while True:
+            try:
+                record = self._queue.get_nowait()
+            except Empty:
+                break
+            if self._handler.filter(record):
+                try:
+                    lines.append(self._handler.format(record))
+                except Exception:
+                    self._handler.handleError(record)
+        if lines:
+            try:
+                self._handler.stream.write("\n".join(lines) + "\n")
+                self._handler.flush()
+            except Exception:  # stderr closed: nothing to tell it on
+                pass
 
 
 class AccessLogger(AbstractAccessLogger):

@@ -16,6 +16,9 @@ import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from queue import SimpleQueue
 from types import FrameType
 from typing import BinaryIO, NoReturn
 
@@ -30,9 +33,11 @@ from relay_server import connections
 from relay_server.app import create_app, open_storage
 from relay_server.logs import (
     AccessLogger,
+    Batches,
     EscapingFormatter,
     JsonFormatter,
     NoRequestBytes,
+    Unformatted,
     log,
 )
 from relay_server.metrics import MULTIPROCESS_DIR
@@ -41,7 +46,10 @@ from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
 GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPython's default: 700)
 
 
-def _configure_logging(settings: Settings) -> None:
+@contextmanager
+def _logging(settings: Settings) -> Iterator[None]:
+    """Log to stderr for the block; the lines are formatted and written off the request's path,
+    in batches (``logs.Batches``), the last of them when the block ends."""
     handler = logging.StreamHandler(sys.stderr)
     if settings.log_format == "json":
         handler.setFormatter(JsonFormatter())
@@ -50,13 +58,25 @@ def _configure_logging(settings: Settings) -> None:
             EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
         )
     handler.addFilter(NoRequestBytes())
-    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
+    # What no line shows, not looked up for every record (the logging HOWTO's "Optimization"):
+    # the caller's file and line (a walk up the stack), the thread, the process's name.
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logMultiprocessing = False
+    queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
+    writer = Batches(queue, handler)
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[Unformatted(queue)])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     # asyncpg's pool logs each failed reconnection with a traceback; Relay says an outage once
     # a minute itself (logs.log_outage).
     logging.getLogger("asyncpg.pool").setLevel(logging.ERROR)
+    writer.start()
+    try:
+        yield
+    finally:
+        writer.stop()
 
 
 def _announce(settings: Settings, workers: int) -> None:
@@ -132,8 +152,8 @@ def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
 
 
 def _worker(settings: Settings) -> None:
-    _configure_logging(settings)  # a process of its own (spawned): nothing is inherited
-    run_one(settings, reuse_port=True)
+    with _logging(settings):  # a process of its own (spawned): nothing is inherited
+        run_one(settings, reuse_port=True)
 
 
 async def _prepare(settings: Settings) -> None:
@@ -217,7 +237,11 @@ def _open_or_refuse(settings: Settings) -> BinaryIO | None:
 
 def serve(settings: Settings, workers: int | None = None) -> None:
     """Run the server with the settings' number of workers (or ``workers``)."""
-    _configure_logging(settings)
+    with _logging(settings):
+        _serve(settings, workers)
+
+
+def _serve(settings: Settings, workers: int | None) -> None:
     count = workers or settings.workers
     if count > 1 and not settings.resolved_database_url.startswith("postgresql"):
         _refuse(

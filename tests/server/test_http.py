@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any
 
 import pytest
-from aiohttp import web
+from aiohttp import http_exceptions, web
 from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 from openapi_spec_validator import validate
 from pydantic import SecretStr
@@ -20,7 +22,14 @@ from relay_core.ports import UnitOfWork
 from relay_core.storage.memory import MemoryStorage
 from relay_server import Settings, create_app
 from relay_server.app_keys import REQUEST_ID
-from relay_server.logs import AccessLogger
+from relay_server.logs import (
+    AccessLogger,
+    Batches,
+    EscapingFormatter,
+    NoRequestBytes,
+    Unformatted,
+    printable,
+)
 from relay_server.openapi import build_openapi
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
@@ -408,6 +417,50 @@ def test_access_log_writes_one_line_per_request_only_when_info_is_on(
     (line,) = [r.getMessage() for r in caplog.records if r.name == logger.name]
     assert '"GET /health" 200 1.200ms op=- caller=- id=req-1' in line
     assert "secret-x" not in line
+
+
+def test_queued_lines_are_written_in_order_filtered_and_all_of_them_at_stop() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(EscapingFormatter("%(name)s: %(message)s"))
+    handler.addFilter(NoRequestBytes())
+    queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
+    logger = logging.getLogger("relay.batches.test")
+    logger.propagate = False
+    logger.addHandler(Unformatted(queue))
+    writer = Batches(queue, handler)
+    writer.start()
+    try:
+        for n in range(500):
+            logger.warning("line %d\nforged", n)
+        try:
+            raise http_exceptions.BadHttpMessage("Authorization: Bearer rly_secret")
+        except http_exceptions.BadHttpMessage:
+            logger.exception("unreadable")
+    finally:
+        writer.stop()
+        logger.handlers.clear()
+    lines = stream.getvalue().splitlines()
+    assert lines[:500] == [f"relay.batches.test: line {n}\\nforged" for n in range(500)]
+    assert lines[500:] == [
+        "relay.batches.test: unreadable (BadHttpMessage; request bytes not logged)"
+    ]
+    assert "rly_secret" not in stream.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("/v1/agents/ann/inbox", "/v1/agents/ann/inbox"),
+        ("/é/名前 x", "/é/名前 x"),
+        ("a\nb\rc", "a\\nb\\rc"),
+        ("tab\there", "tab\\there"),
+        ("\x1b[31mred", "\\x1b[31mred"),
+        ("line\u2028sep\x85", "line\\u2028sep\\x85"),
+    ],
+)
+def test_a_logged_value_cannot_break_its_line(value: str, shown: str) -> None:
+    assert printable(value) == shown
 
 
 def test_the_document_describes_the_operation_table_exactly_without_storage() -> None:
