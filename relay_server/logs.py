@@ -36,6 +36,7 @@ log = logging.getLogger("relay.server")
 MINUTE = 60.0
 MAX_KEYS = 10_000
 BATCH_SECONDS = 0.05  # how often queued lines are written: the most a line waits
+QUEUED = 100_000  # records waiting to be written, at most
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -151,11 +152,26 @@ class NoRequestBytes(logging.Filter):
 class Unformatted(QueueHandler):
     """Queues each record as it is made, for ``Batches`` to format and write: a request's path
     pays for its record only. QueueHandler's own ``prepare`` formats the record on the
-    caller's thread, for queues that cross processes; this queue stays in the process."""
+    caller's thread, for queues that cross processes; this queue stays in the process. Past
+    ``QUEUED`` records waiting (stderr not read, a full disk), records are dropped and counted,
+    never held without bound nor waited for."""
+
+    queue: SimpleQueue[logging.LogRecord]
+
+    def __init__(self, queue: SimpleQueue[logging.LogRecord]) -> None:
+        super().__init__(queue)
+        self.dropped = 0
 
     def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
         """The record as it is."""
         return record
+
+    def enqueue(self, record: logging.LogRecord) -> None:
+        """Queue the record, or count it dropped."""
+        if self.queue.qsize() < QUEUED:
+            self.queue.put_nowait(record)
+        else:
+            self.dropped += 1
 
 
 class Batches:
@@ -164,11 +180,11 @@ class Batches:
     each line (``QueueListener``) took the interpreter's lock from the requests thousands of
     times a second (docs/performance.md, "Access lines")."""
 
-    def __init__(
-        self, queue: SimpleQueue[logging.LogRecord], handler: logging.StreamHandler[TextIO]
-    ) -> None:
-        self._queue = queue
+    def __init__(self, queued: Unformatted, handler: logging.StreamHandler[TextIO]) -> None:
+        self._queued = queued
+        self._queue = queued.queue
         self._handler = handler
+        self._dropped = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="relay-log", daemon=True)
 
@@ -198,6 +214,9 @@ class Batches:
                     lines.append(self._handler.format(record))
                 except Exception:
                     self._handler.handleError(record)
+        if (dropped := self._queued.dropped) > self._dropped:
+            lines.append(f"relay: {dropped - self._dropped} log lines dropped (stderr not read)")
+            self._dropped = dropped
         if lines:
             try:
                 self._handler.stream.write("\n".join(lines) + "\n")

@@ -63,9 +63,9 @@ def _logging(settings: Settings) -> Iterator[None]:
     logging._srcfile = None
     logging.logThreads = False
     logging.logMultiprocessing = False
-    queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
-    writer = Batches(queue, handler)
-    logging.basicConfig(level=settings.log_level.upper(), handlers=[Unformatted(queue)])
+    queued = Unformatted(SimpleQueue())
+    writer = Batches(queued, handler)
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[queued])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # httpx logs every request URL at INFO, and a Telegram URL carries the bot token.
     logging.getLogger("httpx").setLevel(logging.WARNING)

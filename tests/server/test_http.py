@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from relay_api.operations import OPERATIONS
 from relay_core.ports import UnitOfWork
 from relay_core.storage.memory import MemoryStorage
-from relay_server import Settings, create_app
+from relay_server import Settings, create_app, logs
 from relay_server.app_keys import REQUEST_ID
 from relay_server.logs import (
     AccessLogger,
@@ -424,11 +424,11 @@ def test_queued_lines_are_written_in_order_filtered_and_all_of_them_at_stop() ->
     handler = logging.StreamHandler(stream)
     handler.setFormatter(EscapingFormatter("%(name)s: %(message)s"))
     handler.addFilter(NoRequestBytes())
-    queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
+    queued = Unformatted(SimpleQueue())
     logger = logging.getLogger("relay.batches.test")
     logger.propagate = False
-    logger.addHandler(Unformatted(queue))
-    writer = Batches(queue, handler)
+    logger.addHandler(queued)
+    writer = Batches(queued, handler)
     writer.start()
     try:
         for n in range(500):
@@ -446,6 +446,31 @@ def test_queued_lines_are_written_in_order_filtered_and_all_of_them_at_stop() ->
         "relay.batches.test: unreadable (BadHttpMessage; request bytes not logged)"
     ]
     assert "rly_secret" not in stream.getvalue()
+
+
+def test_lines_past_the_queues_bound_are_dropped_and_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """stderr not read (a full pipe, a full disk) holds no memory without bound, nor a request."""
+    monkeypatch.setattr(logs, "QUEUED", 10)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    queued = Unformatted(SimpleQueue())
+    logger = logging.getLogger("relay.dropped.test")
+    logger.propagate = False
+    logger.addHandler(queued)
+    try:
+        for n in range(25):  # nothing writes yet: the queue fills
+            logger.warning("line %d", n)
+    finally:
+        logger.handlers.clear()
+    writer = Batches(queued, handler)
+    writer.start()
+    writer.stop()
+    lines = stream.getvalue().splitlines()
+    assert lines == [f"line {n}" for n in range(10)] + [
+        "relay: 15 log lines dropped (stderr not read)"
+    ]
 
 
 @pytest.mark.parametrize(
