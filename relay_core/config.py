@@ -56,6 +56,13 @@ class DomainSettings(BaseModel):
         ge=0,
         description="how long after a rotation deliveries are signed with the old secret too",
     )
+    webhook_keep_days: float = Field(
+        default=30.0,
+        ge=0,
+        le=36500,
+        description="how long a finished webhook delivery (succeeded or failed) stays listed; "
+        "0: for ever",
+    )
     webhooks_allow_private: bool = Field(
         default=False,
         description="let webhook endpoints be on loopback, private or link-local addresses "

@@ -32,9 +32,15 @@ async def on_one_instance(
 
 
 async def sweep(services: Services, interval: float) -> None:
-    """Every ``interval`` seconds, reap lapsed task leases and persist expired enrollments and
-    approvals past their deadline, in bounded transactions, from one instance at a time."""
-    sweeps = (services.tasks.sweep, services.enroll.sweep, services.approvals.sweep)
+    """Every ``interval`` seconds, reap lapsed task leases, persist expired enrollments and
+    approvals past their deadline, and delete webhook deliveries past their keeping, in
+    bounded transactions, from one instance at a time."""
+    sweeps = (
+        services.tasks.sweep,
+        services.enroll.sweep,
+        services.approvals.sweep,
+        services.webhooks.sweep,
+    )
 
     async def sweep_forever() -> None:
         while True:

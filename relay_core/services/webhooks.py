@@ -27,8 +27,8 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
-from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt, not_in
-from relay_core.services.base import Service
+from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, in_, lt, not_in
+from relay_core.services.base import SWEEP_BATCH, Service
 
 # The hub topic that wakes the sender: a delivery became due now.
 WEBHOOKS = "webhooks"
@@ -36,6 +36,7 @@ WEBHOOKS = "webhooks"
 CURSOR = "webhooks"
 # Events one fan_out transaction reads (its inserts hold the writer meanwhile).
 FAN_OUT_BATCH = 200
+FINISHED = ("succeeded", "failed")  # a delivery's states that take no more attempts
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,37 @@ class WebhooksService(Service):
 
         return await self.write(work)
 
+    async def sweep(self, limit: int = SWEEP_BATCH) -> int:
+        """Delete up to ``limit`` finished deliveries (succeeded or failed) older than
+        ``webhook_keep_days``; how many. Pending ones are never deleted."""
+        days = self.ctx.config.webhook_keep_days
+        if days <= 0:
+            return 0
+        cutoff = self.now() - timedelta(days=days)
+
+        async def old(uow: UnitOfWork) -> builtins.list[int]:
+            found: builtins.list[int] = []
+            for status in FINISHED:
+                rows = await uow.webhook_deliveries.find_values(
+                    ("delivery_id",),
+                    eq("status", status),
+                    lt("created_at", cutoff),
+                    order_by="created_at",
+                    limit=limit - len(found),
+                )
+                found += [row[0] for row in rows]
+            return found
+
+        if not (ids := await self.read(old)):
+            return 0
+
+        async def work(uow: UnitOfWork) -> int:
+            return await uow.webhook_deliveries.delete_where(
+                [in_("delivery_id", ids), in_("status", FINISHED)]
+            )
+
+        return await self.write(work)
+
     async def due(
         self, limit: int, skip: frozenset[int] = frozenset(), full: frozenset[int] = frozenset()
     ) -> Due:
@@ -326,13 +358,13 @@ class WebhooksService(Service):
 
         async def work(uow: UnitOfWork) -> Due:
             now = self.now()
-            endpoints, left_out = {}, set(full)
-            for endpoint in await uow.webhooks.find():
-                if endpoint.enabled and endpoint.webhook_id not in full:
-                    endpoints[endpoint.webhook_id] = endpoint
+            left_out, taking = set(full), 0
+            for known in await uow.webhooks.find():
+                if known.enabled and known.webhook_id not in full:
+                    taking += 1
                 else:
-                    left_out.add(endpoint.webhook_id)
-            if not endpoints:
+                    left_out.add(known.webhook_id)
+            if not taking:
                 return Due([], 0)
             # By when they fall due, then by id: what fan_out added at once, in feed order. Not
             # "webhook_id IN" the endpoints taking some: the planner would read by endpoint.
@@ -342,27 +374,34 @@ class WebhooksService(Service):
                 order_by="next_attempt_at",
                 limit=limit + len(skip),
             )
-            # Each endpoint's secrets, opened once.
-            secrets: dict[int, tuple[str, ...]] = {}
+            # Each endpoint's address and secrets (opened once), None when it takes nothing, read
+            # after its deliveries: as new as they are (a rotation, a change, a disabling).
+            endpoints: dict[int, tuple[str, tuple[str, ...]] | None] = {}
             attempts: builtins.list[Attempt] = []
             for delivery in found:
                 if delivery.delivery_id in skip:
                     continue
-                endpoint = endpoints[delivery.webhook_id]
-                if delivery.webhook_id not in secrets:
-                    secrets[delivery.webhook_id] = self._secrets(endpoint, now)
-                attempts.append(
-                    Attempt(
-                        delivery.delivery_id,
-                        delivery.webhook_id,
-                        endpoint.url,
-                        delivery.message_id,
-                        delivery.body,
-                        secrets[delivery.webhook_id],
-                        delivery.attempts,
+                if delivery.webhook_id not in endpoints:
+                    endpoint = await uow.webhooks.get(delivery.webhook_id)
+                    endpoints[delivery.webhook_id] = (
+                        (endpoint.url, self._secrets(endpoint, now))
+                        if endpoint is not None and endpoint.enabled
+                        else None
                     )
-                )
-            return Due(attempts[:limit], len(endpoints))
+                if (sending := endpoints[delivery.webhook_id]) is not None:
+                    url, secrets = sending
+                    attempts.append(
+                        Attempt(
+                            delivery.delivery_id,
+                            delivery.webhook_id,
+                            url,
+                            delivery.message_id,
+                            delivery.body,
+                            secrets,
+                            delivery.attempts,
+                        )
+                    )
+            return Due(attempts[:limit], taking)
 
         return await self.read(work)
 

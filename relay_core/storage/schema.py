@@ -456,4 +456,6 @@ webhook_deliveries = Table(
     Index("ix_webhook_deliveries_webhook", "webhook_id", "delivery_id"),
     # Only pending deliveries have a next attempt: the sender reads the due ones by it.
     Index("ix_webhook_deliveries_due", "next_attempt_at", **_not_null("next_attempt_at")),
+    # The sweep finds the finished ones past their keeping by it.
+    Index("ix_webhook_deliveries_age", "status", "created_at"),
 )

@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api, AppFactory
 
 FAST = {"webhooks_allow_private": True, "webhook_retry_schedule": "1,1,1"}
@@ -210,6 +211,36 @@ async def test_a_stuck_endpoints_backlog_does_not_hold_up_another(
             await receiver.wait_for(40 * batch, timeout=10)
     finally:
         released.set()
+
+
+async def test_finished_deliveries_are_deleted_past_their_keeping_pending_ones_never(
+    make_api: AppFactory, receiver: Receiver
+) -> None:
+    api = await make_api(**FAST, webhook_keep_days=30)
+    created = await api.post("/v1/webhooks", {"url": receiver.url}, expect=201)
+    hook = created["webhook_id"]
+    await api.agent("ed")
+    receiver.script = [200, 500, 500, 500, 500]  # the first succeeds, the second fails for good
+    await api.post("/v1/tasks", {"title": "kept a while"}, as_="ed", expect=201)
+    await receiver.wait_for(1)
+    await api.post("/v1/tasks", {"title": "failed"}, as_="ed", expect=201)
+    for attempt in range(4):
+        await receiver.wait_for(2 + attempt)
+        await asyncio.sleep(0.2)
+        api.clock.now += timedelta(seconds=2)
+    finished = await settled(api, hook)
+    assert sorted(d["status"] for d in finished) == ["failed", "succeeded"]
+    receiver.script = [500] * 10  # a third stays pending, retried later
+    api.clock.now += timedelta(days=29)
+    await api.post("/v1/tasks", {"title": "pending"}, as_="ed", expect=201)
+    await receiver.wait_for(6)
+    services = api.client.server.app[SERVICES]
+    assert await services.webhooks.sweep() == 0  # 29 days: kept
+    api.clock.now += timedelta(days=2)
+    assert await services.webhooks.sweep() == 2
+    [left] = await deliveries(api, hook)
+    assert left["status"] == "pending"
+    assert await services.webhooks.sweep() == 0
 
 
 async def test_a_rotated_secret_signs_beside_the_old_one_for_the_window(
