@@ -182,7 +182,6 @@ class Batches:
 
     def __init__(self, queued: Unformatted, handler: logging.StreamHandler[TextIO]) -> None:
         self._queued = queued
-        self._queue = queued.queue
         self._handler = handler
         self._dropped = 0
         self._stopping = threading.Event()
@@ -206,7 +205,7 @@ class Batches:
         lines = []
         while True:
             try:
-                record = self._queue.get_nowait()
+                record = self._queued.queue.get_nowait()
             except Empty:
                 break
             if self._handler.filter(record):

@@ -102,8 +102,7 @@ class Sender:
         self.pressed = pressure.API.pressed()
         await self._keep_outcomes()
         if self.ran_short:
-            fanned = await self.services.webhooks.fan_out()
-            self.following = fanned.following
+            self.following = await self.services.webhooks.fan_out()
         free = (PRESSED_IN_FLIGHT if self.pressed else IN_FLIGHT) - len(self.in_flight)
         if free <= 0:
             return

@@ -53,14 +53,6 @@ class Attempt:
     attempts: int  # made before this one
 
 
-class FanOut(NamedTuple):
-    """What a fan-out did: the events it read (``FAN_OUT_BATCH``: more may follow), and whether
-    any endpoint is enabled (the sender follows the feed only then)."""
-
-    events: int
-    following: bool
-
-
 class Due(NamedTuple):
     """The attempts due now, and how many enabled endpoints they were looked for at."""
 
@@ -293,20 +285,22 @@ class WebhooksService(Service):
 
     # ------------------------------------------------------------- the sender's side
 
-    async def fan_out(self) -> FanOut:
-        """Add a pending delivery for each event past the cursor and each enabled endpoint
-        subscribed to it, moving the cursor in the same transaction. Nothing is written while
-        there is nothing to deliver: without endpoints, the feed is not followed (an endpoint
-        starts from its creation)."""
+    async def fan_out(self) -> bool:
+        """Add a pending delivery for each of the next ``FAN_OUT_BATCH`` events past the cursor
+        and each enabled endpoint subscribed to it, moving the cursor in the same transaction;
+        whether any endpoint is enabled (the sender follows the feed only then). Nothing is
+        written while there is nothing to deliver: without endpoints, the feed is not followed
+        (an endpoint starts from its creation)."""
 
-        async def waiting(uow: UnitOfWork) -> FanOut:
+        async def waiting(uow: UnitOfWork) -> tuple[bool, bool]:
             _, endpoints, events = await _pending_events(uow, limit=1)
-            return FanOut(len(events), bool(endpoints))
+            return bool(events), bool(endpoints)
 
-        if not (found := await self.read(waiting)).events:
-            return found
+        events_waiting, following = await self.read(waiting)
+        if not events_waiting:
+            return following
 
-        async def work(uow: UnitOfWork) -> FanOut:
+        async def work(uow: UnitOfWork) -> bool:
             now = self.now()
             offset, endpoints, events = await _pending_events(uow)
             for event in events:
@@ -314,7 +308,7 @@ class WebhooksService(Service):
             if events:
                 await _move(uow, offset, events[-1].event_id, now)
                 uow.publish(WEBHOOKS)
-            return FanOut(len(events), bool(endpoints))
+            return bool(endpoints)
 
         return await self.write(work)
 
@@ -329,6 +323,8 @@ class WebhooksService(Service):
         async def old(uow: UnitOfWork) -> builtins.list[int]:
             found: builtins.list[int] = []
             for status in FINISHED:
+                if len(found) == limit:
+                    break
                 rows = await uow.webhook_deliveries.find_values(
                     ("delivery_id",),
                     eq("status", status),
