@@ -5,7 +5,10 @@ the same query finds the same records on every store."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,7 @@ from relay_api import models as m
 from relay_api.params import SEARCH_KINDS
 from relay_core.ports import SearchRow, SearchSpec, Storage
 from relay_core.search_query import parse
+from relay_core.storage.sqlite.search import in_thread
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
@@ -184,8 +188,9 @@ async def test_a_snippet_is_at_most_300_characters(storage: Storage) -> None:
         sent = m.Message(from_agent="a", to="a", text=long, status="pending", created_at=T0)
         await uow.messages.insert(sent)
         await uow.commit()
-    [hit] = await search(storage, "needle")
-    assert "[needle]" in hit.snippet and len(hit.snippet) <= 300
+    for reader in (None, "a"):  # the operator's page and an agent's make snippets apart
+        [hit] = await search(storage, "needle", reader=reader)
+        assert "[needle]" in hit.snippet and len(hit.snippet) <= 300
 
 
 @pytest.mark.parametrize("q", ["", "-tls", '""', "OR"])
@@ -241,3 +246,24 @@ async def test_a_tasks_entry_follows_its_later_events_and_changes(storage: Stora
         await uow.commit()
     assert found(await search(storage, "wombat quokka")) == {task}
     assert await search(storage, "renew certificate", kinds=("task",)) == []
+
+
+async def test_a_search_whose_caller_leaves_is_interrupted_and_its_connection_freed(
+    tmp_path: Path,
+) -> None:
+    conn = sqlite3.connect(tmp_path / "relay.db", check_same_thread=False)
+    endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
+    with ThreadPoolExecutor(1) as threads:
+        try:
+            running = asyncio.ensure_future(
+                in_thread(threads, conn, lambda: conn.execute(endless).fetchall())
+            )
+            await asyncio.sleep(0.2)
+            running.cancel()
+            await asyncio.wait([running], timeout=10)
+            assert running.cancelled()
+            # The statement has stopped by then: the connection is free for the next reader.
+            assert conn.execute("SELECT 41 + 1").fetchone() == (42,)
+        finally:
+            conn.interrupt()  # should the test fail, its thread ends all the same
+    conn.close()

@@ -5,14 +5,20 @@ unit of work. BM25 ranks (a title's words weigh twice a body's), ``snippet()`` s
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, TypeVar
 
 from relay_core.ports import SearchRow, SearchSpec
 from relay_core.search_query import SNIPPET_CHARS, fts5
 from relay_core.storage.sqlite.sql import decode_datetime, encode_datetime
 
 SCORE = "-bm25(search_index, 2.0, 1.0)"
+# -1: from the column that matches best (a title, where the body does not).
+SNIPPET = "snippet(search_index, -1, '[', ']', '…', 32)"
 # What an agent may read: what it wrote or was sent, what everyone may, its rooms' posts.
 READABLE = (
     "(audience = '*' OR audience = :me OR from_agent = :me OR to_agent = :me "
@@ -46,35 +52,63 @@ def has_queue(conn: sqlite3.Connection) -> bool:
     return found.fetchone() is not None
 
 
-class SqliteSearch:
-    """The search index on one connection."""
+T = TypeVar("T")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+
+async def in_thread(threads: Executor, conn: sqlite3.Connection, work: Callable[[], T]) -> T:
+    """``work`` on ``conn``, run on one of ``threads``. Should the caller leave first, the
+    statement is interrupted and waited for: the connection goes back to its pool idle."""
+    running = asyncio.get_running_loop().run_in_executor(threads, work)
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        while not running.done():
+            conn.interrupt()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([running])
+        if not running.cancelled():
+            running.exception()  # an interrupted statement's error: expected, and retrieved
+        raise
+
+
+class SqliteSearch:
+    """The search index on one connection, searched on ``threads``."""
+
+    def __init__(self, conn: sqlite3.Connection, threads: Executor) -> None:
         self._conn = conn
+        self._threads = threads
 
     async def search(self, spec: SearchSpec) -> list[SearchRow]:
+        return await in_thread(self._threads, self._conn, lambda: self._search(spec))
+
+    def _search(self, spec: SearchSpec) -> list[SearchRow]:
         match = fts5(spec.query)
         where, params = _conditions(spec)
+        # What an agent may read is few of the matches (its messages, its rooms' posts): their
+        # snippets cost less made as they are ranked than by a second MATCH for the page's.
+        # Every match is the operator's: a snippet for each would cost more than that MATCH.
+        inline = spec.reader is not None
         found = self._conn.execute(
-            f"SELECT rowid, kind, ref_id, title, {SCORE}, created_at, from_agent, room_id "
+            f"SELECT rowid, kind, ref_id, title, {SCORE}, created_at, from_agent, room_id, "
+            f"{SNIPPET if inline else 'NULL'} "
             f"FROM search_index WHERE search_index MATCH :match{where} "
             f"ORDER BY 5 DESC, created_at DESC, rowid DESC LIMIT :limit",
             params | {"match": match, "limit": spec.limit},
         ).fetchall()
-        snippets = self._snippets(match, [row[0] for row in found])
+        snippets = {} if inline else self._snippets(match, [row[0] for row in found])
         return [
             SearchRow(
                 key,
                 kind,
                 ref_id,
                 title,
-                snippets.get(key, ""),
+                (snippet if inline else snippets.get(key, ""))[:SNIPPET_CHARS],
                 score,
                 decode_datetime(at),
                 by,
                 room,
             )
-            for key, kind, ref_id, title, score, at, by, room in found
+            for key, kind, ref_id, title, score, at, by, room, snippet in found
         ]
 
     def _snippets(self, match: str, keys: list[int]) -> dict[int, str]:
@@ -83,12 +117,11 @@ class SqliteSearch:
             return {}
         marks = ", ".join("?" for _ in keys)
         rows = self._conn.execute(
-            # -1: from the column that matches best (a title, where the body does not).
-            "SELECT rowid, snippet(search_index, -1, '[', ']', '…', 32) FROM search_index "
+            f"SELECT rowid, {SNIPPET} FROM search_index "
             f"WHERE search_index MATCH ? AND rowid IN ({marks})",
             [match, *keys],
         )
-        return {key: text[:SNIPPET_CHARS] for key, text in rows}
+        return dict(rows.fetchall())
 
 
 def _conditions(spec: SearchSpec) -> tuple[str, dict[str, Any]]:

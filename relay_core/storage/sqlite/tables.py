@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from typing import Any, Generic, cast
 
 from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, R, StaleWrite, expected
@@ -212,7 +213,8 @@ class SqliteTable(Generic[R]):
 Unit = dict[str, "SqliteTable[Any] | SqliteSearch"]  # what a unit of work's attributes are
 
 
-def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection) -> Unit:
-    """Every table's verbs on one connection, and the search index's."""
+def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection, threads: Executor) -> Unit:
+    """Every table's verbs on one connection, and the search index's (searching on
+    ``threads``)."""
     tables: Unit = {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
-    return tables | {"search_index": SqliteSearch(conn)}
+    return tables | {"search_index": SqliteSearch(conn, threads)}
