@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from relay_api import models as m
 from relay_api.params import SEARCH_KINDS
 from relay_core.ports import SearchRow, SearchSpec, Storage
 from relay_core.search_query import parse
-from relay_core.storage.sqlite.search import in_thread
+from relay_core.storage.sqlite.search import SearchThreads
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
@@ -248,22 +247,28 @@ async def test_a_tasks_entry_follows_its_later_events_and_changes(storage: Stora
     assert await search(storage, "renew certificate", kinds=("task",)) == []
 
 
-async def test_a_search_whose_caller_leaves_is_interrupted_and_its_connection_freed(
+async def test_a_search_whose_caller_leaves_is_interrupted_and_its_thread_freed(
     tmp_path: Path,
 ) -> None:
-    conn = sqlite3.connect(tmp_path / "relay.db", check_same_thread=False)
+    opened: list[sqlite3.Connection] = []
+
+    def connect() -> sqlite3.Connection:
+        opened.append(sqlite3.connect(tmp_path / "relay.db", check_same_thread=False))
+        return opened[-1]
+
     endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n"
-    with ThreadPoolExecutor(1) as threads:
-        try:
-            running = asyncio.ensure_future(
-                in_thread(threads, conn, lambda: conn.execute(endless).fetchall())
-            )
-            await asyncio.sleep(0.2)
-            running.cancel()
-            await asyncio.wait([running], timeout=10)
-            assert running.cancelled()
-            # The statement has stopped by then: the connection is free for the next reader.
-            assert conn.execute("SELECT 41 + 1").fetchone() == (42,)
-        finally:
+    searches = SearchThreads(connect, threads=1)
+    try:
+        running = asyncio.ensure_future(searches.run(lambda c: c.execute(endless).fetchall()))
+        await asyncio.sleep(0.2)
+        running.cancel()
+        await asyncio.wait([running], timeout=10)
+        assert running.cancelled()
+        # The one thread is free again, on the same connection, for the next search.
+        answer = searches.run(lambda c: c.execute("SELECT 41 + 1").fetchone())
+        assert await asyncio.wait_for(answer, 10) == (42,)
+        assert len(opened) == 1
+    finally:
+        for conn in opened:
             conn.interrupt()  # should the test fail, its thread ends all the same
-    conn.close()
+        searches.close()

@@ -6,11 +6,12 @@ unit of work. BM25 ranks (a title's words weigh twice a body's), ``snippet()`` s
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import os
 import sqlite3
+import threading
 from collections.abc import Callable
-from concurrent.futures import Executor
-from typing import Any, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Generic, TypeVar
 
 from relay_core.ports import SearchRow, SearchSpec
 from relay_core.search_query import SNIPPET_CHARS, fts5
@@ -53,49 +54,112 @@ def has_queue(conn: sqlite3.Connection) -> bool:
 
 
 T = TypeVar("T")
+# A search reads hundreds of scattered rows and its words' doclists (7 MB for a common pair in a
+# million messages): in SQLite's default cache (2 MB) they were read from the OS again each time.
+SEARCH_CACHE_KIB = 16_384
 
 
-async def in_thread(threads: Executor, conn: sqlite3.Connection, work: Callable[[], T]) -> T:
-    """``work`` on ``conn``, run on one of ``threads``. Should the caller leave first, the
-    statement is interrupted and waited for: the connection goes back to its pool idle."""
-    running = asyncio.get_running_loop().run_in_executor(threads, work)
-    try:
-        return await asyncio.shield(running)
-    except asyncio.CancelledError:
-        while not running.done():
-            conn.interrupt()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait([running])
-        if not running.cancelled():
-            running.exception()  # an interrupted statement's error: expected, and retrieved
-        raise
+class SearchThreads:
+    """Where searches run: a thread a core, each with a read connection of its own.
+
+    Off the event loop, the other requests are answered meanwhile, and searches use every core
+    (SQLite lets go of the interpreter's lock as it steps). However many searches wait, no more
+    connections than threads read the file for them, each with a page cache of its own."""
+
+    def __init__(
+        self, connect: Callable[[], sqlite3.Connection], threads: int | None = None
+    ) -> None:
+        self._connect = connect
+        self._threads = ThreadPoolExecutor(
+            threads or os.cpu_count(), thread_name_prefix="relay-sqlite-search"
+        )
+        self._mine = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+
+    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` on a search thread's connection. Should the caller leave first, the work
+        does not start, or its statement is interrupted."""
+        job = _Job(work, self._connection)
+        running = asyncio.get_running_loop().run_in_executor(self._threads, job.run)
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            job.abandon()
+            running.add_done_callback(lambda done: done.cancelled() or done.exception())
+            raise
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._mine, "conn", None)
+        if conn is None:
+            conn = self._mine.conn = self._connect()
+            conn.execute("PRAGMA query_only=ON")
+            conn.execute(f"PRAGMA cache_size=-{SEARCH_CACHE_KIB}")
+            self._conns.append(conn)
+        return conn
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=True)
+        for conn in self._conns:
+            conn.close()
+        self._conns.clear()
+
+
+class _Job(Generic[T]):
+    """One search on a search thread, which its caller may abandon."""
+
+    def __init__(
+        self, work: Callable[[sqlite3.Connection], T], connection: Callable[[], sqlite3.Connection]
+    ) -> None:
+        self._work = work
+        self._connection = connection
+        self._lock = threading.Lock()
+        self._abandoned = False
+        self._running: sqlite3.Connection | None = None
+
+    def run(self) -> T:
+        with self._lock:
+            if self._abandoned:
+                raise sqlite3.OperationalError("interrupted")
+            conn = self._running = self._connection()
+        try:
+            return self._work(conn)
+        finally:
+            with self._lock:  # the thread's next job is not this caller's to interrupt
+                self._running = None
+
+    def abandon(self) -> None:
+        with self._lock:
+            self._abandoned = True
+            if self._running is not None:
+                self._running.interrupt()
 
 
 class SqliteSearch:
-    """The search index on one connection, searched on ``threads``."""
+    """The search index, searched on ``searches``' threads and connections (each statement a
+    transaction of its own: the operator's snippets are made by a second, which finds the
+    first's entries, or, for an entry changed in between, its new text or none)."""
 
-    def __init__(self, conn: sqlite3.Connection, threads: Executor) -> None:
-        self._conn = conn
-        self._threads = threads
+    def __init__(self, searches: SearchThreads) -> None:
+        self._searches = searches
 
     async def search(self, spec: SearchSpec) -> list[SearchRow]:
-        return await in_thread(self._threads, self._conn, lambda: self._search(spec))
+        return await self._searches.run(lambda conn: self._search(conn, spec))
 
-    def _search(self, spec: SearchSpec) -> list[SearchRow]:
+    def _search(self, conn: sqlite3.Connection, spec: SearchSpec) -> list[SearchRow]:
         match = fts5(spec.query)
         where, params = _conditions(spec)
         # What an agent may read is few of the matches (its messages, its rooms' posts): their
         # snippets cost less made as they are ranked than by a second MATCH for the page's.
         # Every match is the operator's: a snippet for each would cost more than that MATCH.
         inline = spec.reader is not None
-        found = self._conn.execute(
+        found = conn.execute(
             f"SELECT rowid, kind, ref_id, title, {SCORE}, created_at, from_agent, room_id, "
             f"{SNIPPET if inline else 'NULL'} "
             f"FROM search_index WHERE search_index MATCH :match{where} "
             f"ORDER BY 5 DESC, created_at DESC, rowid DESC LIMIT :limit",
             params | {"match": match, "limit": spec.limit},
         ).fetchall()
-        snippets = {} if inline else self._snippets(match, [row[0] for row in found])
+        snippets = {} if inline else _snippets(conn, match, [row[0] for row in found])
         return [
             SearchRow(
                 key,
@@ -111,17 +175,18 @@ class SqliteSearch:
             for key, kind, ref_id, title, score, at, by, room, snippet in found
         ]
 
-    def _snippets(self, match: str, keys: list[int]) -> dict[int, str]:
-        """Each hit's snippet, made for the page's hits only (not for every match)."""
-        if not keys:
-            return {}
-        marks = ", ".join("?" for _ in keys)
-        rows = self._conn.execute(
-            f"SELECT rowid, {SNIPPET} FROM search_index "
-            f"WHERE search_index MATCH ? AND rowid IN ({marks})",
-            [match, *keys],
-        )
-        return dict(rows.fetchall())
+
+def _snippets(conn: sqlite3.Connection, match: str, keys: list[int]) -> dict[int, str]:
+    """Each hit's snippet, made for the page's hits only (not for every match)."""
+    if not keys:
+        return {}
+    marks = ", ".join("?" for _ in keys)
+    rows = conn.execute(
+        f"SELECT rowid, {SNIPPET} FROM search_index "
+        f"WHERE search_index MATCH ? AND rowid IN ({marks})",
+        [match, *keys],
+    )
+    return dict(rows.fetchall())
 
 
 def _conditions(spec: SearchSpec) -> tuple[str, dict[str, Any]]:

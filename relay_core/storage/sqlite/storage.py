@@ -36,15 +36,6 @@ T = TypeVar("T")
 
 CHECKPOINT_SECONDS = 1.0
 WAL_BACKSTOP_PAGES = 10_000
-# Pages read through a memory map cost a memory access, not a system call and a copy each: a
-# search reads hundreds of scattered rows, and SQLite's own cache (2 MB a connection) holds few.
-MMAP_BYTES = 2**30
-
-
-def search_threads() -> ThreadPoolExecutor:
-    """Where searches run, off the event loop: SQLite lets go of the interpreter's lock while
-    it steps, so searches use every core and the loop keeps answering meanwhile."""
-    return ThreadPoolExecutor(os.cpu_count(), thread_name_prefix="relay-sqlite-search")
 
 
 def serve_alone(path: Path) -> BinaryIO:
@@ -112,7 +103,7 @@ class SqliteStorage:
         self._on_commit: Callable[[int, float], None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
-        self._search_threads = search_threads()
+        self._searches = search.SearchThreads(self.connect)
         self._write_unit: type[WriteUnit] = WriteUnit
         self._outages = outages(self.path)
         self._readers: list[sqlite3.Connection] = []
@@ -137,7 +128,6 @@ class SqliteStorage:
         conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
-        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         return conn
 
     async def run_sync(self, work: Callable[[Connection], T]) -> T:
@@ -194,9 +184,7 @@ class SqliteStorage:
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._writer.on_commit = self._on_commit
             self._keep_index(self._writer)
-            self._write_unit = WriteUnit.with_tables(
-                tables_on(self._sqls, conn, self._search_threads)
-            )
+            self._write_unit = WriteUnit.with_tables(tables_on(self._sqls, conn, self._searches))
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
             )
@@ -235,7 +223,7 @@ class SqliteStorage:
             conn = self.connect()
             conn.execute("PRAGMA query_only=ON")
             self._all.append(conn)
-            self._reader_tables[id(conn)] = tables_on(self._sqls, conn, self._search_threads)
+            self._reader_tables[id(conn)] = tables_on(self._sqls, conn, self._searches)
         return conn, self._reader_tables[id(conn)]
 
     def unit_of_work(self, *, write: bool) -> WriteUnit | ReadUnit:
@@ -260,8 +248,8 @@ class SqliteStorage:
         if self._writer is not None:
             await self._writer.drain()
             self._writer.thread.shutdown(wait=True)
-        self._search_threads.shutdown(wait=True)
-        self._search_threads = search_threads()  # idle until a search: no thread is started
+        self._searches.close()
+        self._searches = search.SearchThreads(self.connect)  # no thread until a search
         for conn in self._all:
             conn.close()
         self._all.clear()

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Executor
 from typing import Any, Generic, cast
 
 from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, R, StaleWrite, expected
 from relay_core.storage.conditions import SQLITE, quote, shape, where
-from relay_core.storage.sqlite.search import SqliteSearch
+from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
 from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql
 
 
@@ -213,8 +212,7 @@ class SqliteTable(Generic[R]):
 Unit = dict[str, "SqliteTable[Any] | SqliteSearch"]  # what a unit of work's attributes are
 
 
-def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection, threads: Executor) -> Unit:
-    """Every table's verbs on one connection, and the search index's (searching on
-    ``threads``)."""
+def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection, searches: SearchThreads) -> Unit:
+    """Every table's verbs on one connection, and the search index (searched on its own)."""
     tables: Unit = {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
-    return tables | {"search_index": SqliteSearch(conn, threads)}
+    return tables | {"search_index": SqliteSearch(searches)}
