@@ -27,7 +27,16 @@ from pathlib import Path
 
 import httpx
 
-from bench.__main__ import OPERATOR, SCENARIOS, Scenario, Sizes, free_port, script, seed, token
+from bench.__main__ import (
+    OPERATOR,
+    SCENARIOS,
+    Scenario,
+    Sizes,
+    bare_script,
+    free_port,
+    script,
+    seed,
+)
 
 SIZES = Sizes(agents=1000, messages=100_000, ackable=20_000, claimable=20_000, listed_tasks=10_000)
 
@@ -54,14 +63,11 @@ def _started(url: str, probe: str, process: subprocess.Popen[bytes]) -> None:
 def _count(scenario: Scenario, pid: int, url: str, work: Path, seconds: int, bare: bool) -> float:
     """The server's instructions per request answered over ``seconds`` of ``scenario``."""
     if bare:
-        method, path = scenario.bare.split()
-        warm = counted = script(method, path, scenario.body, {}, None, work)
+        warm = counted = bare_script(scenario, SIZES, work)
     else:
-        headers = {"Authorization": f"Bearer {token(scenario.agent)}"}
-        shape = (scenario.method, scenario.path, scenario.body, headers, scenario.counter, work)
-        warm = script(*shape)
+        warm = script(scenario, SIZES, work)
         # A counted scenario (ack, claim) counts on ids the warm-up did not take: all first.
-        counted = script(*shape, start=SIZES.ackable // 2)
+        counted = script(scenario, SIZES, work, scenario.first_id(SIZES) + SIZES.ackable // 2)
 
     def drive(run_seconds: int, lua: Path) -> str:
         command = ["wrk", "-t1", "-c8", f"-d{run_seconds}s", "-s", str(lua), url]
@@ -108,8 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             env |= {
                 "RELAY_DATA_DIR": str(work / "data"),
                 "RELAY_OPERATOR_TOKEN": OPERATOR,
-                "RELAY_RATE_LIMIT": "0",
-                "RELAY_LOG_LEVEL": "WARNING",
+                "RELAY_RATE_LIMIT": "0",  # the shipped defaults otherwise: access lines at INFO
             }
             target, probe = ["-m", "relay_server", "--port", str(port)], "/health"
         dumps = work / "callgrind.out"
@@ -126,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             for scenario in SCENARIOS:
                 if scenario.name in args.scenarios:
                     per = _count(scenario, server.pid, url, work, args.seconds, args.bare)
-                    print(f"{scenario.name:20} {per / 1000:8.1f}k instructions a request")
+                    print(f"{scenario.name:26} {per / 1000:8.1f}k instructions a request")
         finally:
             server.terminate()
             server.wait(timeout=60)
