@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenarios", nargs="*", default=names, help=f"of {', '.join(names)}")
     parser.add_argument("--seconds", type=int, default=5, help="counted per scenario")
     parser.add_argument("--bare", action="store_true", help="count the bare app instead")
+    parser.add_argument("--quiet", action="store_true", help="at WARNING: no access line")
     args = parser.parse_args(argv)
     for tool in ("valgrind", "callgrind_control", "wrk"):
         if shutil.which(tool) is None:
@@ -115,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 "RELAY_DATA_DIR": str(work / "data"),
                 "RELAY_OPERATOR_TOKEN": OPERATOR,
                 "RELAY_RATE_LIMIT": "0",  # the shipped defaults otherwise: access lines at INFO
+                **({"RELAY_LOG_LEVEL": "WARNING"} if args.quiet else {}),
             }
             target, probe = ["-m", "relay_server", "--port", str(port)], "/health"
         dumps = work / "callgrind.out"

@@ -53,10 +53,26 @@ class EscapingFormatter(logging.Formatter):
     """A formatter whose messages cannot contain a line break or a terminal escape; a
     traceback appended to a record still spans its own lines."""
 
+    def __init__(self, fmt: str | None = None) -> None:
+        super().__init__(fmt)
+        self._stamped = (-1, "")  # a second, and its date and time as logging writes them
+
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         """The formatted line, with the record's message escaped."""
         record.message = printable(record.message)
         return super().formatMessage(record)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        """logging's own stamp, its date and time made once a second (lines come by the
+        thousand a second, and ``strftime`` was a fifth of formatting one)."""
+        if datefmt is not None:
+            return super().formatTime(record, datefmt)
+        second, stamp = self._stamped
+        if int(record.created) != second:
+            second = int(record.created)
+            stamp = time.strftime(self.default_time_format, self.converter(record.created))
+            self._stamped = (second, stamp)
+        return f"{stamp},{int(record.msecs):03d}"  # logging's default_msec_format
 
 
 # What a JSON line carries beside its message, when a record has it (the access log's fields).
@@ -224,9 +240,26 @@ class Batches:
                 pass
 
 
+ACCESS_LINE = '%s "%s %s" %s %.3fms op=%s caller=%s id=%s'
+
+
 class AccessLogger(AbstractAccessLogger):
     """One line per request: method, path, status, duration, operation, caller and request id
-    (never a header, so never a token)."""
+    (never a header, so never a token).
+
+    A line's record is made from one made ahead for its logger, its request's values put in:
+    ``Logger.info`` made each anew (the module and file of a path it is never given, its clock
+    and process looked up) and walked the logger's levels again, and that was most of what an
+    access line cost a request (docs/performance.md, "Access lines"). It is handed to the
+    logger's handlers as ``Logger.info`` would hand it, its filters first."""
+
+    def __init__(self, logger: logging.Logger, log_format: str) -> None:
+        super().__init__(logger, log_format)
+        made = logger.makeRecord(
+            logger.name, logging.INFO, "(unknown file)", 0, ACCESS_LINE, (), None
+        )
+        self._template = made.__dict__
+        self._epoch = made.created - made.relativeCreated / 1000  # logging's own start
 
     @property
     def enabled(self) -> bool:
@@ -237,7 +270,7 @@ class AccessLogger(AbstractAccessLogger):
         """Write the request's line; an unreadable request has none (``unreadable`` says it).
         The duration is from the request's own clock (aiohttp's ``time`` is the event loop's,
         whole milliseconds under uvloop)."""
-        if UNREADABLE in request:
+        if UNREADABLE in request or not self.logger.isEnabledFor(logging.INFO):
             return
         caller = request.get(CALLER)
         started = request.get(STARTED)
@@ -252,8 +285,7 @@ class AccessLogger(AbstractAccessLogger):
             "path": printable(request.rel_url.path),
             "remote": printable(remote(request)),
         }
-        self.logger.info(
-            '%s "%s %s" %s %.3fms op=%s caller=%s id=%s',
+        args = (
             fields["remote"],
             fields["method"],
             fields["path"],
@@ -262,8 +294,19 @@ class AccessLogger(AbstractAccessLogger):
             printable(fields["operation"]),
             printable(fields["caller"]),
             fields["request_id"],
-            extra=fields,
         )
+        self.logger.handle(self._record(args, fields))
+
+    def _record(self, args: tuple[Any, ...], fields: dict[str, Any]) -> logging.LogRecord:
+        """A record of this logger's line at INFO, made now, with ``args`` and ``fields``."""
+        record = logging.LogRecord.__new__(logging.LogRecord)
+        now = time.time()
+        record.__dict__ = self._template | fields
+        record.args = args
+        record.created = now
+        record.msecs = int((now - int(now)) * 1000) + 0.0
+        record.relativeCreated = (now - self._epoch) * 1000
+        return record
 
 
 _outages = Throttled()

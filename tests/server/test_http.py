@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -417,6 +418,46 @@ def test_access_log_writes_one_line_per_request_only_when_info_is_on(
     (line,) = [r.getMessage() for r in caplog.records if r.name == logger.name]
     assert '"GET /health" 200 1.200ms op=- caller=- id=req-1' in line
     assert "secret-x" not in line
+
+
+def test_an_access_record_is_the_one_logger_info_would_make(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    logger = logging.getLogger("relay.access.record")
+    access = AccessLogger(logger, "")
+    request = make_mocked_request("POST", "/v1/messages")
+    request[REQUEST_ID] = "req-2"
+    with caplog.at_level(logging.INFO, logger=logger.name):
+        before = time.time()
+        access.log(request, web.Response(status=201), 0.0042)
+        logger.info("by hand")
+    made, by_hand = [r for r in caplog.records if r.name == logger.name]
+    assert before <= made.created <= by_hand.created
+    assert made.msecs == int((made.created - int(made.created)) * 1000)
+    assert abs(made.relativeCreated - by_hand.relativeCreated) < 1000
+    assert (made.status, made.method, made.path, made.request_id) == (
+        201,
+        "POST",
+        "/v1/messages",
+        "req-2",
+    )
+    same = ("levelno", "levelname", "process", "thread", "exc_info", "stack_info")
+    assert {a: getattr(made, a) for a in same} == {a: getattr(by_hand, a) for a in same}
+    assert (made.pathname, made.lineno) == ("(unknown file)", 0)  # as the server logs: no caller
+    logger.setLevel(logging.WARNING)  # no line below INFO, however the logger is called
+    with caplog.at_level(logging.WARNING, logger=logger.name):
+        access.log(request, web.Response(status=201), 0.0042)
+    logger.setLevel(logging.NOTSET)
+    assert len([r for r in caplog.records if r.name == logger.name]) == 2
+
+
+@pytest.mark.parametrize("created", [1_700_000_000.0, 1_700_000_000.9996, 1_700_000_001.25])
+def test_a_lines_time_is_loggings_own(created: float) -> None:
+    ours = EscapingFormatter("%(asctime)s %(message)s")
+    record = logging.LogRecord("x", logging.INFO, "p", 1, "hi", (), None)
+    ours.format(record)  # a stamp of another second made before, kept
+    record.created, record.msecs = created, int((created - int(created)) * 1000) + 0.0
+    assert ours.format(record) == logging.Formatter("%(asctime)s %(message)s").format(record)
 
 
 def test_queued_lines_are_written_in_order_filtered_and_all_of_them_at_stop() -> None:
