@@ -370,22 +370,19 @@ class WebhooksService(Service):
                 order_by="next_attempt_at",
                 limit=limit + len(skip),
             )
-            # Each endpoint's address and secrets (opened once), None when it takes nothing, read
-            # after its deliveries: as new as they are (a rotation, a change, a disabling).
-            endpoints: dict[int, tuple[str, tuple[str, ...]] | None] = {}
+            wanted = [d for d in found if d.delivery_id not in skip]
+            # Their endpoints, read after the deliveries: as new as they are (a rotation, a
+            # change, a disabling); each one's secrets opened once.
+            ids = sorted({delivery.webhook_id for delivery in wanted})
+            sending = {
+                endpoint.webhook_id: (endpoint.url, self._secrets(endpoint, now))
+                for endpoint in (await uow.webhooks.find(in_("webhook_id", ids)) if ids else [])
+                if endpoint.enabled
+            }
             attempts: builtins.list[Attempt] = []
-            for delivery in found:
-                if delivery.delivery_id in skip:
-                    continue
-                if delivery.webhook_id not in endpoints:
-                    endpoint = await uow.webhooks.get(delivery.webhook_id)
-                    endpoints[delivery.webhook_id] = (
-                        (endpoint.url, self._secrets(endpoint, now))
-                        if endpoint is not None and endpoint.enabled
-                        else None
-                    )
-                if (sending := endpoints[delivery.webhook_id]) is not None:
-                    url, secrets = sending
+            for delivery in wanted:
+                if delivery.webhook_id in sending:
+                    url, secrets = sending[delivery.webhook_id]
                     attempts.append(
                         Attempt(
                             delivery.delivery_id,
