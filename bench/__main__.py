@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -95,8 +95,7 @@ class Scenario:
         return 1 + self.block * per_block
 
 
-# The fleet's, judged against the targets, then the pair's: each request from one agent (a
-# 5-byte message from agent-2 to agent-1, agent-0's inbox, agent-3's acks, …).
+# The fleet's, judged against the targets; then the pair's, each request from one agent.
 FLEET_SCENARIOS = (
     Scenario("post_message", "POST", "/v1/messages", SENDERS, FLEET_POST, bare="POST /echo"),
     Scenario("inbox_50_pending", "GET", "/v1/agents/{agent}/inbox?limit=50", INBOXES),
@@ -130,58 +129,26 @@ FLEET_SCENARIOS = (
     # both words, a tenth of them in the room (a page: the 20 best).
     Scenario("search_two_words", "GET", "/v1/search?q=disk%20full", MEMBERS),
 )
-PAIR_SCENARIOS = (
-    Scenario(
-        "post_message (pair)",
-        "POST",
-        "/v1/messages",
-        (2,),
-        '{"to":"agent-1","text":"bench"}',
-        bare="POST /echo",
+
+
+def pair(scenario: Scenario, agent: int, body: str | None = None) -> Scenario:
+    """``scenario`` as one agent makes it, its ids from the store's first block."""
+    return replace(
+        scenario,
+        name=f"{scenario.name} (pair)",
+        agents=(agent,),
+        body=scenario.body if body is None else body,
+        block=0,
         pair=True,
-    ),
-    Scenario(
-        "inbox_50_pending (pair)", "GET", "/v1/agents/{agent}/inbox?limit=50", (0,), pair=True
-    ),
-    Scenario(
-        "ack (pair)",
-        "POST",
-        "/v1/messages/{n}/ack",
-        (3,),
-        '{"agent_id":"{agent}"}',
-        ids="messages",
-        owned=True,
-        bare="POST /echo",
-        pair=True,
-    ),
-    Scenario(
-        "heartbeat (pair)",
-        "POST",
-        "/v1/agents/{agent}/heartbeat",
-        (4,),
-        "{}",
-        bare="POST /echo",
-        pair=True,
-    ),
-    Scenario(
-        "claim (pair)",
-        "POST",
-        "/v1/tasks/{n}/claim",
-        (5,),
-        '{"agent_id":"{agent}","lease_seconds":7200}',
-        ids="tasks",
-        bare="POST /echo",
-        pair=True,
-    ),
-    Scenario(
-        "room_messages_100 (pair)",
-        "GET",
-        "/v1/rooms/bench-room/messages?limit=100",
-        (6,),
-        pair=True,
-    ),
-    Scenario("tasks_default_page (pair)", "GET", "/v1/tasks", (7,), pair=True),
-    Scenario("search_two_words (pair)", "GET", "/v1/search?q=disk%20full", (8,), pair=True),
+    )
+
+
+# Agent-2's 5-byte messages to agent-1, agent-0's inbox, agent-3's acks, agent-4's heartbeats,
+# agent-5's claims, agent-6 reading the room, agent-7 the tasks, agent-8 searching.
+PAIR_POST = '{"to":"agent-1","text":"bench"}'
+PAIR_SCENARIOS = tuple(
+    pair(scenario, agent, PAIR_POST if scenario.name == "post_message" else None)
+    for scenario, agent in zip(FLEET_SCENARIOS, (2, 0, 3, 4, 5, 6, 7, 8), strict=True)
 )
 SCENARIOS = FLEET_SCENARIOS + PAIR_SCENARIOS
 QUIET = " (quiet log)"  # a fleet scenario's row on the server that writes no access line
