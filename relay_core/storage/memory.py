@@ -187,6 +187,9 @@ class MemoryTable(ThroughModels, Generic[R]):
 # message and a task of the same id are two entries); it orders hits of one score and time.
 KIND_CODES = {"message": 1, "room_post": 1, "task": 2, "approval": 3, "action": 4}
 KINDS = 8
+# The trail's kinds whose message Relay writes as a task's state changes: not what anyone wrote,
+# so not searched (revision 0023).
+RELAYS_NOTES = frozenset({"claimed", "lease_expired"})
 
 
 def _strings(value: Any) -> list[str]:
@@ -215,7 +218,7 @@ class _Entry(NamedTuple):
 
 class MemorySearch:
     """The search index of the memory store: each record's entry made as it is searched, as
-    the SQL stores' triggers make it as it is written (revision 0019)."""
+    the SQL stores' triggers make it as it is written (revisions 0019 and 0023)."""
 
     def __init__(self, tables: dict[str, MemoryTable[Any]]) -> None:
         self._tables = tables
@@ -233,7 +236,7 @@ class MemorySearch:
             )  # fmt: skip
         told: dict[int, list[str]] = {}
         for event in self._rows("task_events"):
-            if event.message is not None:
+            if event.message is not None and event.kind not in RELAYS_NOTES:
                 told.setdefault(event.task_id, []).append(event.message)
         for task in self._rows("tasks"):
             words = [task.description or "", *_strings(task.payload), *_strings(task.result)]

@@ -19,6 +19,7 @@ from relay_core.storage.migrate import alembic_config
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import SqliteStorage, stored_json
+from relay_core.storage.sqlite.search import INDEX_QUEUED
 from tests.conftest import BACKENDS
 
 SQL_BACKENDS = [b for b in BACKENDS if b != "memory"]
@@ -228,3 +229,45 @@ async def test_what_was_stored_before_search_is_found_after_the_upgrade(storage:
     async with storage.unit_of_work(write=False) as uow:
         [hit] = await uow.search_index.search(spec)
     assert (hit.kind, hit.snippet) == ("message", "the old [certificate]")
+
+
+@pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
+async def test_the_notes_relay_wrote_are_out_of_the_index_after_0023(storage: Storage) -> None:
+    assert isinstance(storage, SqlStorage)
+    await downgraded(storage, "0022")
+    now = datetime.now(UTC).replace(tzinfo=None)
+
+    def insert_old_rows(connection: Any) -> None:
+        connection.execute(
+            text(
+                "INSERT INTO tasks (task_id, title, payload, priority, status, created_by, "
+                "attempts, max_attempts, created_at, updated_at) "
+                "VALUES (7, 'Renew', '{}', 0, 'claimed', 'operator', 1, 1, :now, :now)"
+            ),
+            {"now": now},
+        )
+        for kind, message in [("claimed", "lease 300s"), ("progress", "ordered from the CA")]:
+            connection.execute(
+                text(
+                    "INSERT INTO task_events (task_id, kind, message, data, created_at) "
+                    "VALUES (7, :kind, :message, '{}', :now)"
+                ),
+                {"kind": kind, "message": message, "now": now},
+            )
+        if isinstance(storage, SqliteStorage):  # as the writer does as it commits
+            for statement in INDEX_QUEUED:
+                connection.exec_driver_sql(statement)
+
+    await storage.run_sync(insert_old_rows)
+
+    async def hits(q: str) -> list[tuple[str, int]]:
+        spec = SearchSpec(query=parse(q), kinds=SEARCH_KINDS, reader=None)
+        async with storage.unit_of_work(write=False) as uow:
+            return [(hit.kind, hit.id) for hit in await uow.search_index.search(spec)]
+
+    assert await hits("lease") == [("task", 7)]  # as revision 0022 indexed it
+    await storage.migrate()
+    assert await hits("lease") == []
+    assert await hits("ordered renew") == [("task", 7)]
+    await downgraded(storage, "0022")
+    assert await hits("lease") == [("task", 7)]

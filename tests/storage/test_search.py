@@ -15,6 +15,7 @@ from relay_api import models as m
 from relay_api.params import SEARCH_KINDS
 from relay_core.ports import SearchRow, SearchSpec, Storage
 from relay_core.search_query import parse
+from relay_core.storage.sqlite import SqliteStorage
 from relay_core.storage.sqlite.search import SearchThreads
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -245,6 +246,47 @@ async def test_a_tasks_entry_follows_its_later_events_and_changes(storage: Stora
         await uow.commit()
     assert found(await search(storage, "wombat quokka")) == {task}
     assert await search(storage, "renew certificate", kinds=("task",)) == []
+
+
+async def test_the_notes_relay_writes_on_a_trail_are_not_searched(storage: Storage) -> None:
+    ids = await seed(storage)
+    async with storage.unit_of_work(write=True) as uow:
+        for kind, message in [
+            ("claimed", "lease 300s"),
+            ("lease_expired", "the lease of agent 'bob' lapsed; the task is open again"),
+            ("failed", "the lapsed wombat"),
+        ]:
+            event = m.TaskEvent(task_id=ids["task"], kind=kind, message=message, created_at=at(9))
+            await uow.task_events.insert(event)
+        await uow.commit()
+    assert await search(storage, "lease") == []
+    assert found(await search(storage, "lapsed")) == {("task", ids["task"])}
+    assert found(await search(storage, "wombat ordered")) == {("task", ids["task"])}
+
+
+async def test_a_note_relay_writes_does_not_index_its_task_again(sqlite_url: str) -> None:
+    storage = SqliteStorage(sqlite_url)
+    await storage.migrate()
+    await storage.close()
+    conn = sqlite3.connect(SqliteStorage.file_of(sqlite_url), isolation_level=None)
+    try:
+        conn.execute(
+            "INSERT INTO tasks (task_id, title, payload, priority, status, created_by, attempts, "
+            "max_attempts, created_at, updated_at) "
+            "VALUES (1, 'Renew', '{}', 0, 'open', 'operator', 0, 1, '2026', '2026')"
+        )
+        queued = []
+        for kind, message in [("claimed", "lease 300s"), ("progress", "ordered")]:
+            conn.execute("DELETE FROM search_queue")
+            conn.execute(
+                "INSERT INTO task_events (task_id, kind, message, data, created_at) "
+                "VALUES (1, ?, ?, '{}', '2026')",
+                (kind, message),
+            )
+            queued += conn.execute("SELECT ref_id FROM search_queue").fetchall()
+        assert queued == [(1,)]  # the progress's
+    finally:
+        conn.close()
 
 
 async def test_a_search_whose_caller_leaves_is_interrupted_and_its_thread_freed(
