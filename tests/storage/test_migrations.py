@@ -271,3 +271,21 @@ async def test_the_notes_relay_wrote_are_out_of_the_index_after_0023(storage: St
     assert await hits("ordered renew") == [("task", 7)]
     await downgraded(storage, "0022")
     assert await hits("lease") == [("task", 7)]
+
+
+async def test_sqlite_merges_the_index_sixteen_segments_at_a_time_after_0024(
+    sqlite_url: str,
+) -> None:
+    storage = SqliteStorage(sqlite_url)
+    await storage.migrate()
+
+    def merges(connection: Any) -> dict[str, int]:
+        config = "SELECT k, v FROM search_index_config WHERE k IN ('automerge', 'crisismerge')"
+        return dict(connection.exec_driver_sql(config).fetchall())
+
+    try:
+        assert await storage.run_sync(merges) == {"automerge": 16, "crisismerge": 64}
+        await downgraded(storage, "0023")
+        assert await storage.run_sync(merges) == {"automerge": 4, "crisismerge": 16}
+    finally:
+        await storage.close()
