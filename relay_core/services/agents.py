@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
 from relay_api import models as m
@@ -17,6 +18,9 @@ from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import inbox_topic
 
 UNACKED: tuple[m.MessageStatus, ...] = ("pending", "delivered")
+# A heartbeat as recorded: the agent, and what it reported (JSON).
+Beat = tuple[str, str]
+BeatResult = m.AgentHeartbeatResult | NotFound
 
 
 def with_presence(agent: m.Agent, now: datetime, ttl: float) -> m.Agent:
@@ -57,7 +61,7 @@ class AgentsService(Service):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._beats: Coalescer[tuple[str, str], m.AgentHeartbeatResult] = Coalescer()
+        self._beats: Coalescer[Beat, m.AgentHeartbeatResult] = Coalescer(self._record_beats)
 
     def _present(self, agent: m.Agent) -> m.Agent:
         return with_presence(agent, self.now(), self.ctx.config.presence_ttl)
@@ -96,25 +100,33 @@ class AgentsService(Service):
         """Record a sign of life; answer with the count of unacknowledged messages."""
         caller.require_self(agent_id)
         # An explicit null leaves the field as it was (metadata, at least, cannot be null).
-        reported = body.model_dump(include=body.model_fields_set, exclude_none=True)
-
-        async def work(uow: UnitOfWork) -> m.AgentHeartbeatResult:
-            # Counted first: the agent's row stays locked from its update to the commit, and
-            # heartbeats of one agent queue on that lock (PostgreSQL).
-            pending = await unacked_count(uow, agent_id)
-            agent = await uow.agents.update(agent_id, {**reported, "last_seen_at": self.now()})
-            if agent is None:
-                raise NotFound(f"agent '{agent_id}' is not registered")
-            present = self._present(agent).model_dump()
-            return m.AgentHeartbeatResult(**present | {"pending_messages": pending})
-
-        async def beat() -> m.AgentHeartbeatResult:
-            return await self.write(work)
-
-        # Racing heartbeats of one agent with the same report share one write, made after they
-        # all arrived, so it records each of them; they do not queue on the agent's row.
         report = body.model_dump_json(include=body.model_fields_set, exclude_none=True)
-        return await self._beats.run((agent_id, report), beat)
+        return await self._beats.run((agent_id, report))
+
+    async def _record_beats(self, beats: list[Beat]) -> dict[Beat, BeatResult]:
+        """Record racing heartbeats, of any agents, in one write made after they all arrived.
+        A write a heartbeat cost each agent a unit of work of its own; a fleet's beats rarely
+        share an agent, so they share the write instead."""
+
+        async def work(uow: UnitOfWork) -> dict[Beat, BeatResult]:
+            now = self.now()
+            results: dict[Beat, BeatResult] = {}
+            # In id order: PostgreSQL locks each row from its update to the commit, and two
+            # instances' writes taking rows in one order never wait on each other crosswise.
+            # Counted before the update, for as short a hold.
+            for agent_id, report in sorted(beats):
+                pending = await unacked_count(uow, agent_id)
+                reported = json.loads(report)
+                agent = await uow.agents.update(agent_id, reported | {"last_seen_at": now})
+                if agent is None:
+                    results[agent_id, report] = NotFound(f"agent '{agent_id}' is not registered")
+                    continue
+                present = self._present(agent).model_dump()
+                beat = m.AgentHeartbeatResult(**present | {"pending_messages": pending})
+                results[agent_id, report] = beat
+            return results
+
+        return await self.write(work)
 
     async def me(self, caller: Caller) -> m.Agent:
         """The agent the token belongs to, with its presence and its count of unacknowledged

@@ -1,8 +1,10 @@
-"""Coalescing: calls that arrive during a run share the next run, never the one under way."""
+"""Coalescing: calls that arrive during a run share the next run, whatever their key, never the
+one under way; the run answers each key's callers."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 import pytest
 
@@ -10,98 +12,101 @@ from relay_core.coalesce import Coalescer
 
 
 class Runs:
-    """Work whose runs are numbered and held until released."""
+    """Work whose runs are numbered and held until released; a key's result is its run's
+    number and the key, or the error of a key named ``missing``."""
 
     def __init__(self) -> None:
-        self.started = 0
+        self.started: list[list[str]] = []
         self.gates: list[asyncio.Event] = []
         self.fail_next = False
 
-    async def work(self) -> int:
-        self.started += 1
-        number = self.started
+    async def work(self, keys: list[str]) -> Mapping[str, str | Exception]:
+        self.started.append(sorted(keys))
+        number = len(self.started)
         gate = asyncio.Event()
         self.gates.append(gate)
         await gate.wait()
         if self.fail_next:
             self.fail_next = False
             raise ValueError(f"run {number} failed")
-        return number
+        return {key: LookupError(key) if key == "missing" else f"{number}{key}" for key in keys}
 
     async def until_started(self, count: int) -> None:
-        while self.started < count:
+        while len(self.started) < count:
             await asyncio.sleep(0)
 
 
-async def test_calls_during_a_run_share_the_next_one() -> None:
-    coalescer: Coalescer[str, int] = Coalescer()
+async def test_calls_during_a_run_share_the_next_one_whatever_their_key() -> None:
     runs = Runs()
-    first = asyncio.create_task(coalescer.run("a", runs.work))
+    coalescer: Coalescer[str, str] = Coalescer(runs.work)
+    first = asyncio.create_task(coalescer.run("a"))
     await runs.until_started(1)
-    late = [asyncio.create_task(coalescer.run("a", runs.work)) for _ in range(5)]
+    late = [asyncio.create_task(coalescer.run(key)) for key in ("a", "b", "a", "c")]
     await asyncio.sleep(0.01)
-    assert runs.started == 1  # runs of one key never overlap
+    assert len(runs.started) == 1  # runs never overlap
     runs.gates[0].set()
     await runs.until_started(2)
     runs.gates[1].set()
-    assert await first == 1
-    assert await asyncio.gather(*late) == [2] * 5  # one run, started after they all arrived
-    assert runs.started == 2
+    assert await first == "1a"
+    # One run, started after they all arrived, each key asked once and answered to its callers.
+    assert await asyncio.gather(*late) == ["2a", "2b", "2a", "2c"]
+    assert runs.started == [["a"], ["a", "b", "c"]]
 
 
-async def test_keys_run_independently() -> None:
-    coalescer: Coalescer[str, int] = Coalescer()
+async def test_a_keys_error_reaches_its_callers_only() -> None:
     runs = Runs()
-    calls = [asyncio.create_task(coalescer.run(key, runs.work)) for key in ("a", "b")]
-    await runs.until_started(2)
-    for gate in runs.gates:
-        gate.set()
-    assert sorted(await asyncio.gather(*calls)) == [1, 2]
+    coalescer: Coalescer[str, str] = Coalescer(runs.work)
+    calls = [asyncio.create_task(coalescer.run(key)) for key in ("a", "missing", "missing")]
+    await runs.until_started(1)
+    runs.gates[0].set()
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    assert outcomes[0] == "1a"
+    assert all(isinstance(outcome, LookupError) for outcome in outcomes[1:])
 
 
 async def test_a_failure_reaches_every_caller_of_its_run_and_the_next_run_goes_on() -> None:
-    coalescer: Coalescer[str, int] = Coalescer()
     runs = Runs()
-    first = asyncio.create_task(coalescer.run("a", runs.work))
+    coalescer: Coalescer[str, str] = Coalescer(runs.work)
+    first = asyncio.create_task(coalescer.run("a"))
     await runs.until_started(1)
-    sharing = [asyncio.create_task(coalescer.run("a", runs.work)) for _ in range(3)]
+    sharing = [asyncio.create_task(coalescer.run(key)) for key in ("a", "b", "c")]
     runs.gates[0].set()
-    assert await first == 1
+    assert await first == "1a"
     await runs.until_started(2)
     runs.fail_next = True
     runs.gates[1].set()
     for call in sharing:
         with pytest.raises(ValueError, match="run 2 failed"):
             await call
-    after = asyncio.create_task(coalescer.run("a", runs.work))
+    after = asyncio.create_task(coalescer.run("a"))
     await runs.until_started(3)
     runs.gates[2].set()
-    assert await after == 3
+    assert await after == "3a"
 
 
 async def test_a_caller_that_goes_away_leaves_the_run_to_the_others() -> None:
-    coalescer: Coalescer[str, int] = Coalescer()
     runs = Runs()
-    leaving = asyncio.create_task(coalescer.run("a", runs.work))
-    staying = asyncio.create_task(coalescer.run("a", runs.work))
+    coalescer: Coalescer[str, str] = Coalescer(runs.work)
+    leaving = asyncio.create_task(coalescer.run("a"))
+    staying = asyncio.create_task(coalescer.run("a"))
     await runs.until_started(1)
     leaving.cancel()
     await asyncio.sleep(0)
     runs.gates[0].set()
-    assert await staying == 1
+    assert await staying == "1a"
     assert leaving.cancelled()
 
 
 async def test_a_cancelled_run_ends_the_wait_of_its_callers() -> None:
-    coalescer: Coalescer[str, int] = Coalescer()
     runs = Runs()
-    calls = [asyncio.create_task(coalescer.run("a", runs.work)) for _ in range(2)]
+    coalescer: Coalescer[str, str] = Coalescer(runs.work)
+    calls = [asyncio.create_task(coalescer.run(key)) for key in ("a", "b")]
     await runs.until_started(1)
     [turn] = coalescer._turns
     turn.cancel()  # as at shutdown
     results = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5)
     assert all(isinstance(result, asyncio.CancelledError) for result in results)
-    after = asyncio.create_task(coalescer.run("a", runs.work))  # the key is free again
+    after = asyncio.create_task(coalescer.run("a"))  # a new call starts a run again
     await runs.until_started(2)
     runs.gates[1].set()
-    assert await after == 2
+    assert await after == "2a"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 
 import pytest
 
 from relay_api import models as m
-from relay_api.errors import Conflict, PermissionDenied
+from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_core.auth import OPERATOR_CALLER, Caller
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services import Context, CoreConfig, Services
@@ -95,6 +95,29 @@ async def test_a_race_lost_every_time_ends_as_a_conflict() -> None:
     relay = services(FlakyStorage(failures=100))
     with pytest.raises(Conflict):
         await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id="a"))
+
+
+async def test_racing_heartbeats_of_many_agents_share_one_write_each_answered_its_own() -> None:
+    storage = FlakyStorage(failures=0)
+    relay = services(storage)
+    for i in range(10):
+        await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id=f"w{i}"))
+    await relay.messages.send(Caller("agent", "w0"), m.MessageCreate(to="w3", text="hi"))
+    units = storage.attempts
+
+    def beat(agent_id: str, status: str | None = None) -> Awaitable[m.AgentHeartbeatResult]:
+        body = m.AgentHeartbeat() if status is None else m.AgentHeartbeat(status=status)
+        return relay.agents.heartbeat(OPERATOR_CALLER, agent_id, body)
+
+    racing = [beat(f"w{i}", "busy" if i % 2 else None) for i in range(10)]
+    *beats, ghost = await asyncio.gather(*racing, beat("ghost"), return_exceptions=True)
+    assert storage.attempts == units + 1
+    assert [
+        (b.agent_id, b.status, b.pending_messages)
+        for b in beats
+        if isinstance(b, m.AgentHeartbeatResult)
+    ] == [(f"w{i}", "busy" if i % 2 else None, 1 if i == 3 else 0) for i in range(10)]
+    assert isinstance(ghost, NotFound)
 
 
 def test_registered_agents_are_remembered_up_to_a_bound() -> None:
