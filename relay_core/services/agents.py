@@ -104,9 +104,8 @@ class AgentsService(Service):
         return await self._beats.run((agent_id, report))
 
     async def _record_beats(self, beats: list[Beat]) -> dict[Beat, BeatResult]:
-        """Record racing heartbeats, of any agents, in one write made after they all arrived.
-        A write a heartbeat cost each agent a unit of work of its own; a fleet's beats rarely
-        share an agent, so they share the write instead."""
+        """Record racing heartbeats, of any agents, in one write made after they all arrived
+        (a fleet's beats rarely share an agent: a write an agent was a unit of work a beat)."""
 
         async def work(uow: UnitOfWork) -> dict[Beat, BeatResult]:
             now = self.now()
