@@ -1,7 +1,7 @@
 """search: a task's entry holds the words agents wrote on its trail, not the notes Relay writes
 itself as its state changes ('lease 300s' on each claim, a lapsed lease's sentence). Those words
 found every claimed task, and each claim wrote the task's whole entry into the index again:
-deleting a contentful FTS5 entry reads and tokenizes it, about half a claim's CPU.
+deleting a contentful FTS5 entry reads and tokenizes it: most of a claim's SQL.
 
 Revision ID: 0023
 Revises: 0022
