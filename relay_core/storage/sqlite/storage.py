@@ -35,7 +35,11 @@ log = logging.getLogger("relay.storage")
 T = TypeVar("T")
 
 CHECKPOINT_SECONDS = 1.0
-WAL_BACKSTOP_PAGES = 10_000
+# Under writes that never pause, the checkpointer's copies never catch up with the last commit,
+# so the WAL restarts only after the backstop's checkpoint, which runs inside a COMMIT and holds
+# every unit of that commit while it copies: the fewer pages it allows, the more often it stalls
+# one (docs/performance.md). At 4 KiB pages this lets the WAL reach about 200 MB.
+WAL_BACKSTOP_PAGES = 50_000
 
 
 def serve_alone(path: Path) -> BinaryIO:
@@ -178,7 +182,7 @@ class SqliteStorage:
     def _writer_for_loop(self) -> Writer:
         if self._writer is None:
             conn = self.connect(busy_timeout_ms=0)
-            # Checkpoints are the checkpointer's; this is only the backstop should it fall behind.
+            # Checkpoints are the checkpointer's; this is the backstop should it fall behind.
             conn.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")
             self._all.append(conn)
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
