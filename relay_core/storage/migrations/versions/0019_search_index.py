@@ -72,13 +72,14 @@ SQLITE_EVENTS = "group_concat(e.message, ' ')"
 POSTGRES_EVENTS = "string_agg(e.message, ' ' ORDER BY e.event_id)"
 
 
-def _entry(source: str, row: str, sqlite: bool) -> str:
-    """The values of ``source``'s entry for ``row`` (NEW, or the table's name)."""
+def _entry(source: str, row: str, sqlite: bool, values: str | None = None) -> str:
+    """The values of ``source``'s entry for ``row`` (NEW, or the table's name), made as
+    ``values`` says (``SOURCES[source]`` unless a later revision says otherwise)."""
     strings = _sqlite_strings if sqlite else _postgres_strings
     return (
         KEYS[source].format(row=row)
         + ", "
-        + SOURCES[source].format(
+        + (values or SOURCES[source]).format(
             row=row,
             strings_payload=strings(f"{row}.payload"),
             strings_result=strings(f"{row}.result"),
@@ -143,6 +144,11 @@ CREATE TABLE search_docs (
     ) STORED
 )
 """
+# An entry written again over the one of its key (PostgreSQL).
+UPSERT = (
+    "ON CONFLICT (key) DO UPDATE SET title = EXCLUDED.title, body = EXCLUDED.body, "
+    "audience = EXCLUDED.audience"
+)
 # The words SQLite's unicode61 finds: runs of letters and digits, so that both stores index the
 # same words (PostgreSQL's parser alone keeps a path or a host name as one).
 POSTGRES_FUNCTIONS = (
@@ -159,15 +165,11 @@ def _postgres() -> None:
         op.execute(function)
     op.execute(POSTGRES_TABLE)
     op.execute("CREATE INDEX ix_search_docs_document ON search_docs USING GIN (document)")
-    upsert = (
-        "ON CONFLICT (key) DO UPDATE SET title = EXCLUDED.title, body = EXCLUDED.body, "
-        "audience = EXCLUDED.audience"
-    )
     for source in SOURCES:
         entry = _entry(source, "NEW", sqlite=False)
         op.execute(
             f"CREATE FUNCTION search_{source}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            f"INSERT INTO search_docs ({COLUMNS}) SELECT {entry} {upsert}; "
+            f"INSERT INTO search_docs ({COLUMNS}) SELECT {entry} {UPSERT}; "
             "RETURN NULL; END $$"
         )
         events = "INSERT" + (f" OR UPDATE OF {CHANGED[source]}" if source in CHANGED else "")

@@ -30,56 +30,40 @@ NOTED = (
 )
 
 
-def _entry(row: str, sqlite: bool, task: str) -> str:
-    """A task's entry for ``row`` as ``task`` (revision 0019's or this one's) makes it."""
-    strings = search._sqlite_strings if sqlite else search._postgres_strings
-    return (
-        search.KEYS["tasks"].format(row=row)
-        + ", "
-        + task.format(
-            row=row,
-            strings_payload=strings(f"{row}.payload"),
-            strings_result=strings(f"{row}.result"),
-            events=search.SQLITE_EVENTS if sqlite else search.POSTGRES_EVENTS,
-        )
-    )
-
-
 def _sqlite(task: str, noted: str) -> None:
     """Triggers that make a task's entry as ``task`` does; the tasks with Relay's notes
     indexed again by it."""
     for trigger in ("search_tasks", "search_tasks_changed", "search_task_events"):
         op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    entry = _entry("NEW", True, task)
+    new = search._entry("tasks", "NEW", True, task)
+    each = search._entry("tasks", "tasks", True, task)
     op.execute(
-        f"CREATE TRIGGER search_tasks AFTER INSERT ON tasks BEGIN {queue.QUEUED} {entry}, 0; END"
+        f"CREATE TRIGGER search_tasks AFTER INSERT ON tasks BEGIN {queue.QUEUED} {new}, 0; END"
     )
     op.execute(
         f"CREATE TRIGGER search_tasks_changed AFTER UPDATE OF {search.CHANGED['tasks']} ON tasks "
-        f"BEGIN {queue.QUEUED} {entry}, 1; END"
+        f"BEGIN {queue.QUEUED} {new}, 1; END"
     )
     op.execute(
         "CREATE TRIGGER search_task_events AFTER INSERT ON task_events "
         f"WHEN NEW.message IS NOT NULL{noted} BEGIN {queue.QUEUED} "
-        f"{_entry('tasks', True, task)}, 1 FROM tasks WHERE tasks.task_id = NEW.task_id; END"
+        f"{each}, 1 FROM tasks WHERE tasks.task_id = NEW.task_id; END"
     )
     fts_columns = search.COLUMNS.replace("key", "rowid", 1)
     op.execute(
         "DELETE FROM search_index WHERE rowid IN "
         f"(SELECT {search.KEYS['tasks'].format(row='tasks')} FROM tasks WHERE {NOTED})"
     )
-    op.execute(
-        f"INSERT INTO search_index ({fts_columns}) "
-        f"SELECT {_entry('tasks', True, task)} FROM tasks WHERE {NOTED}"
-    )
+    op.execute(f"INSERT INTO search_index ({fts_columns}) SELECT {each} FROM tasks WHERE {NOTED}")
 
 
 def _postgres(task: str, noted: str) -> None:
+    new = search._entry("tasks", "NEW", False, task)
+    each = search._entry("tasks", "tasks", False, task)
     op.execute(
         "CREATE OR REPLACE FUNCTION search_tasks() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-        f"INSERT INTO search_docs ({search.COLUMNS}) SELECT {_entry('NEW', False, task)} "
-        "ON CONFLICT (key) DO UPDATE SET title = EXCLUDED.title, body = EXCLUDED.body, "
-        "audience = EXCLUDED.audience; RETURN NULL; END $$"
+        f"INSERT INTO search_docs ({search.COLUMNS}) SELECT {new} {search.UPSERT}; "
+        "RETURN NULL; END $$"
     )
     op.execute("DROP TRIGGER search_task_events ON task_events")
     op.execute(
@@ -87,8 +71,8 @@ def _postgres(task: str, noted: str) -> None:
         f"WHEN (NEW.message IS NOT NULL{noted}) EXECUTE FUNCTION search_task_events()"
     )
     op.execute(
-        f"INSERT INTO search_docs ({search.COLUMNS}) SELECT {_entry('tasks', False, task)} "
-        f"FROM tasks WHERE {NOTED} ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body"
+        f"INSERT INTO search_docs ({search.COLUMNS}) SELECT {each} FROM tasks WHERE {NOTED} "
+        f"{search.UPSERT}"
     )
 
 
