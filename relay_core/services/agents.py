@@ -120,7 +120,7 @@ class AgentsService(Service):
                 if agent is None:
                     results[agent_id, report] = NotFound(f"agent '{agent_id}' is not registered")
                     continue
-                present = self._present(agent).model_dump()
+                present = with_presence(agent, now, self.ctx.config.presence_ttl).model_dump()
                 beat = m.AgentHeartbeatResult(**present | {"pending_messages": pending})
                 results[agent_id, report] = beat
             return results
