@@ -28,7 +28,6 @@ import os
 import random
 import re
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
+
+from relay_core.storage.sqlite.driver import sqlite3
 
 HERE = Path(__file__).parent
 LUA = HERE / "lua"

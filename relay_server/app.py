@@ -158,7 +158,8 @@ def create_app(
         )
         app[REFUSALS] = Refusals(services, refusal_limit, clock=lambda: clock().timestamp())
         names = ", ".join(platform.name for platform in platforms)
-        log.info("storage %s, bridge %s, auth %s", store.name, names, settings.auth)
+        kind = f"{store.name} ({store.library})" if isinstance(store, SqliteStorage) else store.name
+        log.info("storage %s, bridge %s, auth %s", kind, names, settings.auth)
         background = [asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit")]
         bot = services.ctx.bridge_named(TelegramBridge.name)
         if isinstance(bot, TelegramBridge) and bot.chat_id < 0 and not settings.telegram.operators:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -26,6 +25,7 @@ def backup(
     Example: relay backup relay-backup.db
     """
     from relay_core.storage.sqlite import SqliteStorage
+    from relay_core.storage.sqlite.driver import sqlite3
     from relay_server.settings import Settings
 
     url = Settings().resolved_database_url
@@ -49,6 +49,8 @@ def backup(
 
 
 def _copy(source: Path, draft: Path) -> None:
+    from relay_core.storage.sqlite.driver import sqlite3
+
     private_file(draft)  # the copy holds every message: its owner's only, whatever the umask
     with sqlite3.connect(source) as live, sqlite3.connect(draft) as copy:
         live.backup(copy)  # read under one transaction: the copy is one committed moment

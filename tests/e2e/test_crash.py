@@ -12,7 +12,6 @@ import asyncio
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import time
 from collections import Counter
@@ -21,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from relay_core.storage.sqlite.driver import sqlite3
 from tests.live import free_port, relay_command
 
 SENDERS = 16

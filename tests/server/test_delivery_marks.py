@@ -5,11 +5,11 @@ is delivered again, its ``delivery_count`` short by the read that was lost."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 
 import pytest
 
 from relay_core.storage.sqlite import SqliteStorage
+from relay_core.storage.sqlite.driver import sqlite3
 from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api
 from tests.storage.test_sqlite_writer import HeldCommit

@@ -5,7 +5,6 @@ the same query finds the same records on every store."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from relay_api.params import SEARCH_KINDS
 from relay_core.ports import SearchRow, SearchSpec, Storage
 from relay_core.search_query import parse
 from relay_core.storage.sqlite import SqliteStorage
+from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.search import SearchThreads
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)

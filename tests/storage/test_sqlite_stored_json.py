@@ -4,7 +4,6 @@ older table is made again with it, every row kept, when the store opens."""
 
 from __future__ import annotations
 
-import sqlite3
 import typing
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +16,7 @@ from relay_api import models as m
 from relay_core.ports import TABLES, TableSpec, eq, in_
 from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import SqliteStorage, stored_json
+from relay_core.storage.sqlite.driver import sqlite3
 from tests.storage.test_sqlite_rows import NOW, bare_record, full_record, opened_for_samples
 
 KEPT = [spec for spec in TABLES if stored_json.column(spec) is not None]

@@ -4,7 +4,6 @@ takes down exactly what it must — one unit, or a whole uncommitted batch."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -14,6 +13,7 @@ import pytest
 
 from relay_api import models as m
 from relay_core.storage.sqlite import SqliteStorage
+from relay_core.storage.sqlite.driver import sqlite3
 
 NOW = datetime.now(UTC)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from relay_core.ports import SearchRow, SearchSpec
 from relay_core.search_query import SNIPPET_CHARS, fts5
+from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.sql import decode_datetime, encode_datetime
 
 SCORE = "-bm25(search_index, 2.0, 1.0)"

@@ -9,7 +9,6 @@ import contextlib
 import fcntl
 import logging
 import os
-import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -26,6 +25,7 @@ from relay_core.ports import TABLES
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import search, stored_json
+from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.sql import TableSql
 from relay_core.storage.sqlite.tables import Unit, tables_on
 from relay_core.storage.sqlite.writer import ReadUnit, Writer, WriteUnit, outages
@@ -83,6 +83,7 @@ class SqliteStorage:
     """Storage in one SQLite file, served by this process (see the module's docstring)."""
 
     name = "sqlite"
+    library = f"SQLite {sqlite3.sqlite_version}, {sqlite3.__name__}"  # which one: ``driver``
 
     def __init__(
         self,
@@ -132,12 +133,18 @@ class SqliteStorage:
         conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        # What a deletion leaves in the file is the same whatever the library's build defaults
+        # to (Debian's: ON, pysqlite3's: OFF): a deleted row's bytes are zeroed where that adds
+        # no I/O, in its page; a page freed whole keeps them until reused (docs/behaviour.md).
+        conn.execute("PRAGMA secure_delete=FAST")
         return conn
 
     async def run_sync(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` on a SQLAlchemy connection of its own in a write transaction, and
         commit (for migrations, and for tests that inspect the schema)."""
-        engine = create_engine("sqlite://", creator=self.connect)
+        # The driver's module, not SQLAlchemy's default (the interpreter's): its errors are the
+        # ones SQLAlchemy wraps.
+        engine = create_engine("sqlite://", creator=self.connect, module=sqlite3)
         try:
             with engine.connect() as conn:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")

@@ -19,14 +19,13 @@ that reference tasks stay as they are). The column always holds what this code's
 
 from __future__ import annotations
 
-import sqlite3
-
 from sqlalchemy import Column, Computed, MetaData, Table, Text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from relay_core.ports import TableSpec
 from relay_core.storage.conditions import quote
+from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.sql import json_object
 
 COLUMN = "encoded"

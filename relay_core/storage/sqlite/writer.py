@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +33,7 @@ from relay_api.errors import StorageUnavailable
 from relay_core import waiters
 from relay_core.hub import Hub
 from relay_core.ports import FEED, UnitOfWork, stamped
+from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.tables import SqliteTable, Unit
 
 if TYPE_CHECKING:
