@@ -156,7 +156,7 @@ class SqliteSearch:
             f"SELECT rowid, kind, ref_id, title, {SCORE}, created_at, from_agent, room_id, "
             f"{SNIPPET if inline else 'NULL'} "
             f"FROM search_index WHERE search_index MATCH :match{where} "
-            f"ORDER BY 5 DESC, created_at DESC, rowid DESC LIMIT :limit",
+            f"ORDER BY 5 DESC, created_at DESC, rowid DESC LIMIT +:limit",  # +: see sql.BOUND
             params | {"match": match, "limit": spec.limit},
         ).fetchall()
         snippets = {} if inline else _snippets(conn, match, [row[0] for row in found])
