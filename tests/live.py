@@ -44,6 +44,13 @@ def wait_until_answering(
         time.sleep(0.1)
 
 
+def registered(http: httpx.Client, operator_token: str, agent_id: str) -> dict[str, str]:
+    """The headers of an agent the operator registers."""
+    op = {"Authorization": f"Bearer {operator_token}"}
+    agent = http.post("/v1/agents/register", json={"agent_id": agent_id}, headers=op).json()
+    return {"Authorization": f"Bearer {agent['token']}"}
+
+
 @dataclass
 class LiveServer:
     url: str

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.live import live_server, relay_command
+from tests.live import live_server, registered, relay_command
 
 
 def test_relay_serve_runs_the_walkthrough_and_stops_gracefully(tmp_path: Path) -> None:
@@ -19,12 +19,9 @@ def test_relay_serve_runs_the_walkthrough_and_stops_gracefully(tmp_path: Path) -
         token_file = server.data_dir / "operator_token"
         assert token_file.stat().st_mode & 0o777 == 0o600
         assert (server.data_dir / "relay.db").exists()
-        op = {"Authorization": f"Bearer {server.operator_token}"}
         with httpx.Client(base_url=server.url, timeout=10) as http:
-            alice = http.post("/v1/agents/register", json={"agent_id": "alice"}, headers=op).json()
-            bob = http.post("/v1/agents/register", json={"agent_id": "bob"}, headers=op).json()
-            as_alice = {"Authorization": f"Bearer {alice['token']}"}
-            as_bob = {"Authorization": f"Bearer {bob['token']}"}
+            as_alice = registered(http, server.operator_token, "alice")
+            as_bob = registered(http, server.operator_token, "bob")
             sent = http.post("/v1/messages", json={"to": "bob", "text": "hi"}, headers=as_alice)
             assert sent.status_code == 201
             inbox = http.get("/v1/agents/bob/inbox", headers=as_bob).json()

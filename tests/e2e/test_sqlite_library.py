@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live import LiveServer, live_server
+from tests.live import LiveServer, live_server, registered
 
 # The compiled module of each library, as the process's memory maps name it.
 PYSQLITE3 = "/pysqlite3/_sqlite3."
@@ -25,12 +25,9 @@ def loaded(server: LiveServer) -> str:
 
 def walkthrough(server: LiveServer) -> None:
     """A message sent, read and found by search, and the thread it starts."""
-    op = {"Authorization": f"Bearer {server.operator_token}"}
     with httpx.Client(base_url=server.url, timeout=10) as http:
-        alice = http.post("/v1/agents/register", json={"agent_id": "alice"}, headers=op).json()
-        bob = http.post("/v1/agents/register", json={"agent_id": "bob"}, headers=op).json()
-        as_alice = {"Authorization": f"Bearer {alice['token']}"}
-        as_bob = {"Authorization": f"Bearer {bob['token']}"}
+        as_alice = registered(http, server.operator_token, "alice")
+        as_bob = registered(http, server.operator_token, "bob")
         text = "the TLS certificate of api.internal expires on Friday"
         sent = http.post("/v1/messages", json={"to": "bob", "text": text}, headers=as_alice)
         assert sent.status_code == 201, sent.text
