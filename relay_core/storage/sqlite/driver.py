@@ -3,7 +3,7 @@ else the interpreter's own ``sqlite3``.
 
 The interpreter's module is built against the system's SQLite (3.40 on Debian 12), where
 pysqlite3's wheel carries a current one (3.51), which reads a room's 100 messages as JSON, an
-inbox's 50 and a search of the million-message store in 20–40% less time (docs/performance.md,
+inbox's 50 and a search of the million-message store with 15–40% less CPU (docs/performance.md,
 "The SQLite library"). Both have the same interface; every setting that matters is set on each
 connection (``SqliteStorage.connect``), so a store behaves the same on either.
 
