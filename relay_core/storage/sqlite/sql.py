@@ -24,10 +24,14 @@ from relay_core.storage.rows import (
 from relay_core.storage.schema import UTCDateTime
 
 NO_VALUES: Mapping[str, Any] = {}  # what a statement other than an UPDATE sets
-# A LIMIT's parameter, as an expression: the SQLite of pysqlite3 (3.51; not Debian's 3.40) reads
-# a bare ``LIMIT ?``'s value when it plans, so binding it again prepares the statement again, 20
-# µs for a page of messages as JSON (docs/performance.md, "The SQLite library").
-BOUND = "+?"
+
+
+def bound(parameter: str = "?") -> str:
+    """A LIMIT's parameter, as an expression: the SQLite of pysqlite3 (3.51; not Debian's 3.40)
+    reads a bare ``LIMIT ?``'s value when it plans, so binding it again prepares the statement
+    again, 20 µs for a page of messages as JSON (docs/performance.md, "The SQLite library")."""
+    return f"+{parameter}"
+
 
 # A statement's parameters from its values (an UPDATE's) and its conditions.
 StatementParams = Callable[[Mapping[str, Any], Sequence[Cond]], list[Any]]

@@ -9,7 +9,7 @@ from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, R, StaleWrit
 from relay_core.storage.conditions import SQLITE, quote, shape, where
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
-from relay_core.storage.sqlite.sql import BOUND, NO_VALUES, Statement, TableSql
+from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql, bound
 
 
 class SqliteTable(Generic[R]):
@@ -151,7 +151,7 @@ class SqliteTable(Generic[R]):
             order = [quote(order_by)] if order_by else []
             order.append(sql.key)
             ordered = ", ".join(f"{column}{direction}" for column in order)
-            bounded = f" LIMIT {BOUND}" if limited else ""
+            bounded = f" LIMIT {bound()}" if limited else ""
             clause = where(conds, SQLITE)
             return f"SELECT {selected} FROM {sql.name}{clause} ORDER BY {ordered}{bounded}"
 
