@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -19,11 +18,12 @@ from relay_core.ports import Storage
 from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
-from tests import home
+from tests import home, migrated
 from tests.synapse import Homeserver, running_homeserver
 
 PG_URL = os.environ.get("RELAY_TEST_DATABASE_URL", "")
 PG_SKIP = "RELAY_TEST_DATABASE_URL is not set: no PostgreSQL server to test against"
+SCHEMAS = migrated.PostgresSchemas("postgresql://" + PG_URL.split("://", 1)[-1])
 
 BACKENDS = [
     "memory",
@@ -64,7 +64,7 @@ def sqlite_url(tmp_path: Path) -> str:
 async def _postgres_schema() -> tuple[str, str]:
     """A fresh schema for one test, so runs never see each other's rows."""
     url = asyncpg_url(PG_URL)
-    schema = f"relay_test_{uuid.uuid4().hex[:12]}"
+    schema = SCHEMAS.fresh()
     engine = create_async_engine(url)
     async with engine.begin() as conn:
         await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
@@ -73,10 +73,8 @@ async def _postgres_schema() -> tuple[str, str]:
 
 
 async def _drop_schema(url: str, schema: str) -> None:
-    engine = create_async_engine(url)
-    async with engine.begin() as conn:
-        await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    await engine.dispose()
+    """Done with ``schema``: the next test may have it, emptied (``tests.migrated``)."""
+    await SCHEMAS.release(schema)
 
 
 async def make_storage(backend: str, sqlite_url: str) -> tuple[Storage, Any]:
@@ -84,14 +82,20 @@ async def make_storage(backend: str, sqlite_url: str) -> tuple[Storage, Any]:
     if backend == "memory":
         return MemoryStorage(), None
     if backend == "sqlite":
+        await migrated.sqlite_store(SqliteStorage.file_of(sqlite_url))
         storage = SqliteStorage(sqlite_url)
         await storage.migrate()
         return storage, None
     if not PG_URL:
         pytest.skip(PG_SKIP)
-    url, schema = await _postgres_schema()
+    url, schema = asyncpg_url(PG_URL), SCHEMAS.take()
+    fresh = schema is None
+    if schema is None:
+        url, schema = await _postgres_schema()
     storage = PostgresStorage(url, connect_args={"server_settings": {"search_path": schema}})
     await storage.migrate()
+    if fresh:
+        await SCHEMAS.migrated(schema)
     return storage, (url, schema)
 
 
@@ -141,6 +145,9 @@ def own_home(
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """A process a test started that wrote into Relay's directories in the real home fails
     the run."""
+    migrated.drop_sqlite_template()
+    if PG_URL:
+        SCHEMAS.drop_all()
     changed = home.changes(session.config.stash[REAL_HOME_BEFORE])
     if changed:
         session.config.get_terminal_writer().line(
