@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
@@ -43,7 +42,7 @@ from relay_server.cors import allow_origins
 from relay_server.mcp import route as mcp_route
 from relay_server.metrics import add_metrics, observe_commit
 from relay_server.middleware import echo_request_id, front_door
-from relay_server.openapi import build_openapi
+from relay_server.openapi import served_document
 from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
@@ -197,10 +196,8 @@ def create_app(
     app.on_shutdown.append(wake_waiters)
     add_routes(app)
 
-    document = json.dumps(build_openapi()).encode()
-
     async def openapi(request: web.Request) -> web.Response:
-        return web.Response(body=document, content_type="application/json")
+        return web.Response(body=served_document(), content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi, name="openapi")
     if mcp_route.available():

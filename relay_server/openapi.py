@@ -8,6 +8,7 @@ is text, not a JSON object.
 
 from __future__ import annotations
 
+import functools
 import json
 import typing
 from typing import Any
@@ -245,3 +246,10 @@ def build_openapi(operations: tuple[Operation[Any], ...] = OPERATIONS) -> dict[s
             },
         },
     }
+
+
+@functools.cache
+def served_document() -> bytes:
+    """The document as ``/openapi.json`` serves it, built once a process: the contract does not
+    change while it runs, and building it takes pydantic a tenth of a second."""
+    return json.dumps(build_openapi()).encode()
