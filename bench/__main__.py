@@ -697,8 +697,12 @@ def main(argv: list[str] | None = None) -> int:
         start("receiver", bare())
         start("relay_webhooks", relay(work / "webhooks", RELAY_WEBHOOKS_ALLOW_PRIVATE="true"))
         add_webhooks(servers["relay_webhooks"], servers["receiver"], WEBHOOKS)
-        seed(work / "unindexed", small)
+        # The index's cost: two servers of one store, alike but for the index, used by nothing else.
+        seed(work / "indexed", small)
+        (work / "unindexed").mkdir()
+        shutil.copyfile(work / "indexed" / "relay.db", work / "unindexed" / "relay.db")
         without_search(work / "unindexed" / "relay.db")
+        start("relay_indexed", relay(work / "indexed"))
         start("relay_unindexed", relay(work / "unindexed"))
         sizes = index_size(work / "large" / "relay.db", work)
         if database is not None:
@@ -879,7 +883,7 @@ def index_cost(
         rounds,
         duration,
         ("relay_unindexed", "post_message, no search index"),
-        ("relay_small", "post_message, search index"),
+        ("relay_indexed", "post_message, search index"),
     )
 
 
