@@ -251,5 +251,5 @@ def build_openapi(operations: tuple[Operation[Any], ...] = OPERATIONS) -> dict[s
 @functools.cache
 def served_document() -> bytes:
     """The document as ``/openapi.json`` serves it, built once a process: the contract does not
-    change while it runs, and building it takes pydantic a tenth of a second."""
+    change while it runs, and pydantic takes long to build it (docs/performance.md)."""
     return json.dumps(build_openapi()).encode()
