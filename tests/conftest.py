@@ -23,7 +23,9 @@ from tests.synapse import Homeserver, running_homeserver
 
 PG_URL = os.environ.get("RELAY_TEST_DATABASE_URL", "")
 PG_SKIP = "RELAY_TEST_DATABASE_URL is not set: no PostgreSQL server to test against"
-SCHEMAS = migrated.PostgresSchemas("postgresql://" + PG_URL.split("://", 1)[-1])
+# The test server as asyncpg itself takes it, whatever driver the URL names.
+PG_DSN = "postgresql://" + PG_URL.split("://", 1)[-1]
+SCHEMAS = migrated.PostgresSchemas(PG_DSN)
 
 BACKENDS = [
     "memory",
@@ -88,10 +90,11 @@ async def make_storage(backend: str, sqlite_url: str) -> tuple[Storage, Any]:
         return storage, None
     if not PG_URL:
         pytest.skip(PG_SKIP)
-    url, schema = asyncpg_url(PG_URL), SCHEMAS.take()
+    schema = SCHEMAS.take()
     fresh = schema is None
     if schema is None:
-        url, schema = await _postgres_schema()
+        _, schema = await _postgres_schema()
+    url = asyncpg_url(PG_URL)
     storage = PostgresStorage(url, connect_args={"server_settings": {"search_path": schema}})
     await storage.migrate()
     if fresh:
@@ -113,7 +116,7 @@ async def storage(request: pytest.FixtureRequest, sqlite_url: str) -> AsyncItera
 async def other_application() -> AsyncIterator[asyncpg.Connection]:
     """A transaction of another application on the same cluster, holding a transaction id
     and writing no feed row."""
-    conn = await asyncpg.connect("postgresql://" + PG_URL.split("://", 1)[1])
+    conn = await asyncpg.connect(PG_DSN)
     try:
         await conn.execute("BEGIN")
         await conn.fetchval("SELECT pg_current_xact_id()")

@@ -66,6 +66,8 @@ WHERE connamespace = (SELECT oid FROM n)
 """
 
 
+# Every row gone (but the revision's) and every sequence starting again, as the revisions left
+# them, in one round trip; triggers and foreign keys out of it (``replica``): every table's go.
 _EMPTY = """
 DO $$ DECLARE r record; BEGIN
   SET LOCAL session_replication_role = replica;
@@ -124,20 +126,13 @@ class PostgresSchemas:
         conn = await asyncpg.connect(self._dsn)
         try:
             if self._migrated is not None and await self.shape(conn, schema) == self._migrated:
-                await self._empty(conn, schema)
+                await conn.execute(_EMPTY.replace("{schema}", schema))
                 self._free.append(schema)
             else:
                 await conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
                 self._all.discard(schema)
         finally:
             await conn.close()
-
-    @staticmethod
-    async def _empty(conn: asyncpg.Connection, schema: str) -> None:
-        """Every row gone (but the revision's) and every sequence starting again, as the
-        revisions left them, in one round trip. Triggers and foreign keys stay out of it
-        (``replica``): the rows of every table go."""
-        await conn.execute(_EMPTY.replace("{schema}", schema))
 
     def drop_all(self) -> None:
         """Drop every schema this run made (at its end)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from tests.conftest import PG_SKIP, PG_URL, SCHEMAS, _drop_schema, make_storage
+from tests.conftest import PG_DSN, PG_SKIP, PG_URL, SCHEMAS, _drop_schema, make_storage
 from tests.storage.test_contract import agent, message
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
@@ -38,7 +38,7 @@ async def test_a_schema_used_again_is_empty_and_counts_from_the_start() -> None:
 async def test_a_schema_whose_shape_a_test_changed_is_dropped() -> None:
     store, (url, schema) = await make_storage("postgres", "")
     await store.close()
-    conn = await asyncpg.connect("postgresql://" + PG_URL.split("://", 1)[1])
+    conn = await asyncpg.connect(PG_DSN)
     try:
         await conn.execute(f'ALTER TABLE "{schema}".agents ADD COLUMN extra TEXT')
         await _drop_schema(url, schema)
