@@ -708,6 +708,9 @@ def main(argv: list[str] | None = None) -> int:
         if database is not None:
             start("relay_postgresql", relay(work / "postgresql", database))
             start("relay_postgresql_2", relay(work / "postgresql", database, workers=2))
+        # The stores were just written (gigabytes): on the disk before the first run, as a
+        # served store is, or the first checkpoint's fsync flushes them and stalls commits.
+        os.sync()
         with PeakMemory(servers["relay"].process.pid) as memory:
             results = run(servers, large, connections, rounds, duration, work, settle)
         results += policy_cost(servers, small, rounds, duration, work)

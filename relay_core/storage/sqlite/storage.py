@@ -40,6 +40,29 @@ CHECKPOINT_SECONDS = 1.0
 # every unit of that commit while it copies: the fewer pages it allows, the more often it stalls
 # one (docs/performance.md). At 4 KiB pages this lets the WAL reach about 200 MB.
 WAL_BACKSTOP_PAGES = 50_000
+# The backstop's checkpoint copies what the checkpointer has not: up to a second's frames, tens
+# of milliseconds under a fleet's writes. Once the next second would reach it, the copies come
+# this often until the WAL has started again, so that little is left for it.
+CLOSING_SECONDS = 0.02
+
+
+class CheckpointPace:
+    """When the checkpointer copies next, from the WAL's frames after each copy."""
+
+    def __init__(self) -> None:
+        self.frames = 0
+        self.closing = False  # the backstop is near: copy often until the WAL starts again
+
+    def after(self, frames: int) -> float:
+        """Seconds until the next copy, the WAL holding ``frames`` after this one."""
+        restarted = frames < self.frames
+        added = frames if restarted else frames - self.frames
+        if restarted:
+            self.closing = False
+        elif frames + added >= WAL_BACKSTOP_PAGES:
+            self.closing = True
+        self.frames = frames
+        return CLOSING_SECONDS if self.closing else CHECKPOINT_SECONDS
 
 
 def serve_alone(path: Path) -> BinaryIO:
@@ -77,6 +100,12 @@ def _lock_holder(file: os.stat_result) -> str:
             if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == device:
                 return f"process {fields[4]}"
     return "another process"
+
+
+def _checkpoint(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    """A PASSIVE checkpoint: whether it was kept from running, the WAL's frames, those copied."""
+    busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return busy, frames, copied
 
 
 class SqliteStorage:
@@ -206,23 +235,29 @@ class SqliteStorage:
 
         SQLite would otherwise checkpoint inside a COMMIT every thousand pages, and every
         request waiting on that commit would wait for the copy and its fsync too. A PASSIVE
-        checkpoint runs beside the writer and the readers without blocking either.
+        checkpoint runs beside the writer and the readers without blocking either. Copies come
+        a second apart, and at ``CheckpointPace``'s quicker pace as the backstop nears.
         """
         loop = asyncio.get_running_loop()
         conn = self.connect()
         seen = writer.commits
+        pace = CheckpointPace()
+        pause = CHECKPOINT_SECONDS
         try:
             while True:
-                await asyncio.sleep(CHECKPOINT_SECONDS)
+                await asyncio.sleep(pause)
                 if writer.commits == seen:
                     continue
                 seen = writer.commits
                 try:
-                    await loop.run_in_executor(
-                        self._checkpoint_thread, conn.execute, "PRAGMA wal_checkpoint(PASSIVE)"
+                    busy, frames, _ = await loop.run_in_executor(
+                        self._checkpoint_thread, _checkpoint, conn
                     )
                 except sqlite3.Error as exc:
                     log.warning("WAL checkpoint failed (%s); the writer's backstop remains", exc)
+                else:
+                    if not busy:  # the backstop's own checkpoint was running
+                        pause = pace.after(frames)
         finally:
             self._checkpoint_thread.shutdown(wait=True)  # before its connection is closed
             conn.close()
