@@ -160,6 +160,8 @@ VOCABULARY[50], VOCABULARY[60] = "disk", "full"
 _ZIPF = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(VOCABULARY))))
 WORDS_A_TEXT = 12
 GROWTH = ("inbox_50_pending", "room_messages_100")
+# Seconds of the fleet's POSTs each Relay server takes, not measured, before the first round.
+WARM_SECONDS = 1.0
 # Endpoints taking every event while messages are posted (issue #35).
 WEBHOOKS = 10
 # What an agent's approval request costs with 100 enabled policies that all fail at their last
@@ -747,7 +749,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-WARM_SECONDS = 1.0
 # Relay's servers by the backend they are reported as; two workers share one PostgreSQL.
 BACKENDS = {
     "relay": "sqlite",

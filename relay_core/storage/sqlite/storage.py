@@ -256,7 +256,7 @@ class SqliteStorage:
                 except sqlite3.Error as exc:
                     log.warning("WAL checkpoint failed (%s); the writer's backstop remains", exc)
                 else:
-                    if not busy:  # the backstop's own checkpoint was running
+                    if not busy:  # else the backstop's own checkpoint ran: nothing learned
                         pause = pace.after(frames)
         finally:
             self._checkpoint_thread.shutdown(wait=True)  # before its connection is closed
