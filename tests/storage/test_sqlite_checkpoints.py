@@ -43,11 +43,11 @@ async def test_near_the_backstop_the_copies_come_often_and_the_wal_starts_again(
     copies: list[tuple[float, int]] = []  # when each copy ended, and the WAL's frames then
     checkpoint = sqlite_storage._checkpoint
 
-    def watched(conn: sqlite3.Connection) -> tuple[int, int, int]:
-        busy, frames, copied = checkpoint(conn)
+    def watched(conn: sqlite3.Connection) -> tuple[int, int]:
+        busy, frames = checkpoint(conn)
         if not busy:
             copies.append((time.monotonic(), frames))
-        return busy, frames, copied
+        return busy, frames
 
     monkeypatch.setattr(sqlite_storage, "_checkpoint", watched)
     store = SqliteStorage(sqlite_url)

@@ -42,7 +42,7 @@ CHECKPOINT_SECONDS = 1.0
 WAL_BACKSTOP_PAGES = 50_000
 # The backstop's checkpoint copies what the checkpointer has not: up to a second's frames, tens
 # of milliseconds under a fleet's writes. Once the next second would reach it, the copies come
-# this often until the WAL has started again, so that little is left for it.
+# this often while writes do, until the WAL has started again, so that little is left for it.
 CLOSING_SECONDS = 0.02
 
 
@@ -55,11 +55,9 @@ class CheckpointPace:
 
     def after(self, frames: int) -> float:
         """Seconds until the next copy, the WAL holding ``frames`` after this one."""
-        restarted = frames < self.frames
-        added = frames if restarted else frames - self.frames
-        if restarted:
+        if frames < self.frames:  # the WAL started again
             self.closing = False
-        elif frames + added >= WAL_BACKSTOP_PAGES:
+        elif frames + (frames - self.frames) >= WAL_BACKSTOP_PAGES:
             self.closing = True
         self.frames = frames
         return CLOSING_SECONDS if self.closing else CHECKPOINT_SECONDS
@@ -102,10 +100,10 @@ def _lock_holder(file: os.stat_result) -> str:
     return "another process"
 
 
-def _checkpoint(conn: sqlite3.Connection) -> tuple[int, int, int]:
-    """A PASSIVE checkpoint: whether it was kept from running, the WAL's frames, those copied."""
-    busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-    return busy, frames, copied
+def _checkpoint(conn: sqlite3.Connection) -> tuple[int, int]:
+    """A PASSIVE checkpoint: whether it was kept from running, and the WAL's frames after it."""
+    busy, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return busy, frames
 
 
 class SqliteStorage:
@@ -247,10 +245,11 @@ class SqliteStorage:
             while True:
                 await asyncio.sleep(pause)
                 if writer.commits == seen:
+                    pause = CHECKPOINT_SECONDS  # idle: nothing nears the backstop
                     continue
                 seen = writer.commits
                 try:
-                    busy, frames, _ = await loop.run_in_executor(
+                    busy, frames = await loop.run_in_executor(
                         self._checkpoint_thread, _checkpoint, conn
                     )
                 except sqlite3.Error as exc:
