@@ -14,6 +14,7 @@ log one, ``NoRequestBytes`` drops it from the record before any handler formats 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -23,7 +24,8 @@ from datetime import UTC, datetime
 from logging.handlers import QueueHandler
 from queue import Empty, SimpleQueue
 from time import perf_counter
-from typing import Any, TextIO
+from time import time as now
+from typing import Any, NamedTuple, TextIO
 
 from aiohttp import http_exceptions, web
 from aiohttp.abc import AbstractAccessLogger
@@ -165,16 +167,79 @@ class NoRequestBytes(logging.Filter):
         return True
 
 
+ACCESS_LINE = '%s "%s %s" %s %.3fms op=%s caller=%s id=%s'
+
+
+class AccessLine(NamedTuple):
+    """An access line's values, queued as they are for ``Batches`` to make its record: a tuple
+    of strings and numbers, which the collector leaves alone while it waits (a record is a
+    dictionary of some thirty entries, kept until its batch is written: it made the young
+    collections longer and was carried into the older ones)."""
+
+    logger: str
+    created: float
+    remote: str
+    method: str
+    path: str
+    status: int
+    duration_ms: float
+    operation: str
+    caller: str
+    request_id: str
+
+    def record(self) -> logging.LogRecord:
+        """The record ``Logger.info`` would have made for the line, with the access fields:
+        made from one made ahead for its logger (``Logger.info`` makes each anew, and looks up
+        its clock, its process and a module and a file for a path it is never given)."""
+        template, epoch = _made_ahead(self.logger)
+        record = logging.LogRecord.__new__(logging.LogRecord)
+        record.__dict__ = template | {
+            "args": (
+                self.remote,
+                self.method,
+                self.path,
+                self.status,
+                self.duration_ms,
+                self.operation,
+                self.caller,
+                self.request_id,
+            ),
+            "created": self.created,
+            "msecs": int((self.created - int(self.created)) * 1000) + 0.0,
+            "relativeCreated": (self.created - epoch) * 1000,
+            "request_id": self.request_id,
+            "operation": self.operation,
+            "status": self.status,
+            "duration_ms": self.duration_ms,
+            "caller": self.caller,
+            "method": self.method,
+            "path": self.path,
+            "remote": self.remote,
+        }
+        return record
+
+
+@functools.cache
+def _made_ahead(logger: str) -> tuple[dict[str, Any], float]:
+    """A record of ``logger``'s access line at INFO, as a dictionary, and logging's start."""
+    made = logging.LogRecord(logger, logging.INFO, "(unknown file)", 0, ACCESS_LINE, (), None)
+    return made.__dict__, made.created - made.relativeCreated / 1000
+
+
+Queued = logging.LogRecord | AccessLine
+
+
 class Unformatted(QueueHandler):
     """Queues each record as it is made, for ``Batches`` to format and write: a request's path
-    pays for its record only. QueueHandler's own ``prepare`` formats the record on the
-    caller's thread, for queues that cross processes; this queue stays in the process. Past
-    ``QUEUED`` records waiting (stderr not read, a full disk), records are dropped and counted,
-    never held without bound nor waited for."""
+    pays for its record only, and for its access line only the line's values
+    (``AccessLine``). QueueHandler's own ``prepare`` formats the record on the caller's
+    thread, for queues that cross processes; this queue stays in the process. Past ``QUEUED``
+    records waiting (stderr not read, a full disk), records are dropped and counted, never
+    held without bound nor waited for."""
 
-    queue: SimpleQueue[logging.LogRecord]
+    queue: SimpleQueue[Queued]
 
-    def __init__(self, queue: SimpleQueue[logging.LogRecord]) -> None:
+    def __init__(self, queue: SimpleQueue[Queued]) -> None:
         super().__init__(queue)
         self.dropped = 0
 
@@ -182,12 +247,28 @@ class Unformatted(QueueHandler):
         """The record as it is."""
         return record
 
-    def enqueue(self, record: logging.LogRecord) -> None:
+    def enqueue(self, record: Queued) -> None:
         """Queue the record, or count it dropped."""
         if self.queue.qsize() < QUEUED:
             self.queue.put_nowait(record)
         else:
             self.dropped += 1
+
+
+def only_queue(logger: logging.Logger) -> Unformatted | None:
+    """The queue that every record of ``logger`` at INFO goes to and nowhere else, with no
+    filter on the way (the server's own set-up, ``serving``), or None."""
+    found: list[logging.Handler] = []
+    current: logging.Logger | None = logger
+    while current is not None:
+        if current.filters:
+            return None
+        found += current.handlers
+        current = current.parent if current.propagate else None
+    handler = found[0] if len(found) == 1 else None
+    if isinstance(handler, Unformatted) and not handler.filters:
+        return handler
+    return None
 
 
 class Batches:
@@ -221,9 +302,10 @@ class Batches:
         lines = []
         while True:
             try:
-                record = self._queued.queue.get_nowait()
+                queued = self._queued.queue.get_nowait()
             except Empty:
                 break
+            record = queued.record() if isinstance(queued, AccessLine) else queued
             if self._handler.filter(record):
                 try:
                     lines.append(self._handler.format(record))
@@ -240,26 +322,19 @@ class Batches:
                 pass
 
 
-ACCESS_LINE = '%s "%s %s" %s %.3fms op=%s caller=%s id=%s'
-
-
 class AccessLogger(AbstractAccessLogger):
     """One line per request: method, path, status, duration, operation, caller and request id
     (never a header, so never a token).
 
-    A line's record is made from one made ahead for its logger, its request's values put in:
-    ``Logger.info`` made each anew (the module and file of a path it is never given, its clock
-    and process looked up) and walked the logger's levels again, and that was most of what an
-    access line cost a request (docs/performance.md, "Access lines"). It is handed to the
-    logger's handlers as ``Logger.info`` would hand it, its filters first."""
+    Where the server's queue is the logger's only handler (``only_queue``), a line is queued
+    as its values (``AccessLine``) and its record made off the request's path; otherwise the
+    record is made here and handed to the logger's handlers as ``Logger.info`` would hand it,
+    its filters first. Making the record was most of what an access line cost a request
+    (docs/performance.md, "Access lines")."""
 
     def __init__(self, logger: logging.Logger, log_format: str) -> None:
         super().__init__(logger, log_format)
-        made = logger.makeRecord(
-            logger.name, logging.INFO, "(unknown file)", 0, ACCESS_LINE, (), None
-        )
-        self._template = made.__dict__
-        self._epoch = made.created - made.relativeCreated / 1000  # logging's own start
+        self._queue = only_queue(logger)  # aiohttp makes an access logger per connection
 
     @property
     def enabled(self) -> bool:
@@ -275,38 +350,22 @@ class AccessLogger(AbstractAccessLogger):
         caller = request.get(CALLER)
         started = request.get(STARTED)
         seconds = perf_counter() - started if started is not None else time
-        fields = {
-            "request_id": request.get(REQUEST_ID, "-"),
-            "operation": request.get(OPERATION) or "-",
-            "status": response.status,
-            "duration_ms": round(seconds * 1000, 3),
-            "caller": caller.name if caller is not None else "-",
-            "method": printable(request.method),
-            "path": printable(request.rel_url.path),
-            "remote": printable(remote(request)),
-        }
-        args = (
-            fields["remote"],
-            fields["method"],
-            fields["path"],
-            fields["status"],
-            fields["duration_ms"],
-            printable(fields["operation"]),
-            printable(fields["caller"]),
-            fields["request_id"],
+        line = AccessLine(
+            self.logger.name,
+            now(),
+            printable(remote(request)),
+            printable(request.method),
+            printable(request.rel_url.path),
+            response.status,
+            round(seconds * 1000, 3),
+            printable(request.get(OPERATION) or "-"),
+            printable(caller.name if caller is not None else "-"),
+            request.get(REQUEST_ID, "-"),
         )
-        self.logger.handle(self._record(args, fields))
-
-    def _record(self, args: tuple[Any, ...], fields: dict[str, Any]) -> logging.LogRecord:
-        """A record of this logger's line at INFO, made now, with ``args`` and ``fields``."""
-        record = logging.LogRecord.__new__(logging.LogRecord)
-        now = time.time()
-        record.__dict__ = self._template | fields
-        record.args = args
-        record.created = now
-        record.msecs = int((now - int(now)) * 1000) + 0.0
-        record.relativeCreated = (now - self._epoch) * 1000
-        return record
+        if self._queue is not None:
+            self._queue.enqueue(line)
+        else:
+            self.logger.handle(line.record())
 
 
 _outages = Throttled()

@@ -24,9 +24,12 @@ from relay_core.storage.memory import MemoryStorage
 from relay_server import Settings, create_app, logs
 from relay_server.app_keys import REQUEST_ID
 from relay_server.logs import (
+    ACCESS_LINE,
+    AccessLine,
     AccessLogger,
     Batches,
     EscapingFormatter,
+    JsonFormatter,
     NoRequestBytes,
     Unformatted,
     printable,
@@ -449,6 +452,49 @@ def test_an_access_record_is_the_one_logger_info_would_make(
         access.log(request, web.Response(status=201), 0.0042)
     logger.setLevel(logging.NOTSET)
     assert len([r for r in caplog.records if r.name == logger.name]) == 2
+
+
+@pytest.mark.parametrize(
+    "formatter",
+    [
+        EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"),
+        JsonFormatter(),
+    ],
+)
+def test_an_access_line_queued_as_values_is_written_as_logger_info_would_write_it(
+    formatter: logging.Formatter,
+) -> None:
+    """The server's set-up: its queue the only handler. The line goes in as its values and
+    comes out as logging itself would have written it."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter)
+    queued = Unformatted(SimpleQueue())
+    # A logger of its own: pytest adds its capture to a logger that does not propagate.
+    logger = logging.getLogger(f"relay.access.queued.{type(formatter).__name__}")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    logger.addHandler(queued)
+    try:
+        request = make_mocked_request("GET", "/v1/agents/ann/inbox")
+        request[REQUEST_ID] = "req-3"
+        AccessLogger(logger, "").log(request, web.Response(status=200), 0.0015)
+        (line,) = [queued.queue.get_nowait() for _ in range(queued.queue.qsize())]
+        assert isinstance(line, AccessLine)  # not a record: no dictionary waits in the queue
+        queued.queue.put_nowait(line)
+        writer = Batches(queued, handler)
+        writer.start()
+        writer.stop()
+    finally:
+        logger.handlers.clear()
+    args = ("unknown", "GET", "/v1/agents/ann/inbox", 200, 1.5, "-", "-", "req-3")
+    fields = {"request_id": "req-3", "operation": "-", "status": 200, "duration_ms": 1.5}
+    fields |= {"caller": "-", "method": "GET", "path": "/v1/agents/ann/inbox", "remote": "unknown"}
+    record = logger.makeRecord(
+        logger.name, logging.INFO, "(unknown file)", 0, ACCESS_LINE, args, None, extra=fields
+    )
+    record.created, record.msecs = line.created, int((line.created % 1) * 1000) + 0.0
+    assert stream.getvalue() == handler.format(record) + "\n"
 
 
 @pytest.mark.parametrize("created", [1_700_000_000.0, 1_700_000_000.9996, 1_700_000_001.25])
