@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -51,13 +52,28 @@ def printable(value: str) -> str:
     return _CONTROL.sub(lambda found: ascii(found.group())[1:-1], value)
 
 
+# The server's own text line (``serving``).
+TEXT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
+
+
 class EscapingFormatter(logging.Formatter):
     """A formatter whose messages cannot contain a line break or a terminal escape; a
     traceback appended to a record still spans its own lines."""
 
     def __init__(self, fmt: str | None = None) -> None:
         super().__init__(fmt)
+        self._text = fmt == TEXT
         self._stamped = (-1, "")  # a second, and its date and time as logging writes them
+
+    def format_access(self, line: AccessLine) -> str:
+        """What ``format`` makes of the line's record; in the server's own text, made without
+        the record (most lines are access lines, and the record was most of their cost)."""
+        if not self._text:
+            return self.format(line.record())
+        # The line's values were made printable as it was queued.
+        created = line.created
+        stamp = f"{self._stamp(created)},{int((created - int(created)) * 1000):03d}"
+        return f"{stamp} INFO {os.getpid()} {line.logger}: {line.message()}"
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         """The formatted line, with the record's message escaped."""
@@ -69,12 +85,15 @@ class EscapingFormatter(logging.Formatter):
         thousand a second, and ``strftime`` was a fifth of formatting one)."""
         if datefmt is not None:
             return super().formatTime(record, datefmt)
+        return f"{self._stamp(record.created)},{int(record.msecs):03d}"  # default_msec_format
+
+    def _stamp(self, created: float) -> str:
         second, stamp = self._stamped
-        if int(record.created) != second:
-            second = int(record.created)
-            stamp = time.strftime(self.default_time_format, self.converter(record.created))
+        if int(created) != second:
+            second = int(created)
+            stamp = time.strftime(self.default_time_format, self.converter(created))
             self._stamped = (second, stamp)
-        return f"{stamp},{int(record.msecs):03d}"  # logging's default_msec_format
+        return stamp
 
 
 # What a JSON line carries beside its message, when a record has it (the access log's fields).
@@ -194,16 +213,7 @@ class AccessLine(NamedTuple):
         template, epoch = _made_ahead(self.logger)
         record = logging.LogRecord.__new__(logging.LogRecord)
         record.__dict__ = template | {
-            "args": (
-                self.remote,
-                self.method,
-                self.path,
-                self.status,
-                self.duration_ms,
-                self.operation,
-                self.caller,
-                self.request_id,
-            ),
+            "args": self._args(),
             "created": self.created,
             "msecs": int((self.created - int(self.created)) * 1000) + 0.0,
             "relativeCreated": (self.created - epoch) * 1000,
@@ -217,6 +227,22 @@ class AccessLine(NamedTuple):
             "remote": self.remote,
         }
         return record
+
+    def message(self) -> str:
+        """The line's message."""
+        return ACCESS_LINE % self._args()
+
+    def _args(self) -> tuple[str | int | float, ...]:
+        return (
+            self.remote,
+            self.method,
+            self.path,
+            self.status,
+            self.duration_ms,
+            self.operation,
+            self.caller,
+            self.request_id,
+        )
 
 
 @functools.cache
@@ -300,12 +326,22 @@ class Batches:
 
     def _write(self) -> None:
         lines = []
+        formatter = self._handler.formatter
+        # An access line has no traceback for NoRequestBytes to drop: no other filter, no record.
+        plain = all(isinstance(kind, NoRequestBytes) for kind in self._handler.filters)
+        access = formatter.format_access if isinstance(formatter, EscapingFormatter) else None
         while True:
             try:
                 queued = self._queued.queue.get_nowait()
             except Empty:
                 break
-            record = queued.record() if isinstance(queued, AccessLine) else queued
+            if isinstance(queued, AccessLine):
+                if access is not None and plain:
+                    lines.append(access(queued))
+                    continue
+                record = queued.record()
+            else:
+                record = queued
             if self._handler.filter(record):
                 try:
                     lines.append(self._handler.format(record))
@@ -360,7 +396,7 @@ class AccessLogger(AbstractAccessLogger):
             round(seconds * 1000, 3),
             printable(request.get(OPERATION) or "-"),
             printable(caller.name if caller is not None else "-"),
-            request.get(REQUEST_ID, "-"),
+            printable(request.get(REQUEST_ID, "-")),
         )
         if self._queue is not None:
             self._queue.enqueue(line)

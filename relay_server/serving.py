@@ -32,6 +32,7 @@ from relay_core.storage.sqlite import SqliteStorage, serve_alone
 from relay_server import connections
 from relay_server.app import create_app, open_storage
 from relay_server.logs import (
+    TEXT,
     AccessLogger,
     Batches,
     EscapingFormatter,
@@ -54,9 +55,7 @@ def _logging(settings: Settings) -> Iterator[None]:
     if settings.log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(
-            EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
-        )
+        handler.setFormatter(EscapingFormatter(TEXT))
     handler.addFilter(NoRequestBytes())
     # What no line shows, not looked up for every record (the logging HOWTO's "Optimization"):
     # the caller's file and line (a walk up the stack), the thread, the process's name.

@@ -456,10 +456,7 @@ def test_an_access_record_is_the_one_logger_info_would_make(
 
 @pytest.mark.parametrize(
     "formatter",
-    [
-        EscapingFormatter("%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"),
-        JsonFormatter(),
-    ],
+    [EscapingFormatter(logs.TEXT), JsonFormatter()],
 )
 def test_an_access_line_queued_as_values_is_written_as_logger_info_would_write_it(
     formatter: logging.Formatter,
@@ -495,6 +492,19 @@ def test_an_access_line_queued_as_values_is_written_as_logger_info_would_write_i
     )
     record.created, record.msecs = line.created, int((line.created % 1) * 1000) + 0.0
     assert stream.getvalue() == handler.format(record) + "\n"
+
+
+@pytest.mark.parametrize("created", [1_700_000_000.0, 1_700_000_000.9996, 1_700_000_001.25])
+def test_the_servers_text_line_is_made_without_a_record_as_format_makes_it(
+    created: float,
+) -> None:
+    line = AccessLine(
+        "relay.access", created, "10.0.0.1", "GET", "/v1/tasks", 200, 0.25, "-", "-", "r"
+    )
+    ours = EscapingFormatter(logs.TEXT)
+    ours.format_access(line._replace(created=created - 7))  # a stamp of another second, kept
+    record = logging.makeLogRecord(line.record().__dict__)
+    assert ours.format_access(line) == logging.Formatter(logs.TEXT).format(record)
 
 
 @pytest.mark.parametrize("created", [1_700_000_000.0, 1_700_000_000.9996, 1_700_000_001.25])
