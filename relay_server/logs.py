@@ -190,10 +190,9 @@ ACCESS_LINE = '%s "%s %s" %s %.3fms op=%s caller=%s id=%s'
 
 
 class AccessLine(NamedTuple):
-    """An access line's values, queued as they are for ``Batches`` to make its record: a tuple
-    of strings and numbers, which the collector leaves alone while it waits (a record is a
-    dictionary of some thirty entries, kept until its batch is written: it made the young
-    collections longer and was carried into the older ones)."""
+    """An access line's values, queued as they are for ``Batches`` to write: making its
+    record, a dictionary of some thirty entries, was most of what the line cost the request's
+    path (docs/performance.md, "Access lines")."""
 
     logger: str
     created: float
@@ -292,7 +291,7 @@ def only_queue(logger: logging.Logger) -> Unformatted | None:
         found += current.handlers
         current = current.parent if current.propagate else None
     handler = found[0] if len(found) == 1 else None
-    if isinstance(handler, Unformatted) and not handler.filters:
+    if isinstance(handler, Unformatted) and not handler.filters and handler.level <= logging.INFO:
         return handler
     return None
 
