@@ -71,8 +71,7 @@ class EscapingFormatter(logging.Formatter):
         if not self._text:
             return self.format(line.record())
         # The line's values were made printable as it was queued.
-        created = line.created
-        stamp = f"{self._stamp(created)},{int((created - int(created)) * 1000):03d}"
+        stamp = f"{self._stamp(line.created)},{int(_msecs(line.created)):03d}"
         return f"{stamp} INFO {os.getpid()} {line.logger}: {line.message()}"
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
@@ -214,16 +213,9 @@ class AccessLine(NamedTuple):
         record.__dict__ = template | {
             "args": self._args(),
             "created": self.created,
-            "msecs": int((self.created - int(self.created)) * 1000) + 0.0,
+            "msecs": _msecs(self.created),
             "relativeCreated": (self.created - epoch) * 1000,
-            "request_id": self.request_id,
-            "operation": self.operation,
-            "status": self.status,
-            "duration_ms": self.duration_ms,
-            "caller": self.caller,
-            "method": self.method,
-            "path": self.path,
-            "remote": self.remote,
+            **{name: getattr(self, name) for name in FIELDS},
         }
         return record
 
@@ -242,6 +234,11 @@ class AccessLine(NamedTuple):
             self.caller,
             self.request_id,
         )
+
+
+def _msecs(created: float) -> float:
+    """A record's ``msecs`` for its ``created``, as logging reckons it."""
+    return int((created - int(created)) * 1000) + 0.0
 
 
 @functools.cache
