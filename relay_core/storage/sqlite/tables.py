@@ -123,19 +123,12 @@ class SqliteTable(Generic[R]):
             # The rows always have a LIMIT (-1: none) so that their ORDER BY holds: SQLite may
             # drop a FROM subquery's ORDER BY, or fold the subquery into the outer one, unless
             # it has a LIMIT; group_concat then joins them in that order.
-            if newest:
-                # The newest keys first, then their rows oldest first, read in key order from
-                # the IN list: sorting the rows' JSON again cost a page of 100 messages 4% of
-                # its SQL (docs/performance.md, "The reads' 0.09").
-                keys = self._select_statement(sql.key, conds, None, True, True).text
-                rows = (
-                    f"SELECT {sql.encoded} AS j FROM {sql.name} WHERE {sql.key} IN ({keys}) "
-                    f"ORDER BY {sql.key} LIMIT -1"
-                )
-            else:
-                rows = self._select_statement(f"{sql.encoded} AS j", conds, None, False, True).text
+            rows = self._select_statement(
+                f"{sql.key} AS k, {sql.encoded} AS j", conds, None, newest, True
+            ).text
+            ordered = f"SELECT j FROM ({rows}) ORDER BY k" if newest else rows
             array = "'[' || coalesce(group_concat(j, ','), '') || ']'"
-            return f"SELECT count(*), {array} FROM ({rows})"
+            return f"SELECT count(*), {array} FROM ({ordered})"
 
         select = sql.statement(("array", shape(conds, SQLITE), newest), build, conds)
         params = select.params(NO_VALUES, conds)
