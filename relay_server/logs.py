@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -70,9 +69,11 @@ class EscapingFormatter(logging.Formatter):
         the record (most lines are access lines, and the record was most of their cost)."""
         if not self._text:
             return self.format(line.record())
-        # The line's values were made printable as it was queued.
-        stamp = f"{self._stamp(line.created)},{int(_msecs(line.created)):03d}"
-        return f"{stamp} INFO {os.getpid()} {line.logger}: {line.message()}"
+        # The line's values were made printable as it was queued; its process is the one its
+        # record would name (the server's workers are spawned, not forked).
+        made, _ = _made_ahead(line.logger)
+        stamp = self._asctime(line.created, _msecs(line.created))
+        return f"{stamp} INFO {made['process']} {line.logger}: {line.message()}"
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         """The formatted line, with the record's message escaped."""
@@ -84,15 +85,16 @@ class EscapingFormatter(logging.Formatter):
         thousand a second, and ``strftime`` was a fifth of formatting one)."""
         if datefmt is not None:
             return super().formatTime(record, datefmt)
-        return f"{self._stamp(record.created)},{int(record.msecs):03d}"  # default_msec_format
+        return self._asctime(record.created, record.msecs)
 
-    def _stamp(self, created: float) -> str:
+    def _asctime(self, created: float, msecs: float) -> str:
+        """logging's default ``asctime``: date and time, then milliseconds."""
         second, stamp = self._stamped
         if int(created) != second:
             second = int(created)
             stamp = time.strftime(self.default_time_format, self.converter(created))
             self._stamped = (second, stamp)
-        return stamp
+        return f"{stamp},{int(msecs):03d}"  # default_msec_format
 
 
 # What a JSON line carries beside its message, when a record has it (the access log's fields).
