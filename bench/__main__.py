@@ -650,9 +650,9 @@ def main(argv: list[str] | None = None) -> int:
     duration = args.duration or (1.0 if smoke else 10.0)
     rounds = args.rounds or (1 if smoke else 3)
     connections = [int(c) for c in args.connections.split(",")]
-    # Acks and claims each consume one id per request, from one block over every run: enough
-    # for 2,000 requests a second at one connection and 14,000 at more (a fast day acks ~9,700
-    # a second at 32). Past the block an ack is a 404 (an error in its row), not an ack.
+    # Acks and claims each consume one id per request, from one block over every run: ids for
+    # 2,000 requests a second at one connection and 14,000 at more, above what either rate
+    # reaches here. Past the block an ack is a 404, counted as an error, not an ack.
     per_round = sum(2_000 if c == 1 else 14_000 for c in connections) * max(1, int(duration))
     large = Sizes(
         agents=100 if smoke else 1000,  # the fleet's groups are the first 96
