@@ -651,9 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (1 if smoke else 3)
     connections = [int(c) for c in args.connections.split(",")]
     # Acks and claims each consume one id per request, from one block over every run: ids for
-    # 2,000 requests a second at one connection and 14,000 at more, above what either rate
+    # 4,000 requests a second at one connection and 12,000 at more, above what either rate
     # reaches here. Past the block an ack is a 404, counted as an error, not an ack.
-    per_round = sum(2_000 if c == 1 else 14_000 for c in connections) * max(1, int(duration))
+    per_round = sum(4_000 if c == 1 else 12_000 for c in connections) * max(1, int(duration))
     large = Sizes(
         agents=100 if smoke else 1000,  # the fleet's groups are the first 96
         messages=5_000 if smoke else 1_000_000,
