@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -833,21 +834,115 @@ class ErrorResponse(BaseModel):
 PolicyDecision = Literal["approve", "reject"]
 Verdict = Literal["approve", "reject", "ask"]
 MAX_PATTERN = 1000  # characters of one regular expression
+MAX_PROGRAM = 1000  # RE2 instructions of one: the time a match may take grows with it
 # An agent id where "*" stands for any characters.
 AgentPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:@*-]{1,128}$")]
 ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
 
 
+def linear_pattern(pattern: str) -> Any:
+    """``pattern`` compiled by RE2, whose matching takes time linear in the text whatever the
+    pattern (Python's ``re`` backtracks: ``^(a+)+$`` doubles its time with each character).
+    Raises ``ValueError`` saying why RE2 refuses it, or that it is too large."""
+    import re2  # loaded by whoever validates or matches a policy, not by every client
+
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is the caller's 422, not a line on stderr
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:
+        why = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ValueError(f"not a regular expression RE2 accepts: {why}") from None
+    if compiled.programsize > MAX_PROGRAM:
+        raise ValueError(
+            f"a regular expression too large to match quickly ({compiled.programsize} RE2"
+            f" instructions, at most {MAX_PROGRAM}): use fewer or smaller repetitions"
+        )
+    return compiled
+
+
 def _compiles(pattern: str | None) -> str | None:
     if pattern is not None:
-        try:
-            re.compile(pattern)
-        except (re.error, RecursionError, OverflowError) as exc:
-            raise ValueError(f"not a regular expression: {exc}") from None
+        linear_pattern(pattern)
     return pattern
 
 
-Pattern = Annotated[str, StringConstraints(max_length=MAX_PATTERN), AfterValidator(_compiles)]
+Pattern = Annotated[
+    str,
+    StringConstraints(max_length=MAX_PATTERN),
+    AfterValidator(_compiles),
+    Field(description="an RE2 regular expression (no backreferences or lookarounds)"),
+]
+
+
+def _command_pattern(pattern: str) -> str:
+    try:
+        words = shlex.split(pattern)
+    except ValueError as exc:
+        raise ValueError(f"not a command pattern: {exc}") from None
+    if not words:
+        raise ValueError("a command pattern names a program")
+    if any(char in words[0] for char in "*?[") or "/" in words[0]:
+        raise ValueError(f"a command pattern starts with a program's plain name, not {words[0]!r}")
+    return pattern
+
+
+CommandPattern = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=1000),
+    AfterValidator(_command_pattern),
+    Field(
+        description="a program and its arguments as a shell writes them (`npm test`); an"
+        " argument may be a glob (`tests/*`), and a last `*` stands for any further arguments"
+        " (`pytest *`)"
+    ),
+]
+FlagSpelling = Annotated[
+    str, StringConstraints(pattern=r"^(-[A-Za-z0-9]|--[A-Za-z0-9][A-Za-z0-9-]*)$", max_length=100)
+]
+
+
+class RefusedProgram(RequestBody):
+    """A program refused when it runs with at least one spelling of each flag group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    program: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._+-]{1,100}$")] = Field(
+        description="the program's name (`rm`), found whatever its directory"
+    )
+    flags: list[Annotated[list[FlagSpelling], Field(min_length=1, max_length=20)]] = Field(
+        default_factory=list,
+        max_length=20,
+        description='groups of spellings of one flag (`[["-r", "-R", "--recursive"], ["-f",'
+        ' "--force"]]`): short flags are found combined too (`-rf`), long ones abbreviated',
+    )
+
+
+class CommandCondition(RequestBody):
+    """A shell command line, read with a shell parser: exactly one of ``allow`` or ``refuse``
+    (docs/behaviour.md, "The command condition")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[CommandPattern] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="holds when every simple command matches one of these and nothing is"
+        " substituted, redirected out of the working directory, or unreadable",
+    )
+    refuse: list[RefusedProgram] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="holds when any simple command, nested ones included, runs one of these",
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> CommandCondition:
+        if (self.allow is None) == (self.refuse is None):
+            raise ValueError("a command condition is exactly one of allow, refuse")
+        return self
 
 
 class PayloadCondition(RequestBody):
@@ -863,11 +958,14 @@ class PayloadCondition(RequestBody):
     lt: float | None = Field(default=None, description="a number below this")
     gt: float | None = Field(default=None, description="a number above this")
     exists: bool | None = Field(default=None, description="the pointer names a value, or not")
+    command: CommandCondition | None = Field(
+        default=None, description="a shell command line that only runs what is listed"
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> PayloadCondition:
         if len(self.model_fields_set) != 1:
-            raise ValueError("a condition is exactly one of eq, in, regex, lt, gt, exists")
+            raise ValueError("a condition is exactly one of eq, in, regex, lt, gt, exists, command")
         return self
 
 

@@ -2,21 +2,31 @@
 the enabled ones in the order they are tried.
 
 Every part of a policy's ``match`` was validated when the policy was stored (its regular
-expressions compile, its pointers are RFC 6901, its timezone exists), so matching never fails:
-a value of another type than a condition expects simply does not match it.
+expressions compile in RE2, its pointers are RFC 6901, its timezone exists), so matching never
+fails: a value of another type than a condition expects simply does not match it.
+
+Matching an approval's text (its title, its payload) is *screened* off the event loop, in a
+thread, before the transaction that stores the approval: RE2 is linear but a 64 KB payload
+against a large pattern still takes tens of milliseconds, and the shell parser of the
+``command`` condition a few more. The transaction then only checks kinds, agents, hours and
+limits against the screen; a policy it meets that the screen did not (changed in between) makes
+no policy decide: the operator does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import shlex
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from relay_api import models as m
+from relay_core import shell_commands
 from relay_core.hub import Hub
 from relay_core.ports import UnitOfWork, eq
 
@@ -62,6 +72,30 @@ def _same(a: Any, b: Any) -> bool:
 
 
 @dataclass(frozen=True)
+class CommandTest:
+    """A ``command`` condition, ready to test against a line read by ``shell_commands``."""
+
+    allow: tuple[shell_commands.Pattern, ...]
+    refuse: tuple[shell_commands.Refusal, ...]
+
+    @classmethod
+    def of(cls, given: dict[str, Any]) -> CommandTest:
+        allow = tuple(
+            shell_commands.Pattern(tuple(shlex.split(p))) for p in given.get("allow") or ()
+        )
+        refuse = tuple(
+            shell_commands.Refusal(r["program"], tuple(tuple(g) for g in r.get("flags", ())))
+            for r in given.get("refuse") or ()
+        )
+        return cls(allow, refuse)
+
+    def holds(self, line: shell_commands.CommandLine) -> bool:
+        if self.allow:
+            return shell_commands.allowed(line, self.allow)
+        return shell_commands.refused(line, self.refuse)
+
+
+@dataclass(frozen=True)
 class Condition:
     """One payload condition, ready to test."""
 
@@ -69,7 +103,7 @@ class Condition:
     op: str
     operand: Any
 
-    def holds(self, payload: Any) -> bool:
+    def holds(self, payload: Any, facts: Facts) -> bool:
         value = resolve(payload, self.tokens)
         if self.op == "exists":
             return (value is not _MISSING) is bool(self.operand)
@@ -81,6 +115,8 @@ class Condition:
             return any(_same(value, option) for option in self.operand)
         if self.op == "regex":
             return isinstance(value, str) and self.operand.search(value) is not None
+        if self.op == "command":
+            return isinstance(value, str) and bool(self.operand.holds(facts.command_line(value)))
         if not _number(value):
             return False
         return bool(value < self.operand if self.op == "lt" else value > self.operand)
@@ -89,12 +125,15 @@ class Condition:
 def _condition(pointer: str, given: dict[str, Any]) -> Condition:
     [(op, operand)] = given.items()
     if op == "regex":
-        operand = re.compile(operand)
+        operand = m.linear_pattern(operand)
+    elif op == "command":
+        operand = CommandTest.of(operand)
     return Condition(pointer_tokens(pointer), op, operand)
 
 
-def _agents(patterns: list[str]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(p).replace(r"\*", ".*") for p in patterns))
+def _agents(patterns: list[str]) -> Any:
+    """One RE2 pattern for agent globs: linear however many ``*`` they hold."""
+    return m.linear_pattern("|".join(re.escape(p).replace(r"\*", ".*") for p in patterns))
 
 
 def _minutes(clock: str) -> int:
@@ -104,12 +143,27 @@ def _minutes(clock: str) -> int:
 
 @dataclass(frozen=True)
 class Facts:
-    """What a policy looks at in an approval."""
+    """What a policy looks at in an approval (a command line is parsed once for all rules)."""
 
     kind: str
     agent_id: str
     title: str
     payload: dict[str, Any] | None
+    _lines: dict[str, shell_commands.CommandLine] = field(default_factory=dict, compare=False)
+
+    def command_line(self, text: str) -> shell_commands.CommandLine:
+        """``text`` read as a shell line, in the payload's ``cwd`` when it names one."""
+        line = self._lines.get(text)
+        if line is None:
+            cwd = (self.payload or {}).get("cwd")
+            line = shell_commands.read(text, cwd if isinstance(cwd, str) else "")
+            self._lines[text] = line
+        return line
+
+
+# (policy id, version) → why its text conditions fail for an approval, or None when they hold
+Screen = dict[tuple[int, int], str | None]
+UNSCREENED = "it changed while the approval was read"
 
 
 @dataclass(frozen=True)
@@ -118,8 +172,8 @@ class Rule:
 
     policy: m.Policy
     kinds: frozenset[str] | None
-    agents: re.Pattern[str] | None
-    title: re.Pattern[str] | None
+    agents: Any  # RE2 patterns
+    title: Any
     payload: tuple[Condition, ...]
     hours: tuple[int, int, ZoneInfo] | None
 
@@ -135,7 +189,7 @@ class Rule:
             policy=policy,
             kinds=frozenset(match.kinds) if match.kinds is not None else None,
             agents=_agents(match.agents) if match.agents is not None else None,
-            title=re.compile(match.title) if match.title is not None else None,
+            title=m.linear_pattern(match.title) if match.title is not None else None,
             payload=tuple(
                 _condition(pointer, condition.model_dump(by_alias=True, exclude_unset=True))
                 for pointer, condition in (match.payload or {}).items()
@@ -149,17 +203,30 @@ class Rule:
         policy = self.policy
         return (-policy.priority, policy.decision != "reject", policy.policy_id)
 
-    def mismatch(self, facts: Facts, at: datetime) -> str | None:
-        """Why the approval does not match, or None when it does."""
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.policy.policy_id, self.policy.version)
+
+    def text_mismatch(self, facts: Facts) -> str | None:
+        """Why the approval's title or payload does not match, or None when they do: the slow
+        part, run by ``screen`` off the event loop."""
+        if self.title is not None and not self.title.search(facts.title):
+            return "the title does not match"
+        for condition in self.payload:
+            if not condition.holds(facts.payload or {}, facts):
+                return f"the payload's /{'/'.join(condition.tokens)} fails its {condition.op}"
+        return None
+
+    def mismatch(self, facts: Facts, at: datetime, screen: Screen) -> str | None:
+        """Why the approval does not match, or None when it does; its text as ``screen`` found
+        it (a rule the screen never saw does not match)."""
         if self.kinds is not None and facts.kind not in self.kinds:
             return f"kind {facts.kind} is not among {sorted(self.kinds)}"
         if self.agents is not None and not self.agents.fullmatch(facts.agent_id):
             return f"agent {facts.agent_id} matches none of its agents"
-        if self.title is not None and not self.title.search(facts.title):
-            return "the title does not match"
-        for condition in self.payload:
-            if not condition.holds(facts.payload or {}):
-                return f"the payload's /{'/'.join(condition.tokens)} fails its {condition.op}"
+        why = screen.get(self.key, UNSCREENED)
+        if why is not None:
+            return why
         if self.hours is not None and not _within(self.hours, at):
             return "outside its hours"
         return None
@@ -177,6 +244,10 @@ def _within(hours: tuple[int, int, ZoneInfo], at: datetime) -> bool:
     return now >= start or now < end  # across midnight
 
 
+# A service's ``read``: runs a function in a read-only unit of work.
+Reader = Callable[[Callable[[UnitOfWork], Awaitable[list[Rule]]]], Awaitable[list[Rule]]]
+
+
 class Rulebook:
     """The enabled policies of this process, compiled and in order; read again when a policy
     changes (on any instance: the change's hint) or after ``BOOK_SECONDS``."""
@@ -191,6 +262,19 @@ class Rulebook:
         """Read the policies again at the next approval."""
         self._rules = None
         self._generation += 1
+
+    async def screen(
+        self,
+        read: Callable[[Callable[[UnitOfWork], Awaitable[list[Rule]]]], Awaitable[list[Rule]]],
+        facts: Facts,
+    ) -> Screen:
+        """Which enabled rules' text conditions hold for ``facts``, found on a thread."""
+        rules = await read(self.rules)
+        if not any(rule.title is not None or rule.payload for rule in rules):
+            return {rule.key: None for rule in rules}
+        return await asyncio.to_thread(
+            lambda: {rule.key: rule.text_mismatch(facts) for rule in rules}
+        )
 
     async def rules(self, uow: UnitOfWork) -> list[Rule]:
         """The enabled policies, in the order they are tried."""

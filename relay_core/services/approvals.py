@@ -17,13 +17,14 @@ from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
+from relay_core.policy_rules import Facts
 from relay_core.ports import FEED, Cond, StaleWrite, UnitOfWork, eq, in_, lt
 from relay_core.services import enroll, interventions
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import present, show_decision
-from relay_core.services.policies import open_approval
+from relay_core.services.policies import open_approval, screen
 
 DEADLINE = "deadline"  # decided_by of an approval nobody answered in time
 
@@ -116,6 +117,7 @@ class ApprovalsService(Service):
                 "an approval request is an agent's: the operator asks as one with X-Agent-ID"
             )
         agent_id = caller.agent_id
+        screened = await screen(self, Facts("request", agent_id, body.title, body.payload))
 
         async def work(uow: UnitOfWork) -> m.Approval:
             now = self.now()
@@ -134,6 +136,7 @@ class ApprovalsService(Service):
                     created_at=now,
                     expires_at=now + timedelta(seconds=deadline) if deadline else None,
                 ),
+                screened,
             )
 
         approval = await self.write(work, answers=True)

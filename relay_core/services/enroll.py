@@ -13,12 +13,13 @@ from relay_api import models as m
 from relay_api.errors import Conflict, NotFound
 from relay_api.models import AGENT_TOKEN_PREFIX, CLAIM_PREFIX
 from relay_core.auth import hash_secret, new_token, same_secret
+from relay_core.policy_rules import Facts
 from relay_core.ports import StaleWrite, UnitOfWork, eq, lt
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import present
-from relay_core.services.policies import open_approval
+from relay_core.services.policies import open_approval, screen
 
 
 async def expire_if_due(
@@ -109,6 +110,8 @@ class EnrollService(Service):
     async def request(self, body: m.EnrollRequest) -> m.EnrollmentCreated:
         """Ask to join; answers with the claim to poll with (shown once)."""
         claim = new_token(CLAIM_PREFIX)
+        title = f"Enroll agent '{body.agent_id}'"
+        screened = await screen(self, Facts("enrollment", body.agent_id, title, None))
 
         async def work(uow: UnitOfWork) -> m.EnrollmentCreated:
             now = self.now()
@@ -126,12 +129,13 @@ class EnrollService(Service):
                 uow,
                 m.Approval(
                     kind="enrollment",
-                    title=f"Enroll agent '{body.agent_id}'",
+                    title=title,
                     detail=body.reason,
                     requested_by=body.agent_id,
                     subject_id=str(enrollment.enroll_id),
                     created_at=now,
                 ),
+                screened,
             )
             await uow.enrollments.update(
                 enrollment.enroll_id, {"approval_id": approval.approval_id}

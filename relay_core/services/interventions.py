@@ -17,11 +17,12 @@ from relay_api import models as m
 from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_core import paging
 from relay_core.auth import Caller
+from relay_core.policy_rules import Facts
 from relay_core.ports import StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.base import Service
 from relay_core.services.events import emit, event_data
 from relay_core.services.operator import present
-from relay_core.services.policies import open_approval
+from relay_core.services.policies import open_approval, screen
 
 OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
     "succeeded": "remediated",
@@ -107,6 +108,7 @@ class InterventionsService(Service):
     ) -> m.InterventionApprovalResult:
         """Ask the operator to approve a proposed remediation (one pending request at a time)."""
         agent_id = caller.acting_as(body.agent_id)
+        screened = await screen(self, Facts("intervention", agent_id, body.title, None))
 
         async def work(uow: UnitOfWork) -> m.InterventionApprovalResult:
             now = self.now()
@@ -130,6 +132,7 @@ class InterventionsService(Service):
                     subject_id=intervention_id,
                     created_at=now,
                 ),
+                screened,
             )
             updated = await uow.interventions.update(
                 intervention_id,

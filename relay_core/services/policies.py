@@ -19,7 +19,7 @@ from relay_api.errors import NotFound
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.policy_rules import POLICIES, Facts, Rule, Rulebook
+from relay_core.policy_rules import POLICIES, Facts, Rule, Rulebook, Screen
 from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
@@ -30,14 +30,22 @@ def facts_of(approval: m.Approval) -> Facts:
     return Facts(approval.kind, approval.requested_by, approval.title, approval.payload)
 
 
-async def _within_limit(uow: UnitOfWork, rule: Rule, agent_id: str, at: datetime) -> bool:
-    """Whether the rule's limit lets it decide for ``agent_id`` at ``at``."""
+async def screen(service: Service, facts: Facts) -> Screen:
+    """The enabled policies' text conditions tested against ``facts`` off the event loop,
+    before the transaction that opens the approval (``open_approval``)."""
+    return await service.ctx.rulebook.screen(service.read, facts)
+
+
+async def _within_limit(uow: UnitOfWork, rule: Rule, facts: Facts, at: datetime) -> bool:
+    """Whether the rule's limit lets it decide for the requester at ``at``: counted per agent,
+    or across all requesters for an enrollment, whose requester names itself."""
     limit = rule.policy.limit
     if limit is None:
         return True
     since = at - timedelta(seconds=limit["per_seconds"])
+    per_requester = () if facts.kind == "enrollment" else (eq("agent_id", facts.agent_id),)
     used = await uow.policy_uses.count(
-        eq("policy_id", rule.policy.policy_id), eq("agent_id", agent_id), gt("decided_at", since)
+        eq("policy_id", rule.policy.policy_id), *per_requester, gt("decided_at", since)
     )
     return used < int(limit["count"])
 
@@ -53,11 +61,11 @@ async def _forget_old_uses(uow: UnitOfWork, rule: Rule, now: datetime) -> None:
 
 
 async def deciding_rule(
-    uow: UnitOfWork, rulebook: Rulebook, facts: Facts, now: datetime
+    uow: UnitOfWork, rulebook: Rulebook, facts: Facts, screened: Screen, now: datetime
 ) -> Rule | None:
     """The first rule that matches and is within its limit, held for this transaction."""
     for rule in await rulebook.rules(uow):
-        if rule.mismatch(facts, now) is not None:
+        if rule.mismatch(facts, now, screened) is not None:
             continue
         policy = rule.policy
         held = await uow.policies.update(
@@ -69,17 +77,20 @@ async def deciding_rule(
             rulebook.forget()  # the unit starts again with the policies as they are
             raise StaleWrite(f"policy {policy.policy_id} changed")
         await _forget_old_uses(uow, rule, now)
-        if await _within_limit(uow, rule, facts.agent_id, now):
+        if await _within_limit(uow, rule, facts, now):
             return rule
     return None
 
 
-async def open_approval(service: Service, uow: UnitOfWork, approval: m.Approval) -> m.Approval:
-    """Store a new approval, decided at once by the first policy that matches, else pending
-    for the operator. A decided one's subject (an enrollment, an intervention) is the caller's
-    to carry the decision to, once it is bound to the approval."""
+async def open_approval(
+    service: Service, uow: UnitOfWork, approval: m.Approval, screened: Screen
+) -> m.Approval:
+    """Store a new approval, decided at once by the first policy that matches (its text as
+    ``screened`` found it), else pending for the operator. A decided one's subject (an
+    enrollment, an intervention) is the caller's to carry the decision to, once it is bound to
+    the approval."""
     now = approval.created_at
-    rule = await deciding_rule(uow, service.ctx.rulebook, facts_of(approval), now)
+    rule = await deciding_rule(uow, service.ctx.rulebook, facts_of(approval), screened, now)
     if rule is not None:
         approval = approval.model_copy(update=_decision_of(rule.policy, now))
     stored = await uow.approvals.insert(approval)
@@ -235,14 +246,15 @@ class PoliciesService(Service):
         caller.require_operator()
         facts = Facts(body.kind, body.agent_id, body.title, body.payload)
         at = body.at or self.now()
+        screened = await screen(self, facts)
 
         async def work(uow: UnitOfWork) -> m.PolicyVerdict:
             skipped: list[str] = []
             for rule in await self.ctx.rulebook.rules(uow):
                 policy = rule.policy
-                why = rule.mismatch(facts, at)
-                if why is None and not await _within_limit(uow, rule, body.agent_id, at):
-                    why = "its limit is reached for this agent"
+                why = rule.mismatch(facts, at, screened)
+                if why is None and not await _within_limit(uow, rule, facts, at):
+                    why = "its limit is reached"
                 if why is None:
                     return m.PolicyVerdict(
                         decision=policy.decision,
