@@ -7,6 +7,7 @@ could not do), 2 usage, 3 cannot connect.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from relay_api.models import Page
 from relay_client import RelayClient
@@ -151,7 +153,7 @@ def _table(columns: Sequence[str], cells: list[list[str]]) -> Table:
         else:
             table.add_column(columns[n], overflow="fold", min_width=least[n])
     for line in cells:
-        table.add_row(*(line[n] for n in shown))
+        table.add_row(*(_literal(columns[n], line[n]) for n in shown))
     return table
 
 
@@ -199,5 +201,19 @@ def render(
     table = Table(show_header=False, show_edge=False, box=None)
     for name, field_value in value.model_dump().items():
         if field_value not in (None, [], {}):
-            table.add_row(f"[bold]{name}[/bold]", _cell(field_value))
+            table.add_row(Text(name, style="bold"), _literal(name, _cell(field_value)))
     out.print(table)
+
+
+def _literal(column: str, value: str) -> Text:
+    """A cell as it was written, never read as Rich markup (agents wrote most of it); a search
+    hit's matches, which the API puts in ``[`` ``]``, in bold."""
+    if column != "snippet":
+        return Text(value)
+    shown = Text()
+    for n, part in enumerate(_MATCHES.split(value)):
+        shown.append(part, style="bold" if n % 2 else None)
+    return shown
+
+
+_MATCHES = re.compile(r"\[([^\[\]]*)\]")

@@ -3,30 +3,62 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from relay_api import models as m
+from relay_api.elision import fit
+
+TITLE_SHARE = 600  # a title has at most 500 characters: whole, but for escaping
 
 
-def describe(approval: m.Approval, limit: int, strong: str = "") -> str:
-    """The approval in a few lines, at most ``limit`` characters; ``strong`` wraps its first
-    words where the platform marks text up (``*`` on Slack)."""
-    lines = [
+def _plain(text: str) -> str:
+    return text
+
+
+def describe(
+    approval: m.Approval, limit: int, strong: str = "", escape: Callable[[str], str] = _plain
+) -> str:
+    """The approval in a few lines, at most ``limit`` characters: every text the requester
+    wrote ``escape``d for the platform, and a long one shown as its head and its tail around a
+    mark of what was left out (the command of a payload first, then its detail, then the whole
+    payload). ``strong`` wraps the first words where the platform marks text up."""
+    head = (
         f"{strong}Approval #{approval.approval_id}{strong} ({approval.kind}) "
-        f"from {approval.requested_by}",
-        approval.title,
-    ]
+        f"from {escape(approval.requested_by)}"
+    )
+    lines = [head, fit(approval.title, TITLE_SHARE, escape)]
+    expiry = (
+        f"Expires {approval.expires_at:%Y-%m-%d %H:%M:%S} UTC unanswered"
+        if approval.expires_at is not None
+        else None
+    )
+    long_parts = [f"Command: {command}" for command in [_command(approval.payload)] if command]
     if approval.detail:
-        lines.append(approval.detail)
+        long_parts.append(approval.detail)
     if approval.payload:
-        lines.append(json.dumps(approval.payload, ensure_ascii=False, sort_keys=True))
-    if approval.expires_at is not None:
-        lines.append(f"Expires {approval.expires_at:%Y-%m-%d %H:%M:%S} UTC unanswered")
+        long_parts.append(json.dumps(approval.payload, ensure_ascii=False, sort_keys=True))
+    room = limit - sum(len(line) + 1 for line in lines) - (len(expiry) + 1 if expiry else 0)
+    for n, part in enumerate(long_parts):
+        share = room // (len(long_parts) - n)
+        shown = fit(part, max(share - 1, 0), escape)
+        lines.append(shown)
+        room -= len(shown) + 1
+    if expiry:
+        lines.append(expiry)
     return "\n".join(lines)[:limit]
 
 
-def outcome(approval: m.Approval, strong: str = "") -> str:
+def _command(payload: dict[str, object] | None) -> str | None:
+    """The shell command a coding agent's payload carries, if any."""
+    tool_input = (payload or {}).get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return command if isinstance(command, str) else None
+
+
+def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str] = _plain) -> str:
     """How it was decided, by whom, with the note: ``APPROVED by slack:U0AB: go ahead``."""
     if approval.status == "expired" and approval.decided_by == "deadline":
         return f"{strong}EXPIRED{strong}: nobody answered in time"
-    said = f"{strong}{approval.status.upper()}{strong} by {approval.decided_by or 'operator'}"
-    return f"{said}: {approval.note}" if approval.note else said
+    by = escape(approval.decided_by or "operator")
+    said = f"{strong}{approval.status.upper()}{strong} by {by}"
+    return f"{said}: {escape(approval.note)}" if approval.note else said

@@ -23,6 +23,7 @@ import typer
 from typer.testing import CliRunner, Result
 
 from relay_api.operations import OPERATIONS
+from relay_cli._common import out
 from relay_cli.main import app
 from relay_client import RelayClient
 from tests.live import LiveServer, live_server
@@ -488,3 +489,32 @@ def test_policies_from_a_file_with_a_limit_and_a_simulation(relay: Any, tmp_path
 def test_rotate_token_says_how_the_agent_gets_its_new_token() -> None:
     shown = CliRunner().invoke(app, ["agents", "register", "--help"], env={"COLUMNS": "200"})
     assert "RELAY_TOKEN" in " ".join(shown.stdout.split()), shown.stdout
+
+
+def test_text_agents_wrote_is_printed_literally(
+    relay: Any, server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rich markup in an agent's text is text: no traceback, no lost brackets; a search hit's
+    matches are highlighted by the CLI, their words kept."""
+    monkeypatch.setattr(out, "width", 250)  # one line a row, to find each text whole
+    tag = uuid.uuid4().hex[:6]
+    sender, reader = f"lit-a-{tag}", f"lit-b-{tag}"
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register(sender).token
+        op.agents.register(reader)
+    markup = f"Run [/] cleanup [bold]now {tag}"
+    path = f"Edit: src/app/[id]/page.tsx {tag}"
+    with RelayClient(server.url, token=token) as agent:
+        asked = [agent.approvals.request(title).approval_id for title in (markup, path)]
+        sent = agent.messages.send(f"[red]green[/red] {tag} [link=x]y", to=reader)
+    for words in (("approvals", "list"), ("approvals", "show", str(asked[0]))):
+        assert markup in relay(*words).stdout
+    assert path in relay("approvals", "show", str(asked[1])).stdout
+    relay("approvals", "approve", str(asked[0]))
+    listed = relay("approvals", "list").stdout
+    assert path in listed and markup in listed
+    assert f"[red]green[/red] {tag} [link=x]y" in relay("inbox", reader, "--peek").stdout
+    thread = relay("messages", "thread", str(sent.thread_id)).stdout
+    assert f"[red]green[/red] {tag}" in thread
+    found = relay("search", tag).stdout
+    assert tag in found and "[" + tag + "]" not in found

@@ -182,3 +182,42 @@ async def test_malformed_callbacks_are_refused_audited_and_throttled(api: Api) -
     # The refusal limit's burst is 20: past it, the address is answered 429 without checking.
     statuses = [await post_event(api, body, {}) for _ in range(25)]
     assert 429 in statuses and 500 not in statuses
+
+
+async def test_text_relay_did_not_write_is_escaped_on_slack(
+    api: Api, slack: tuple[FakeSlack, str]
+) -> None:
+    """No ping, no disguised link: ``&``, ``<`` and ``>`` of agents' and enrollers' text are
+    Slack's escapes, in messages, cards and their updates."""
+    fake, _ = slack
+    ping = "<!channel> look"
+    link = "<https://evil.example/login|https://github.com/acme/app/pull/42>"
+    await api.post("/v1/notify", {"text": f"{ping} & {link}"}, as_="alice", expect=201)
+    await api.post("/v1/approvals", {"title": ping, "detail": link}, as_="alice", expect=201)
+    await api.post("/v1/enroll", {"agent_id": "newbie", "reason": link}, token="", expect=201)
+    posted = fake.called("chat.postMessage")
+    assert len(posted) == 3
+    for call in posted:
+        texts = [call["text"], *(b["text"]["text"] for b in call.get("blocks", []) if "text" in b)]
+        for text in texts:
+            assert "<!channel>" not in text and "<https://evil" not in text
+    assert posted[0]["text"] == (
+        "&lt;!channel&gt; look &amp; "
+        "&lt;https://evil.example/login|https://github.com/acme/app/pull/42&gt;"
+    )
+    assert "&lt;https://evil.example/login|" in posted[2]["text"]
+
+
+async def test_a_long_command_is_shown_as_its_head_and_tail(
+    api: Api, slack: tuple[FakeSlack, str]
+) -> None:
+    fake, _ = slack
+    command = "echo " + "x" * 3500 + " | sh"
+    payload = {"tool_name": "Bash", "tool_input": {"command": command}}
+    await api.post("/v1/approvals", {"title": "Bash", "payload": payload}, as_="alice", expect=201)
+    [posted] = fake.called("chat.postMessage")
+    text = posted["text"]
+    assert len(text) <= 2900
+    command_line = next(line for line in text.splitlines() if line.startswith("Command: "))
+    assert command_line.startswith("Command: echo xxx") and command_line.endswith("x | sh")
+    assert "characters left out" in command_line

@@ -15,12 +15,19 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from relay_api import models as m
+from relay_api.elision import fit
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 from relay_server.bridges.wording import describe, outcome
 
 DEFAULT_API_URL = "https://slack.com/api/"
 RATE_LIMIT_RETRIES = 3  # each waits the Retry-After Slack sent with its 429
+
+
+def escaped(text: str) -> str:
+    """Text Relay did not write, as Slack's mrkdwn shows it literally: ``<!channel>`` and
+    ``<https://evil|https://github.com/…>`` are text, not a ping or a disguised link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def platform_id(channel: str, ts: str) -> str:
@@ -68,7 +75,8 @@ class SlackBridge:
         return None
 
     async def send(self, text: str, *, reference: str) -> str:
-        posted = await self.call("chat.postMessage", channel=self.channel, text=text[:40000])
+        shown = fit(text, 40000, escaped)
+        posted = await self.call("chat.postMessage", channel=self.channel, text=shown)
         return platform_id(posted["channel"], posted["ts"])
 
     async def ensure_topic(self, room: m.Room, space: m.Space | None) -> str:
@@ -78,7 +86,7 @@ class SlackBridge:
         raise BridgeError("Slack rooms are not mirrored: Relay posts to one channel")
 
     async def ask(self, approval: m.Approval) -> str | None:
-        text = describe(approval, 2900, strong="*")
+        text = describe(approval, 2900, strong="*", escape=escaped)
         hint = "Click a button, or reply in the thread `approve [note]` / `reject [note]`."
         blocks = [
             {"type": "section", "text": {"type": "mrkdwn", "text": text}},
@@ -97,15 +105,18 @@ class SlackBridge:
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         channel, ts = split_platform_id(platform_message_id)
-        said = outcome(approval, strong="*")
-        text = f"{describe(approval, 2900, strong='*')}\n\n{said}"
+        said = outcome(approval, strong="*", escape=escaped)
+        text = f"{describe(approval, 2900, strong='*', escape=escaped)}\n\n{said}"
         blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
         await self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         channel, ts = split_platform_id(platform_message_id)
         await self.call(
-            "chat.update", channel=channel, ts=ts, text=f"{text}\n\n*Answered:* {answer}"
+            "chat.update",
+            channel=channel,
+            ts=ts,
+            text=f"{fit(text, 30000, escaped)}\n\n*Answered:* {fit(answer, 9000, escaped)}",
         )
 
     async def close(self) -> None:
