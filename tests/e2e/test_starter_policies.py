@@ -44,7 +44,7 @@ HOSTILE = [
     "rm -fr /",
     "rm --rec --for /",
     "'rm' '-rf' /",
-    "r\\m -r\"f\" /",
+    'r\\m -r"f" /',
     "/bin/rm -rf /",
     # behind wrappers and shells
     "sudo rm -rf /",
@@ -162,8 +162,9 @@ def test_no_hostile_command_is_allowed(server: LiveServer, coder: str, tmp_path:
     assert allowed == []
     # every rm -rf spelling is refused outright, not merely asked
     refused = {c for c, answer in zip(HOSTILE, said, strict=True) if answer == "deny"}
-    assert {"rm -Rf ~/project", "rm -r -f /", "rm --recursive --force /", "sudo rm -rf /"} <= refused
-    assert {"bash -c 'rm -rf /'", "echo / | xargs rm -rf", "r\\m -r\"f\" /"} <= refused
+    assert {"rm -Rf ~/project", "rm -r -f /", "rm --recursive --force /"} <= refused
+    assert {"sudo rm -rf /", "pytest && rm -Rf ~/project"} <= refused
+    assert {"bash -c 'rm -rf /'", "echo / | xargs rm -rf", 'r\\m -r"f" /'} <= refused
 
 
 def test_plain_test_runs_are_allowed(server: LiveServer, coder: str, tmp_path: Path) -> None:
