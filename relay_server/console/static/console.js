@@ -59,6 +59,24 @@ function pretty(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
+// A long text where a decision is asked: its head and its tail around a mark of what was left
+// out, never silently cut (relay_api/elision.py does the same for the bridges, MCP and CLI).
+const CARD_FIELD = 2000;
+function elide(text, limit = CARD_FIELD) {
+  if (text.length <= limit) return text;
+  const mark = (count) => ` … ${count.toLocaleString("en-US")} characters left out … `;
+  let keep = limit;
+  for (let i = 0; i < 3; i += 1) keep = Math.max(0, limit - mark(text.length - keep).length);
+  const tail = Math.floor(keep / 2);
+  return text.slice(0, keep - tail) + mark(text.length - keep) + (tail ? text.slice(text.length - tail) : "");
+}
+
+// The shell command of a coding agent's request, if it carries one.
+function commandOf(approval) {
+  const input = approval.payload && approval.payload.tool_input;
+  return input && typeof input.command === "string" ? input.command : null;
+}
+
 // A table, or `empty` in words when there is no row. Each cell carries its column's label, which
 // a phone's narrow screen shows beside the value (a row becomes a card). A column empty in every
 // row is left out: it would only take the width the others need.
@@ -181,8 +199,9 @@ async function approvalsView() {
     el("p", { class: "muted" },
       `#${approval.approval_id} · ${approval.kind} · requested by ${approval.requested_by} · ${when(approval.created_at)}`),
     approval.applicant ? applicantLine(approval.applicant) : null,
-    approval.detail ? el("pre", {}, approval.detail) : null,
-    approval.payload ? el("pre", { class: "payload" }, pretty(approval.payload)) : null,
+    commandOf(approval) !== null ? el("pre", { class: "command" }, `$ ${elide(commandOf(approval))}`) : null,
+    approval.detail ? el("pre", {}, elide(approval.detail)) : null,
+    approval.payload ? el("pre", { class: "payload" }, elide(pretty(approval.payload))) : null,
     approval.expires_at ? el("p", { class: "muted expires" }, `Expires unanswered ${until(approval.expires_at)}`) : null,
     approval.kind === "intervention"
       ? (diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic uploaded."))
@@ -190,7 +209,7 @@ async function approvalsView() {
     decision(approval.approval_id),
     approval.kind === "request"
       ? el("button", { type: "button", class: "always", on: { click: () => draftPolicyLike(approval) } },
-        "Always approve requests like this…")
+        alwaysLabel(approval))
       : null);
   const one = named();  // #approvals/12: a search's link to one
   if (one) bringIntoView(`[data-approval="${CSS.escape(one)}"]`);
@@ -317,13 +336,36 @@ async function notificationsView() {
 
 // A policy that would approve approvals like this one: the same kind from the same agent, and
 // the same tool (a coding agent's prompt) or the same title. The operator edits it before saving.
+// What "always approve" would approve, in words: the button's label and the draft's summary.
+function alwaysLabel(approval) {
+  const tool = approval.payload && approval.payload.tool_name;
+  if (commandOf(approval) !== null) return `Draft a policy: always let ${approval.requested_by} run this command…`;
+  if (typeof tool === "string") return `Draft a policy: always let ${approval.requested_by} use ${tool} with this input…`;
+  return `Draft a policy: always approve "${elide(approval.title, 80)}" from ${approval.requested_by}…`;
+}
+
+// The narrowest policy that approves this request again: the same agent and kind, and for a
+// coding agent's tool the same tool with this command exactly (read by the `command` condition,
+// so nothing chained, substituted or redirected rides along) or this input exactly.
 function draftPolicyLike(approval) {
   const match = { kinds: [approval.kind], agents: [approval.requested_by] };
   const tool = approval.payload && approval.payload.tool_name;
-  if (typeof tool === "string") match.payload = { "/tool_name": { eq: tool } };
-  else match.title = "^" + approval.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$";
+  const command = commandOf(approval);
+  let summary;
+  if (typeof tool === "string" && command !== null) {
+    match.payload = { "/tool_name": { eq: tool }, "/tool_input/command": { command: { allow: [command] } } };
+    summary = `Approves, without asking you, ${approval.requested_by}'s ${tool} requests to run exactly: ${elide(command, 500)} ` +
+      "(the same program and arguments, alone: nothing chained, substituted or redirected outside its directory).";
+  } else if (typeof tool === "string") {
+    match.payload = { "/tool_name": { eq: tool }, "/tool_input": { eq: approval.payload.tool_input ?? null } };
+    summary = `Approves, without asking you, ${approval.requested_by}'s ${tool} requests with exactly this input: ` +
+      elide(JSON.stringify(approval.payload.tool_input ?? null), 500);
+  } else {
+    match.title = "^" + approval.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$";
+    summary = `Approves, without asking you, ${approval.kind} approvals from ${approval.requested_by} titled exactly: ${approval.title}`;
+  }
   const name = typeof tool === "string" ? `${tool} from ${approval.requested_by}` : approval.title;
-  sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ name: `Approve ${name}`.slice(0, 200), match }));
+  sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ name: `Approve ${name}`.slice(0, 200), match, summary }));
   location.hash = "#policies";
 }
 
@@ -333,7 +375,7 @@ function policyForm() {
   const choice = el("select", { name: "decision" },
     el("option", { value: "approve" }, "approve"), el("option", { value: "reject" }, "reject"));
   const priority = el("input", { type: "number", name: "priority", value: "0" });
-  const match = el("textarea", { name: "match", rows: 6 });
+  const match = el("textarea", { name: "match", rows: 12 });
   match.value = JSON.stringify(draft.match, null, 2);
   const count = el("input", { type: "number", name: "limit-count", min: 1, placeholder: "no limit" });
   const per = el("input", { type: "number", name: "limit-seconds", min: 1, value: "3600" });
@@ -347,8 +389,10 @@ function policyForm() {
     sessionStorage.removeItem(DRAFT_KEY);
     await render();
   });
+  if (draft.summary) bringIntoView("form.policy-form");
   return el("form", { class: "policy-form", on: { submit: save } },
     el("h2", {}, draft.name ? "New policy (from an approval)" : "New policy"),
+    draft.summary ? el("p", { class: "draft-summary" }, draft.summary) : null,
     field("Name ", name), field("Decision ", choice), field("Priority ", priority),
     field("Match (JSON) ", match), field("At most ", count), field(" per seconds ", per),
     field("Note ", note), el("button", { type: "submit" }, "Save policy"));
