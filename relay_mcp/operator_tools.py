@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from mcp.server.elicitation import ElicitationResult
@@ -11,6 +12,7 @@ from mcp.types import CallToolResult
 from pydantic import Field, ValidationError
 
 from relay_api import models as m
+from relay_api.elision import elide
 from relay_client import AsyncRelayClient
 from relay_mcp import answers as a
 from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, PAGE, READ, WRITE, Cursor
@@ -48,15 +50,29 @@ async def list_pending_approvals(
     return await answer(relay, a.Approvals(approvals=approvals, next_cursor=page.next_cursor))
 
 
+QUESTION_FIELD = 2000  # characters of each long field in the question: its head and its tail
+
+
 async def _question(ctx: Context, verb: str, approval_id: int, note: str | None) -> str:
     """What the human is asked before ``verb`` (approve, reject) of the approval."""
     relay = ctx.mcp_server.clients(ctx)  # type: ignore[attr-defined]
     asked = await relay.approvals.show(approval_id)
-    detail = f"\n\n{asked.detail}" if asked.detail else ""
-    why = f"\n\nNote for the agent: {note}" if note else ""
-    return (
-        f"{verb.capitalize()} approval {approval_id}, asked by {asked.requested_by}: "
-        f"{asked.title}?{detail}{why}"
+    tool_input = (asked.payload or {}).get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    shown = [f"Command: {elide(command, QUESTION_FIELD)}"] if isinstance(command, str) else []
+    if asked.detail:
+        shown.append(elide(asked.detail, QUESTION_FIELD))
+    if asked.payload:
+        payload = json.dumps(asked.payload, ensure_ascii=False, sort_keys=True)
+        shown.append(f"Payload: {elide(payload, QUESTION_FIELD)}")
+    if note:
+        shown.append(f"Note for the agent: {note}")
+    return "\n\n".join(
+        [
+            f"{verb.capitalize()} approval {approval_id}, asked by {asked.requested_by}: "
+            f"{asked.title}?",
+            *shown,
+        ]
     )
 
 
