@@ -32,6 +32,22 @@ AGENT_TOKEN_PREFIX = "rly_agent_"
 CLAIM_PREFIX = "rly_claim_"
 
 ResourceId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+# The names Relay itself writes where an actor is recorded (an approval's decided_by, the audit's
+# agent_id): no agent may take one, and no person's decision may be labelled with one.
+RESERVED_ACTORS = frozenset({OPERATOR, "anonymous", "deadline", "system", "nobody"})
+RESERVED_PREFIXES = ("policy:",)
+
+
+def reserved_actor(name: str) -> bool:
+    """Whether ``name`` is one Relay writes itself as an actor (``policy:3@2``, ``deadline``)."""
+    return name.lower() in RESERVED_ACTORS or name.lower().startswith(RESERVED_PREFIXES)
+
+
+def _not_an_actor_of_relays(name: str) -> None:
+    if reserved_actor(name):
+        raise ValueError(f"'{name}' is reserved: Relay records its own actions under that name")
+
+
 # Integer ids are 64-bit in every database; a larger number cannot name anything.
 IntegerId = Annotated[int, Field(ge=0, le=2**63 - 1)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -130,8 +146,7 @@ class AgentRegister(RequestBody):
 
     @model_validator(mode="after")
     def _not_reserved(self) -> AgentRegister:
-        if self.agent_id == OPERATOR:
-            raise ValueError(f"'{OPERATOR}' is reserved for the human operator")
+        _not_an_actor_of_relays(self.agent_id)
         return self
 
 
@@ -260,8 +275,7 @@ class EnrollRequest(RequestBody):
 
     @model_validator(mode="after")
     def _not_reserved(self) -> EnrollRequest:
-        if self.agent_id == OPERATOR:
-            raise ValueError(f"'{OPERATOR}' is reserved for the human operator")
+        _not_an_actor_of_relays(self.agent_id)
         return self
 
 
@@ -269,7 +283,18 @@ class ApprovalDecision(RequestBody):
     """The operator's decision note; ``decided_by`` labels who decided (default: operator)."""
 
     note: LongText | None = None
-    decided_by: ShortText | None = None
+    decided_by: ShortText | None = Field(
+        default=None,
+        description="who decided, for the audit (default: operator); never one of Relay's own"
+        " actors (policy:…, deadline, system, anonymous)",
+    )
+
+    @field_validator("decided_by")
+    @classmethod
+    def _a_person(cls, name: str | None) -> str | None:
+        if name is not None and name != OPERATOR:
+            _not_an_actor_of_relays(name)
+        return name
 
 
 class InterventionApprovalRequest(RequestBody):

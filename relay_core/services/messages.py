@@ -59,6 +59,16 @@ async def add_direct_message(uow: UnitOfWork, message: m.Message) -> None:
     uow.publish(inbox_topic(message.to))
 
 
+async def _may_read(uow: UnitOfWork, caller: Caller, message: m.Message) -> bool:
+    """Whether the caller may read this one message (``reader`` for one, without the rooms)."""
+    me = caller.name
+    if caller.is_operator or me in (message.to, message.from_agent):
+        return True
+    if message.room_id is None:
+        return False
+    return bool(await uow.room_members.count(eq("room_id", message.room_id), eq("agent_id", me)))
+
+
 # The most rows of a thread one request reads past that the caller may not read: a page that
 # reaches it ends there, with a cursor to go on from.
 THREAD_SCAN = 10_000
@@ -116,7 +126,10 @@ class MessagesService(Service):
             thread_id = None
             if body.reply_to is not None:
                 answered = await uow.messages.get(body.reply_to)
-                if answered is None:
+                # One the caller cannot read is answered as if it did not exist: a reply would
+                # put the caller's text into a conversation it is not in, and a 403 would say
+                # that the id exists.
+                if answered is None or not await _may_read(uow, caller, answered):
                     raise NotFound(f"message {body.reply_to} (reply_to) does not exist")
                 thread_id = answered.thread_id
             if body.to is not None:

@@ -32,7 +32,12 @@ class SystemService(Service):
         )
 
     async def status(self, caller: Caller) -> m.Status:
-        """Version, uptime, backends and the counts that say what is going on."""
+        """Version, uptime, backends and the counts that say what is going on: for an agent,
+        of the approvals and notifications it can see (the ones for everyone and its own)."""
+        # An agent's approvals of kind request are private to it and the operator, as in the
+        # approvals list; its notifications are its own.
+        approvals_seen = () if caller.is_operator else (in_("audience", (m.EVERYONE, caller.name)),)
+        notifications_seen = () if caller.is_operator else (eq("agent_id", caller.name),)
 
         async def work(uow: UnitOfWork) -> m.StatusCounts:
             seen_since = now - timedelta(seconds=self.ctx.config.presence_ttl)
@@ -41,9 +46,15 @@ class SystemService(Service):
                 online_agents=await uow.agents.count(gt("last_seen_at", seen_since)),
                 pending_messages=await uow.messages.count(ne("to", None), in_("status", UNACKED)),
                 open_tasks=await uow.tasks.count(eq("status", "open")),
-                pending_approvals=await uow.approvals.count(eq("status", "pending")),
-                sent_notifications=await uow.notifications.count(eq("status", "sent")),
-                failed_notifications=await uow.notifications.count(eq("status", "failed")),
+                pending_approvals=await uow.approvals.count(
+                    eq("status", "pending"), *approvals_seen
+                ),
+                sent_notifications=await uow.notifications.count(
+                    eq("status", "sent"), *notifications_seen
+                ),
+                failed_notifications=await uow.notifications.count(
+                    eq("status", "failed"), *notifications_seen
+                ),
             )
 
         now = self.now()
