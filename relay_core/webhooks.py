@@ -136,28 +136,63 @@ def next_delay(schedule: Sequence[float], attempts: int, retry_after: float | No
     return schedule[attempts - 1] * random.uniform(1 - JITTER, 1 + JITTER)
 
 
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits: IPv4-compatible (::a.b.c.d),
+# IPv4-translated (::ffff:0:a.b.c.d) and NAT64's well-known prefix (RFC 6052). A refused IPv4
+# address is refused in each of them.
+_CARRIES_IPV4 = tuple(
+    ipaddress.IPv6Network(prefix) for prefix in ("::/96", "::ffff:0:0:0/96", "64:ff9b::/96")
+)
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: a network's own translator
+
+
 def _refused(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%")[0])  # fe80::1%eth0: the zone says nothing
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _LOCAL_NAT64:
+            return True
+        carried = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if carried is None and any(ip in net for net in _CARRIES_IPV4):
+            carried = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if carried is not None:
+            ip = carried
     return not ip.is_global or ip.is_multicast
+
+
+class AddressRefused(OSError):
+    """A webhook's host is, or resolves to, an address that is not public."""
+
+
+NOT_PUBLIC = (
+    "is a private, loopback, link-local or otherwise non-public address "
+    "(RELAY_WEBHOOKS_ALLOW_PRIVATE=true allows it)"
+)
+
+
+async def public_addresses(host: str, port: int) -> list[tuple[int, str]]:
+    """The (family, address) pairs ``host`` resolves to, once, when every one is public; the
+    sender connects to these and nothing else, so a resolver that answers otherwise the next
+    time (DNS rebinding) is never asked again. Raises ``AddressRefused`` saying why not."""
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise AddressRefused(f"{host} does not resolve") from None
+    addresses: list[tuple[int, str]] = [(int(fam), str(addr[0])) for fam, _, _, _, addr in found]
+    if not addresses:
+        raise AddressRefused(f"{host} does not resolve")
+    if any(_refused(address) for _, address in addresses):
+        raise AddressRefused(f"{host} {NOT_PUBLIC}")
+    return addresses
 
 
 async def address_refusal(url: str) -> str | None:
     """Why an endpoint may not be called at ``url``: its host is, or resolves to, an address
     that is not public (loopback, private, link-local, the cloud metadata address, multicast,
-    unspecified); None when every address it has is public."""
+    unspecified, or one of those inside an IPv6 form); None when every address it has is
+    public."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        return f"{host} does not resolve"
-    for *_, address in found:
-        if _refused(str(address[0])):
-            return (
-                f"{host} is a private, loopback, link-local or otherwise non-public address "
-                "(RELAY_WEBHOOKS_ALLOW_PRIVATE=true allows it)"
-            )
+        await public_addresses(parts.hostname or "", port)
+    except AddressRefused as refused:
+        return str(refused)
     return None

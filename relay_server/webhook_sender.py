@@ -13,12 +13,15 @@ the CPU time a request (docs/performance.md).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import socket
 import time
 from collections import Counter
 from urllib.parse import urlsplit
 
 import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from relay_api.errors import StorageUnavailable
 from relay_api.headers import parse_retry_after
@@ -52,6 +55,40 @@ async def deliver(services: Services, standby: float = IDLE_SECONDS) -> None:
     await on_one_instance(services.ctx.storage, "webhooks", lambda: Sender(services).run(), standby)
 
 
+class PublicResolver(AbstractResolver):
+    """aiohttp's resolver for webhook deliveries: the host's addresses, looked up once and
+    answered only when every one is public (``hooks.public_addresses``), so the connection goes
+    to the address that was checked."""
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        return [
+            ResolveResult(
+                hostname=host,
+                host=address,
+                port=port,
+                family=found_family,
+                proto=0,
+                flags=socket.AI_NUMERICHOST,
+            )
+            for found_family, address in await hooks.public_addresses(host, port)
+            if family in (socket.AF_UNSPEC, found_family)
+        ]
+
+    async def close(self) -> None:
+        return None
+
+
+def _literal(url: str) -> bool:
+    """Whether the URL's host is an IP address (aiohttp connects to it without resolving)."""
+    try:
+        ipaddress.ip_address(urlsplit(url).hostname or "")
+    except ValueError:
+        return False
+    return True
+
+
 class Sender:
     """Fans the feed out to deliveries and attempts them as they fall due."""
 
@@ -68,7 +105,12 @@ class Sender:
 
     async def run(self) -> None:
         hub = self.services.ctx.storage.hub
-        connector = aiohttp.TCPConnector(limit=IN_FLIGHT, limit_per_host=0)
+        # Outside RELAY_WEBHOOKS_ALLOW_PRIVATE, a host is resolved once per connection and only
+        # the public addresses that check found are connected to (DNS rebinding finds nothing).
+        resolver = None if self.config.webhooks_allow_private else PublicResolver()
+        connector = aiohttp.TCPConnector(
+            limit=IN_FLIGHT, limit_per_host=0, resolver=resolver, use_dns_cache=False
+        )
         async with aiohttp.ClientSession(
             connector=connector, headers={"user-agent": USER_AGENT}, auto_decompress=False
         ) as client:
@@ -149,7 +191,8 @@ class Sender:
     async def _send(self, client: aiohttp.ClientSession, attempt: Attempt) -> Outcome:
         """One attempt: the address checked again (DNS can change), the body signed now, the
         answer read up to ``READ_BYTES``."""
-        if not self.config.webhooks_allow_private:
+        if not self.config.webhooks_allow_private and _literal(attempt.url):
+            # A hostname is checked by PublicResolver as it is connected to.
             refusal = await hooks.address_refusal(attempt.url)
             if refusal is not None:
                 return Outcome(None, f"refused: {refusal}")
@@ -178,6 +221,11 @@ class Sender:
                 retry_after = response.headers.get("retry-after")
         except TimeoutError:
             return Outcome(None, f"no answer within {timeout:g} s")
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, hooks.AddressRefused):
+                return Outcome(None, f"refused: {exc.os_error}")
+            host = urlsplit(attempt.url).hostname
+            return Outcome(None, f"{type(exc).__name__} reaching {host}")
         except aiohttp.ClientError as exc:
             host = urlsplit(attempt.url).hostname
             return Outcome(None, f"{type(exc).__name__} reaching {host}")

@@ -324,6 +324,11 @@ async def test_an_endpoint_is_changed_disabled_and_enabled(
         "http://192.168.1.10/hook",
         "http://[fe80::1]/hook",
         "http://0.0.0.0/hook",
+        "http://[::7f00:1]/hook",  # IPv4-compatible 127.0.0.1
+        "http://[::ffff:0:7f00:1]/hook",  # IPv4-translated
+        "http://[64:ff9b::7f00:1]/hook",  # NAT64
+        "http://[64:ff9b::a00:1]/hook",  # NAT64 of 10.0.0.1
+        "http://[2002:7f00:1::]/hook",  # 6to4
     ],
 )
 async def test_private_addresses_are_refused_without_the_setting(
@@ -333,6 +338,43 @@ async def test_private_addresses_are_refused_without_the_setting(
     refused = await api.post("/v1/webhooks", {"url": url}, expect=422)
     [error] = refused["detail"]
     assert error["loc"] == ["body", "url"] and "RELAY_WEBHOOKS_ALLOW_PRIVATE" in error["msg"]
+
+
+async def test_a_rebinding_resolver_gets_no_delivery_through(
+    make_api: AppFactory, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host answers a "public" address while it is checked, then 127.0.0.1: the sender
+    connects only to the address it checked, so the loopback receiver gets nothing. (127.0.0.2
+    stands in for a public address: no test sends anything off this machine.)"""
+    import socket
+
+    from relay_core import webhooks
+
+    port = int(receiver.url.split(":")[2].split("/")[0])
+    answers = ["127.0.0.2", "127.0.0.2", "127.0.0.1", "127.0.0.1"]
+    real_getaddrinfo, real_refused = socket.getaddrinfo, webhooks._refused
+
+    def rebinding(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "rebind.test":
+            return real_getaddrinfo(host, *args, **kwargs)
+        address = answers.pop(0) if len(answers) > 1 else answers[0]
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    monkeypatch.setattr(webhooks, "_refused", lambda a: a != "127.0.0.2" and real_refused(a))
+    api = await make_api()
+    url = f"http://rebind.test:{port}/hook"
+    created = await api.post("/v1/webhooks", {"url": url}, expect=201)
+    await api.agent("ann")
+    await api.agent("bob")
+    await api.post("/v1/messages", {"to": "bob", "text": "hi"}, as_="ann", expect=201)
+    deadline = asyncio.get_running_loop().time() + 15
+    while not (found := await deliveries(api, created["webhook_id"])) or not found[0]["attempts"]:
+        assert asyncio.get_running_loop().time() < deadline, found
+        await asyncio.sleep(0.05)
+    # It connected to 127.0.0.2, where nothing listens: refused there, never rebound.
+    assert found[0]["last_error"] == "ClientConnectorError reaching rebind.test"
+    assert receiver.received == []
 
 
 @pytest.mark.parametrize(
