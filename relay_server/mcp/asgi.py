@@ -37,6 +37,7 @@ from relay_mcp.server import agent_server, operator_server
 # Headers the door sets for the tools; whatever a client sent under these names is dropped.
 AGENT_HEADER = "x-relay-mcp-agent"
 LOOPBACK_HEADER = "x-relay-mcp-loopback"
+DOOR_HEADERS = frozenset({AGENT_HEADER, LOOPBACK_HEADER})  # a client's are always dropped
 CLIENTS_KEPT = 256  # callers whose client (and its connection pool) stays open
 RETIRE_SECONDS = 120.0
 DISCONNECT_POLL_SECONDS = 0.5
@@ -248,7 +249,7 @@ class _Bridge(ASGIContext):
     @property
     def scope(self) -> ScopeDict:
         scope = super().scope
-        kept = [(k, v) for k, v in scope["headers"] if k.decode().lower() not in self._extra]
+        kept = [(k, v) for k, v in scope["headers"] if k.decode().lower() not in DOOR_HEADERS]
         added = [(k.encode(), v.encode()) for k, v in self._extra.items()]
         scope["headers"] = kept + added
         return scope

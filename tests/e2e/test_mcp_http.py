@@ -34,11 +34,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 @asynccontextmanager
 async def connected(
-    url: str, token: str, mode: str = "auto", elicitation: ElicitationFnT | None = None
+    url: str,
+    token: str,
+    mode: str = "auto",
+    elicitation: ElicitationFnT | None = None,
+    extra: dict[str, str] | None = None,
 ) -> AsyncIterator[Client]:
     """The official client on ``url``/mcp with a bearer token (``mode="legacy"``: the 2025
-    protocol's initialize handshake), answering forms with ``elicitation`` if given."""
-    headers = {"Authorization": f"Bearer {token}"}
+    protocol's initialize handshake), answering forms with ``elicitation`` if given, sending
+    ``extra`` headers too."""
+    headers = {"Authorization": f"Bearer {token}", **(extra or {})}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
         transport = streamable_http_client(f"{url}/mcp", http_client=http)
         async with Client(transport, mode=mode, elicitation_callback=elicitation) as client:
@@ -55,6 +60,26 @@ def token_of(server: LiveServer, agent_id: str) -> str:
 def data(result: CallToolResult) -> Any:
     assert not result.is_error, result.content
     return result.structured_content
+
+
+async def test_a_client_sent_door_header_is_dropped_for_the_operator(server: LiveServer) -> None:
+    """The door's own headers are the door's: an operator's client that sends
+    X-Relay-MCP-Agent does not act as that agent (its decision would be recorded as the
+    agent's)."""
+    from tests.e2e.test_mcp_stdio import Human
+
+    asker = token_of(server, "private-asker")
+    token_of(server, "victim")
+    with RelayClient(server.url, token=asker) as agent_client:
+        asked = agent_client.approvals.request("a private request").approval_id
+    forged = {"X-Relay-MCP-Agent": "victim"}
+    async with connected(
+        server.url, server.operator_token, elicitation=Human(), extra=forged
+    ) as op:
+        decided = data(await op.call_tool("approve", {"approval_id": asked}))
+    assert decided["status"] == "approved"
+    with RelayClient(server.url, token=server.operator_token) as operator:
+        assert operator.approvals.show(asked).decided_by == "operator"
 
 
 def test_no_token_no_mcp(server: LiveServer) -> None:
