@@ -7,6 +7,7 @@ the storage records; fields marked ``exclude=True`` (secrets' hashes) are stored
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from datetime import datetime
@@ -84,32 +85,40 @@ Severity = Literal["info", "low", "medium", "high", "critical"]
 RemediationStatus = Literal["succeeded", "failed", "partial"]
 
 
-def _has_nul(value: Any) -> bool:
+def _unstorable(value: Any) -> str | None:
+    """Why a JSON value cannot be stored as given, or None: a NUL character (PostgreSQL cannot
+    store one in text or JSON), or a number JSON has no way to write (NaN, Infinity, or one too
+    large for a double, such as 1e400, which would be stored as null)."""
     # Loops, not any() over a generator: every request body passes here.
     if isinstance(value, str):
-        return "\x00" in value
+        return "text may not contain NUL (\\u0000) characters" if "\x00" in value else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "numbers must be finite (no NaN, Infinity, 1e400)"
     if isinstance(value, dict):
         for key, item in value.items():
-            if _has_nul(key) or _has_nul(item):
-                return True
+            why = _unstorable(key) or _unstorable(item)
+            if why:
+                return why
     elif isinstance(value, list):
         for item in value:
-            if _has_nul(item):
-                return True
-    return False
+            why = _unstorable(item)
+            if why:
+                return why
+    return None
 
 
 class RequestBody(BaseModel):
-    """Base of request bodies: unknown fields are an error, and so is a NUL character anywhere
-    (PostgreSQL cannot store one in text or JSON, so no backend accepts it)."""
+    """Base of request bodies: unknown fields are an error, and so is a NUL character or a
+    number JSON cannot write anywhere (no backend stores either as given)."""
 
     model_config = ConfigDict(extra="forbid")
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        if _has_nul(data):
-            raise ValueError("text may not contain NUL (\\u0000) characters")
+    def _storable(cls, data: Any) -> Any:
+        why = _unstorable(data)
+        if why:
+            raise ValueError(why)
         return data
 
 
@@ -340,6 +349,20 @@ class DiagnosticUpload(RequestBody):
     severity: Severity = "info"
 
 
+def _web_link(url: str) -> str:
+    if urlsplit(url.strip()).scheme.lower() not in ("http", "https"):
+        raise ValueError("an http:// or https:// link (it is shown to the operator as one)")
+    return url
+
+
+WebLink = Annotated[
+    str,
+    StringConstraints(max_length=2000),
+    AfterValidator(_web_link),
+    Field(description="an http:// or https:// URL"),
+]
+
+
 class InterventionActionCreate(RequestBody):
     """The real trace of a remediation: status, evidence before and after, and a link."""
 
@@ -348,7 +371,7 @@ class InterventionActionCreate(RequestBody):
     status: RemediationStatus
     evidence_before: Evidence
     evidence_after: Evidence
-    link: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    link: WebLink | None = None
 
 
 # ---------------------------------------------------------------- resources

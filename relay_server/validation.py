@@ -33,7 +33,8 @@ class RequestInvalid(Exception):
 def _details(
     exc: pydantic.ValidationError, source: str, *, echo_input: bool
 ) -> list[dict[str, Any]]:
-    errors: list[dict[str, Any]] = json.loads(exc.json(include_url=False))
+    # NaN and Infinity in an echoed input stay their names, as text: the answer is strict JSON.
+    errors: list[dict[str, Any]] = json.loads(exc.json(include_url=False), parse_constant=str)
     for error in errors:
         error["loc"] = [source, *error["loc"]]
         if not echo_input:

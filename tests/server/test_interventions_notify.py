@@ -56,6 +56,9 @@ async def test_intervention_diagnostic_approval_remediation(api: Api) -> None:
     await api.post(f"/v1/approvals/{approval_id}/approve", {"note": "go"})
     assert (await api.get(f"{path}/approval", as_="medic"))["status"] == "approved"
 
+    for scheme in ("javascript:alert(1)", " JavaScript:alert(1)", "java\tscript:x", "data:,x"):
+        body = {"action": "a", "status": "succeeded", "evidence_before": {}, "evidence_after": {}}
+        await api.post(f"{path}/action", body | {"link": scheme}, as_="medic", expect=422)
     action = await api.post(
         f"{path}/action",
         {

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_TOKEN}", "Content-Type": "application/json"}
@@ -32,3 +36,18 @@ async def test_a_last_event_id_that_is_not_ascii_digits_is_422(api: Api) -> None
         )
         assert response.status == 422, (value, await response.text())
         assert (await response.json())["detail"][0]["loc"] == ["header", "last-event-id"]
+
+
+async def test_numbers_json_cannot_write_are_422_not_null(api: Api) -> None:
+    """NaN, Infinity and 1e400 would be stored as null: refused, with a body that is JSON."""
+    await api.agent("ann")
+    headers = {"Authorization": f"Bearer {api.tokens['ann']}", "Content-Type": "application/json"}
+    for number in (b"NaN", b"Infinity", b"-Infinity", b"1e400", b"[1, -1e999]"):
+        body = b'{"title": "t", "payload": {"x": ' + number + b"}}"
+        response = await api.client.post("/v1/approvals", data=body, headers=headers)
+        text = await response.text()
+        assert response.status == 422, text
+        json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the answer"))
+        detail = (await response.json())["detail"]
+        assert "finite" in detail[0]["msg"]
+    assert (await api.get("/v1/approvals"))["approvals"] == []

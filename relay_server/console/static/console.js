@@ -71,6 +71,13 @@ function elide(text, limit = CARD_FIELD) {
   return text.slice(0, keep - tail) + mark(text.length - keep) + (tail ? text.slice(text.length - tail) : "");
 }
 
+// A link an agent gave: a link only when it is http(s) (javascript: and the like stay text).
+function webLink(url) {
+  return /^https?:\/\//i.test(url.trim())
+    ? el("a", { href: url, rel: "noopener noreferrer" }, url)
+    : el("span", { class: "link" }, url);
+}
+
 // The shell command of a coding agent's request, if it carries one.
 function commandOf(approval) {
   const input = approval.payload && approval.payload.tool_input;
@@ -248,7 +255,7 @@ async function interventionsView() {
         el("div", { class: "evidence" },
           el("div", {}, el("strong", {}, "Before"), el("pre", { class: "before" }, pretty(action.evidence_before))),
           el("div", {}, el("strong", {}, "After"), el("pre", { class: "after" }, pretty(action.evidence_after)))),
-        action.link ? el("p", {}, el("a", { href: action.link, rel: "noopener noreferrer" }, action.link)) : null)
+        action.link ? el("p", {}, webLink(action.link)) : null)
         : el("p", { class: "muted" }, "No remediation recorded."));
   })];
 }
