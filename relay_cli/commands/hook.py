@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
+import ada_url
 import typer
 
 from relay_cli._common import Connection
@@ -56,7 +56,7 @@ def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
     elif isinstance(tool_input.get("notebook_path"), str):
         subject = _relative(tool_input["notebook_path"], cwd)
     elif isinstance(tool_input.get("url"), str):
-        subject = urlsplit(tool_input["url"]).hostname or tool_input["url"]
+        subject = host_of(tool_input["url"]) or tool_input["url"]
     elif isinstance(tool_input.get("query"), str):
         subject = tool_input["query"]
     elif isinstance(tool_input.get("description"), str):
@@ -64,6 +64,16 @@ def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
     line = " ".join(subject.split())  # one line, however the command was written
     title = f"{tool_name}: {line}" if line else tool_name
     return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
+
+
+def host_of(url: str) -> str | None:
+    """The host a browser or fetcher would reach at ``url``, parsed as the WHATWG URL standard
+    says (``https://evil.example\\@github.com/`` reaches evil.example, which Python's urlsplit
+    reads as github.com); None when it is no URL."""
+    try:
+        return ada_url.URL(url).hostname or None
+    except ValueError:
+        return None
 
 
 def _relative(path: str, cwd: str) -> str:
@@ -96,6 +106,8 @@ def _answer(source: Source, raw: str, timeout: int, conn: Connection) -> dict[st
         "cwd": cwd,
         "session_id": prompt.get("session_id"),
     }
+    if isinstance(tool_input.get("url"), str):
+        payload["url_host"] = host_of(tool_input["url"])  # what policies match a host on
     client = RelayClient(
         conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
     )

@@ -200,3 +200,17 @@ def test_input_that_cannot_be_read_prints_nothing(
     process = hook("claude-code", prompt, server.url, coder, tmp_path)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0 and out == b"", err
+
+
+def test_a_url_is_titled_by_the_host_a_browser_reaches(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    """WHATWG parsing: a backslash ends the host, so this URL reaches evil.example, not
+    github.com; the title and the payload's url_host (for policies) say so."""
+    prompt = json.loads((HOOKS / "claude-code" / "webfetch.json").read_text())
+    prompt["tool_input"]["url"] = "https://evil.example\\@github.com/x"
+    process = hook("claude-code", json.dumps(prompt).encode(), server.url, coder, tmp_path)
+    asked = pending_titled(server, "WebFetch: evil.example")
+    assert asked["payload"]["url_host"] == "evil.example"
+    decide(server, asked["approval_id"], "reject")
+    assert answered(process, "claude-code")["hookSpecificOutput"]["decision"]["behavior"] == "deny"
