@@ -7,13 +7,11 @@ so a slow password hash would buy nothing but latency on every request.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
 from relay_api.errors import InvalidInput, PermissionDenied
 from relay_api.models import OPERATOR
@@ -87,34 +85,3 @@ OPERATOR_CALLER = Caller("operator")
 
 TICKET_PREFIX = "rly_ticket_"
 TICKET_SECONDS = 60
-
-
-def _ticket_mac(key_source: str, body: str) -> str:
-    key = hashlib.sha256(b"relay stream ticket\0" + key_source.encode()).digest()
-    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-
-
-def issue_ticket(caller: Caller, key_source: str, expires: int) -> str:
-    """A stream ticket for ``caller`` until ``expires`` (Unix time), signed with a key derived
-    from ``key_source`` (the operator token's hash, which every instance holds and no store
-    does): any instance can check it, and nothing is stored."""
-    claims = f"{caller.kind}|{caller.agent_id or ''}|{caller.token_hash or ''}|{expires}"
-    body = base64.urlsafe_b64encode(claims.encode()).rstrip(b"=").decode()
-    return f"{TICKET_PREFIX}{body}.{_ticket_mac(key_source, body)}"
-
-
-def read_ticket(ticket: str, key_source: str, now: float) -> Caller | None:
-    """The caller a ticket was issued to, if it is genuine and not expired."""
-    if not ticket.startswith(TICKET_PREFIX):
-        return None
-    body, _, mac = ticket.removeprefix(TICKET_PREFIX).partition(".")
-    if not hmac.compare_digest(mac.encode(), _ticket_mac(key_source, body).encode()):
-        return None
-    try:
-        claims = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode()
-        kind, agent_id, token_hash, expires = claims.split("|")
-        if kind not in ("operator", "agent") or int(expires) < now:
-            return None
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    return Caller(cast(Literal["operator", "agent"], kind), agent_id or None, token_hash or None)

@@ -350,6 +350,7 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("policies", m.Policy, "policy_id", True),
     TableSpec("policy_versions", records.PolicyVersion, "version_key", True),
     TableSpec("policy_uses", records.PolicyUse, "use_id", True),
+    TableSpec("stream_tickets", records.StreamTicket, "ticket_hash", False),
     TableSpec("webhooks", m.Webhook, "webhook_id", True),
     TableSpec("webhook_deliveries", m.WebhookDelivery, "delivery_id", True),
 )
@@ -392,6 +393,7 @@ class UnitOfWork(Protocol):
     policies: Table[m.Policy]
     policy_versions: Table[records.PolicyVersion]
     policy_uses: Table[records.PolicyUse]
+    stream_tickets: Table[records.StreamTicket]
     webhooks: Table[m.Webhook]
     webhook_deliveries: Table[m.WebhookDelivery]
     search_index: SearchIndex

@@ -48,6 +48,17 @@ class IdempotencyRecord(Resource):
     created_at: datetime
 
 
+class StreamTicket(Resource):
+    """A ticket that opens one caller's event stream for a minute: random, kept by its hash
+    only, and naming the token it was issued for by that token's hash (internal)."""
+
+    ticket_hash: str
+    kind: str
+    agent_id: str | None = None
+    token_hash: str | None = None
+    expires_at: datetime
+
+
 class PolicyVersion(Resource):
     """A version of a policy, kept when it was replaced (stored, not answered)."""
 

@@ -13,11 +13,12 @@ import asyncio
 import hmac
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from relay_api.errors import AuthenticationError, PermissionDenied
 from relay_api.models import AGENT_TOKEN_PREFIX
-from relay_core.auth import Caller, hash_secret, read_ticket
+from relay_core import records
+from relay_core.auth import TICKET_PREFIX, Caller, hash_secret
 from relay_core.ports import UnitOfWork, eq
 from relay_core.services.base import Context, Service
 
@@ -75,17 +76,26 @@ class AccessService(Service):
         return Caller("agent", agent_id, presented)
 
     async def redeem(self, ticket: str) -> Caller:
-        """The caller a stream ticket names, if it is genuine, unexpired, and (an agent's) its
-        token still holds."""
+        """The caller a stream ticket was issued to, if it is one, unexpired, and (an agent's)
+        its token still holds."""
         config = self.ctx.config
         if not config.auth_enabled:
             return Caller("operator")
-        caller = read_ticket(ticket, config.operator_token_hash, self.ctx.clock().timestamp())
-        if caller is None:
+        now = self.ctx.clock()
+
+        async def work(uow: UnitOfWork) -> records.StreamTicket | None:
+            if not ticket.startswith(TICKET_PREFIX):
+                return None
+            return await uow.stream_tickets.get(hash_secret(ticket))
+
+        issued = await self.read(work)
+        if issued is None or issued.expires_at < now or issued.kind not in ("operator", "agent"):
             raise AuthenticationError(
                 "the stream ticket is not valid or has expired; get another from "
                 "POST /v1/events/ticket"
             )
+        kind: Literal["operator", "agent"] = "operator" if issued.kind == "operator" else "agent"
+        caller = Caller(kind, issued.agent_id, issued.token_hash)
         if caller.token_hash is not None and await self._agent_of(caller.token_hash) != (
             caller.agent_id
         ):

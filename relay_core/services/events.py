@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from relay_api import models as m
-from relay_core.auth import TICKET_SECONDS, Caller, issue_ticket
-from relay_core.ports import FEED, Cond, UnitOfWork, gt, in_
+from relay_core import records
+from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
+from relay_core.ports import FEED, Cond, UnitOfWork, gt, in_, lt
 from relay_core.services.base import Service
 
 
@@ -103,10 +104,26 @@ class EventsService(Service):
 
     async def ticket(self, caller: Caller) -> m.StreamTicket:
         """A ticket that opens the caller's event stream for the next minute, for a browser's
-        EventSource, which cannot send Authorization: ``/v1/events/stream?ticket=…``. It is
-        signed, not stored, and opens nothing else."""
-        expires = self.now() + timedelta(seconds=TICKET_SECONDS)
-        ticket = issue_ticket(caller, self.ctx.config.operator_token_hash, int(expires.timestamp()))
+        EventSource, which cannot send Authorization: ``/v1/events/stream?ticket=…``. It is a
+        random value, kept by its hash, that opens nothing else; the expired ones go as new
+        ones are issued."""
+        ticket = new_token(TICKET_PREFIX)
+        now = self.now()
+        expires = now + timedelta(seconds=TICKET_SECONDS)
+
+        async def work(uow: UnitOfWork) -> None:
+            await uow.stream_tickets.delete_where([lt("expires_at", now)])
+            await uow.stream_tickets.insert(
+                records.StreamTicket(
+                    ticket_hash=hash_secret(ticket),
+                    kind=caller.kind,
+                    agent_id=caller.agent_id,
+                    token_hash=caller.token_hash,
+                    expires_at=expires,
+                )
+            )
+
+        await self.write(work)
         return m.StreamTicket(ticket=ticket, expires_at=expires)
 
     async def stream(

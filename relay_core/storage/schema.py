@@ -421,6 +421,18 @@ policy_uses = Table(
 )
 
 
+stream_tickets = Table(
+    "stream_tickets",
+    metadata,
+    Column("ticket_hash", String(64), primary_key=True),
+    Column("kind", State, nullable=False),
+    Column("agent_id", Ref),
+    Column("token_hash", String(64)),
+    _at("expires_at", nullable=False),
+    Index("ix_stream_tickets_expires", "expires_at"),
+)
+
+
 webhooks = Table(
     "webhooks",
     metadata,
