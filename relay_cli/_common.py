@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from relay_api.elision import elide
 from relay_api.models import Page
 from relay_client import RelayClient
 from relay_client._base import where_tokens_are_looked_for
@@ -181,9 +182,11 @@ def render(
     rows: Sequence[BaseModel] | None = None,
     columns: Sequence[str] = (),
     headline: str | None = None,
+    lead: dict[str, Any] | None = None,
 ) -> None:
     """JSON for scripts; for people, a one-line ``headline`` (a confirmation), else ``rows`` as a
-    table of ``columns``, else the object's fields."""
+    table of ``columns``, else the object's fields (after ``lead``'s), each long one as its head
+    and its tail."""
     if as_json:
         out.print(value.model_dump_json(), markup=False)
         return
@@ -199,10 +202,18 @@ def render(
         )
         return
     table = Table(show_header=False, show_edge=False, box=None)
-    for name, field_value in value.model_dump().items():
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")  # a long word wraps rather than losing its tail
+    fields = {**(lead or {}), **value.model_dump()}
+    cut = False
+    for name, field_value in fields.items():
         if field_value not in (None, [], {}):
-            table.add_row(Text(name, style="bold"), _literal(name, _cell(field_value)))
+            cell = _cell(field_value)
+            cut = cut or len(cell) > FIELD_CHARS
+            table.add_row(Text(name, style="bold"), _literal(name, elide(cell, FIELD_CHARS)))
     out.print(table)
+    if cut:
+        err.print("(a long field is shown as its head and its tail: --json prints it whole)")
 
 
 def _literal(column: str, value: str) -> Text:
@@ -216,4 +227,5 @@ def _literal(column: str, value: str) -> Text:
     return shown
 
 
+FIELD_CHARS = 2000  # of one field shown by ``render``: a 60 KB command is its head and its tail
 _MATCHES = re.compile(r"\[([^\[\]]*)\]")

@@ -47,7 +47,10 @@ def show(
 
     Example: relay approvals show 12 --wait 30
     """
-    render(call(ctx, lambda c: c.approvals.show(approval_id, wait=wait)), as_json)
+    approval = call(ctx, lambda c: c.approvals.show(approval_id, wait=wait))
+    tool_input = (approval.payload or {}).get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    render(approval, as_json, lead={"command": command} if isinstance(command, str) else None)
 
 
 @app.command()

@@ -518,3 +518,16 @@ def test_text_agents_wrote_is_printed_literally(
     assert f"[red]green[/red] {tag}" in thread
     found = relay("search", tag).stdout
     assert tag in found and "[" + tag + "]" not in found
+    command = "echo " + "x" * 5000 + " | sh"
+    with RelayClient(server.url, token=token) as agent:
+        long = agent.approvals.request(
+            "Bash: echo", payload={"tool_name": "Bash", "tool_input": {"command": command}}
+        )
+    shown = relay("approvals", "show", str(long.approval_id))
+    text = "".join(shown.stdout.split())  # the table folds the long word: read it unfolded
+    assert text.startswith("commandechoxxx") and "x|sh" in text
+    assert "characters" in text and text.count("x") < 2 * 2000
+    assert "--json prints it whole" in shown.stderr
+    assert relay.json("approvals", "show", str(long.approval_id))["payload"]["tool_input"] == {
+        "command": command
+    }
