@@ -132,6 +132,15 @@ FLEET_SCENARIOS = (
 )
 
 
+# An agent's search costs what its visible matches cost, not what others' hidden ones do (issue
+# #53): a word in 5,000 direct messages between two other agents against a word in nothing.
+HIDDEN = 5_000
+SEARCH_SCENARIOS = (
+    Scenario("search_hidden_matches", "GET", "/v1/search?q=hiddenword", MEMBERS),
+    Scenario("search_no_match", "GET", "/v1/search?q=nowhereword", MEMBERS),
+)
+
+
 def pair(scenario: Scenario, agent: int, body: str | None = None) -> Scenario:
     """``scenario`` as one agent makes it, its ids from the store's first block."""
     return replace(
@@ -151,7 +160,7 @@ PAIR_SCENARIOS = tuple(
     pair(scenario, agent, PAIR_POST if scenario.name == "post_message" else None)
     for scenario, agent in zip(FLEET_SCENARIOS, (2, 0, 3, 4, 5, 6, 7, 8), strict=True)
 )
-SCENARIOS = FLEET_SCENARIOS + PAIR_SCENARIOS
+SCENARIOS = FLEET_SCENARIOS + SEARCH_SCENARIOS + PAIR_SCENARIOS
 QUIET = " (quiet log)"  # a fleet scenario's row on the server that writes no access line
 # The words of the store's texts: the query's two stand at ranks 50 and 60 of a Zipf law over
 # 2,000 words, so each is in about 3% of the messages (12 words a text, about 100 bytes).
@@ -248,6 +257,16 @@ def rows(sizes: Sizes, now: datetime) -> Iterator[Rows]:
                 0,
             )
             for n, text in enumerate(texts)
+        ),
+    )
+    # Direct messages between two agents of no scenario, which the searchers may not read.
+    hidden = (f"agent-{sizes.agents - 1}", f"agent-{sizes.agents - 2}")
+    yield (
+        "messages",
+        message,
+        (
+            (*hidden, None, "rotate the hiddenword keys tonight", "{}", "acked", now, 0)
+            for _ in range(HIDDEN)
         ),
     )
     task: tuple[str, ...] = ("title", "payload", "priority", "status", "created_by", "attempts")
@@ -1057,6 +1076,10 @@ def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str,
     # Issue #31: 100 enabled policies (none matching) cost an approval request at most a fifth.
     if policed := found.get((f"request_approval, {POLICIES} policies", 32, "small")):
         check(f"request_approval with {POLICIES} policies / with none", policed["ratio"], 0.8, True)
+    # Issue #53: matches the searcher may not read cost its search at most half its rate.
+    if (hidden := at("search_hidden_matches", 32)) and (none := at("search_no_match", 32)):
+        ratio = hidden["rps"] / none["rps"]
+        check(f"search: {HIDDEN:,} hidden matches / no match at all (req/s)", ratio, 0.5, True)
     # Issue #36: keeping the search index costs a POST at most 15% of its rate.
     if indexed := found.get(("post_message, search index", 32, "small")):
         check("post_message with the search index / without it", indexed["ratio"], 0.85, True)

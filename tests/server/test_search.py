@@ -93,3 +93,22 @@ async def test_times_without_a_zone_are_taken_as_utc(api: Api) -> None:
     found = await api.get("/v1/search", q="certificate", since="2000-01-01T00:00:00")
     assert len(found["hits"]) == len(ids)
     assert (await api.get("/v1/search", q="certificate", until="2000-01-01T00:00:00"))["hits"] == []
+
+
+async def test_readers_are_found_by_id_whatever_its_characters_and_rooms_as_joined(
+    api: Api,
+) -> None:
+    """Who may read an entry is found inside the index: an id with '.', ':', '@' and '-' is
+    one reader, and a room's older posts are found once the agent joins it."""
+    for agent in ("ci.bot:1@x-y", "ci", "eve"):
+        await api.agent(agent)
+    await api.post(
+        "/v1/messages", {"to": "ci", "text": "zebra one"}, as_="ci.bot:1@x-y", expect=201
+    )
+    await api.post("/v1/rooms/zoo/join", {}, as_="ci", expect=201)
+    await api.post("/v1/messages", {"room_id": "zoo", "text": "zebra two"}, as_="ci", expect=201)
+    for who, count in (("ci.bot:1@x-y", 1), ("ci", 2), ("eve", 0)):
+        assert len((await api.get("/v1/search", as_=who, q="zebra"))["hits"]) == count, who
+    await api.post("/v1/rooms/zoo/join", {}, as_="eve", expect=201)
+    [hit] = (await api.get("/v1/search", as_="eve", q="zebra"))["hits"]
+    assert hit["kind"] == "room_post"

@@ -231,6 +231,15 @@ async def test_what_was_stored_before_search_is_found_after_the_upgrade(storage:
     assert (hit.kind, hit.snippet) == ("message", "the old [certificate]")
 
 
+# The writer's indexing before revision 0026 gave entries their readers.
+_ENTRY = "kind, ref_id, title, body, from_agent, to_agent, room_id, audience, created_at"
+INDEX_QUEUED_BEFORE_0026 = (
+    INDEX_QUEUED[0],
+    f"INSERT INTO search_index (rowid, {_ENTRY}) SELECT key, {_ENTRY} FROM search_queue",
+    INDEX_QUEUED[-1],
+)
+
+
 @pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)
 async def test_the_notes_relay_wrote_are_out_of_the_index_after_0023(storage: Storage) -> None:
     assert isinstance(storage, SqlStorage)
@@ -254,8 +263,8 @@ async def test_the_notes_relay_wrote_are_out_of_the_index_after_0023(storage: St
                 ),
                 {"kind": kind, "message": message, "now": now},
             )
-        if isinstance(storage, SqliteStorage):  # as the writer does as it commits
-            for statement in INDEX_QUEUED:
+        if isinstance(storage, SqliteStorage):  # as the writer did as it committed, at 0022
+            for statement in INDEX_QUEUED_BEFORE_0026:
                 connection.exec_driver_sql(statement)
 
     await storage.run_sync(insert_old_rows)

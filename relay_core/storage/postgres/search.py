@@ -1,6 +1,7 @@
 """Search on PostgreSQL: ``search_docs`` (revision 0019), kept by triggers as rows are written,
 with a generated ``tsvector`` of the words of its title (weight A) and body (B) and its GIN
-index; ``ts_rank`` ranks, ``ts_headline`` shows the page's hits."""
+index, and a generated array of who may read it (revision 0026) and its GIN index; ``ts_rank``
+ranks, ``ts_headline`` shows the page's hits."""
 
 from __future__ import annotations
 
@@ -31,11 +32,12 @@ class PgSearch:
 
         where = ["d.document @@ q", "d.kind = ANY($2)"]
         if spec.reader is not None:
+            # What the agent may read, found by the readers' GIN index beside the words'
+            # (revision 0026): everyone's entries, its own, its rooms'.
             me = param(spec.reader)
             where.append(
-                f"(d.audience = '*' OR d.audience = {me} OR d.from_agent = {me} "
-                f"OR d.to_agent = {me} OR d.room_id IN "
-                f"(SELECT room_id FROM room_members WHERE agent_id = {me}))"
+                f"d.readers && (ARRAY['*', 'a:' || {me}] || ARRAY(SELECT 'r:' || room_id "
+                f"FROM room_members WHERE agent_id = {me}))"
             )
         if spec.agent_id is not None:
             where.append(f"d.from_agent = {param(spec.agent_id)}")

@@ -17,14 +17,25 @@ from relay_core.search_query import SNIPPET_CHARS, fts5
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.sql import bound, decode_datetime, encode_datetime
 
-SCORE = "-bm25(search_index, 2.0, 1.0)"
-# -1: from the column that matches best (a title, where the body does not).
-SNIPPET = "snippet(search_index, -1, '[', ']', '…', 32)"
-# What an agent may read: what it wrote or was sent, what everyone may, its rooms' posts.
-READABLE = (
-    "(audience = '*' OR audience = :me OR from_agent = :me OR to_agent = :me "
-    "OR room_id IN (SELECT room_id FROM room_members WHERE agent_id = :me))"
+# A title's words weigh twice a body's; the readers (revision 0026) weigh nothing.
+SCORE = "-bm25(search_index, 2.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0.0)"
+# From the body where it matches, else the title (the readers column is never shown).
+_BODY_SNIPPET = "snippet(search_index, 1, '[', ']', '…', 32)"
+SNIPPET = (
+    f"CASE WHEN instr({_BODY_SNIPPET}, '[') THEN {_BODY_SNIPPET} "
+    "ELSE snippet(search_index, 0, '[', ']', '…', 32) END"
 )
+# Who may read an entry, as revision 0026 wrote it for the entries it found: 'everyone', and
+# 'a'/'r' with the hex of each agent and room id that may (the tokenizer keeps hex whole).
+READERS = (
+    "trim(CASE WHEN audience = '*' THEN 'everyone ' ELSE '' END"
+    " || CASE WHEN audience IS NOT NULL AND audience != '*' THEN 'a' || hex(audience) || ' '"
+    " ELSE '' END"
+    " || CASE WHEN from_agent IS NOT NULL THEN 'a' || hex(from_agent) || ' ' ELSE '' END"
+    " || CASE WHEN to_agent IS NOT NULL THEN 'a' || hex(to_agent) || ' ' ELSE '' END"
+    " || CASE WHEN room_id IS NOT NULL THEN 'r' || hex(room_id) ELSE '' END)"
+)
+MY_ROOMS = "SELECT room_id FROM room_members WHERE agent_id = ?"
 AFTER = (
     f"({SCORE} < :score OR ({SCORE} = :score AND (created_at < :at "
     "OR (created_at = :at AND rowid < :key))))"
@@ -35,7 +46,8 @@ QUEUE = "search_queue"
 _ENTRY = "kind, ref_id, title, body, from_agent, to_agent, room_id, audience, created_at"
 INDEX_QUEUED = (
     f"DELETE FROM search_index WHERE rowid IN (SELECT key FROM {QUEUE} WHERE replaces)",
-    f"INSERT INTO search_index (rowid, {_ENTRY}) SELECT key, {_ENTRY} FROM {QUEUE}",
+    f"INSERT INTO search_index (rowid, {_ENTRY}, readers) "
+    f"SELECT key, {_ENTRY}, {READERS} FROM {QUEUE}",
     f"DELETE FROM {QUEUE}",
 )
 
@@ -146,7 +158,9 @@ class SqliteSearch:
         return await self._searches.run(lambda conn: self._search(conn, spec))
 
     def _search(self, conn: sqlite3.Connection, spec: SearchSpec) -> list[SearchRow]:
-        match = fts5(spec.query)
+        match = f"{{title body}} : ({fts5(spec.query)})"
+        if spec.reader is not None:  # what the agent may read, found by the index itself
+            match += f" AND readers : ({' OR '.join(_readers(conn, spec.reader))})"
         where, params = _conditions(spec)
         # What an agent may read is few of the matches (its messages, its rooms' posts): their
         # snippets cost less made as they are ranked than by a second MATCH for the page's.
@@ -189,6 +203,12 @@ def _snippets(conn: sqlite3.Connection, match: str, keys: list[int]) -> dict[int
     return dict(rows.fetchall())
 
 
+def _readers(conn: sqlite3.Connection, agent_id: str) -> list[str]:
+    """The readers' words an agent's search asks for: everyone's, its own, its rooms'."""
+    rooms = [room for (room,) in conn.execute(MY_ROOMS, (agent_id,))]
+    return ["everyone", "a" + agent_id.encode().hex(), *("r" + r.encode().hex() for r in rooms)]
+
+
 def _conditions(spec: SearchSpec) -> tuple[str, dict[str, Any]]:
     """The filters of ``spec`` as SQL (each starting with AND), and their parameters."""
     where: list[str] = []
@@ -196,9 +216,6 @@ def _conditions(spec: SearchSpec) -> tuple[str, dict[str, Any]]:
     kinds = {f"kind{n}": kind for n, kind in enumerate(spec.kinds)}
     where.append(f"kind IN ({', '.join(':' + name for name in kinds)})")
     params |= kinds
-    if spec.reader is not None:
-        where.append(READABLE)
-        params["me"] = spec.reader
     if spec.agent_id is not None:
         where.append("from_agent = :agent")
         params["agent"] = spec.agent_id
