@@ -16,6 +16,7 @@ no policy decide: the operator does.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import shlex
 import time
@@ -29,6 +30,8 @@ from relay_api import models as m
 from relay_core import shell_commands
 from relay_core.hub import Hub
 from relay_core.ports import UnitOfWork, eq
+
+log = logging.getLogger("relay.policies")
 
 POLICIES = "policies"  # published when a policy changes: every process forgets its book
 BOOK_SECONDS = 5.0  # a book is read again after this long even without a hint (hints can be lost)
@@ -131,9 +134,21 @@ def _condition(pointer: str, given: dict[str, Any]) -> Condition:
     return Condition(pointer_tokens(pointer), op, operand)
 
 
-def _agents(patterns: list[str]) -> Any:
-    """One RE2 pattern for agent globs: linear however many ``*`` they hold."""
-    return m.linear_pattern("|".join(re.escape(p).replace(r"\*", ".*") for p in patterns))
+def glob_matches(pattern: str, text: str) -> bool:
+    """Whether ``text`` matches ``pattern``, where ``*`` stands for any characters: each part
+    between stars found leftmost in turn, which is exact for such globs and never backtracks."""
+    if "*" not in pattern:
+        return pattern == text
+    head, *middle, tail = pattern.split("*")
+    if len(head) + len(tail) > len(text) or not text.startswith(head) or not text.endswith(tail):
+        return False
+    at, end = len(head), len(text) - len(tail)
+    for part in middle:
+        found = text.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
 
 
 def _minutes(clock: str) -> int:
@@ -172,14 +187,32 @@ class Rule:
 
     policy: m.Policy
     kinds: frozenset[str] | None
-    agents: Any  # RE2 patterns
-    title: Any
+    agents: tuple[str, ...] | None
+    title: Any  # an RE2 pattern
     payload: tuple[Condition, ...]
     hours: tuple[int, int, ZoneInfo] | None
+    # Why a policy stored by an earlier version cannot be compiled now (a pattern RE2 refuses):
+    # it decides nothing, and nothing after it does either: the operator decides.
+    broken: str | None = None
 
     @classmethod
     def of(cls, policy: m.Policy) -> Rule:
-        """The policy, compiled (its match was validated when it was stored)."""
+        """The policy, compiled (its match was validated when it was stored); a match this
+        version refuses makes a broken rule."""
+        try:
+            return cls._compiled(policy)
+        except ValueError as exc:
+            log.warning(
+                "policy %s cannot be evaluated (%s): no approval is decided by a policy until it"
+                " is replaced or disabled",
+                policy.policy_id,
+                str(exc).splitlines()[-1].strip(),
+            )
+            why = f"policy {policy.policy_id} cannot be evaluated: replace or disable it"
+            return cls(policy, None, None, None, (), None, broken=why)
+
+    @classmethod
+    def _compiled(cls, policy: m.Policy) -> Rule:
         match = m.ApprovalMatch.model_validate(policy.match)
         hours = None
         if match.hours is not None:
@@ -188,7 +221,7 @@ class Rule:
         return cls(
             policy=policy,
             kinds=frozenset(match.kinds) if match.kinds is not None else None,
-            agents=_agents(match.agents) if match.agents is not None else None,
+            agents=tuple(match.agents) if match.agents is not None else None,
             title=m.linear_pattern(match.title) if match.title is not None else None,
             payload=tuple(
                 _condition(pointer, condition.model_dump(by_alias=True, exclude_unset=True))
@@ -210,6 +243,8 @@ class Rule:
     def text_mismatch(self, facts: Facts) -> str | None:
         """Why the approval's title or payload does not match, or None when they do: the slow
         part, run by ``screen`` off the event loop."""
+        if self.broken is not None:
+            return self.broken
         if self.title is not None and not self.title.search(facts.title):
             return "the title does not match"
         for condition in self.payload:
@@ -222,7 +257,9 @@ class Rule:
         it (a rule the screen never saw does not match)."""
         if self.kinds is not None and facts.kind not in self.kinds:
             return f"kind {facts.kind} is not among {sorted(self.kinds)}"
-        if self.agents is not None and not self.agents.fullmatch(facts.agent_id):
+        if self.agents is not None and not any(
+            glob_matches(pattern, facts.agent_id) for pattern in self.agents
+        ):
             return f"agent {facts.agent_id} matches none of its agents"
         why = screen.get(self.key, UNSCREENED)
         if why is not None:

@@ -65,6 +65,8 @@ async def deciding_rule(
 ) -> Rule | None:
     """The first rule that matches and is within its limit, held for this transaction."""
     for rule in await rulebook.rules(uow):
+        if rule.broken is not None:
+            return None  # it might have decided otherwise: the operator decides
         if rule.mismatch(facts, now, screened) is not None:
             continue
         policy = rule.policy
@@ -252,6 +254,9 @@ class PoliciesService(Service):
             skipped: list[str] = []
             for rule in await self.ctx.rulebook.rules(uow):
                 policy = rule.policy
+                if rule.broken is not None:
+                    skipped.append(rule.broken)
+                    break
                 why = rule.mismatch(facts, at, screened)
                 if why is None and not await _within_limit(uow, rule, facts, at):
                     why = "its limit is reached"

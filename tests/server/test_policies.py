@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from relay_api import models as m
+from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api
 
 READS = {"kinds": ["request"], "title": "^Read: "}
@@ -325,3 +327,32 @@ async def test_simulate_says_what_would_happen_and_creates_nothing(api: Api) -> 
     )
     assert at_night["decision"] == "reject"
     assert (await api.get("/v1/approvals"))["approvals"] == []
+
+
+async def test_a_stored_pattern_re2_refuses_stops_policies_not_the_server(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A policy an earlier version stored with a lookahead (Python's re took it): approvals are
+    still created, decided by no policy at all (the operator decides), and the log says why."""
+    await api.agent("ci-1")
+    await policy(api, "approve all", "approve")  # older, lower: would approve everything
+    storage = api.client.app[SERVICES].ctx.storage
+    now = datetime.now(UTC)
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.policies.insert(
+            m.Policy(
+                name="old",
+                decision="reject",
+                priority=10,
+                match={"title": "(?=rm)rm"},
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        await uow.commit()
+    api.client.app[SERVICES].ctx.rulebook.forget()
+    assert (await ask(api, "ci-1", "rm -rf /"))["status"] == "pending"
+    assert (await ask(api, "ci-1", "ls"))["status"] == "pending"
+    assert "cannot be evaluated" in caplog.text
+    verdict = await api.post("/v1/policies/simulate", {"agent_id": "ci-1", "title": "ls"})
+    assert verdict["decision"] == "ask" and "cannot be evaluated" in verdict["reason"]

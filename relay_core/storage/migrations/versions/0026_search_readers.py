@@ -49,9 +49,7 @@ POSTGRES_READERS = (
 
 def _sqlite_rebuild(readers: bool) -> None:
     """search_index made again with (or without) the readers column, every entry copied."""
-    op.execute(
-        FTS_TABLE.format(name="search_index_new", readers=", readers" if readers else "")
-    )
+    op.execute(FTS_TABLE.format(name="search_index_new", readers=", readers" if readers else ""))
     copied = f"rowid, {ENTRY}" + (", readers" if readers else "")
     values = f"rowid, {ENTRY}" + (f", {SQLITE_READERS}" if readers else "")
     op.execute(f"INSERT INTO search_index_new ({copied}) SELECT {values} FROM search_index")
