@@ -89,14 +89,13 @@ class SimpleCommand:
 @dataclass(frozen=True)
 class CommandLine:
     """A command line as parsed: every simple command in it (nested ones too), and whether
-    the line is plain; ``parsed`` is false when it could not be read at all."""
+    the line is plain (a line that could not be read has none and is not)."""
 
     commands: tuple[SimpleCommand, ...]
     plain: bool
-    parsed: bool
 
 
-UNREAD = CommandLine((), plain=False, parsed=False)
+UNREAD = CommandLine((), plain=False)
 
 
 def read(line: str, cwd: str = "", depth: int = 0) -> CommandLine:
@@ -113,7 +112,7 @@ def read(line: str, cwd: str = "", depth: int = 0) -> CommandLine:
         for nested in _nested_lines(reader.commands):
             inner = read(nested, cwd, depth + 1)
             commands.extend(inner.commands)
-    return CommandLine(tuple(commands), plain=reader.plain, parsed=True)
+    return CommandLine(tuple(commands), plain=reader.plain)
 
 
 def _parse(source: bytes) -> Node | None:
