@@ -314,3 +314,34 @@ async def test_a_search_whose_caller_leaves_is_interrupted_and_its_thread_freed(
         for conn in opened:
             conn.interrupt()  # should the test fail, its thread ends all the same
         searches.close()
+
+
+async def test_a_reader_among_many_hidden_matches_finds_only_its_own(storage: Storage) -> None:
+    """Past a thousand matches the index itself finds what the reader may read (SQLite's
+    readers column, PostgreSQL's readers array): the same answer as below it."""
+    ids = await seed(storage)
+    async with storage.unit_of_work(write=True) as uow:
+        for n in range(1_100):
+            hidden = m.Message(
+                from_agent="alice",
+                to="carol",
+                text=f"the zebra crossing {n}",
+                status="pending",
+                created_at=at(10),
+            )
+            await uow.messages.insert(hidden)
+        mine = m.Message(
+            from_agent="alice",
+            to="bob",
+            text="a zebra for bob",
+            status="pending",
+            created_at=at(11),
+        )
+        ids["mine"] = (await uow.messages.insert(mine)).message_id
+        await uow.commit()
+    assert found(await search(storage, "zebra", reader="bob")) == {("message", ids["mine"])}
+    assert len(await search(storage, "zebra", reader="carol", limit=20)) == 20
+    everyone = "zebra OR certificate"
+    assert ("task", ids["task"]) in found(await search(storage, everyone, reader="bob"))
+    posts = await search(storage, "zebra OR tls", reader="carol", kinds=("room_post",))
+    assert found(posts) == {("room_post", ids["post"]), ("room_post", ids["path"])}

@@ -36,6 +36,20 @@ READERS = (
     " || CASE WHEN room_id IS NOT NULL THEN 'r' || hex(room_id) ELSE '' END)"
 )
 MY_ROOMS = "SELECT room_id FROM room_members WHERE agent_id = ?"
+# What an agent may read, tested on each match's stored columns.
+READABLE = (
+    "(audience = '*' OR audience = :me OR from_agent = :me OR to_agent = :me "
+    "OR room_id IN (SELECT room_id FROM room_members WHERE agent_id = :me))"
+)
+# Up to this many matches of the words, an agent's search tests each on its stored columns
+# (a read of its row, about a microsecond); past it, the index finds what the agent may read
+# (its readers' words), which costs the same however many matches are hidden from it but more
+# than the reads below it: the readers' lists are long, and BM25 counts each of them.
+FEW_MATCHES = 1000
+COUNT_MATCHES = (
+    "SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ? "
+    f"LIMIT {FEW_MATCHES + 1})"
+)
 AFTER = (
     f"({SCORE} < :score OR ({SCORE} = :score AND (created_at < :at "
     "OR (created_at = :at AND rowid < :key))))"
@@ -159,9 +173,11 @@ class SqliteSearch:
 
     def _search(self, conn: sqlite3.Connection, spec: SearchSpec) -> list[SearchRow]:
         match = f"{{title body}} : ({fts5(spec.query)})"
-        if spec.reader is not None:  # what the agent may read, found by the index itself
+        by_index = False
+        if spec.reader is not None and _many(conn, match):
             match += f" AND readers : ({' OR '.join(_readers(conn, spec.reader))})"
-        where, params = _conditions(spec)
+            by_index = True
+        where, params = _conditions(spec, by_index)
         # What an agent may read is few of the matches (its messages, its rooms' posts): their
         # snippets cost less made as they are ranked than by a second MATCH for the page's.
         # Every match is the operator's: a snippet for each would cost more than that MATCH.
@@ -203,19 +219,30 @@ def _snippets(conn: sqlite3.Connection, match: str, keys: list[int]) -> dict[int
     return dict(rows.fetchall())
 
 
+def _many(conn: sqlite3.Connection, match: str) -> bool:
+    """Whether the words match more than ``FEW_MATCHES`` entries (counted in the index alone,
+    stopping there)."""
+    (count,) = conn.execute(COUNT_MATCHES, (match,)).fetchone()
+    return bool(count > FEW_MATCHES)
+
+
 def _readers(conn: sqlite3.Connection, agent_id: str) -> list[str]:
     """The readers' words an agent's search asks for: everyone's, its own, its rooms'."""
     rooms = [room for (room,) in conn.execute(MY_ROOMS, (agent_id,))]
     return ["everyone", "a" + agent_id.encode().hex(), *("r" + r.encode().hex() for r in rooms)]
 
 
-def _conditions(spec: SearchSpec) -> tuple[str, dict[str, Any]]:
-    """The filters of ``spec`` as SQL (each starting with AND), and their parameters."""
+def _conditions(spec: SearchSpec, by_index: bool) -> tuple[str, dict[str, Any]]:
+    """The filters of ``spec`` as SQL (each starting with AND), and their parameters; what the
+    reader may read among them unless the index finds it (``by_index``)."""
     where: list[str] = []
     params: dict[str, Any] = {}
     kinds = {f"kind{n}": kind for n, kind in enumerate(spec.kinds)}
     where.append(f"kind IN ({', '.join(':' + name for name in kinds)})")
     params |= kinds
+    if spec.reader is not None and not by_index:
+        where.append(READABLE)
+        params["me"] = spec.reader
     if spec.agent_id is not None:
         where.append("from_agent = :agent")
         params["agent"] = spec.agent_id
