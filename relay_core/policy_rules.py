@@ -38,6 +38,12 @@ BOOK_SECONDS = 5.0  # a book is read again after this long even without a hint (
 MAX_ENABLED = 10_000
 
 _MISSING = object()
+# Text matching runs on the event loop up to this much work (``Rule.work``: RE2 instructions
+# times characters, ~50 ns each at worst when RE2 falls back from its DFA), a few milliseconds;
+# past it, on a thread. A thread hop under load cost an approval request with 100 title
+# policies 2.3 ms of CPU against 0.5 without (docs/performance.md, "Figures behind the code").
+INLINE_WORK = 100_000
+PARSE_WORK = 200  # a shell line's character, in those units (tree-sitter and the walk)
 
 
 def pointer_tokens(pointer: str) -> tuple[str, ...]:
@@ -240,6 +246,19 @@ class Rule:
     def key(self) -> tuple[int, int]:
         return (self.policy.policy_id, self.policy.version)
 
+    def work(self, facts: Facts) -> int:
+        """About how much matching ``facts``' text may take, at worst: each pattern's RE2
+        instructions times the characters it reads, a command line's characters times
+        ``PARSE_WORK``."""
+        work = self.title.programsize * len(facts.title) if self.title is not None else 0
+        for condition in self.payload:
+            value = resolve(facts.payload or {}, condition.tokens)
+            if isinstance(value, str) and condition.op == "regex":
+                work += condition.operand.programsize * len(value)
+            elif isinstance(value, str) and condition.op == "command":
+                work += PARSE_WORK * len(value)
+        return work
+
     def text_mismatch(self, facts: Facts) -> str | None:
         """Why the approval's title or payload does not match, or None when they do: the slow
         part, run by ``screen`` off the event loop."""
@@ -305,18 +324,25 @@ class Rulebook:
         read: Callable[[Callable[[UnitOfWork], Awaitable[list[Rule]]]], Awaitable[list[Rule]]],
         facts: Facts,
     ) -> Screen:
-        """Which enabled rules' text conditions hold for ``facts``, found on a thread."""
-        rules = await read(self.rules)
-        if not any(rule.title is not None or rule.payload for rule in rules):
-            return {rule.key: None for rule in rules}
+        """Which enabled rules' text conditions hold for ``facts``: at once when the work is
+        small, else on a thread (``INLINE_WORK``)."""
+        rules = self._fresh() or await read(self.rules)
+        if sum(rule.work(facts) for rule in rules) <= INLINE_WORK:
+            return {rule.key: rule.text_mismatch(facts) for rule in rules}
         return await asyncio.to_thread(
             lambda: {rule.key: rule.text_mismatch(facts) for rule in rules}
         )
 
-    async def rules(self, uow: UnitOfWork) -> list[Rule]:
-        """The enabled policies, in the order they are tried."""
+    def _fresh(self) -> list[Rule] | None:
+        """The book, unless it is due to be read again."""
         if self._rules is not None and time.monotonic() - self._read_at < BOOK_SECONDS:
             return self._rules
+        return None
+
+    async def rules(self, uow: UnitOfWork) -> list[Rule]:
+        """The enabled policies, in the order they are tried."""
+        if (fresh := self._fresh()) is not None:
+            return fresh
         generation = self._generation
         enabled = await uow.policies.find(eq("enabled", True), limit=MAX_ENABLED)
         rules = sorted((Rule.of(policy) for policy in enabled), key=lambda rule: rule.order)

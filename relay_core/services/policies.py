@@ -19,7 +19,7 @@ from relay_api.errors import NotFound
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.policy_rules import POLICIES, Facts, Rule, Rulebook, Screen
+from relay_core.policy_rules import POLICIES, UNSCREENED, Facts, Rule, Rulebook, Screen
 from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
@@ -65,8 +65,10 @@ async def deciding_rule(
 ) -> Rule | None:
     """The first rule that matches and is within its limit, held for this transaction."""
     for rule in await rulebook.rules(uow):
-        if rule.broken is not None:
-            return None  # it might have decided otherwise: the operator decides
+        if rule.broken is not None or rule.key not in screened:
+            # It cannot be evaluated, or changed since the approval's text was screened: it
+            # might have decided otherwise, so no policy below it decides. The operator does.
+            return None
         if rule.mismatch(facts, now, screened) is not None:
             continue
         policy = rule.policy
@@ -254,8 +256,8 @@ class PoliciesService(Service):
             skipped: list[str] = []
             for rule in await self.ctx.rulebook.rules(uow):
                 policy = rule.policy
-                if rule.broken is not None:
-                    skipped.append(rule.broken)
+                if rule.broken is not None or rule.key not in screened:
+                    skipped.append(rule.broken or f"policy {policy.policy_id} {UNSCREENED}")
                     break
                 why = rule.mismatch(facts, at, screened)
                 if why is None and not await _within_limit(uow, rule, facts, at):

@@ -1,10 +1,11 @@
-"""search: each entry names who may read it (its readers: 'everyone', 'a' and an agent id's hex,
-'r' and a room id's hex), indexed, so an agent's search finds only what it may read inside the
-index lookup rather than filtering every match after it: a word in 5,000 others' direct
-messages costs an agent's search what its own matches cost. SQLite: the FTS5 table made again
-with a 'readers' column (FTS5 cannot add one), each entry's readers made from its stored
-columns; the writer makes a new entry's as it indexes the queue. PostgreSQL: search_docs gets a
-generated 'readers' array and its GIN index.
+"""search: each entry names who may read it (its readers: 'relay0everyone', 'relay0a' and an
+agent id's hex, 'relay0r' and a room id's hex: words nobody searches for), indexed, so that an
+agent's search among many matches finds only what it may read inside the index lookup rather
+than reading every match to filter it: a word in 5,000 others' direct messages costs an
+agent's search what its own matches cost. SQLite: the FTS5 table made again with a 'readers'
+column (FTS5 cannot add one), each entry's readers made from its stored columns; the writer
+makes a new entry's as it indexes the queue. PostgreSQL: search_docs gets a generated 'readers'
+array and its GIN index.
 
 Revision ID: 0026
 Revises: 0025
@@ -22,12 +23,12 @@ ENTRY = "kind, ref_id, title, body, from_agent, to_agent, room_id, audience, cre
 # An entry's readers, from its columns (relay_core/storage/sqlite/search.py makes them the same
 # way for the entries it indexes): what the API lets an agent read of it.
 SQLITE_READERS = (
-    "trim(CASE WHEN audience = '*' THEN 'everyone ' ELSE '' END"
-    " || CASE WHEN audience IS NOT NULL AND audience != '*' THEN 'a' || hex(audience) || ' '"
+    "trim(CASE WHEN audience = '*' THEN 'relay0everyone ' ELSE '' END"
+    " || CASE WHEN audience IS NOT NULL AND audience != '*' THEN 'relay0a' || hex(audience) || ' '"
     " ELSE '' END"
-    " || CASE WHEN from_agent IS NOT NULL THEN 'a' || hex(from_agent) || ' ' ELSE '' END"
-    " || CASE WHEN to_agent IS NOT NULL THEN 'a' || hex(to_agent) || ' ' ELSE '' END"
-    " || CASE WHEN room_id IS NOT NULL THEN 'r' || hex(room_id) ELSE '' END)"
+    " || CASE WHEN from_agent IS NOT NULL THEN 'relay0a' || hex(from_agent) || ' ' ELSE '' END"
+    " || CASE WHEN to_agent IS NOT NULL THEN 'relay0a' || hex(to_agent) || ' ' ELSE '' END"
+    " || CASE WHEN room_id IS NOT NULL THEN 'relay0r' || hex(room_id) ELSE '' END)"
 )
 FTS_TABLE = (
     "CREATE VIRTUAL TABLE {name} USING fts5(title, body, kind UNINDEXED, "
