@@ -16,6 +16,7 @@ no policy decide: the operator does.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import shlex
@@ -44,6 +45,7 @@ _MISSING = object()
 # policies 2.3 ms of CPU against 0.5 without (docs/performance.md, "Figures behind the code").
 INLINE_WORK = 100_000
 PARSE_WORK = 200  # a shell line's character, in those units (tree-sitter and the walk)
+SET_PROGRAM = 5_000  # RE2 instructions of the title patterns matched as one set at most
 
 
 def pointer_tokens(pointer: str) -> tuple[str, ...]:
@@ -145,6 +147,8 @@ def glob_matches(pattern: str, text: str) -> bool:
     between stars found leftmost in turn, which is exact for such globs and never backtracks."""
     if "*" not in pattern:
         return pattern == text
+    if pattern.endswith("*") and pattern.count("*") == 1:  # the usual shape: ci-*
+        return text.startswith(pattern[:-1])
     head, *middle, tail = pattern.split("*")
     if len(head) + len(tail) > len(text) or not text.startswith(head) or not text.endswith(tail):
         return False
@@ -182,9 +186,33 @@ class Facts:
         return line
 
 
-# (policy id, version) → why its text conditions fail for an approval, or None when they hold
-Screen = dict[tuple[int, int], str | None]
 UNSCREENED = "it changed while the approval was read"
+NO_TITLE = "the title does not match"
+Key = tuple[int, int]  # a rule's policy id and version
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What an approval's text made of a book's rules: for each rule it saw, why its text
+    conditions fail, or None when they hold. A rule of a title alone is answered from
+    ``titled`` (the set's one pass), the others were asked one by one (``checked``)."""
+
+    seen: frozenset[Key]
+    titled: frozenset[Key]
+    checked: dict[Key, str | None]
+
+    def saw(self, rule: Rule) -> bool:
+        return rule.key in self.seen
+
+    def why(self, rule: Rule) -> str | None:
+        key = rule.key
+        if key not in self.seen:
+            return UNSCREENED
+        if key in self.checked:
+            return self.checked[key]
+        if rule.title is None:
+            return None  # no text condition
+        return None if key in self.titled else NO_TITLE
 
 
 @dataclass(frozen=True)
@@ -197,6 +225,7 @@ class Rule:
     title: Any  # an RE2 pattern
     payload: tuple[Condition, ...]
     hours: tuple[int, int, ZoneInfo] | None
+    title_size: int = 0  # the title pattern's RE2 instructions
     # Why a policy stored by an earlier version cannot be compiled now (a pattern RE2 refuses):
     # it decides nothing, and nothing after it does either: the operator decides.
     broken: str | None = None
@@ -220,6 +249,7 @@ class Rule:
     @classmethod
     def _compiled(cls, policy: m.Policy) -> Rule:
         match = m.ApprovalMatch.model_validate(policy.match)
+        title = m.linear_pattern(match.title) if match.title is not None else None
         hours = None
         if match.hours is not None:
             window = match.hours
@@ -228,7 +258,8 @@ class Rule:
             policy=policy,
             kinds=frozenset(match.kinds) if match.kinds is not None else None,
             agents=tuple(match.agents) if match.agents is not None else None,
-            title=m.linear_pattern(match.title) if match.title is not None else None,
+            title=title,
+            title_size=title.programsize if title is not None else 0,
             payload=tuple(
                 _condition(pointer, condition.model_dump(by_alias=True, exclude_unset=True))
                 for pointer, condition in (match.payload or {}).items()
@@ -242,15 +273,17 @@ class Rule:
         policy = self.policy
         return (-policy.priority, policy.decision != "reject", policy.policy_id)
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple[int, int]:
+        """(policy id, version): what a screen knows the rule by (read for every rule of
+        every approval: made once)."""
         return (self.policy.policy_id, self.policy.version)
 
     def work(self, facts: Facts) -> int:
-        """About how much matching ``facts``' text may take, at worst: each pattern's RE2
+        """About how much matching ``facts``' payload may take, at worst: each pattern's RE2
         instructions times the characters it reads, a command line's characters times
-        ``PARSE_WORK``."""
-        work = self.title.programsize * len(facts.title) if self.title is not None else 0
+        ``PARSE_WORK`` (titles: ``TitleSet.size``)."""
+        work = 0
         for condition in self.payload:
             value = resolve(facts.payload or {}, condition.tokens)
             if isinstance(value, str) and condition.op == "regex":
@@ -259,13 +292,16 @@ class Rule:
                 work += PARSE_WORK * len(value)
         return work
 
-    def text_mismatch(self, facts: Facts) -> str | None:
-        """Why the approval's title or payload does not match, or None when they do: the slow
-        part, run by ``screen`` off the event loop."""
+    def text_mismatch(self, facts: Facts, titled: frozenset[tuple[int, int]] | None) -> str | None:
+        """Why the approval's title or payload does not match, or None when they do (the rules
+        whose title holds, ``titled``, found at once by ``TitleSet``, else by this rule's own
+        pattern): the slow part, run by ``screen``."""
         if self.broken is not None:
             return self.broken
-        if self.title is not None and not self.title.search(facts.title):
-            return "the title does not match"
+        if self.title is not None:
+            holds = self.key in titled if titled is not None else self.title.search(facts.title)
+            if not holds:
+                return NO_TITLE
         for condition in self.payload:
             if not condition.holds(facts.payload or {}, facts):
                 return f"the payload's /{'/'.join(condition.tokens)} fails its {condition.op}"
@@ -274,18 +310,24 @@ class Rule:
     def mismatch(self, facts: Facts, at: datetime, screen: Screen) -> str | None:
         """Why the approval does not match, or None when it does; its text as ``screen`` found
         it (a rule the screen never saw does not match)."""
-        if self.kinds is not None and facts.kind not in self.kinds:
-            return f"kind {facts.kind} is not among {sorted(self.kinds)}"
-        if self.agents is not None and not any(
-            glob_matches(pattern, facts.agent_id) for pattern in self.agents
-        ):
-            return f"agent {facts.agent_id} matches none of its agents"
-        why = screen.get(self.key, UNSCREENED)
+        # The screen first: one look-up, and most policies fail on their text.
+        why = screen.why(self)
         if why is not None:
             return why
+        if self.kinds is not None and facts.kind not in self.kinds:
+            return f"kind {facts.kind} is not among {sorted(self.kinds)}"
+        if self.agents is not None and not _any_glob(self.agents, facts.agent_id):
+            return f"agent {facts.agent_id} matches none of its agents"
         if self.hours is not None and not _within(self.hours, at):
             return "outside its hours"
         return None
+
+
+def _any_glob(patterns: tuple[str, ...], text: str) -> bool:
+    for pattern in patterns:  # a loop, not any() over a generator: every rule, every approval
+        if glob_matches(pattern, text):
+            return True
+    return False
 
 
 def _within(hours: tuple[int, int, ZoneInfo], at: datetime) -> bool:
@@ -304,12 +346,38 @@ def _within(hours: tuple[int, int, ZoneInfo], at: datetime) -> bool:
 Reader = Callable[[Callable[[UnitOfWork], Awaitable[list[Rule]]]], Awaitable[list[Rule]]]
 
 
+class TitleSet:
+    """The title patterns of a book's rules in one RE2 set: one pass over a title finds every
+    rule whose title holds, where a search a rule cost ~2 µs each (100 policies with titles
+    made an approval request 3.4 times dearer; docs/performance.md, "Figures behind the
+    code"). Past ``SET_PROGRAM`` instructions in all, each rule searches on its own."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        titled = [rule for rule in rules if rule.title is not None and rule.broken is None]
+        self._keys = [rule.key for rule in titled]
+        self.seen = frozenset(rule.key for rule in rules)
+        # Asked one by one even with the set: those with payload conditions, and broken ones.
+        self.one_by_one = [rule for rule in rules if rule.payload or rule.broken is not None]
+        self._matcher: Any = None
+        self.size = sum(rule.title_size for rule in titled)  # RE2 instructions in all
+        if titled and self.size <= SET_PROGRAM:
+            self._matcher = m.linear_set([rule.title.pattern for rule in titled])
+
+    def holding(self, title: str) -> frozenset[tuple[int, int]] | None:
+        """The keys of the rules whose title pattern finds ``title``; None when the set was
+        not made (each rule is then asked)."""
+        if self._matcher is None:
+            return None
+        return frozenset(self._keys[index] for index in self._matcher.Match(title) or ())
+
+
 class Rulebook:
     """The enabled policies of this process, compiled and in order; read again when a policy
     changes (on any instance: the change's hint) or after ``BOOK_SECONDS``."""
 
     def __init__(self, hub: Hub) -> None:
         self._rules: list[Rule] | None = None
+        self._titles = TitleSet(())
         self._read_at = 0.0
         self._generation = 0
         hub.watch(POLICIES, self.forget)
@@ -326,12 +394,22 @@ class Rulebook:
     ) -> Screen:
         """Which enabled rules' text conditions hold for ``facts``: at once when the work is
         small, else on a thread (``INLINE_WORK``)."""
-        rules = self._fresh() or await read(self.rules)
-        if sum(rule.work(facts) for rule in rules) <= INLINE_WORK:
-            return {rule.key: rule.text_mismatch(facts) for rule in rules}
-        return await asyncio.to_thread(
-            lambda: {rule.key: rule.text_mismatch(facts) for rule in rules}
-        )
+        rules = self._fresh()
+        if rules is None:  # an empty book is fresh too: no read for it
+            rules = await read(self.rules)
+        titles = self._titles if rules is self._rules else TitleSet(rules)
+
+        def screened() -> Screen:
+            titled = titles.holding(facts.title)
+            one_by_one = titles.one_by_one if titled is not None else rules
+            checked = {rule.key: rule.text_mismatch(facts, titled) for rule in one_by_one}
+            return Screen(titles.seen, titled or frozenset(), checked)
+
+        work = titles.size * len(facts.title)
+        work += sum(rule.work(facts) for rule in rules if rule.payload)
+        if work <= INLINE_WORK:
+            return screened()
+        return await asyncio.to_thread(screened)
 
     def _fresh(self) -> list[Rule] | None:
         """The book, unless it is due to be read again."""
@@ -348,4 +426,5 @@ class Rulebook:
         rules = sorted((Rule.of(policy) for policy in enabled), key=lambda rule: rule.order)
         if generation == self._generation:  # no change was heard while reading
             self._rules, self._read_at = rules, time.monotonic()
+            self._titles = TitleSet(rules)
         return rules

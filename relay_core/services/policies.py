@@ -65,7 +65,7 @@ async def deciding_rule(
 ) -> Rule | None:
     """The first rule that matches and is within its limit, held for this transaction."""
     for rule in await rulebook.rules(uow):
-        if rule.broken is not None or rule.key not in screened:
+        if rule.broken is not None or not screened.saw(rule):
             # It cannot be evaluated, or changed since the approval's text was screened: it
             # might have decided otherwise, so no policy below it decides. The operator does.
             return None
@@ -256,7 +256,7 @@ class PoliciesService(Service):
             skipped: list[str] = []
             for rule in await self.ctx.rulebook.rules(uow):
                 policy = rule.policy
-                if rule.broken is not None or rule.key not in screened:
+                if rule.broken is not None or not screened.saw(rule):
                     skipped.append(rule.broken or f"policy {policy.policy_id} {UNSCREENED}")
                     break
                 why = rule.mismatch(facts, at, screened)
