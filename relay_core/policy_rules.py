@@ -342,10 +342,6 @@ def _within(hours: tuple[int, int, ZoneInfo], at: datetime) -> bool:
     return now >= start or now < end  # across midnight
 
 
-# A service's ``read``: runs a function in a read-only unit of work.
-Reader = Callable[[Callable[[UnitOfWork], Awaitable[list[Rule]]]], Awaitable[list[Rule]]]
-
-
 class TitleSet:
     """The title patterns of a book's rules in one RE2 set: one pass over a title finds every
     rule whose title holds, where a search a rule cost ~2 µs each (100 policies with titles
@@ -371,6 +367,10 @@ class TitleSet:
         return frozenset(self._keys[index] for index in self._matcher.Match(title) or ())
 
 
+# A service's ``read``: runs a function in a read-only unit of work.
+Reader = Callable[[Callable[[UnitOfWork], Awaitable[list[Rule]]]], Awaitable[list[Rule]]]
+
+
 class Rulebook:
     """The enabled policies of this process, compiled and in order; read again when a policy
     changes (on any instance: the change's hint) or after ``BOOK_SECONDS``."""
@@ -387,11 +387,7 @@ class Rulebook:
         self._rules = None
         self._generation += 1
 
-    async def screen(
-        self,
-        read: Callable[[Callable[[UnitOfWork], Awaitable[list[Rule]]]], Awaitable[list[Rule]]],
-        facts: Facts,
-    ) -> Screen:
+    async def screen(self, read: Reader, facts: Facts) -> Screen:
         """Which enabled rules' text conditions hold for ``facts``: at once when the work is
         small, else on a thread (``INLINE_WORK``)."""
         rules = self._fresh()
