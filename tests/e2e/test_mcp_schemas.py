@@ -159,6 +159,8 @@ async def test_every_answer_is_its_schema_and_its_text_is_its_json(server: LiveS
         await call(a, "join_room", {"room_id": "every"})
         posted = await call(a, "post_to_room", {"room_id": "every", "text": "hello room"})
         await call(a, "read_room", {"room_id": "every"})
+        # A reply is to what the replier may read: b joins the room it answers.
+        await call(b, "join_room", {"room_id": "every"})
         answer = {"to": "every-a", "text": "seen", "reply_to": posted["message_id"]}
         replied = await call(b, "send_message", answer)
         thread = await call(a, "read_thread", {"message_id": replied["message_id"]})
