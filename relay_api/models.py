@@ -888,16 +888,26 @@ AgentPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:@*-]{1,1
 ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
 
 
+def _re2_options(**given: int) -> Any:
+    """RE2's options for operators' patterns: a refused pattern is the caller's 422, not a
+    line on stderr; ``given`` sets others (``max_mem``)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    for name, value in given.items():
+        setattr(options, name, value)
+    return options
+
+
 def linear_pattern(pattern: str) -> Any:
     """``pattern`` compiled by RE2, whose matching takes time linear in the text whatever the
     pattern (Python's ``re`` backtracks: ``^(a+)+$`` doubles its time with each character).
     Raises ``ValueError`` saying why RE2 refuses it, or that it is too large."""
     import re2  # loaded by whoever validates or matches a policy, not by every client
 
-    options = re2.Options()
-    options.log_errors = False  # a refused pattern is the caller's 422, not a line on stderr
     try:
-        compiled = re2.compile(pattern, options)
+        compiled = re2.compile(pattern, _re2_options())
     except re2.error as exc:
         why = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise ValueError(f"not a regular expression RE2 accepts: {why}") from None
@@ -914,12 +924,9 @@ def linear_set(patterns: list[str]) -> Any:
     its ``Match(text)`` answers the indexes of those found (None: none)."""
     import re2
 
-    options = re2.Options()
-    options.log_errors = False
     # A set's DFA holds up to a state a character read, each as large as the set's program:
     # room for a title's 500 characters over SET_PROGRAM instructions.
-    options.max_mem = 64 << 20
-    matcher = re2.Set.SearchSet(options)
+    matcher = re2.Set.SearchSet(_re2_options(max_mem=64 << 20))
     for pattern in patterns:
         matcher.Add(pattern)
     matcher.Compile()

@@ -274,7 +274,7 @@ class Rule:
         return (-policy.priority, policy.decision != "reject", policy.policy_id)
 
     @functools.cached_property
-    def key(self) -> tuple[int, int]:
+    def key(self) -> Key:
         """(policy id, version): what a screen knows the rule by (read for every rule of
         every approval: made once)."""
         return (self.policy.policy_id, self.policy.version)
@@ -292,7 +292,7 @@ class Rule:
                 work += PARSE_WORK * len(value)
         return work
 
-    def text_mismatch(self, facts: Facts, titled: frozenset[tuple[int, int]] | None) -> str | None:
+    def text_mismatch(self, facts: Facts, titled: frozenset[Key] | None) -> str | None:
         """Why the approval's title or payload does not match, or None when they do (the rules
         whose title holds, ``titled``, found at once by ``TitleSet``, else by this rule's own
         pattern): the slow part, run by ``screen``."""
@@ -359,7 +359,7 @@ class TitleSet:
         if titled and self.size <= SET_PROGRAM:
             self._matcher = m.linear_set([rule.title.pattern for rule in titled])
 
-    def holding(self, title: str) -> frozenset[tuple[int, int]] | None:
+    def holding(self, title: str) -> frozenset[Key] | None:
         """The keys of the rules whose title pattern finds ``title``; None when the set was
         not made (each rule is then asked)."""
         if self._matcher is None:

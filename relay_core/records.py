@@ -53,7 +53,7 @@ class StreamTicket(Resource):
     only, and naming the token it was issued for by that token's hash (internal)."""
 
     ticket_hash: str
-    kind: str
+    kind: Literal["operator", "agent"]
     agent_id: str | None = None
     token_hash: str | None = None
     expires_at: datetime

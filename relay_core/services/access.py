@@ -13,7 +13,7 @@ import asyncio
 import hmac
 import time
 from collections.abc import Awaitable, Callable
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from relay_api.errors import AuthenticationError, PermissionDenied
 from relay_api.models import AGENT_TOKEN_PREFIX
@@ -81,21 +81,17 @@ class AccessService(Service):
         config = self.ctx.config
         if not config.auth_enabled:
             return Caller("operator")
-        now = self.ctx.clock()
 
         async def work(uow: UnitOfWork) -> records.StreamTicket | None:
-            if not ticket.startswith(TICKET_PREFIX):
-                return None
             return await uow.stream_tickets.get(hash_secret(ticket))
 
-        issued = await self.read(work)
-        if issued is None or issued.expires_at < now or issued.kind not in ("operator", "agent"):
+        issued = await self.read(work) if ticket.startswith(TICKET_PREFIX) else None
+        if issued is None or issued.expires_at < self.ctx.clock():
             raise AuthenticationError(
                 "the stream ticket is not valid or has expired; get another from "
                 "POST /v1/events/ticket"
             )
-        kind: Literal["operator", "agent"] = "operator" if issued.kind == "operator" else "agent"
-        caller = Caller(kind, issued.agent_id, issued.token_hash)
+        caller = Caller(issued.kind, issued.agent_id, issued.token_hash)
         if caller.token_hash is not None and await self._agent_of(caller.token_hash) != (
             caller.agent_id
         ):
