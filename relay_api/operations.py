@@ -164,6 +164,18 @@ MESSAGES_ACK = Op(
     path_params=p.MessagePath,
     doc="Acknowledge a direct message; acknowledging twice answers the same.",
 )
+MESSAGES_SHOW = Op(
+    "messages.show",
+    "GET",
+    "/v1/messages/{message_id}",
+    m.Message,
+    path_params=p.MessagePath,
+    doc=(
+        "One message with its receipts (``delivered_at``, ``acked_at``), to its sender, its "
+        "recipient (a room's members for a post) and the operator; 404 to anyone else. Its "
+        "recipient reading it is a delivery."
+    ),
+)
 MESSAGES_THREAD = Op(
     "messages.thread",
     "GET",
@@ -733,7 +745,7 @@ EVENTS_TICKET = Op(
     doc=(
         "A ticket that opens the caller's event stream for the next minute, for a browser's "
         "EventSource, which cannot send Authorization: ``/v1/events/stream?ticket=…``. It is "
-        "signed, not stored, and opens nothing else."
+        "a random value, kept by its hash, and opens nothing else."
     ),
 )
 EVENTS_STREAM = Op(

@@ -30,6 +30,7 @@ def bind(services: Services) -> dict[str, Serve]:
         ops.MESSAGES_SEND.id: services.messages.send,
         ops.MESSAGES_ACK.id: services.messages.ack,
         ops.MESSAGES_THREAD.id: services.messages.thread,
+        ops.MESSAGES_SHOW.id: services.messages.show,
         ops.SEARCH.id: services.search.search,
         ops.NOTIFY_SEND.id: services.notify.send,
         ops.NOTIFY_REPLY.id: services.notify.reply,

@@ -207,6 +207,13 @@ class Messages(Resource[C]):
         )
 
     @flow_method
+    def show(self, message_id: int) -> Send[m.Message]:
+        """One message with its receipts (``delivered_at``, ``acked_at``), to its sender, its
+        recipient (a room's members for a post) and the operator; 404 to anyone else. Its recipient
+        reading it is a delivery."""
+        return Send(ops.MESSAGES_SHOW, {"message_id": message_id})
+
+    @flow_method
     def thread(
         self, message_id: int, *, limit: int | None = None, cursor: str | None = None
     ) -> Send[m.ThreadResponse]:
@@ -962,6 +969,6 @@ class Events(Resource[C]):
     @flow_method
     def ticket(self) -> Send[m.StreamTicket]:
         """A ticket that opens the caller's event stream for the next minute, for a browser's
-        EventSource, which cannot send Authorization: ``/v1/events/stream?ticket=…``. It is signed,
-        not stored, and opens nothing else."""
+        EventSource, which cannot send Authorization: ``/v1/events/stream?ticket=…``. It is a random
+        value, kept by its hash, and opens nothing else."""
         return Send(ops.EVENTS_TICKET)

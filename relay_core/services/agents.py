@@ -15,7 +15,7 @@ from relay_core.coalesce import Coalescer
 from relay_core.ports import Increment, JsonRecords, StaleWrite, UnitOfWork, eq, in_
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
-from relay_core.services.events import inbox_topic
+from relay_core.services.events import announce_receipt, inbox_topic
 
 UNACKED: tuple[m.MessageStatus, ...] = ("pending", "delivered")
 # A heartbeat as recorded: the agent, and what it reported (JSON).
@@ -178,7 +178,7 @@ class AgentsService(Service):
             # Readers of one inbox at once take disjoint messages (each held until its read
             # commits) rather than locking the same rows in different orders: no deadlock.
             found = await uow.messages.find_values(
-                ("message_id", "status"),
+                ("message_id", "status", "from_agent"),
                 eq("to", agent_id),
                 in_("status", UNACKED),
                 order_by="message_id",
@@ -190,14 +190,17 @@ class AgentsService(Service):
                 await require_registered(uow, agent_id, self.ctx.registered)
             else:
                 # Every read is a delivery: the count tells the agent it saw one before.
-                read = in_("message_id", [message_id for message_id, _ in found])
+                read = in_("message_id", [message_id for message_id, _, _ in found])
                 await uow.messages.update_where([read], {"delivery_count": Increment()})
-                pending = [message_id for message_id, status in found if status == "pending"]
+                pending = [(mid, sender) for mid, status, sender in found if status == "pending"]
                 if pending:
+                    now = self.now()
                     await uow.messages.update_where(
-                        [in_("message_id", pending)],
-                        {"status": "delivered", "delivered_at": self.now()},
+                        [in_("message_id", [mid for mid, _ in pending])],
+                        {"status": "delivered", "delivered_at": now},
                     )
+                    for mid, sender in pending:
+                        await announce_receipt(uow, "message.delivered", mid, sender, agent_id, now)
                 messages = await uow.messages.find_encoded_array(read)
             return m.InboxResponse.model_construct(
                 agent_id=agent_id, messages=messages.as_field(), count=messages.length

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, Cond, UnitOfWork, gt, in_, lt
+from relay_core.ports import FEED, Cond, UnitOfWork, eq, gt, in_, lt
 from relay_core.services.base import Service
 
 
@@ -39,6 +39,27 @@ async def emit(
         kind=kind, audience=audience, subject_id=str(subject_id), data=data, created_at=now
     )
     await uow.announce(event)
+
+
+def room_audience(room_id: str) -> str:
+    """The audience of a room's events: its members (the feed adds the rooms the caller
+    joined to what it reads)."""
+    return f"room:{room_id}"
+
+
+async def announce_receipt(
+    uow: UnitOfWork, kind: str, message_id: int, sender: str, to: str, at: datetime
+) -> None:
+    """Tell a direct message's sender's feed that it was delivered or acknowledged."""
+    field = "delivered_at" if kind == "message.delivered" else "acked_at"
+    data = {"message_id": message_id, "to": to, field: at.isoformat()}
+    await emit(uow, kind, message_id, data, at, sender)
+
+
+async def audiences(uow: UnitOfWork, agent_id: str) -> list[str]:
+    """The audiences whose events an agent reads: everyone's, its own, and its rooms'."""
+    rooms = await uow.room_members.find_values(("room_id",), eq("agent_id", agent_id))
+    return [m.EVERYONE, agent_id, *(room_audience(room) for (room,) in rooms)]
 
 
 # What an event says about the resource it concerns, by the resource's type.
@@ -79,7 +100,7 @@ class EventsService(Service):
             return m.EventsResponse(events=[], cursor=newest[0].event_id if newest else 0)
         conds: list[Cond] = [gt("event_id", after)]
         if not caller.is_operator:
-            conds.append(in_("audience", (m.EVERYONE, caller.name)))
+            conds.append(in_("audience", await audiences(uow, caller.name)))
         events = await uow.events.find(*conds, order_by="event_id", limit=limit)
         return m.EventsResponse(events=events, cursor=events[-1].event_id if events else after)
 

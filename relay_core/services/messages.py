@@ -9,10 +9,10 @@ from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import JsonRecord, StaleWrite, UnitOfWork, eq, gt, in_
+from relay_core.ports import Increment, JsonRecord, StaleWrite, UnitOfWork, eq, gt, in_
 from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
-from relay_core.services.events import inbox_topic
+from relay_core.services.events import announce_receipt, emit, inbox_topic, room_audience
 
 log = logging.getLogger("relay.messages")
 
@@ -57,6 +57,15 @@ async def add_direct_message(uow: UnitOfWork, message: m.Message) -> None:
     )
     await uow.announce(event, about=message)
     uow.publish(inbox_topic(message.to))
+
+
+async def announce_post(uow: UnitOfWork, post: m.Message) -> None:
+    """Tell the room's members' feeds of a post (a channel pushes it to their sessions)."""
+    assert post.room_id is not None
+    data = {"from_agent": post.from_agent, "room_id": post.room_id, "thread_id": post.thread_id}
+    await emit(
+        uow, "message.posted", post.message_id, data, post.created_at, room_audience(post.room_id)
+    )
 
 
 async def _may_read(uow: UnitOfWork, caller: Caller, message: m.Message) -> bool:
@@ -148,6 +157,7 @@ class MessagesService(Service):
                 await add_direct_message(uow, message)
                 return message
             message = await uow.messages.insert(message)
+            await announce_post(uow, message)
             if self.ctx.config.mirror_bridges:
                 found = await uow.room_threads.find(eq("room_id", room.room_id))
                 threads[:] = [t for t in found if t.bridge in self.ctx.config.mirror_bridges]
@@ -199,6 +209,36 @@ class MessagesService(Service):
 
         return await self.read(work)
 
+    async def show(self, caller: Caller, message_id: int) -> m.Message:
+        """One message with its receipts, to its sender, its recipient (a room's members for a
+        post) and the operator; NotFound to anyone else. Its recipient reading it is a
+        delivery."""
+
+        async def look(uow: UnitOfWork) -> m.Message:
+            message = await uow.messages.get(message_id)
+            if message is None or not await _may_read(uow, caller, message):
+                raise NotFound(f"message {message_id} does not exist")
+            return message
+
+        async def deliver(uow: UnitOfWork) -> m.Message:
+            now = self.now()
+            delivered = await uow.messages.update(
+                message_id,
+                {"status": "delivered", "delivered_at": now, "delivery_count": Increment()},
+                expect=[eq("status", "pending")],
+            )
+            if delivered is None:  # delivered by another read meanwhile
+                return await look(uow)
+            await announce_receipt(
+                uow, "message.delivered", message_id, delivered.from_agent, caller.name, now
+            )
+            return delivered
+
+        message = await self.read(look)
+        if message.status == "pending" and message.to == caller.name and not caller.is_operator:
+            return await self.write(deliver)
+        return message
+
     async def ack(
         self, caller: Caller, message_id: int, body: m.MessageAck
     ) -> m.Message | JsonRecord:
@@ -208,12 +248,18 @@ class MessagesService(Service):
         async def work(uow: UnitOfWork) -> m.Message | JsonRecord:
             # Most acks are of an unacked message of the caller: ack it first, read it only if
             # it was not (missing, another's, or acked before). Answered as stored.
+            now = self.now()
             acked = await uow.messages.update_encoded(
                 message_id,
-                {"status": "acked", "acked_at": self.now()},
+                {"status": "acked", "acked_at": now},
                 expect=[eq("to", agent_id), in_("status", UNACKED)],
             )
             if acked is not None:
+                found = await uow.messages.find_values(
+                    ("from_agent",), eq("message_id", message_id)
+                )
+                sender = found[0][0]
+                await announce_receipt(uow, "message.acked", message_id, sender, agent_id, now)
                 return acked
             message = await uow.messages.get(message_id)
             if message is None:
