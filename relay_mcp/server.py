@@ -6,11 +6,14 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from mcp.server.context import ServerMiddleware
+from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import SubscriptionBus
 
 from relay_api import __version__
 from relay_client import AsyncRelayClient
 from relay_mcp.agent_tools import add_agent_tools
+from relay_mcp.channel import CAPABILITIES, Channel
+from relay_mcp.channel import INSTRUCTIONS as channel_instructions
 from relay_mcp.inbox import SessionSubscribers, add_inbox
 from relay_mcp.operator_tools import add_operator_tools
 from relay_mcp.results import Clients, RelayMCPServer
@@ -49,6 +52,7 @@ def agent_server(
     clients: Clients,
     bus: SubscriptionBus | None = None,
     middleware: Sequence[ServerMiddleware[Any]] = (),
+    instructions: str = INSTRUCTIONS,
 ) -> RelayMCPServer:
     """The agent tools and ``relay://inbox`` (its updates published on ``bus``), each call
     acting through ``clients(ctx)``."""
@@ -56,7 +60,7 @@ def agent_server(
         "relay",
         clients,
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions,
         log_level=QUIET,
         subscriptions=bus,
         middleware=middleware,
@@ -102,13 +106,30 @@ def build_server(
     subscribers: SessionSubscribers,
     *,
     confirm_decisions: bool = True,
+    channel: Channel | None = None,
 ) -> RelayMCPServer:
     """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
     (updates published on ``bus``, and to the sessions of ``subscribers``) for an agent (its id
     is configured: ``relay mcp`` asks the server whose the token is), the operator's small set
-    otherwise."""
+    otherwise. With ``channel``, the agent's server is a Claude Code channel too."""
     if relay.config.agent_id is not None:
-        server = agent_server(lambda _: relay, bus)
+        if channel is None:
+            server = agent_server(lambda _: relay, bus)
+        else:
+            told = f"{INSTRUCTIONS}\n\n{channel_instructions}"
+            server = agent_server(lambda _: relay, bus, [channel.middleware], told)
+            channel.install(server)
         subscribers.install(server)
         return server
     return operator_server(lambda _: relay, confirm_decisions=confirm_decisions)
+
+
+async def run_stdio(server: RelayMCPServer, channel: bool) -> None:
+    """Serve ``server`` over stdio, declaring the Claude Code channel's capabilities when
+    ``channel``."""
+    lowlevel = server._lowlevel_server  # MCPServer.run_stdio_async declares no experimental
+    options = lowlevel.create_initialization_options(
+        experimental_capabilities=CAPABILITIES if channel else None
+    )
+    async with stdio_server() as (read, write):
+        await lowlevel.run(read, write, options)

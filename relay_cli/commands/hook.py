@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
-import ada_url
 import typer
 
 from relay_cli._common import Connection
 from relay_client import RelayClient
+from relay_client.coding_agents import host_of, title_of
 
 app = typer.Typer(
     help="Permission prompts of coding agents, answered by the operator (their hook command).",
@@ -30,7 +29,6 @@ app = typer.Typer(
 
 Source = Literal["claude-code", "codex"]
 MAX_INPUT = 1024 * 1024
-MAX_TITLE = 500
 DEFAULT_TIMEOUT = 55  # below Claude Code's default hook timeout of 60 s
 CONNECT_SECONDS = 3.0  # a server that cannot be reached is given up on within this
 
@@ -43,44 +41,6 @@ Timeout = Annotated[
         " its terminal. Keep it below the hook's timeout in the agent's settings.",
     ),
 ]
-
-
-def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
-    """A title the operator reads at a glance, starting with the tool's name: ``Bash: npm
-    publish``, ``Edit: src/app.py``, ``WebFetch: example.com``, an MCP tool by its name."""
-    subject = ""
-    if isinstance(tool_input.get("command"), str):
-        subject = tool_input["command"]
-    elif isinstance(tool_input.get("file_path"), str):
-        subject = _relative(tool_input["file_path"], cwd)
-    elif isinstance(tool_input.get("notebook_path"), str):
-        subject = _relative(tool_input["notebook_path"], cwd)
-    elif isinstance(tool_input.get("url"), str):
-        subject = host_of(tool_input["url"]) or tool_input["url"]
-    elif isinstance(tool_input.get("query"), str):
-        subject = tool_input["query"]
-    elif isinstance(tool_input.get("description"), str):
-        subject = tool_input["description"]
-    line = " ".join(subject.split())  # one line, however the command was written
-    title = f"{tool_name}: {line}" if line else tool_name
-    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
-
-
-def host_of(url: str) -> str | None:
-    """The host a browser or fetcher would reach at ``url``, parsed as the WHATWG URL standard
-    says (``https://evil.example\\@github.com/`` reaches evil.example, which Python's urlsplit
-    reads as github.com); None when it is no URL."""
-    try:
-        return ada_url.URL(url).hostname or None
-    except ValueError:
-        return None
-
-
-def _relative(path: str, cwd: str) -> str:
-    try:
-        return str(PurePosixPath(path).relative_to(cwd)) if cwd else path
-    except ValueError:
-        return path
 
 
 def output(behavior: str, message: str | None) -> dict[str, Any]:

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+from enum import StrEnum
 from typing import Annotated
 
 import typer
 
 from relay_api.models import OPERATOR
 from relay_cli._common import Connection, call
+
+
+class Channel(StrEnum):
+    """Whether ``relay mcp`` is a Claude Code channel."""
+
+    auto = "auto"
+    on = "on"
+    off = "off"
 
 
 def mcp(
@@ -22,6 +31,27 @@ def mcp(
             "they ask, and a client that cannot ask is refused.",
         ),
     ] = False,
+    channel: Annotated[
+        Channel,
+        typer.Option(
+            help="Push what Relay has for the agent into its running session and relay its "
+            "permission prompts, as a Claude Code channel: auto (when the host is Claude "
+            "Code), on, or off.",
+        ),
+    ] = Channel.auto,
+    rooms: Annotated[
+        bool,
+        typer.Option(help="Push the posts of the rooms the agent joined (with the channel)."),
+    ] = True,
+    permission_timeout: Annotated[
+        int,
+        typer.Option(
+            min=10,
+            max=3600,
+            help="Seconds an approval for a permission prompt stays open (the host may "
+            "answer it at its terminal and say nothing); then it expires.",
+        ),
+    ] = 120,
 ) -> None:
     """Serve Relay's agent tools over stdio to an MCP client (an LLM agent).
 
@@ -29,14 +59,20 @@ def mcp(
     --url/RELAY_URL; a refused token stops it at once. Needs the mcp extra: pip install
     'relay-agents[mcp]'.
 
+    For an agent's token it is also a Claude Code channel (with a host that loads it as
+    one: claude --channels plugin:relay@relay, or --dangerously-load-development-channels
+    server:relay): messages, room posts, assigned tasks and decisions arrive in the running
+    session, and its permission prompts go to the operator as approvals.
+
     Example: claude mcp add relay -- relay mcp
     """
     try:
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
+        from relay_mcp import channel as channels
         from relay_mcp.inbox import SessionSubscribers, watch_inbox
         from relay_mcp.results import watch_from_now
-        from relay_mcp.server import build_server
+        from relay_mcp.server import build_server, run_stdio
     except ImportError as exc:
         typer.echo(
             f"Error: relay mcp needs the mcp extra (pip install 'relay-agents[mcp]'): {exc}",
@@ -53,19 +89,38 @@ def mcp(
             connection.url, token=connection.token, agent_id=agent
         ) as relay:
             bus, subscribers = InMemorySubscriptionBus(), SessionSubscribers()
+            pushing = None
+            if agent is not None and channel != Channel.off:
+                cursor = channels.Cursor(channels.cursor_path(relay.config.url, agent))
+                pushing = channels.Channel(
+                    relay,
+                    cursor,
+                    rooms=rooms,
+                    forced=channel == Channel.on,
+                    permission_seconds=permission_timeout,
+                )
             server = build_server(
-                relay, bus, subscribers, confirm_decisions=not operator_without_confirmation
+                relay,
+                bus,
+                subscribers,
+                confirm_decisions=not operator_without_confirmation,
+                channel=pushing,
             )
             if relay.config.agent_id is None:
-                await server.run_stdio_async()
+                await run_stdio(server, channel=False)
                 return
             await watch_from_now(relay)
-            watcher = asyncio.create_task(watch_inbox(relay, bus, subscribers))
+            watchers = [asyncio.create_task(watch_inbox(relay, bus, subscribers))]
+            if pushing is not None:
+                watchers.append(asyncio.create_task(pushing.run()))
             try:
-                await server.run_stdio_async()
+                await run_stdio(server, channel=pushing is not None)
             finally:
-                watcher.cancel()
-                await asyncio.gather(watcher, return_exceptions=True)
+                for watcher in watchers:
+                    watcher.cancel()
+                if pushing is not None:
+                    await pushing.close()
+                await asyncio.gather(*watchers, return_exceptions=True)
 
     asyncio.run(serve())
 
