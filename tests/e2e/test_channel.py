@@ -6,6 +6,7 @@ sends (the channels reference's contract), against a live server."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -221,7 +222,7 @@ async def test_another_host_is_not_pushed_to(server: LiveServer, tmp_path: Path)
 
 
 def prompt(request_id: str, command: str) -> PermissionRequest:
-    preview = '{"command": "%s", "description": "run it"}' % command
+    preview = json.dumps({"command": command, "description": "run it"})
     return PermissionRequest(
         params={
             "request_id": request_id,
