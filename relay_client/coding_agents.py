@@ -1,6 +1,7 @@
-"""What Relay makes of a coding agent's permission prompt, wherever it comes from (the
-``relay hook`` commands, the Claude Code channel of ``relay mcp``): the approval's title, the
-host a URL reaches."""
+"""What Relay and a coding agent's session say to each other, wherever they meet (the ``relay
+hook`` commands, the Claude Code channel of ``relay mcp``): a permission prompt's approval title
+and the host a URL reaches; the news handed to the session (a message, a task, a decision), as
+text that says who wrote it and the ids to answer with."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from typing import Any
 
 import ada_url
 
+from relay_api import models as m
+from relay_api.elision import elide
+
 MAX_TITLE = 500
+MAX_TEXT = 4000  # of a text handed to a session, beyond which it is cut and a tool reads it
+SOURCE_CHANNEL = "claude-code-channel"
+# Approvals a hook or the channel files and waits on itself: their decisions are not news.
+PROMPT_SOURCES = frozenset({"claude-code", "codex", SOURCE_CHANNEL})
+# What a session is handed: the text it reads, and the ids (Claude Code's <channel> attributes).
+News = tuple[str, dict[str, str]]
 
 
 def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
@@ -48,3 +58,65 @@ def _relative(path: str, cwd: str) -> str:
         return str(PurePosixPath(path).relative_to(cwd)) if cwd else path
     except ValueError:
         return path
+
+
+def _cut(text: str, whole: str) -> str:
+    return text if len(text) <= MAX_TEXT else f"{elide(text, MAX_TEXT)}\n({whole} reads it whole)"
+
+
+def _writer(name: str) -> str:
+    return "the operator (the human who runs Relay)" if name == m.OPERATOR else f"agent {name}"
+
+
+def message_news(message: m.Message) -> News:
+    """A direct message or a room post as the session reads it."""
+    meta = {"message_id": str(message.message_id), "from": message.from_agent}
+    if message.thread_id is not None:
+        meta["thread_id"] = str(message.thread_id)
+    if message.room_id is not None:
+        meta |= {"kind": "post", "room_id": message.room_id}
+        head = (
+            f"Post #{message.message_id} by {_writer(message.from_agent)} in room {message.room_id}"
+        )
+    elif message.reply_to_notification is not None:
+        meta["kind"] = "message"
+        head = (
+            f"Message #{message.message_id}: the operator answered your notification "
+            f"#{message.reply_to_notification}"
+        )
+    else:
+        meta["kind"] = "message"
+        head = f"Direct message #{message.message_id} from {_writer(message.from_agent)}"
+    if message.reply_to is not None:
+        head += f", answering message #{message.reply_to}"
+    subject = f"\nSubject: {message.subject}" if message.subject else ""
+    whole = f"read_thread with message_id {message.message_id}"
+    return f"{head}:{subject}\n{_cut(message.text, whole)}", meta
+
+
+def task_news(task: m.Task) -> News:
+    """A task assigned to the agent."""
+    meta = {"kind": "task", "task_id": str(task.task_id), "from": task.created_by}
+    text = (
+        f"Task #{task.task_id}, from {_writer(task.created_by)}, is assigned to you: {task.title}"
+    )
+    if task.description:
+        text += "\n" + _cut(task.description, "list_tasks")
+    return text + f"\nclaim_task with task_id {task.task_id} to take it.", meta
+
+
+def approval_news(approval: m.Approval) -> News:
+    """The decision on an approval the agent asked for."""
+    meta = {"kind": "approval", "approval_id": str(approval.approval_id)}
+    decided_by = approval.decided_by or ""
+    if approval.status == "expired":
+        verdict = "expired: nobody decided in time"
+    elif decided_by.startswith("policy:"):
+        verdict = f"was {approval.status} by a standing policy of the operator ({decided_by})"
+    else:
+        verdict = f"was {approval.status} by the operator"
+        meta["from"] = m.OPERATOR
+    text = f'Your approval request #{approval.approval_id} "{approval.title}" {verdict}.'
+    if approval.note:
+        text += f"\nThe operator's note: {approval.note}"
+    return text, meta

@@ -32,26 +32,29 @@ from platformdirs import user_state_dir
 from pydantic import ConfigDict
 
 from relay_api import models as m
-from relay_api.elision import elide
 from relay_client import AsyncRelayClient, errors
-from relay_client.coding_agents import host_of, title_of
+from relay_client.coding_agents import (
+    PROMPT_SOURCES,
+    SOURCE_CHANNEL,
+    approval_news,
+    host_of,
+    message_news,
+    task_news,
+    title_of,
+)
 
 CAPABILITIES: dict[str, dict[str, Any]] = {"claude/channel": {}, "claude/channel/permission": {}}
 PUSH = "notifications/claude/channel"
 PERMISSION_REQUEST = "notifications/claude/channel/permission_request"
 PERMISSION = "notifications/claude/channel/permission"
-SOURCE = "claude-code-channel"
 # The hosts that load a stdio server as a channel: another host would drop the pushes, and a
 # message handed to it would be receipted as delivered to a session that never saw it.
 CHANNEL_HOSTS = frozenset({"claude-code"})
 FEED_WAIT = 50.0
 RETRY_SECONDS = 2.0
-MAX_TEXT = 4000  # of an event's text, beyond which it is cut and the rest is a tool call away
 PERMISSION_SECONDS = 120  # an approval for a prompt the host may answer at its terminal
 # Claude Code's mark in a preview it cut: the command is not whole, so no policy may read it.
 ELIDED = re.compile(r"⋯ [\d,]+ code points elided ⋯|…$")
-# Approvals a hook or this channel files and waits on itself: their decisions are not news.
-PROMPT_SOURCES = frozenset({"claude-code", "codex", SOURCE})
 
 INSTRUCTIONS = (
     'Events from Relay arrive as <channel source="relay" kind="..."> tags. Each says who wrote '
@@ -68,7 +71,6 @@ INSTRUCTIONS = (
 log = logging.getLogger("relay.mcp")
 
 Behavior = Literal["allow", "deny"]
-Push = tuple[str, dict[str, str]]
 
 
 class PermissionRequestParams(NotificationParams):
@@ -111,63 +113,6 @@ class Cursor:
         draft = self.path.with_suffix(".tmp")
         draft.write_text(json.dumps({"cursor": cursor}))
         os.replace(draft, self.path)
-
-
-def _cut(text: str, whole: str) -> str:
-    return text if len(text) <= MAX_TEXT else f"{elide(text, MAX_TEXT)}\n({whole} reads it whole)"
-
-
-def _writer(name: str) -> str:
-    return "the operator (the human who runs Relay)" if name == m.OPERATOR else f"agent {name}"
-
-
-def message_push(message: m.Message) -> Push:
-    """A direct message or a room post as the session reads it."""
-    meta = {"message_id": str(message.message_id), "from": message.from_agent}
-    if message.thread_id is not None:
-        meta["thread_id"] = str(message.thread_id)
-    if message.room_id is not None:
-        meta |= {"kind": "post", "room_id": message.room_id}
-        head = f"{_writer(message.from_agent)} posted in room {message.room_id}"
-    elif message.reply_to_notification is not None:
-        meta["kind"] = "message"
-        head = f"The operator answered your notification #{message.reply_to_notification}"
-    else:
-        meta["kind"] = "message"
-        head = f"Direct message from {_writer(message.from_agent)}"
-    if message.reply_to is not None:
-        head += f", answering message #{message.reply_to}"
-    subject = f"\nSubject: {message.subject}" if message.subject else ""
-    whole = f"read_thread with message_id {message.message_id}"
-    return f"{head}:{subject}\n{_cut(message.text, whole)}", meta
-
-
-def task_push(task: m.Task) -> Push:
-    """A task assigned to the agent."""
-    meta = {"kind": "task", "task_id": str(task.task_id), "from": task.created_by}
-    text = (
-        f"Task #{task.task_id}, from {_writer(task.created_by)}, is assigned to you: {task.title}"
-    )
-    if task.description:
-        text += "\n" + _cut(task.description, "list_tasks")
-    return text + f"\nclaim_task with task_id {task.task_id} to take it.", meta
-
-
-def approval_push(approval: m.Approval) -> Push:
-    """The decision on an approval the agent asked for."""
-    meta = {"kind": "approval", "approval_id": str(approval.approval_id)}
-    decided_by = approval.decided_by or ""
-    if approval.status == "expired":
-        verdict = "expired: nobody decided in time"
-    elif decided_by.startswith("policy:"):
-        verdict = f"was {approval.status} by a standing policy of the operator ({decided_by})"
-    else:
-        verdict = f"was {approval.status} by the operator"
-        meta["from"] = m.OPERATOR
-    text = f'Your approval request #{approval.approval_id} "{approval.title}" {verdict}.'
-    if approval.note:
-        text += f"\nThe operator's note: {approval.note}"
-    return text, meta
 
 
 class Channel:
@@ -277,12 +222,12 @@ class Channel:
                 await self._push_message_id(int(event.subject_id))
         elif event.kind == "task.created" and event.data.get("assignee") == self.me:
             task = await self.relay.tasks.get(int(event.subject_id))
-            await self._send(PUSH, _params(task_push(task)))
+            await self._send(PUSH, _params(task_news(task)))
         elif event.kind == "approval.decided" and event.audience == self.me:
             approval = await self.relay.approvals.show(int(event.subject_id))
             source = (approval.payload or {}).get("source")
             if approval.kind == "request" and source not in PROMPT_SOURCES:
-                await self._send(PUSH, _params(approval_push(approval)))
+                await self._send(PUSH, _params(approval_news(approval)))
 
     async def _push_message_id(self, message_id: int) -> None:
         if message_id in self._pushed:
@@ -296,7 +241,7 @@ class Channel:
     async def _push_message(self, message: m.Message) -> None:
         if message.message_id in self._pushed or message.status == "acked":
             return
-        await self._send(PUSH, _params(message_push(message)))
+        await self._send(PUSH, _params(message_news(message)))
         self._pushed.add(message.message_id)
 
     # ------------------------------------------------------------ permission prompts
@@ -323,7 +268,7 @@ class Channel:
         tool_input = _whole_input(params.input_preview)
         cwd = os.getcwd()
         payload: dict[str, Any] = {
-            "source": SOURCE,
+            "source": SOURCE_CHANNEL,
             "tool_name": params.tool_name,
             "description": params.description,
             "input_preview": params.input_preview,
@@ -370,8 +315,8 @@ class Channel:
         await asyncio.gather(*self._prompts, return_exceptions=True)
 
 
-def _params(push: Push) -> dict[str, Any]:
-    content, meta = push
+def _params(news: tuple[str, dict[str, str]]) -> dict[str, Any]:
+    content, meta = news
     return {"content": content, "meta": meta}
 
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from relay_cli import handover
 from relay_cli._common import Connection
 from relay_client import RelayClient
 from relay_client.coding_agents import host_of, title_of
@@ -51,14 +52,15 @@ def output(behavior: str, message: str | None) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
-def _answer(source: Source, raw: str, timeout: int, conn: Connection) -> dict[str, Any] | None:
-    """The decision for the prompt in ``raw``, or None to let the agent ask in its terminal."""
+def _answer(
+    source: Source, prompt: dict[str, Any], timeout: int, conn: Connection
+) -> dict[str, Any] | None:
+    """The decision for ``prompt``, or None to let the agent ask in its terminal."""
     started = time.monotonic()
-    prompt = json.loads(raw)
     tool_name, tool_input = prompt["tool_name"], prompt.get("tool_input") or {}
     if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         return None
-    cwd = prompt.get("cwd") if isinstance(prompt.get("cwd"), str) else ""
+    cwd = prompt["cwd"] if isinstance(prompt.get("cwd"), str) else ""
     payload = {
         "source": source,
         "tool_name": tool_name,
@@ -88,14 +90,19 @@ def _answer(source: Source, raw: str, timeout: int, conn: Connection) -> dict[st
 
 
 def run(ctx: typer.Context, source: Source, timeout: int) -> None:
-    """Answer one permission prompt; whatever fails, print nothing and exit 0."""
+    """Answer one hook event (a permission prompt, or one that hands over what waits);
+    whatever fails, print nothing and exit 0."""
     conn: Connection = ctx.obj or Connection()
     try:
-        raw = sys.stdin.read(MAX_INPUT)
-        answer = _answer(source, raw, timeout, conn)
+        given = json.loads(sys.stdin.read(MAX_INPUT))
+        event = given.get("hook_event_name", "PermissionRequest")
+        if event in handover.EVENTS:
+            answer = handover.hand_over(event, given, conn.url, conn.token, CONNECT_SECONDS)
+        else:
+            answer = _answer(source, given, timeout, conn)
     except Exception as exc:  # the agent's own prompt is the fallback, never an allow
         why = type(exc).__name__
-        sys.stderr.write(f"relay hook: no decision ({why}); the agent asks in its terminal\n")
+        sys.stderr.write(f"relay hook: nothing to say ({why}); the agent goes on as without it\n")
         return
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
@@ -103,7 +110,8 @@ def run(ctx: typer.Context, source: Source, timeout: int) -> None:
 
 @app.command("claude-code")
 def claude_code(ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT) -> None:
-    """Claude Code's PermissionRequest hook: the operator allows or denies the tool call.
+    """Claude Code's hook: at PermissionRequest the operator allows or denies the tool call;
+    at Stop, SessionStart and UserPromptSubmit the session is handed what waits in Relay.
 
     Example: relay hook claude-code --timeout 55
     """
@@ -112,7 +120,8 @@ def claude_code(ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT) -> None:
 
 @app.command("codex")
 def codex(ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT) -> None:
-    """Codex's PermissionRequest hook: the operator allows or denies the command.
+    """Codex's hook: at PermissionRequest the operator allows or denies the command; at Stop,
+    SessionStart and UserPromptSubmit the session is handed what waits in Relay.
 
     Example: relay hook codex --timeout 55
     """

@@ -1,0 +1,144 @@
+"""What ``relay hook`` hands a coding agent's session at its ``Stop``, ``SessionStart`` and
+``UserPromptSubmit`` events: the messages, assigned tasks and decisions waiting for the agent
+that this session was not handed yet.
+
+At ``Stop`` the hook blocks the stop with them as the reason, so the session goes on with its
+mail; it lets the session stop when nothing new waits, when the host says a Stop hook already
+made it go on (``stop_hook_active``), and after ``MAX_BLOCKS`` blocks in one session. At the
+other two events they are added to the model's context. What a session was handed is kept per
+session in the user's state directory, so that nothing is handed twice and nothing nags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from platformdirs import user_state_dir
+
+from relay_client import RelayClient
+from relay_client.coding_agents import (
+    PROMPT_SOURCES,
+    News,
+    approval_news,
+    message_news,
+    task_news,
+)
+
+EVENTS: Final = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
+MAX_BLOCKS = 5  # Stop blocks in one session; past them it always may stop
+MAX_ITEMS = 20  # of each kind handed at once; the rest comes at the next event
+KEPT_IDS = 1000  # of the ids a session was handed, the newest
+
+
+@dataclass
+class Handed:
+    """What one session was handed, and where its feed was read up to."""
+
+    messages: list[int] = field(default_factory=list)
+    tasks: list[int] = field(default_factory=list)
+    cursor: int | None = None
+    blocks: int = 0
+
+
+def state_path(url: str, agent_id: str, session_id: str) -> Path:
+    """``~/.local/state/relay/sessions/<host>-<port>/<agent_id>/<session_id>.json``."""
+    parts = urlsplit(url)
+    server = re.sub(r"[^A-Za-z0-9.-]", "_", f"{parts.hostname}-{parts.port or parts.scheme}")
+    agent, session = (re.sub(r"[^A-Za-z0-9._-]", "_", v)[:128] for v in (agent_id, session_id))
+    root = Path(user_state_dir("relay", appauthor=False))
+    return root / "sessions" / server / agent / f"{session or 'unnamed'}.json"
+
+
+def load(path: Path) -> Handed:
+    try:
+        kept = json.loads(path.read_text())
+        return Handed(
+            messages=[int(v) for v in kept["messages"]],
+            tasks=[int(v) for v in kept["tasks"]],
+            cursor=int(kept["cursor"]) if kept["cursor"] is not None else None,
+            blocks=int(kept["blocks"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return Handed()
+
+
+def keep(path: Path, handed: Handed) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    draft = path.with_suffix(".tmp")
+    kept = vars(handed) | {
+        "messages": handed.messages[-KEPT_IDS:],
+        "tasks": handed.tasks[-KEPT_IDS:],
+    }
+    draft.write_text(json.dumps(kept))
+    os.replace(draft, path)
+
+
+def waiting(client: RelayClient, agent_id: str, handed: Handed) -> list[News]:
+    """What waits for the agent that ``handed`` does not hold, noted in it: unacknowledged
+    messages (read from the inbox: a delivery), open tasks assigned to it, and the decisions
+    on its approvals since the session's last hand-over."""
+    news: list[News] = []
+    for message in client.agents.inbox(agent_id, limit=MAX_ITEMS).messages:
+        if message.message_id not in handed.messages:
+            news.append(message_news(message))
+            handed.messages.append(message.message_id)
+    for task in client.tasks.list(status="open", assignee=agent_id, limit=MAX_ITEMS).tasks:
+        if task.task_id not in handed.tasks:
+            news.append(task_news(task))
+            handed.tasks.append(task.task_id)
+    if handed.cursor is None:  # a session's first event: decisions from now on
+        handed.cursor = client.events.list(limit=1).cursor
+        return news
+    feed = client.events.list(after=handed.cursor, limit=1000)
+    handed.cursor = feed.cursor
+    for event in feed.events:
+        if event.kind != "approval.decided" or event.audience != agent_id:
+            continue
+        approval = client.approvals.show(int(event.subject_id))
+        source = (approval.payload or {}).get("source")
+        if approval.kind == "request" and source not in PROMPT_SOURCES:
+            news.append(approval_news(approval))
+    return news
+
+
+def summary(news: list[News]) -> str:
+    """The text the session reads: each item, then how to answer."""
+    count = f"{len(news)} new item{'' if len(news) == 1 else 's'}"
+    items = "\n\n".join(content for content, _ in news)
+    return (
+        f"Relay has {count} for you (coordination with other agents and the operator):\n\n"
+        f"{items}\n\nAnswer with Relay's tools (send_message, post_to_room, claim_task) or "
+        "its CLI (relay messages send, relay tasks claim); acknowledge each message once "
+        "handled (ack_messages, or relay messages ack <id>)."
+    )
+
+
+def hand_over(
+    event: str, given: dict[str, Any], url: str | None, token: str | None, timeout: float
+) -> dict[str, Any] | None:
+    """The hook's answer to ``event`` (one of ``EVENTS``) with input ``given``, or None to
+    print nothing."""
+    if event == "Stop" and given.get("stop_hook_active") is True:
+        return None
+    session = given["session_id"] if isinstance(given.get("session_id"), str) else ""
+    with RelayClient(url, token=token, timeout=timeout, max_retries=0) as client:
+        agent_id = client.config.agent_id or client.agents.me().agent_id
+        path = state_path(client.config.url, agent_id, session)
+        handed = load(path)
+        if event == "Stop" and handed.blocks >= MAX_BLOCKS:
+            return None
+        news = waiting(client, agent_id, handed)
+        if news and event == "Stop":
+            handed.blocks += 1
+        keep(path, handed)
+    if not news:
+        return None
+    if event == "Stop":
+        return {"decision": "block", "reason": summary(news)}
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": summary(news)}}
