@@ -70,6 +70,7 @@ def mcp(
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
         from relay_mcp import channel as channels
+        from relay_mcp import presence
         from relay_mcp.inbox import SessionSubscribers, watch_inbox
         from relay_mcp.results import watch_from_now
         from relay_mcp.server import build_server, run_stdio
@@ -110,7 +111,10 @@ def mcp(
                 await run_stdio(server, channel=False)
                 return
             await watch_from_now(relay)
-            watchers = [asyncio.create_task(watch_inbox(relay, bus, subscribers))]
+            watchers = [
+                asyncio.create_task(watch_inbox(relay, bus, subscribers)),
+                asyncio.create_task(presence.beat(relay)),
+            ]
             if pushing is not None:
                 watchers.append(asyncio.create_task(pushing.run()))
             try:

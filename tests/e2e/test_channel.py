@@ -105,6 +105,16 @@ def session(params: StdioServerParameters, host: Host, name: str = "claude-code"
     return Client(params, mode="legacy", client_info=info, extensions=[host])
 
 
+def presence_of(op: RelayClient, agent_id: str, expected: str, timeout: float = 5) -> bool:
+    """Whether the agent's presence becomes ``expected`` within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if {a.agent_id: a.presence for a in op.agents.list().agents}.get(agent_id) == expected:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def api(server: LiveServer, token: str) -> RelayClient:
     return RelayClient(server.url, token=token)
 
@@ -123,6 +133,7 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
             assert experimental["claude/channel/permission"] == {}
             assert '<channel source="relay"' in (claude.instructions or "")
             await claude.list_tools()  # the session is up
+            assert await asyncio.to_thread(presence_of, op, "ada", "online")
 
             sent = b.messages.send("build 7 is red: <b>look</b>", to="ada", subject="CI")
             event = await host.next_event()
