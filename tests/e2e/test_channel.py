@@ -354,3 +354,22 @@ async def test_a_server_that_goes_away_allows_nothing(tmp_path: Path) -> None:
             with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(host.verdicts.get(), 5)
             assert (await claude.list_tools()).tools  # the session goes on
+
+
+async def test_the_plugin_starts_the_channel(server: LiveServer, tmp_path: Path) -> None:
+    """The repository is a marketplace whose plugin's ``.mcp.json`` starts ``relay mcp``: the
+    command it names, run as Claude Code runs it, is a channel."""
+    root = Path(__file__).parents[2]
+    marketplace = json.loads((root / ".claude-plugin" / "marketplace.json").read_text())
+    assert marketplace["name"] == "relay" and marketplace["owner"]["name"]
+    (plugin,) = marketplace["plugins"]
+    folder = root / plugin["source"]
+    manifest = json.loads((folder / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == plugin["name"] == "relay"
+    started = json.loads((folder / ".mcp.json").read_text())["mcpServers"]["relay"]
+    assert started["command"] == "relay"
+    params = channel(server, register(server, "ivy"), tmp_path, *started["args"][1:])
+    params.args = [*params.args[: params.args.index("mcp")], *started["args"]]
+    host = Host()
+    async with session(params, host) as claude:
+        assert "claude/channel" in (claude.server_capabilities.experimental or {})
