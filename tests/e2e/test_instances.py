@@ -424,3 +424,19 @@ def test_two_instances_make_each_webhook_attempt_once(tmp_path: Path, database: 
         time.sleep(1.5)  # a doubled attempt would have come by now
     assert receiver.forged == 0 and sorted(receiver.seen) == sorted(sent)
     assert set(receiver.attempts.values()) == {2}, receiver.attempts
+
+
+def test_a_delivery_on_b_is_a_receipt_on_a(tmp_path: Path, database: str) -> None:
+    """A session on B reads a message sent through A (as the channel does): its sender, on A,
+    sees when it was delivered, in the message and on its feed."""
+    with instance(tmp_path / "a", database) as a, instance(tmp_path / "b", database) as b:
+        ann, bob = register(a, "ann"), register(a, "bob")
+        with http(a, ann) as sender, http(b, bob) as session:
+            head = sender.get("/v1/events").json()["cursor"]
+            sent = sender.post("/v1/messages", json={"to": "bob", "text": "x"}).json()
+            path = f"/v1/messages/{sent['message_id']}"
+            assert session.get(path).json()["status"] == "delivered"
+            receipt = sender.get(path).json()
+            assert receipt["delivered_at"] is not None
+            told = sender.get("/v1/events", params={"after": head, "wait": 5}).json()["events"]
+            assert [e["kind"] for e in told] == ["message.delivered"]
