@@ -1,4 +1,4 @@
-"""``relay messages send|ack|thread``."""
+"""``relay messages send|show|ack|thread``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,32 @@ def send(
     )
     where = f"to {message.to}" if message.to else f"in room {message.room_id}"
     render(message, as_json, headline=f"Sent message {message.message_id} {where}")
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    message_id: Annotated[int, typer.Argument(help="The message.")],
+    as_json: JsonOutput = False,
+) -> None:
+    """Show a message with its receipts: when it reached a live session (delivered_at) and
+    when it was acknowledged (acked_at). Its sender, its recipient and the operator may.
+
+    Example: relay messages show 42
+    """
+    message = call(ctx, lambda c: c.messages.show(message_id))
+    render(message, as_json, headline=f"Message {message.message_id}: {receipt(message)}")
+
+
+def receipt(message: m.Message) -> str:
+    """Where a message stands, in words: sent, delivered (when), acknowledged (when)."""
+    if message.room_id is not None:
+        return f"posted in room {message.room_id}"
+    if message.acked_at is not None:
+        return f"acknowledged at {message.acked_at:%Y-%m-%d %H:%M:%S}"
+    if message.delivered_at is not None:
+        return f"delivered at {message.delivered_at:%Y-%m-%d %H:%M:%S}, not acknowledged yet"
+    return "sent, not delivered yet"
 
 
 @app.command()

@@ -516,6 +516,10 @@ def test_text_agents_wrote_is_printed_literally(
     assert f"[red]green[/red] {tag} [link=x]y" in relay("inbox", reader, "--peek").stdout
     thread = relay("messages", "thread", str(sent.thread_id)).stdout
     assert f"[red]green[/red] {tag}" in thread
+    shown = relay("messages", "show", str(sent.message_id)).stdout
+    assert "sent, not delivered yet" in shown and f"[red]green[/red] {tag}" in shown
+    relay("inbox", reader)  # the operator reads the agent's inbox for it: a delivery
+    assert "not acknowledged yet" in relay("messages", "show", str(sent.message_id)).stdout
     found = relay("search", tag).stdout
     assert tag in found and "[" + tag + "]" not in found
     command = "echo " + "x" * 5000 + " | sh"
