@@ -95,11 +95,13 @@ def message_news(message: m.Message) -> News:
 
 
 def task_news(task: m.Task) -> News:
-    """A task assigned to the agent."""
+    """A task assigned to the agent, open for it to claim."""
     meta = {"kind": "task", "task_id": str(task.task_id), "from": task.created_by}
     text = (
         f"Task #{task.task_id}, from {_writer(task.created_by)}, is assigned to you: {task.title}"
     )
+    if task.attempts:
+        text += f" (open again after {task.attempts} attempt{'' if task.attempts == 1 else 's'})"
     if task.description:
         text += "\n" + _cut(task.description, "list_tasks")
     return text + f"\nclaim_task with task_id {task.task_id} to take it.", meta

@@ -220,7 +220,7 @@ class Channel:
         elif event.kind == "message.posted" and self.rooms:
             if event.data.get("from_agent") != self.me:
                 await self._push_message_id(int(event.subject_id))
-        elif event.kind == "task.created" and event.data.get("assignee") == self.me:
+        elif event.kind.startswith("task.") and _offered(event, self.me):
             task = await self.relay.tasks.get(int(event.subject_id))
             await self._send(PUSH, _params(task_news(task)))
         elif event.kind == "approval.decided" and event.audience == self.me:
@@ -318,6 +318,12 @@ class Channel:
 def _params(news: tuple[str, dict[str, str]]) -> dict[str, Any]:
     content, meta = news
     return {"content": content, "meta": meta}
+
+
+def _offered(event: m.Event, agent_id: str) -> bool:
+    """Whether a task event offers the task to the agent: created for it, or open for it again
+    (a lapsed lease, a retry)."""
+    return event.data.get("assignee") == agent_id and event.data.get("status") == "open"
 
 
 def _whole_input(preview: str) -> dict[str, Any] | None:

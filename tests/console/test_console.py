@@ -513,6 +513,7 @@ def test_the_search_box_finds_a_conversation_a_task_and_an_approval(
         op.post("/v1/agents/register", json={"agent_id": "operator-desk"})
         answer["to"] = "operator-desk"
         op.post("/v1/messages", json=answer, headers=agent)
+        op.post(f"/v1/messages/{asked.json()['message_id']}/ack", json={}, headers=agent)
         task = op.post("/v1/tasks", json={"title": "Renew the TLS cert"}).json()
         request = {"title": "Restart nginx after the TLS cert swap"}
         approval = op.post("/v1/approvals", json=request, headers=agent).json()
@@ -529,6 +530,10 @@ def test_the_search_box_finds_a_conversation_a_task_and_an_approval(
     conversation = page.locator("#thread")
     conversation.get_by_text("renewing it now").wait_for()
     assert "is the TLS cert renewed?" in conversation.inner_text()
+    receipts = conversation.locator("td[data-label=Receipt]").all_inner_texts()
+    assert receipts == ["✓✓ acknowledged", "✓ sent"]  # the question read and acked; the answer not
+    ticks = conversation.locator("td[data-label=Receipt] .ticks").first.get_attribute("title")
+    assert ticks is not None and "acknowledged" in ticks
     page.get_by_role("link", name=f"task {task['task_id']}").click()
     page.locator("#trail").get_by_text(f"Trail of task {task['task_id']}").wait_for()
     page.get_by_label("Search what was written").fill("nginx")

@@ -159,10 +159,17 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
             assert f"Post #{post.message_id} by agent bob in room deploys" in event.content
             a.messages.send("my own post is not news", room_id="deploys")
 
-            task = op.tasks.create("rotate the keys", description="all of them", assignee="ada")
+            task = op.tasks.create(
+                "rotate the keys", description="all of them", assignee="ada", max_attempts=2
+            )
             event = await host.next_event()
             assert event.meta == {"kind": "task", "task_id": str(task.task_id), "from": "operator"}
             assert "rotate the keys" in event.content and "claim_task" in event.content
+            a.tasks.claim(task.task_id)
+            a.tasks.fail(task.task_id, error="vault sealed", retry=True)  # offered again
+            event = await host.next_event()
+            assert event.meta["task_id"] == str(task.task_id)
+            assert "open again after 1 attempt" in event.content
 
             asked = a.approvals.request("Deploy 7 to production?")
             op.approvals.approve(asked.approval_id, note="go ahead")

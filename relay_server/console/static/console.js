@@ -489,6 +489,17 @@ function marked(snippet) {
     part.startsWith("[") && part.endsWith("]") ? el("mark", {}, part.slice(1, -1)) : part);
 }
 
+// A direct message's receipt as ticks: sent (one), reached a live session (two), acknowledged
+// (two, and said); the times in its tooltip. A room post has none.
+function ticks(m) {
+  if (m.room_id) return "";
+  const times = [`sent ${when(m.created_at)}`];
+  if (m.delivered_at) times.push(`delivered ${when(m.delivered_at)}`);
+  if (m.acked_at) times.push(`acknowledged ${when(m.acked_at)}`);
+  const said = m.acked_at ? "✓✓ acknowledged" : m.delivered_at ? "✓✓ delivered" : "✓ sent";
+  return el("span", { class: "ticks", title: times.join(" · ") }, said);
+}
+
 // What was written, found by its words (#search/<query>): a message opens its conversation
 // here, a task its trail on the board, an approval its card.
 async function searchView() {
@@ -502,6 +513,7 @@ async function searchView() {
     present(thread, `Conversation ${page.thread_id}`, table([
       ["When", (m) => when(m.created_at)], ["From", (m) => m.from_agent],
       ["To", (m) => m.to || (m.room_id ? `#${m.room_id}` : "")], ["Text", (m) => m.text],
+      ["Receipt", ticks],
     ], page.messages));
   };
   const link = (hit) => {
