@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import orjson
+
 from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import paging, records
@@ -255,10 +257,7 @@ class MessagesService(Service):
                 expect=[eq("to", agent_id), in_("status", UNACKED)],
             )
             if acked is not None:
-                found = await uow.messages.find_values(
-                    ("from_agent",), eq("message_id", message_id)
-                )
-                sender = found[0][0]
+                sender = orjson.loads(acked.json)["from_agent"]  # not one more read
                 await announce_receipt(uow, "message.acked", message_id, sender, agent_id, now)
                 return acked
             message = await uow.messages.get(message_id)

@@ -110,6 +110,8 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert (await bob.messages.ack(sent.message_id)).status == "acked"
     with pytest.raises(PermissionDeniedError):
         await alice.messages.ack(sent.message_id)
+    receipt = await alice.messages.show(sent.message_id)  # the sender's receipts
+    assert receipt.delivered_at is not None and receipt.acked_at is not None
     # A client with only a token: the server knows whose it is.
     bob_by_token = make(token=bob_token)
     me = await bob_by_token.agents.me()
