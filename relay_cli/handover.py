@@ -12,12 +12,9 @@ session in the user's state directory, so that nothing is handed twice and nothi
 from __future__ import annotations
 
 import json
-import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from platformdirs import user_state_dir
 
@@ -29,6 +26,7 @@ from relay_client.coding_agents import (
     message_news,
     task_news,
 )
+from relay_client.kept_files import file_name, server_folder, write_json
 
 EVENTS: Final = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
 MAX_BLOCKS = 5  # Stop blocks in one session; past them it always may stop
@@ -48,11 +46,9 @@ class Handed:
 
 def state_path(url: str, agent_id: str, session_id: str) -> Path:
     """``~/.local/state/relay/sessions/<host>-<port>/<agent_id>/<session_id>.json``."""
-    parts = urlsplit(url)
-    server = re.sub(r"[^A-Za-z0-9.-]", "_", f"{parts.hostname}-{parts.port or parts.scheme}")
-    agent, session = (re.sub(r"[^A-Za-z0-9._-]", "_", v)[:128] for v in (agent_id, session_id))
     root = Path(user_state_dir("relay", appauthor=False))
-    return root / "sessions" / server / agent / f"{session or 'unnamed'}.json"
+    session = file_name(session_id) or "unnamed"
+    return root / "sessions" / server_folder(url) / file_name(agent_id) / f"{session}.json"
 
 
 def load(path: Path) -> Handed:
@@ -69,14 +65,8 @@ def load(path: Path) -> Handed:
 
 
 def keep(path: Path, handed: Handed) -> None:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    draft = path.with_suffix(".tmp")
-    kept = vars(handed) | {
-        "messages": handed.messages[-KEPT_IDS:],
-        "tasks": handed.tasks[-KEPT_IDS:],
-    }
-    draft.write_text(json.dumps(kept))
-    os.replace(draft, path)
+    newest = {"messages": handed.messages[-KEPT_IDS:], "tasks": handed.tasks[-KEPT_IDS:]}
+    write_json(path, vars(handed) | newest)
 
 
 def waiting(client: RelayClient, agent_id: str, handed: Handed) -> list[News]:

@@ -5,13 +5,12 @@ on, then its token, in one file per server and agent id under the user's config 
 from __future__ import annotations
 
 import json
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from platformdirs import user_config_dir
+
+from relay_client.kept_files import file_name, server_folder, write_json
 
 
 @dataclass(frozen=True)
@@ -26,10 +25,8 @@ class Identity:
 
 def identity_path(url: str, agent_id: str) -> Path:
     """``~/.config/relay/identities/<host>-<port>/<agent_id>.json`` (per platform)."""
-    parts = urlsplit(url)
-    server = re.sub(r"[^A-Za-z0-9.-]", "_", f"{parts.hostname}-{parts.port or parts.scheme}")
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", agent_id)
-    return Path(user_config_dir("relay", appauthor=False)) / "identities" / server / f"{name}.json"
+    root = Path(user_config_dir("relay", appauthor=False))
+    return root / "identities" / server_folder(url) / f"{file_name(agent_id)}.json"
 
 
 def load(path: Path) -> Identity | None:
@@ -47,13 +44,7 @@ def load(path: Path) -> Identity | None:
 def keep(path: Path, identity: Identity) -> None:
     """Write ``identity`` to ``path`` (0600, in a 0700 directory), replacing what was there
     in one step."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    draft = path.with_suffix(".tmp")
-    fields = {k: v for k, v in vars(identity).items() if v is not None}
-    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        json.dump(fields, handle)
-    os.replace(draft, path)
+    write_json(path, {k: v for k, v in vars(identity).items() if v is not None})
 
 
 def forget(path: Path) -> None:

@@ -22,7 +22,6 @@ import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
@@ -42,6 +41,7 @@ from relay_client.coding_agents import (
     task_news,
     title_of,
 )
+from relay_client.kept_files import file_name, server_folder, write_json
 
 CAPABILITIES: dict[str, dict[str, Any]] = {"claude/channel": {}, "claude/channel/permission": {}}
 PUSH = "notifications/claude/channel"
@@ -87,10 +87,8 @@ class PermissionRequestParams(NotificationParams):
 
 def cursor_path(url: str, agent_id: str) -> Path:
     """``~/.local/state/relay/channels/<host>-<port>/<agent_id>.json`` (per platform)."""
-    parts = urlsplit(url)
-    server = re.sub(r"[^A-Za-z0-9.-]", "_", f"{parts.hostname}-{parts.port or parts.scheme}")
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", agent_id)
-    return Path(user_state_dir("relay", appauthor=False)) / "channels" / server / f"{name}.json"
+    root = Path(user_state_dir("relay", appauthor=False))
+    return root / "channels" / server_folder(url) / f"{file_name(agent_id)}.json"
 
 
 class Cursor:
@@ -109,10 +107,7 @@ class Cursor:
 
     def keep(self, cursor: int) -> None:
         """Replace the kept cursor in one step (a crash leaves the old one or the new one)."""
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        draft = self.path.with_suffix(".tmp")
-        draft.write_text(json.dumps({"cursor": cursor}))
-        os.replace(draft, self.path)
+        write_json(self.path, {"cursor": cursor})
 
 
 class Channel:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from mcp.server.context import ServerMiddleware
+from mcp.server.context import ServerMiddleware, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import SubscriptionBus
+from mcp.types import DiscoverResult, RequestParams
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from relay_api import __version__
 from relay_client import AsyncRelayClient
@@ -126,10 +128,25 @@ def build_server(
 
 async def run_stdio(server: RelayMCPServer, channel: bool) -> None:
     """Serve ``server`` over stdio, declaring the Claude Code channel's capabilities when
-    ``channel``."""
+    ``channel``: in ``initialize``'s answer (the 2025 protocol) and in ``server/discover``'s
+    (the 2026 protocol, which Claude Code probes first)."""
     lowlevel = server._lowlevel_server  # MCPServer.run_stdio_async declares no experimental
-    options = lowlevel.create_initialization_options(
-        experimental_capabilities=CAPABILITIES if channel else None
-    )
+    experimental = CAPABILITIES if channel else None
+
+    async def discover(
+        ctx: ServerRequestContext[Any, Any], params: RequestParams | None
+    ) -> DiscoverResult:
+        # The SDK's own discover answer, with the experimental capabilities it leaves out.
+        capabilities = lowlevel.get_capabilities(
+            experimental_capabilities=experimental, protocol_version=ctx.protocol_version
+        )
+        return DiscoverResult(
+            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+            capabilities=capabilities,
+            instructions=lowlevel.instructions,
+        )
+
+    lowlevel.add_request_handler("server/discover", RequestParams, discover)
+    options = lowlevel.create_initialization_options(experimental_capabilities=experimental)
     async with stdio_server() as (read, write):
         await lowlevel.run(read, write, options)

@@ -100,9 +100,13 @@ def channel(
     return StdioServerParameters(command=command, args=[*rest, "mcp", *args], env=env)
 
 
-def session(params: StdioServerParameters, host: Host, name: str = "claude-code") -> Client:
+def session(
+    params: StdioServerParameters, host: Host, name: str = "claude-code", mode: str = "legacy"
+) -> Client:
+    """A session as Claude Code opens one: the 2025 handshake (``initialize``) by default,
+    ``mode="auto"`` for the 2026 protocol's ``server/discover``, which newer versions probe."""
     info = Implementation(name=name, version=CLAUDE_CODE.version)
-    return Client(params, mode="legacy", client_info=info, extensions=[host])
+    return Client(params, mode=mode, client_info=info, extensions=[host])
 
 
 def presence_of(op: RelayClient, agent_id: str, expected: str, timeout: float = 5) -> bool:
@@ -199,6 +203,22 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
         feed = b.events.list(after=0, limit=1000).events
         receipts = [(e.kind, e.subject_id) for e in feed if e.kind.startswith("message.")]
         assert ("message.delivered", str(sent.message_id)) in receipts
+
+
+async def test_a_2026_protocol_host_hears_the_channel_too(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    jo = register(server, "jo")
+    host = Host()
+    async with session(channel(server, jo, tmp_path), host, mode="auto") as claude:
+        assert claude.session.protocol_version >= "2026"
+        experimental = claude.server_capabilities.experimental or {}
+        assert set(experimental) == {"claude/channel", "claude/channel/permission"}
+        await claude.list_tools()
+        with api(server, server.operator_token) as op:
+            sent = op.messages.send("over the 2026 protocol", to="jo")
+        event = await host.next_event()
+        assert event.meta["message_id"] == str(sent.message_id)
 
 
 async def test_a_restarted_session_gets_what_it_missed_once(
