@@ -70,7 +70,7 @@ Evidence = Annotated[str, StringConstraints(max_length=1_000_000)] | JsonObject
 
 MessageStatus = Literal["pending", "delivered", "acked", "posted"]
 TaskStatus = Literal["open", "claimed", "in_progress", "completed", "failed"]
-ApprovalStatus = Literal["pending", "approved", "rejected", "expired"]
+ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "withdrawn"]
 ApprovalKind = Literal["enrollment", "intervention", "request"]
 EnrollmentStatus = ApprovalStatus
 SpaceStatus = Literal["active", "archived"]
@@ -286,6 +286,13 @@ class EnrollRequest(RequestBody):
     def _not_reserved(self) -> EnrollRequest:
         _not_an_actor_of_relays(self.agent_id)
         return self
+
+
+class ApprovalWithdrawal(RequestBody):
+    """Why the agent that asked no longer asks (shown on every platform in place of the
+    question): ``the session answered at its terminal``."""
+
+    reason: ShortText | None = None
 
 
 class ApprovalDecision(RequestBody):

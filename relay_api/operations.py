@@ -490,6 +490,20 @@ APPROVALS_APPROVE = Op(
         "decided one is a conflict."
     ),
 )
+APPROVALS_WITHDRAW = Op(
+    "approvals.withdraw",
+    "POST",
+    "/v1/approvals/{approval_id}/withdraw",
+    m.Approval,
+    body=m.ApprovalWithdrawal,
+    path_params=p.ApprovalPath,
+    doc=(
+        "Withdraw a pending request, as the agent that asked it (nobody waits for its answer "
+        "any more): it is ``withdrawn``, decided by nobody, and every platform's card says so. "
+        "Withdrawing twice answers the same with ``changed`` false; withdrawing a decided one, "
+        "or anything but a request, is a conflict."
+    ),
+)
 APPROVALS_REJECT = Op(
     "approvals.reject",
     "POST",

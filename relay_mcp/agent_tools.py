@@ -395,6 +395,7 @@ def _approval_state(approval: m.Approval, intervention_id: str | None = None) ->
         "approved": approved,
         "rejected": "do not do it; the note says why",
         "expired": "it expired unanswered: do not do it; ask again if it is still needed",
+        "withdrawn": "it was withdrawn (nobody waits for it): do not do it on its strength",
     }.get(approval.status)
     state = a.ApprovalState.model_validate(approval, from_attributes=True)
     state.next = next_

@@ -53,6 +53,7 @@ CHANNEL_HOSTS = frozenset({"claude-code"})
 FEED_WAIT = 50.0
 RETRY_SECONDS = 2.0
 PERMISSION_SECONDS = 120  # an approval for a prompt the host may answer at its terminal
+SESSION_ENDED = "the Claude Code session ended before an answer"
 # Claude Code's mark in a preview it cut: the command is not whole, so no policy may read it.
 ELIDED = re.compile(r"⋯ [\d,]+ code points elided ⋯|…$")
 
@@ -135,6 +136,7 @@ class Channel:
         self._connected = asyncio.Event()
         self._pushed: set[int] = set()  # message ids pushed in this session
         self._prompts: set[asyncio.Task[None]] = set()
+        self._asked: dict[str, int] = {}  # a prompt's request id: its approval, while pending
 
     # ------------------------------------------------------------ the host's connection
 
@@ -282,13 +284,14 @@ class Channel:
         )
         loop = asyncio.get_running_loop()
         ends = loop.time() + self.permission_seconds + 5
-        while approval.status == "pending":
-            left = ends - loop.time()
-            if left <= 0:
-                return None
+        self._asked[params.request_id] = approval.approval_id
+        while approval.status == "pending" and loop.time() < ends:
             approval = await self.relay.approvals.show(
-                approval.approval_id, wait=min(left, FEED_WAIT)
+                approval.approval_id, wait=min(ends - loop.time(), FEED_WAIT)
             )
+        # Not reached when the session ends first (this task is cancelled) or Relay fails:
+        # close() withdraws it.
+        del self._asked[params.request_id]
         if approval.status == "approved":
             return "allow"
         if approval.status == "rejected":
@@ -304,10 +307,17 @@ class Channel:
         )
 
     async def close(self) -> None:
-        """Stop answering prompts (their approvals expire at their deadline)."""
+        """Stop answering prompts, and withdraw the approvals still asked for them: the session
+        that would have read the answer is gone (their deadline ends them if Relay cannot be
+        reached now)."""
         for prompt in list(self._prompts):
             prompt.cancel()
         await asyncio.gather(*self._prompts, return_exceptions=True)
+        for approval_id in self._asked.values():
+            try:
+                await self.relay.approvals.withdraw(approval_id, reason=SESSION_ENDED)
+            except errors.RelayError as exc:
+                log.warning("approval %s not withdrawn: %s", approval_id, exc)
 
 
 def _params(news: tuple[str, dict[str, str]]) -> dict[str, Any]:

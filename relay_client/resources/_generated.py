@@ -625,6 +625,14 @@ class Approvals(Resource[C]):
         )
 
     @flow_method
+    def withdraw(self, approval_id: int, *, reason: str | None = None) -> Send[m.Approval]:
+        """Withdraw a pending request, as the agent that asked it (nobody waits for its answer any
+        more): it is ``withdrawn``, decided by nobody, and every platform's card says so.
+        Withdrawing twice answers the same with ``changed`` false; withdrawing a decided one, or
+        anything but a request, is a conflict."""
+        return Send(ops.APPROVALS_WITHDRAW, {"approval_id": approval_id}, json=wire(reason=reason))
+
+    @flow_method
     def reject(
         self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
     ) -> Send[m.Approval]:

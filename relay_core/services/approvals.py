@@ -270,6 +270,49 @@ class ApprovalsService(Service):
             raise Conflict(f"approval {approval_id} is already {approval.status}")
         return approval.model_copy(update={"changed": False})
 
+    async def withdraw(
+        self, caller: Caller, approval_id: int, body: m.ApprovalWithdrawal
+    ) -> m.Approval:
+        """Withdraw a pending request, as the agent that asked it: ``withdrawn``, decided by
+        nobody, shown so on every platform. Twice answers the same with ``changed`` false; a
+        decided one, or anything but a request, is a conflict."""
+
+        async def work(uow: UnitOfWork) -> m.Approval:
+            now = self.now()
+            found = await require_approval(uow, approval_id, caller)
+            if found.requested_by != caller.name:
+                raise PermissionDenied(
+                    f"only the agent that asked may withdraw approval {approval_id}"
+                )
+            if found.kind != "request":
+                raise Conflict(f"approval {approval_id} is no request: only a request is withdrawn")
+            approval = await expire_if_due(uow, found, now)
+            if approval is not found:  # its deadline passed just now: shown once committed
+                expired[:] = [approval]
+            if approval.status != "pending":
+                return approval
+            withdrawn = await uow.approvals.update(
+                approval_id,
+                {"status": "withdrawn", "decided_at": now, "decided_by": None, "note": body.reason},
+                expect={"status": "pending"},
+            )
+            if withdrawn is None:
+                raise StaleWrite("approval decided concurrently")
+            await announce_approval(uow, withdrawn, "approval.decided", now)
+            newly.append(withdrawn)
+            return withdrawn
+
+        newly: list[m.Approval] = []
+        expired: list[m.Approval] = []
+        approval = await self.write(work)
+        for shown in newly or expired:
+            await show_decision(self, shown)
+        if newly:
+            return approval.model_copy(update={"changed": True})
+        if approval.status != "withdrawn":
+            raise Conflict(f"approval {approval_id} is already {approval.status}")
+        return approval.model_copy(update={"changed": False})
+
     async def by_platform_message(self, bridge: str, platform_message_id: str) -> m.Approval | None:
         """The approval shown as this message on that platform, if any."""
 

