@@ -102,13 +102,31 @@ def reject(
     render(decided, as_json, headline=_outcome(decided, "Rejected"))
 
 
+@app.command()
+def withdraw(
+    ctx: typer.Context,
+    approval_id: ApprovalId,
+    reason: Annotated[
+        str | None, typer.Option(help="Why it no longer stands; shown on every card.")
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Withdraw a pending request you asked, as its agent (nobody waits for the answer).
+
+    Example: relay --agent builder approvals withdraw 12 --reason "done another way"
+    """
+    withdrawn = call(ctx, lambda c: c.approvals.withdraw(approval_id, reason=reason))
+    render(withdrawn, as_json, headline=_outcome(withdrawn, "Withdrew"))
+
+
 def _outcome(decided: Approval, verb: str) -> str:
     """What the decision did, or that it did nothing: the approval was already so decided."""
     if decided.changed is not False:
         return f"{verb} {decided.approval_id}: {decided.title}"
     when = f" {ago(decided.decided_at)}" if decided.decided_at else ""
     note = f" (note: {decided.note})" if decided.note else ""
+    by = f" by {decided.decided_by}" if decided.decided_by else ""
     return (
-        f"approval {decided.approval_id} was already {decided.status} by "
-        f"{decided.decided_by}{when}{note}; nothing changed"
+        f"approval {decided.approval_id} was already {decided.status}{by}{when}{note}; "
+        "nothing changed"
     )

@@ -66,6 +66,9 @@ A_ONLY = {
 HOOK = "https://93.184.215.14/hook"
 # An agent's own acts: the operator must name the agent (X-Agent-ID), else 403.
 AGENTS_ONLY = {"approvals.request"}
+# Only the agent that asked an approval withdraws it; the world's approval is an enrollment,
+# asked by none of the identities here.
+REQUESTER_ONLY = {"approvals.withdraw"}
 BODIES: dict[str, dict[str, Any]] = {
     "approvals.request": {"title": "t"},
     "policies.create": {"name": "p", "decision": "approve", "enabled": False},
@@ -91,6 +94,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "enroll.request": {"agent_id": "dave"},
     "approvals.approve": {},
     "approvals.reject": {},
+    "approvals.withdraw": {},
     "interventions.request_approval": {"title": "t", "reason": "r", "proposed_action": "p"},
     "interventions.diagnostic": {"summary": "s", "content": "c"},
     "interventions.add_participant": {"agent_id": "bob"},
@@ -168,6 +172,8 @@ def expected(route: Operation[Any], who: str) -> str:
     if who in ("none", "bad"):
         return "401"
     if who == "A as B":
+        return "403"
+    if route.id in REQUESTER_ONLY:
         return "403"
     if who == "operator":
         return "403" if route.id in AGENTS_ONLY else "allowed"
