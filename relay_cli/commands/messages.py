@@ -52,7 +52,7 @@ def show(
     Example: relay messages show 42
     """
     message = call(ctx, lambda c: c.messages.show(message_id))
-    render(message, as_json, headline=f"Message {message.message_id}: {receipt(message)}")
+    render(message, as_json, lead={"receipt": receipt(message)})
 
 
 def receipt(message: m.Message) -> str:
