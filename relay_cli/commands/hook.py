@@ -1,12 +1,14 @@
-"""``relay hook claude-code|codex``: a coding agent's permission prompt, answered from the
-operator's phone.
+"""``relay hook claude-code|codex``: Relay in a coding agent's hooks.
 
-Claude Code and Codex run this as their ``PermissionRequest`` hook: it reads the hook's JSON on
-stdin, files an approval request as the configured agent (policies may answer it at once),
-waits up to ``--timeout`` seconds for the decision, and prints it in the agent's own format.
-When nobody decides in time, the server cannot be reached, the input cannot be read, or
-anything else fails, it prints nothing and exits 0: the coding agent then asks in its terminal
-as it would have without the hook. It never allows by default.
+At ``PermissionRequest`` it reads the prompt on stdin, files an approval request as the
+configured agent (policies may answer it at once), waits up to ``--timeout`` seconds for the
+decision, and prints it in the agent's own format. When nobody decides in time, the server
+cannot be reached, the input cannot be read, or anything else fails, it prints nothing and
+exits 0: the coding agent then asks in its terminal as it would have without the hook. It never
+allows by default.
+
+At ``Stop``, ``SessionStart`` and ``UserPromptSubmit`` it hands the session what waits for the
+agent in Relay (``relay_cli.handover``), and on any failure prints nothing as well.
 """
 
 from __future__ import annotations
