@@ -6,7 +6,8 @@ At ``Stop`` the hook blocks the stop with them as the reason, so the session goe
 mail; it lets the session stop when nothing new waits, when the host says a Stop hook already
 made it go on (``stop_hook_active``), and after ``MAX_BLOCKS`` blocks in one session. At the
 other two events they are added to the model's context. What a session was handed is kept per
-session in the user's state directory, so that nothing is handed twice and nothing nags.
+session in the user's state directory, so that nothing is handed twice and nothing nags; a
+decision is handed once per agent, to the first of its sessions that comes by.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from relay_client.coding_agents import (
     message_news,
     task_news,
 )
-from relay_client.kept_files import file_name, server_folder, write_json
+from relay_client.kept_files import Cursor, file_name, server_folder, write_json
 
 EVENTS: Final = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
 MAX_BLOCKS = 5  # Stop blocks in one session; past them it always may stop
@@ -36,11 +37,10 @@ KEPT_IDS = 1000  # of the ids a session was handed, the newest
 
 @dataclass
 class Handed:
-    """What one session was handed, and where its feed was read up to."""
+    """What one session was handed, and how often its stop was blocked."""
 
     messages: list[int] = field(default_factory=list)
     tasks: list[int] = field(default_factory=list)
-    cursor: int | None = None
     blocks: int = 0
 
 
@@ -57,7 +57,6 @@ def load(path: Path) -> Handed:
         return Handed(
             messages=[int(v) for v in kept["messages"]],
             tasks=[int(v) for v in kept["tasks"]],
-            cursor=int(kept["cursor"]) if kept["cursor"] is not None else None,
             blocks=int(kept["blocks"]),
         )
     except (OSError, ValueError, KeyError, TypeError):
@@ -69,10 +68,10 @@ def keep(path: Path, handed: Handed) -> None:
     write_json(path, vars(handed) | newest)
 
 
-def waiting(client: RelayClient, agent_id: str, handed: Handed) -> list[News]:
+def waiting(client: RelayClient, agent_id: str, handed: Handed, decided: Cursor) -> list[News]:
     """What waits for the agent that ``handed`` does not hold, noted in it: unacknowledged
     messages (read from the inbox: a delivery), open tasks assigned to it, and the decisions
-    on its approvals since the session's last hand-over."""
+    on its approvals since ``decided`` (the agent's, across sessions; moved on)."""
     news: list[News] = []
     for message in client.agents.inbox(agent_id, limit=MAX_ITEMS).messages:
         if message.message_id not in handed.messages:
@@ -82,11 +81,11 @@ def waiting(client: RelayClient, agent_id: str, handed: Handed) -> list[News]:
         if task.task_id not in handed.tasks:
             news.append(task_news(task))
             handed.tasks.append(task.task_id)
-    if handed.cursor is None:  # a session's first event: decisions from now on
-        handed.cursor = client.events.list(limit=1).cursor
+    after = decided.load()
+    if after is None:  # the agent's first hand-over: decisions from now on
+        decided.keep(client.events.list(limit=1).cursor)
         return news
-    feed = client.events.list(after=handed.cursor, limit=1000)
-    handed.cursor = feed.cursor
+    feed = client.events.list(after=after, limit=1000)
     for event in feed.events:
         if event.kind != "approval.decided" or event.audience != agent_id:
             continue
@@ -94,6 +93,7 @@ def waiting(client: RelayClient, agent_id: str, handed: Handed) -> list[News]:
         source = (approval.payload or {}).get("source")
         if approval.kind == "request" and source not in PROMPT_SOURCES:
             news.append(approval_news(approval))
+    decided.keep(feed.cursor)
     return news
 
 
@@ -123,7 +123,7 @@ def hand_over(
         handed = load(path)
         if event == "Stop" and handed.blocks >= MAX_BLOCKS:
             return None
-        news = waiting(client, agent_id, handed)
+        news = waiting(client, agent_id, handed, Cursor(path.parent / "decisions.cursor"))
         if news and event == "Stop":
             handed.blocks += 1
         keep(path, handed)

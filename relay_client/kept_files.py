@@ -31,3 +31,23 @@ def write_json(path: Path, value: Any) -> None:
     with os.fdopen(descriptor, "w") as handle:
         json.dump(value, handle)
     os.replace(draft, path)
+
+
+class Cursor:
+    """Where an agent's feed was read up to (by a channel, by the hooks), kept across sessions
+    in one small file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> int | None:
+        try:
+            kept = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return None
+        value = kept.get("cursor") if isinstance(kept, dict) else None
+        return value if isinstance(value, int) and value >= 0 else None
+
+    def keep(self, cursor: int) -> None:
+        """Replace the kept cursor in one step (a crash leaves the old one or the new one)."""
+        write_json(self.path, {"cursor": cursor})

@@ -41,7 +41,7 @@ from relay_client.coding_agents import (
     task_news,
     title_of,
 )
-from relay_client.kept_files import file_name, server_folder, write_json
+from relay_client.kept_files import Cursor, file_name, server_folder
 
 CAPABILITIES: dict[str, dict[str, Any]] = {"claude/channel": {}, "claude/channel/permission": {}}
 PUSH = "notifications/claude/channel"
@@ -90,25 +90,6 @@ def cursor_path(url: str, agent_id: str) -> Path:
     """``~/.local/state/relay/channels/<host>-<port>/<agent_id>.json`` (per platform)."""
     root = Path(user_state_dir("relay", appauthor=False))
     return root / "channels" / server_folder(url) / f"{file_name(agent_id)}.json"
-
-
-class Cursor:
-    """Where the agent's feed was pushed up to, kept across sessions in one small file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def load(self) -> int | None:
-        try:
-            kept = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return None
-        value = kept.get("cursor") if isinstance(kept, dict) else None
-        return value if isinstance(value, int) and value >= 0 else None
-
-    def keep(self, cursor: int) -> None:
-        """Replace the kept cursor in one step (a crash leaves the old one or the new one)."""
-        write_json(self.path, {"cursor": cursor})
 
 
 class Channel:

@@ -81,6 +81,7 @@ def mcp(
         )
         raise typer.Exit(2) from None
     from relay_client import AsyncRelayClient
+    from relay_client.kept_files import Cursor
 
     connection: Connection = ctx.obj
     agent = _acting_agent(ctx, connection)
@@ -92,7 +93,7 @@ def mcp(
             bus, subscribers = InMemorySubscriptionBus(), SessionSubscribers()
             pushing = None
             if agent is not None and channel != Channel.off:
-                cursor = channels.Cursor(channels.cursor_path(relay.config.url, agent))
+                cursor = Cursor(channels.cursor_path(relay.config.url, agent))
                 pushing = channels.Channel(
                     relay,
                     cursor,

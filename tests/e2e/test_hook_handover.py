@@ -114,6 +114,15 @@ def test_the_session_is_handed_its_mail_once(server: LiveServer, tmp_path: Path,
         assert "keep it a week" in told and "rotate the API key" not in told
         agent.messages.ack(first.message_id)
         agent.messages.ack(second.message_id)
+        # Decided while no session of the agent ran: the next session is told, once.
+        later = agent.approvals.request("Rotate the staging certificate?")
+        op.approvals.approve(later.approval_id)
+        started = context_of(
+            run_hook(host, "SessionStart", server.url, token, tmp_path, session_id="next-day"),
+            "SessionStart",
+        )
+        assert f"request #{later.approval_id}" in started and "approved by the operator" in started
+        assert "Drop the old sessions table" not in started  # told before, in another session
 
 
 @pytest.mark.parametrize("host", HOSTS)
