@@ -8,7 +8,7 @@ import typer
 
 from relay_api import models as m
 from relay_api import operations as ops
-from relay_cli._common import JsonOutput, call, parse_json, render
+from relay_cli._common import JsonOutput, ago, call, parse_json, render
 from relay_cli.listing import list_command
 
 app = typer.Typer(help="Messages: send, acknowledge, read a conversation.", no_args_is_help=True)
@@ -60,9 +60,9 @@ def receipt(message: m.Message) -> str:
     if message.room_id is not None:
         return f"posted in room {message.room_id}"
     if message.acked_at is not None:
-        return f"acknowledged at {message.acked_at:%Y-%m-%d %H:%M:%S}"
+        return f"acknowledged {ago(message.acked_at)}"
     if message.delivered_at is not None:
-        return f"delivered at {message.delivered_at:%Y-%m-%d %H:%M:%S}, not acknowledged yet"
+        return f"delivered {ago(message.delivered_at)}, not acknowledged yet"
     return "sent, not delivered yet"
 
 
