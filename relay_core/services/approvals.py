@@ -255,11 +255,24 @@ class ApprovalsService(Service):
         expired: list[m.Approval] = []
         # An expiry found here is committed, not rolled back with the conflict it causes.
         approval = await self.write(work)
+        return await self._settled(approval, newly, expired, outcome)
+
+    async def _settled(
+        self,
+        approval: m.Approval,
+        newly: Approvals,
+        expired: Approvals,
+        outcome: m.ApprovalStatus,
+    ) -> m.Approval:
+        """The answer to a decision (or a withdrawal) whose unit committed: what it changed, or
+        an expiry it found, shown on every platform; ``changed`` said; a conflict when the
+        approval was already otherwise."""
         if newly:
             await show_decision(self, newly[-1])
             return approval.model_copy(update={"changed": True})
         if expired:
             await show_decision(self, expired[-1])
+        approval_id = approval.approval_id
         if approval.status == "expired":
             raise Conflict(
                 f"approval {approval_id} expired: nobody answered it before its deadline"
@@ -305,13 +318,7 @@ class ApprovalsService(Service):
         newly: list[m.Approval] = []
         expired: list[m.Approval] = []
         approval = await self.write(work)
-        for shown in newly or expired:
-            await show_decision(self, shown)
-        if newly:
-            return approval.model_copy(update={"changed": True})
-        if approval.status != "withdrawn":
-            raise Conflict(f"approval {approval_id} is already {approval.status}")
-        return approval.model_copy(update={"changed": False})
+        return await self._settled(approval, newly, expired, "withdrawn")
 
     async def by_platform_message(self, bridge: str, platform_message_id: str) -> m.Approval | None:
         """The approval shown as this message on that platform, if any."""
