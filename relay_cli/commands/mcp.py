@@ -46,7 +46,7 @@ def mcp(
     permission_timeout: Annotated[
         int,
         typer.Option(
-            min=10,
+            min=5,
             max=3600,
             help="Seconds an approval for a permission prompt stays open (the host may "
             "answer it at its terminal and say nothing); then it expires.",

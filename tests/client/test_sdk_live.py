@@ -223,6 +223,9 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     await op.approvals.approve(asked.approval_id, note="go")
     decided = await alice.approvals.show(asked.approval_id, wait=5)
     assert decided.status == "approved" and decided.note == "go"
+    dropped = await alice.approvals.request("Bash: make rollback")
+    withdrawn = await alice.approvals.withdraw(dropped.approval_id, reason="fixed forward")
+    assert withdrawn.status == "withdrawn" and withdrawn.note == "fixed forward"
 
     rule = await op.policies.create(
         f"reads of {run}",

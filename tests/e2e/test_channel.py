@@ -353,14 +353,14 @@ async def test_a_prompt_nobody_decides_expires_and_sends_nothing(
 ) -> None:
     gus = register(server, "gus")
     host = Host()
-    params = channel(server, gus, tmp_path, "--permission-timeout", "10")
+    params = channel(server, gus, tmp_path, "--permission-timeout", "5")
     async with session(params, host) as claude:
         await claude.list_tools()
         await ask(claude, prompt("vwxyz", "make deploy"))
         asked = await asyncio.to_thread(pending_for, server, "vwxyz")
         assert asked["expires_at"] is not None
         with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(host.verdicts.get(), 16)
+            await asyncio.wait_for(host.verdicts.get(), 9)
     with api(server, server.operator_token) as op:
         ended = op.approvals.show(asked["approval_id"])
     assert ended.status == "expired" and ended.decided_by == "deadline"

@@ -13,6 +13,19 @@ async def feed(api: Api, as_: str) -> list[dict[str, Any]]:
     return list((await api.get("/v1/events", as_=as_, after=0, limit=1000))["events"])
 
 
+async def told(api: Api, as_: str, kind: str) -> list[dict[str, Any]]:
+    """The ``kind`` events on the agent's feed, once one is there: delivery marks, and their
+    receipts, reach the disk with SQLite's next group commit, after the read's answer."""
+    cursor = 0
+    found: list[dict[str, Any]] = []
+    while not found:
+        page = await api.get("/v1/events", as_=as_, after=cursor, limit=1000, wait=5)
+        assert page["events"], f"no {kind} on {as_}'s feed"
+        cursor = page["cursor"]
+        found = [e for e in page["events"] if e["kind"] == kind]
+    return found
+
+
 async def test_a_message_shows_when_it_was_delivered_and_acknowledged(api: Api) -> None:
     for agent in ("ann", "bob", "eve"):
         await api.agent(agent)
@@ -52,8 +65,8 @@ async def test_an_inbox_read_is_a_delivery_told_to_each_sender(api: Api) -> None
     two = await api.post("/v1/messages", {"to": "cal", "text": "2"}, as_="bob", expect=201)
     await api.get("/v1/agents/cal/inbox", as_="cal")
     for sender, sent in (("ann", one), ("bob", two)):
-        told = [e for e in await feed(api, sender) if e["kind"] == "message.delivered"]
-        assert [e["subject_id"] for e in told] == [str(sent["message_id"])]
+        receipts = await told(api, sender, "message.delivered")
+        assert [e["subject_id"] for e in receipts] == [str(sent["message_id"])]
         assert (await api.get(f"/v1/messages/{sent['message_id']}", as_=sender))["delivered_at"]
 
 
