@@ -21,7 +21,6 @@ from platformdirs import user_state_dir
 
 from relay_client import RelayClient
 from relay_client.coding_agents import (
-    PROMPT_SOURCES,
     News,
     approval_news,
     message_news,
@@ -89,10 +88,9 @@ def waiting(client: RelayClient, agent_id: str, handed: Handed, decided: Cursor)
     for event in feed.events:
         if event.kind != "approval.decided" or event.audience != agent_id:
             continue
-        approval = client.approvals.show(int(event.subject_id))
-        source = (approval.payload or {}).get("source")
-        if approval.kind == "request" and source not in PROMPT_SOURCES:
-            news.append(approval_news(approval))
+        told = approval_news(client.approvals.show(int(event.subject_id)))
+        if told is not None:
+            news.append(told)
     decided.keep(feed.cursor)
     return news
 

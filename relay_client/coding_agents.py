@@ -43,6 +43,20 @@ def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
     return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
 
 
+def prompt_payload(
+    source: str, tool_name: str, tool_input: dict[str, Any] | None, cwd: str, **more: Any
+) -> dict[str, Any]:
+    """What an approval for a permission prompt carries, and policies match on: where it came
+    from, the tool and its input (None: not whole, so not given), the working directory,
+    ``more``, and for a tool with a ``url`` the host it reaches (``url_host``)."""
+    payload: dict[str, Any] = {"source": source, "tool_name": tool_name, "cwd": cwd, **more}
+    if tool_input is not None:
+        payload["tool_input"] = tool_input
+        if isinstance(tool_input.get("url"), str):
+            payload["url_host"] = host_of(tool_input["url"])
+    return payload
+
+
 def host_of(url: str) -> str | None:
     """The host a browser or fetcher would reach at ``url``, parsed as the WHATWG URL standard
     says (``https://evil.example\\@github.com/`` reaches evil.example, which Python's urlsplit
@@ -107,8 +121,13 @@ def task_news(task: m.Task) -> News:
     return text + f"\nclaim_task with task_id {task.task_id} to take it.", meta
 
 
-def approval_news(approval: m.Approval) -> News:
-    """The decision on an approval the agent asked for."""
+def approval_news(approval: m.Approval) -> News | None:
+    """The decision on a request the agent asked for; None when it is no news to it: not a
+    request, one a hook or the channel files and waits on itself (``PROMPT_SOURCES``), or one
+    the agent withdrew."""
+    source = (approval.payload or {}).get("source")
+    if approval.kind != "request" or source in PROMPT_SOURCES or approval.status == "withdrawn":
+        return None
     meta = {"kind": "approval", "approval_id": str(approval.approval_id)}
     decided_by = approval.decided_by or ""
     if approval.status == "expired":

@@ -33,11 +33,10 @@ from pydantic import ConfigDict
 from relay_api import models as m
 from relay_client import AsyncRelayClient, errors
 from relay_client.coding_agents import (
-    PROMPT_SOURCES,
     SOURCE_CHANNEL,
     approval_news,
-    host_of,
     message_news,
+    prompt_payload,
     task_news,
     title_of,
 )
@@ -202,10 +201,9 @@ class Channel:
             task = await self.relay.tasks.get(int(event.subject_id))
             await self._send(PUSH, _params(task_news(task)))
         elif event.kind == "approval.decided" and event.audience == self.me:
-            approval = await self.relay.approvals.show(int(event.subject_id))
-            source = (approval.payload or {}).get("source")
-            if approval.kind == "request" and source not in PROMPT_SOURCES:
-                await self._send(PUSH, _params(approval_news(approval)))
+            news = approval_news(await self.relay.approvals.show(int(event.subject_id)))
+            if news is not None:
+                await self._send(PUSH, _params(news))
 
     async def _push_message_id(self, message_id: int) -> None:
         if message_id in self._pushed:
@@ -245,18 +243,15 @@ class Channel:
     async def _decision(self, params: PermissionRequestParams) -> Behavior | None:
         tool_input = _whole_input(params.input_preview)
         cwd = os.getcwd()
-        payload: dict[str, Any] = {
-            "source": SOURCE_CHANNEL,
-            "tool_name": params.tool_name,
-            "description": params.description,
-            "input_preview": params.input_preview,
-            "request_id": params.request_id,
-            "cwd": cwd,
-        }
-        if tool_input is not None:
-            payload["tool_input"] = tool_input
-            if isinstance(tool_input.get("url"), str):
-                payload["url_host"] = host_of(tool_input["url"])
+        payload = prompt_payload(
+            SOURCE_CHANNEL,
+            params.tool_name,
+            tool_input,
+            cwd,
+            description=params.description,
+            input_preview=params.input_preview,
+            request_id=params.request_id,
+        )
         described = tool_input if tool_input is not None else {"description": params.description}
         approval = await self.relay.approvals.request(
             title_of(params.tool_name, described, cwd),

@@ -23,7 +23,7 @@ import typer
 from relay_cli import handover
 from relay_cli._common import Connection
 from relay_client import RelayClient
-from relay_client.coding_agents import host_of, title_of
+from relay_client.coding_agents import prompt_payload, title_of
 
 app = typer.Typer(
     help="Permission prompts of coding agents, answered by the operator (their hook command).",
@@ -63,15 +63,9 @@ def _answer(
     if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         return None
     cwd = prompt["cwd"] if isinstance(prompt.get("cwd"), str) else ""
-    payload = {
-        "source": source,
-        "tool_name": tool_name,
-        "tool_input": tool_input,
-        "cwd": cwd,
-        "session_id": prompt.get("session_id"),
-    }
-    if isinstance(tool_input.get("url"), str):
-        payload["url_host"] = host_of(tool_input["url"])  # what policies match a host on
+    payload = prompt_payload(
+        source, tool_name, tool_input, cwd, session_id=prompt.get("session_id")
+    )
     client = RelayClient(
         conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
     )
