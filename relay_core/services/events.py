@@ -93,14 +93,14 @@ class EventsService(Service):
     """Read the feed."""
 
     async def _page(
-        self, uow: UnitOfWork, caller: Caller, after: int | None, limit: int
+        self, uow: UnitOfWork, after: int | None, limit: int, readable: list[str] | None
     ) -> m.EventsResponse:
         if after is None:
             newest = await uow.events.find(order_by="event_id", descending=True, limit=1)
             return m.EventsResponse(events=[], cursor=newest[0].event_id if newest else 0)
         conds: list[Cond] = [gt("event_id", after)]
-        if not caller.is_operator:
-            conds.append(in_("audience", await audiences(uow, caller.name)))
+        if readable is not None:
+            conds.append(in_("audience", readable))
         events = await uow.events.find(*conds, order_by="event_id", limit=limit)
         return m.EventsResponse(events=events, cursor=events[-1].event_id if events else after)
 
@@ -110,12 +110,18 @@ class EventsService(Service):
         """Events the caller may see after the cursor (none given: from now), waiting up to
         ``wait`` seconds for the first one."""
         cursor = after
+        # The audiences an agent reads (its rooms'), found once a call, not at every wake of
+        # its long-poll: a room it joins while it waits is read from its next call.
+        readable: list[str] | None = None
 
         async def fetch() -> m.EventsResponse:
             nonlocal cursor
 
             async def work(uow: UnitOfWork) -> m.EventsResponse:
-                return await self._page(uow, caller, cursor, limit)
+                nonlocal readable
+                if readable is None and not caller.is_operator and cursor is not None:
+                    readable = await audiences(uow, caller.name)
+                return await self._page(uow, cursor, limit, readable)
 
             page = await self.read(work)
             cursor = page.cursor
