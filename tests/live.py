@@ -63,6 +63,16 @@ class LiveServer:
         return (self.data_dir / "operator_token").read_text().strip()
 
 
+def agent_token(server: LiveServer, agent_id: str) -> str:
+    """The token of an agent the operator registers now on ``server``."""
+    from relay_client import RelayClient
+
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register(agent_id).token
+    assert token is not None
+    return token
+
+
 @contextmanager
 def live_server(
     root: Path, preexec_fn: Callable[[], None] | None = None, **env_overrides: str

@@ -21,7 +21,7 @@ from mcp.types import Implementation
 from pydantic import BaseModel
 
 from relay_client import RelayClient
-from tests.live import LiveServer, live_server, relay_command
+from tests.live import LiveServer, agent_token, live_server, relay_command
 
 PUSH = "notifications/claude/channel"
 PERMISSION = "notifications/claude/channel/permission"
@@ -76,13 +76,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         yield running
 
 
-def register(server: LiveServer, agent_id: str) -> str:
-    with RelayClient(server.url, token=server.operator_token) as op:
-        token = op.agents.register(agent_id).token
-    assert token is not None
-    return token
-
-
 def channel(
     server: LiveServer, token: str, state: Path, *args: str, url: str | None = None
 ) -> StdioServerParameters:
@@ -126,7 +119,7 @@ def api(server: LiveServer, token: str) -> RelayClient:
 async def test_a_session_hears_messages_posts_tasks_and_decisions(
     server: LiveServer, tmp_path: Path
 ) -> None:
-    ada, bob = register(server, "ada"), register(server, "bob")
+    ada, bob = agent_token(server, "ada"), agent_token(server, "bob")
     host = Host()
     with api(server, server.operator_token) as op, api(server, bob) as b, api(server, ada) as a:
         a.rooms.join("deploys", agent_id="ada")
@@ -208,7 +201,7 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
 async def test_a_2026_protocol_host_hears_the_channel_too(
     server: LiveServer, tmp_path: Path
 ) -> None:
-    jo = register(server, "jo")
+    jo = agent_token(server, "jo")
     host = Host()
     async with session(channel(server, jo, tmp_path), host, mode="auto") as claude:
         assert claude.session.protocol_version >= "2026"
@@ -224,7 +217,7 @@ async def test_a_2026_protocol_host_hears_the_channel_too(
 async def test_a_restarted_session_gets_what_it_missed_once(
     server: LiveServer, tmp_path: Path
 ) -> None:
-    cy, dee = register(server, "cy"), register(server, "dee")
+    cy, dee = agent_token(server, "cy"), agent_token(server, "dee")
     host = Host()
     with api(server, dee) as d, api(server, cy) as c:
         waiting = d.messages.send("sent before the first session", to="cy")
@@ -251,7 +244,7 @@ async def test_a_restarted_session_gets_what_it_missed_once(
 async def test_another_host_is_not_pushed_to(server: LiveServer, tmp_path: Path) -> None:
     """A host that does not load channels would drop the pushes: nothing is pushed, and the
     message stays undelivered."""
-    eve = register(server, "eve")
+    eve = agent_token(server, "eve")
     host = Host()
     with api(server, server.operator_token) as op:
         async with session(channel(server, eve, tmp_path), host, name="codex-mcp-client") as h:
@@ -293,7 +286,7 @@ def pending_for(server: LiveServer, request_id: str, timeout: float = 10) -> dic
 async def test_permission_prompts_are_decided_by_policy_and_operator(
     server: LiveServer, tmp_path: Path
 ) -> None:
-    fay = register(server, "fay")
+    fay = agent_token(server, "fay")
     host = Host()
     with api(server, server.operator_token) as op:
         policy = op.policies.create(
@@ -351,7 +344,7 @@ async def test_permission_prompts_are_decided_by_policy_and_operator(
 async def test_a_prompt_nobody_decides_expires_and_sends_nothing(
     server: LiveServer, tmp_path: Path
 ) -> None:
-    gus = register(server, "gus")
+    gus = agent_token(server, "gus")
     host = Host()
     params = channel(server, gus, tmp_path, "--permission-timeout", "5")
     async with session(params, host) as claude:
@@ -369,7 +362,7 @@ async def test_a_prompt_nobody_decides_expires_and_sends_nothing(
 async def test_a_prompt_left_when_the_session_ends_is_withdrawn(
     server: LiveServer, tmp_path: Path
 ) -> None:
-    kit = register(server, "kit")
+    kit = agent_token(server, "kit")
     host = Host()
     async with session(channel(server, kit, tmp_path), host) as claude:
         await claude.list_tools()
@@ -389,7 +382,7 @@ async def test_a_server_that_goes_away_allows_nothing(tmp_path: Path) -> None:
     host = Host()
     (tmp_path / "gone").mkdir()
     with live_server(tmp_path / "gone") as gone:
-        token = register(gone, "hal")
+        token = agent_token(gone, "hal")
         params = channel(gone, token, tmp_path)
         async with session(params, host) as claude:
             await claude.list_tools()
@@ -414,7 +407,7 @@ async def test_the_plugin_starts_the_channel(server: LiveServer, tmp_path: Path)
     assert manifest["name"] == plugin["name"] == "relay"
     started = json.loads((folder / ".mcp.json").read_text())["mcpServers"]["relay"]
     assert started["command"] == "relay"
-    params = channel(server, register(server, "ivy"), tmp_path, *started["args"][1:])
+    params = channel(server, agent_token(server, "ivy"), tmp_path, *started["args"][1:])
     params.args = [*params.args[: params.args.index("mcp")], *started["args"]]
     host = Host()
     async with session(params, host) as claude:

@@ -16,7 +16,7 @@ import pytest
 from relay_cli.handover import MAX_BLOCKS
 from relay_client import RelayClient
 from tests.e2e.test_hooks import hook
-from tests.live import LiveServer, free_port, live_server
+from tests.live import LiveServer, agent_token, free_port, live_server
 
 HOOKS = Path(__file__).with_name("hooks")
 HOSTS = ("claude-code", "codex")
@@ -76,9 +76,8 @@ def context_of(answer: dict[str, Any] | None, event: str) -> str:
 @pytest.mark.parametrize("host", HOSTS)
 def test_the_session_is_handed_its_mail_once(server: LiveServer, tmp_path: Path, host: str) -> None:
     me = f"coder-{host}"
+    token = agent_token(server, me)
     with RelayClient(server.url, token=server.operator_token) as op:
-        token = op.agents.register(me).token
-        assert token is not None
         assert run_hook(host, "SessionStart", server.url, token, tmp_path) is None
         assert run_hook(host, "Stop", server.url, token, tmp_path) is None  # it may stop
 
@@ -128,9 +127,8 @@ def test_the_session_is_handed_its_mail_once(server: LiveServer, tmp_path: Path,
 @pytest.mark.parametrize("host", HOSTS)
 def test_stop_is_blocked_a_few_times_at_most(server: LiveServer, tmp_path: Path, host: str) -> None:
     me = f"busy-{host}"
+    token = agent_token(server, me)
     with RelayClient(server.url, token=server.operator_token) as op:
-        token = op.agents.register(me).token
-        assert token is not None
         for n in range(MAX_BLOCKS):
             op.messages.send(f"ping {n}", to=me)
             stop = run_hook(host, "Stop", server.url, token, tmp_path)

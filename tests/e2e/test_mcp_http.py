@@ -23,7 +23,7 @@ from relay_core.hub import Hub
 from relay_server.mcp import asgi as mcp_door
 from tests.e2e.test_mcp_schemas import check_listing
 from tests.e2e.test_mcp_stdio import AGENT_TOOLS, OPERATOR_TOOLS, STRICT_INITIALIZE, agent
-from tests.live import LiveServer, live_server
+from tests.live import LiveServer, agent_token, live_server
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +50,6 @@ async def connected(
             yield client
 
 
-def token_of(server: LiveServer, agent_id: str) -> str:
-    with RelayClient(server.url, token=server.operator_token) as op:
-        token = op.agents.register(agent_id).token
-    assert token is not None
-    return token
-
-
 def data(result: CallToolResult) -> Any:
     assert not result.is_error, result.content
     return result.structured_content
@@ -68,8 +61,8 @@ async def test_a_client_sent_door_header_is_dropped_for_the_operator(server: Liv
     agent's)."""
     from tests.e2e.test_mcp_stdio import Human
 
-    asker = token_of(server, "private-asker")
-    token_of(server, "victim")
+    asker = agent_token(server, "private-asker")
+    agent_token(server, "victim")
     with RelayClient(server.url, token=asker) as agent_client:
         asked = agent_client.approvals.request("a private request").approval_id
     forged = {"X-Relay-MCP-Agent": "victim"}
@@ -97,8 +90,8 @@ def test_no_token_no_mcp(server: LiveServer) -> None:
 
 async def test_agent_and_operator_tools_over_http(server: LiveServer) -> None:
     async with (
-        connected(server.url, token_of(server, "hana")) as hana,
-        connected(server.url, token_of(server, "ivan")) as ivan,
+        connected(server.url, agent_token(server, "hana")) as hana,
+        connected(server.url, agent_token(server, "ivan")) as ivan,
         connected(server.url, server.operator_token) as op,
     ):
         agent_tools, operator_tools = (await hana.list_tools()).tools, (await op.list_tools()).tools
@@ -131,8 +124,8 @@ async def test_a_2025_protocol_client_works_over_http_without_a_promise_of_push(
     to tell them of mail on, so the door does not offer ``resources/subscribe``: they learn of
     it from the waiting line of every answer."""
     async with (
-        connected(server.url, token_of(server, "jo"), mode="legacy") as jo,
-        connected(server.url, token_of(server, "kai"), mode="legacy") as kai,
+        connected(server.url, agent_token(server, "jo"), mode="legacy") as jo,
+        connected(server.url, agent_token(server, "kai"), mode="legacy") as kai,
     ):
         capabilities = jo.session.server_capabilities
         assert capabilities is not None and capabilities.resources is not None
@@ -147,7 +140,7 @@ def test_the_wire_as_a_strict_2025_client_sends_it(server: LiveServer) -> None:
     notification (202, empty), then opens a GET stream, which a stateless door refuses with
     405 so the client holds no idle connection."""
     headers = {
-        "Authorization": f"Bearer {token_of(server, 'lev')}",
+        "Authorization": f"Bearer {agent_token(server, 'lev')}",
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2025-06-18",
     }
@@ -189,8 +182,8 @@ async def test_an_agent_hears_of_its_own_mail_only_over_http(server: LiveServer)
     """One server serves every agent: relay://inbox is each agent's own, and so are its
     updates."""
     async with (
-        connected(server.url, token_of(server, "jade")) as jade,
-        connected(server.url, token_of(server, "kurt")) as kurt,
+        connected(server.url, agent_token(server, "jade")) as jade,
+        connected(server.url, agent_token(server, "kurt")) as kurt,
     ):
         async with (
             jade.listen(resource_subscriptions=["relay://inbox"]) as jade_hears,
@@ -221,7 +214,7 @@ async def test_initialize_and_discover_answer_the_same_capabilities(server: Live
         async with Client(agent(server, f"discoverer-{mode}"), mode=mode) as client:
             found[("stdio", mode)] = client.server_capabilities
             assert client.protocol_version.startswith("2025" if mode == "legacy" else "2026")
-        async with connected(server.url, token_of(server, f"http-{mode}"), mode) as client:
+        async with connected(server.url, agent_token(server, f"http-{mode}"), mode) as client:
             found[("http", mode)] = client.server_capabilities
     for door in ("stdio", "http"):
         legacy, modern = found[(door, "legacy")], found[(door, "auto")]
@@ -238,8 +231,8 @@ async def test_threads_search_and_approvals_with_a_deadline_over_http(
     """The tools of finding 10 on the HTTP door, on both protocol revisions."""
     lia, max_ = f"lia-{mode}", f"max-{mode}"
     async with (
-        connected(server.url, token_of(server, lia), mode) as asker,
-        connected(server.url, token_of(server, max_), mode) as answerer,
+        connected(server.url, agent_token(server, lia), mode) as asker,
+        connected(server.url, agent_token(server, max_), mode) as answerer,
     ):
         question = {"to": max_, "text": f"is the {mode} certificate renewed?"}
         asked = data(await asker.call_tool("send_message", question))
