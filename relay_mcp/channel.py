@@ -114,7 +114,8 @@ class Channel:
         self._session: ServerSession | None = None
         self._host: str | None = None
         self._connected = asyncio.Event()
-        self._pushed: set[int] = set()  # message ids pushed in this session
+        # What the first session pushed from the inbox: the feed may tell of them again.
+        self._from_inbox: set[int] = set()
         self._prompts: set[asyncio.Task[None]] = set()
         self._asked: dict[str, int] = {}  # a prompt's request id: its approval, while pending
 
@@ -190,6 +191,7 @@ class Channel:
         box = await self.relay.agents.inbox(limit=100)
         for message in box.messages:
             await self._push_message(message)
+            self._from_inbox.add(message.message_id)
 
     async def _push_event(self, event: m.Event) -> None:
         if event.kind == "message.created" and event.audience == self.me:
@@ -206,7 +208,7 @@ class Channel:
                 await self._send(PUSH, _params(news))
 
     async def _push_message_id(self, message_id: int) -> None:
-        if message_id in self._pushed:
+        if message_id in self._from_inbox:
             return
         try:
             message = await self.relay.messages.show(message_id)  # the recipient's: a delivery
@@ -215,10 +217,8 @@ class Channel:
         await self._push_message(message)
 
     async def _push_message(self, message: m.Message) -> None:
-        if message.message_id in self._pushed or message.status == "acked":
-            return
-        await self._send(PUSH, _params(message_news(message)))
-        self._pushed.add(message.message_id)
+        if message.status != "acked":
+            await self._send(PUSH, _params(message_news(message)))
 
     # ------------------------------------------------------------ permission prompts
 

@@ -12,7 +12,7 @@ from relay_api.models import OPERATOR
 from relay_cli._common import Connection, call
 
 
-class Channel(StrEnum):
+class ChannelMode(StrEnum):
     """Whether ``relay mcp`` is a Claude Code channel."""
 
     auto = "auto"
@@ -32,13 +32,13 @@ def mcp(
         ),
     ] = False,
     channel: Annotated[
-        Channel,
+        ChannelMode,
         typer.Option(
             help="Push what Relay has for the agent into its running session and relay its "
             "permission prompts, as a Claude Code channel: auto (when the host is Claude "
             "Code), on, or off.",
         ),
-    ] = Channel.auto,
+    ] = ChannelMode.auto,
     rooms: Annotated[
         bool,
         typer.Option(help="Push the posts of the rooms the agent joined (with the channel)."),
@@ -92,13 +92,13 @@ def mcp(
         ) as relay:
             bus, subscribers = InMemorySubscriptionBus(), SessionSubscribers()
             pushing = None
-            if agent is not None and channel != Channel.off:
+            if agent is not None and channel != ChannelMode.off:
                 cursor = Cursor(channels.cursor_path(relay.config.url, agent))
                 pushing = channels.Channel(
                     relay,
                     cursor,
                     rooms=rooms,
-                    forced=channel == Channel.on,
+                    forced=channel == ChannelMode.on,
                     permission_seconds=permission_timeout,
                 )
             server = build_server(
