@@ -14,9 +14,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.e2e.test_mcp_http import connected, token_of
+from tests.e2e.test_mcp_http import connected
 from tests.e2e.test_mcp_stdio import agent, data
-from tests.live import LiveServer, live_server
+from tests.live import LiveServer, agent_token, live_server
 
 CANCEL_AFTER = 2.0
 # The access line of a long-poll of the feed that ended because its client left.
@@ -48,7 +48,7 @@ def opened(
 ) -> AbstractAsyncContextManager[Client]:
     if door == "stdio":
         return Client(agent(server, who), mode=mode)
-    return connected(server.url, token_of(server, who), mode)
+    return connected(server.url, agent_token(server, who), mode)
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
