@@ -556,13 +556,15 @@ def _lua(value: object) -> str:
 _TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
 
 
-def _stat(pid: str) -> list[str] | None:
-    """The fields of /proc/<pid>/stat after the command name (field 3 onwards)."""
+def _stat(pid: str) -> tuple[str, list[str]] | None:
+    """The command name in /proc/<pid>/stat and the fields after it (field 3 onwards); None
+    for a process that has gone. One read: a process can end between two (a PostgreSQL session
+    closing while the benchmark looks)."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return raw[raw.rindex(")") + 2 :].split()
+    return raw[raw.index("(") + 1 : raw.rindex(")")], raw[raw.rindex(")") + 2 :].split()
 
 
 def cpu_us(server_pid: int) -> tuple[float, float]:
@@ -572,10 +574,11 @@ def cpu_us(server_pid: int) -> tuple[float, float]:
     used: dict[str, float] = {}
     postgres = 0.0
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or (fields := _stat(entry.name)) is None:
+        if not entry.name.isdigit() or (stat := _stat(entry.name)) is None:
             continue
+        command, fields = stat
         ticks = (int(fields[11]) + int(fields[12])) * _TICK_US
-        if (entry / "comm").read_text().strip() == "postgres":
+        if command == "postgres":
             # With its children's that have exited (the postmaster reaps closed sessions).
             postgres += ticks + (int(fields[13]) + int(fields[14])) * _TICK_US
         parents[entry.name], used[entry.name] = fields[1], ticks

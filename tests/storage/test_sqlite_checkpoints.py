@@ -58,17 +58,26 @@ async def test_near_the_backstop_the_copies_come_often_and_the_wal_starts_again(
             await uow.agents.insert(m.Agent(agent_id=agent_id, created_at=NOW, updated_at=NOW))
             await uow.commit()
 
+    def restarted() -> bool:
+        frames = [count for _, count in copies]
+        return any(later < earlier for earlier, later in zip(frames, frames[1:], strict=False))
+
+    def gaps() -> list[float]:
+        return [
+            later - earlier for (earlier, _), (later, _) in zip(copies, copies[1:], strict=False)
+        ]
+
     try:
+        # Until the WAL has neared its backstop and started again: a loaded machine writes
+        # slower, so that takes longer there; the deadline only ends a run that never would.
         added = 0
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not (restarted() and min(gaps()) < 0.1) and time.monotonic() < deadline:
             await asyncio.gather(*(add(f"agent-{added + n}") for n in range(8)))
             added += 8
     finally:
         await store.close()
 
-    frames = [count for _, count in copies]
-    assert any(later < earlier for earlier, later in zip(frames, frames[1:], strict=False))
-    gaps = [later - earlier for (earlier, _), (later, _) in zip(copies, copies[1:], strict=False)]
-    assert min(gaps) < 0.1  # copies at the closing pace, not only a second's apart
-    assert max(frames) < 2 * 400  # the WAL never grew far past its backstop
+    assert restarted()
+    assert min(gaps()) < 0.1  # copies at the closing pace, not only a second's apart
+    assert max(count for _, count in copies) < 2 * 400  # the WAL never grew far past its backstop
