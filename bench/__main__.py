@@ -564,7 +564,8 @@ def _stat(pid: str) -> tuple[str, list[str]] | None:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return raw[raw.index("(") + 1 : raw.rindex(")")], raw[raw.rindex(")") + 2 :].split()
+    end = raw.rindex(")")  # the name may hold parentheses itself
+    return raw[raw.index("(") + 1 : end], raw[end + 2 :].split()
 
 
 def cpu_us(server_pid: int) -> tuple[float, float]:
