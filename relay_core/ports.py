@@ -212,7 +212,7 @@ class Table(Protocol[R]):
         ``skip_locked`` (in a write unit of work): hold the records found until the unit ends,
         and leave out those another unit holds, so that competing consumers take disjoint
         records and never wait on, or deadlock with, each other. Where write units run one at
-        a time (SQLite's writer, the memory store) nothing is ever held by another."""
+        a time (SQLite's writer) nothing is ever held by another."""
         ...
 
     async def find_values(

@@ -7,9 +7,8 @@ of letters and digits, lower-cased): a term with other characters in it, a code 
 path (``tls_cert.pem``), is the phrase of its words, so it finds them where they stand together.
 
 ``parse`` reads the query; ``fts5`` writes it for SQLite's ``MATCH``, ``tsquery`` for
-PostgreSQL's ``to_tsquery('simple', …)``, and ``matches``/``score``/``snippet`` evaluate it in
-Python (the memory store). Every word written into a store's query is letters and digits only,
-so no query can change its syntax.
+PostgreSQL's ``to_tsquery('simple', …)``. Every word written into a store's query is letters and
+digits only, so no query can change its syntax.
 """
 
 from __future__ import annotations
@@ -90,47 +89,3 @@ def tsquery(query: Query) -> str:
 
     wanted = [" | ".join(phrase(p) for p in group) for group in query.groups]
     return " & ".join([*(f"({w})" for w in wanted), *(f"!{phrase(p)}" for p in query.excluded)])
-
-
-def _holds(text_words: list[str], phrase: Phrase) -> int:
-    """How many times ``phrase`` stands in ``text_words``."""
-    width = len(phrase)
-    return sum(
-        1
-        for at in range(len(text_words) - width + 1)
-        if tuple(text_words[at : at + width]) == phrase
-    )
-
-
-def matches(query: Query, text: str) -> bool:
-    """Whether ``text`` answers ``query``."""
-    found = words(text)
-    return all(any(_holds(found, p) for p in group) for group in query.groups) and not any(
-        _holds(found, p) for p in query.excluded
-    )
-
-
-def score(query: Query, title: str, body: str) -> float:
-    """How well a matching record answers: its phrases' occurrences, a title's counting twice,
-    over the record's length (as BM25 weighs them, roughly)."""
-    in_title, in_body = words(title), words(body)
-    hits = sum(
-        2 * _holds(in_title, p) + _holds(in_body, p) for group in query.groups for p in group
-    )
-    return hits / (1 + (len(in_title) + len(in_body)) / 100)
-
-
-def snippet(query: Query, text: str) -> str:
-    """The text from a little before its first match, each word the query names in ``[`` and
-    ``]``, at most ``SNIPPET_CHARS`` characters."""
-    wanted = {word for group in query.groups for p in group for word in p}
-    runs = re.finditer(r"[^\W_]+", text)
-    spans = [run.span() for run in runs if " ".join(words(run.group())) in wanted]
-    start = max(0, spans[0][0] - 60) if spans else 0
-    shown, at = "…" if start else "", start
-    for begin, end in spans:
-        piece = text[at:begin] + "[" + text[begin:end] + "]"
-        if len(shown) + len(piece) > SNIPPET_CHARS:
-            break
-        shown, at = shown + piece, end
-    return shown + text[at : at + SNIPPET_CHARS - len(shown)]

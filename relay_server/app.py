@@ -16,7 +16,6 @@ from relay_core.paths import operator_token_path
 from relay_core.ports import Bridge, Storage
 from relay_core.services import Context, Services
 from relay_core.services.base import utcnow
-from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server.addresses import AddressSlots
@@ -55,10 +54,10 @@ log = logging.getLogger("relay.server")
 async def open_storage(settings: Settings) -> Storage:
     """The storage the settings name, migrated to the newest schema."""
     url = settings.resolved_database_url
-    if url == MEMORY_URL:
-        return MemoryStorage()
     storage: SqliteStorage | PostgresStorage
-    if url.startswith("sqlite"):
+    if url == MEMORY_URL:
+        storage = SqliteStorage.throwaway()
+    elif url.startswith("sqlite"):
         storage = SqliteStorage(url, synchronous=settings.sqlite.synchronous)
     else:
         storage = PostgresStorage(

@@ -200,7 +200,7 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None,
         description="SQLAlchemy URL; default: SQLite file in the data dir; 'memory://' keeps "
-        "nothing on disk",
+        "nothing (a SQLite file in a temporary directory, removed at exit)",
     )
     operator_token: SecretStr | None = Field(
         default=None, description="the operator's token; default: generated in the data dir"

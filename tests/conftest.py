@@ -15,7 +15,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from relay_core.ports import Storage
-from relay_core.storage.memory import MemoryStorage
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from tests import home, migrated
@@ -28,7 +27,6 @@ PG_DSN = "postgresql://" + PG_URL.split("://", 1)[-1]
 SCHEMAS = migrated.PostgresSchemas(PG_DSN)
 
 BACKENDS = [
-    "memory",
     "sqlite",
     pytest.param("postgres", marks=pytest.mark.postgres),
 ]
@@ -81,8 +79,6 @@ async def _drop_schema(url: str, schema: str) -> None:
 
 async def make_storage(backend: str, sqlite_url: str) -> tuple[Storage, Any]:
     """A migrated storage of the named backend, and what is needed to clean it up."""
-    if backend == "memory":
-        return MemoryStorage(), None
     if backend == "sqlite":
         await migrated.sqlite_store(SqliteStorage.file_of(sqlite_url))
         storage = SqliteStorage(sqlite_url)

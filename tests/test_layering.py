@@ -72,7 +72,7 @@ def test_the_server_loads_the_mcp_sdk_only_when_mcp_is_asked_for() -> None:
 def test_core_never_imports_aiohttp() -> None:
     imports = (
         "import relay_core.services, relay_core.storage.sqlite, relay_core.storage.postgres, "
-        "relay_core.storage.memory, relay_core.storage.migrate"
+        "relay_core.storage.migrate"
     )
     assert "aiohttp" not in loaded_after(imports)
     # Nor do the sending sides of the platforms that speak plain HTTP (httpx); Slack's speaks

@@ -1,1 +1,1 @@
-"""Storage adapters: in-memory and SQL (SQLite, PostgreSQL)."""
+"""Storage adapters: SQLite (the embedded default) and PostgreSQL."""

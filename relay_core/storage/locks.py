@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 
 class ProcessLocks:
-    """``exclusive(name)`` for storages without a cross-process lock (memory, SQLite)."""
+    """``exclusive(name)`` where one process serves the storage (SQLite)."""
 
     def __init__(self) -> None:
         self._held: set[str] = set()

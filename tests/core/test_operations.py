@@ -13,7 +13,7 @@ import pytest
 from relay_api.operations import OPERATIONS, Operation
 from relay_core.config import CoreConfig
 from relay_core.services import Context, Services
-from relay_core.storage.memory import MemoryStorage
+from relay_core.storage.sqlite import SqliteStorage
 from relay_server import bindings
 from relay_server.bindings import bind
 from relay_server.bridges.local import LocalBridge
@@ -27,19 +27,23 @@ def fields(op: Operation[Any]) -> set[str]:
     return names
 
 
-BOUND = bind(Services(Context(MemoryStorage(), (LocalBridge(),), CoreConfig())))
+@pytest.fixture(scope="module")
+def bound(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every operation's bound method. Binding opens no unit of work: an empty store serves."""
+    storage = SqliteStorage(f"sqlite:///{tmp_path_factory.mktemp('bound') / 'relay.db'}")
+    return dict(bind(Services(Context(storage, (LocalBridge(),), CoreConfig()))))
 
 
-def test_every_operation_is_bound_once() -> None:
-    assert set(BOUND) == {op.id for op in OPERATIONS}
+def test_every_operation_is_bound_once(bound: dict[str, Any]) -> None:
+    assert set(bound) == {op.id for op in OPERATIONS}
     # One line per operation in the table's source: none bound twice, the later hiding the first.
     source = inspect.getsource(bindings)
     assert len(re.findall(r"^\s+ops\.[A-Z_]+\.id: services\.", source, re.M)) == len(OPERATIONS)
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.id)
-def test_each_row_fits_its_service_method(op: Operation[Any]) -> None:
-    signature = list(inspect.signature(BOUND[op.id]).parameters.values())
+def test_each_row_fits_its_service_method(op: Operation[Any], bound: dict[str, Any]) -> None:
+    signature = list(inspect.signature(bound[op.id]).parameters.values())
     takes_caller = bool(signature) and signature[0].name == "caller"
     assert takes_caller == (op.access == "token"), op.id
     named = {p.name: p for p in (signature[1:] if takes_caller else signature)}

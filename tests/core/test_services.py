@@ -1,4 +1,4 @@
-"""Services straight over the in-memory adapter: no HTTP, fakes instead of mocks."""
+"""Services straight over a SQLite store: no HTTP, fakes instead of mocks."""
 
 from __future__ import annotations
 
@@ -15,12 +15,41 @@ from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import Registered
 from relay_core.services.spaces import derive_id
-from relay_core.storage.memory import MemoryStorage
+from relay_core.storage.sqlite import SqliteStorage
 from relay_server.bridges.local import LocalBridge
+from tests import migrated
 
 
-def services(storage: MemoryStorage | None = None) -> Services:
-    return Services(Context(storage or MemoryStorage(), (LocalBridge(),), CoreConfig()))
+def services(storage: SqliteStorage) -> Services:
+    return Services(Context(storage, (LocalBridge(),), CoreConfig()))
+
+
+class FlakyStorage(SqliteStorage):
+    """A SQLite store whose first ``failures`` write units of work lose a race."""
+
+    def __init__(self, url: str, failures: int) -> None:
+        super().__init__(url)
+        self.failures = failures
+        self.attempts = 0
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:  # type: ignore[override]
+        async with super().unit_of_work(write=write) as uow:
+            self.attempts += 1
+            if write and self.failures:
+                self.failures -= 1
+                raise StaleWrite("lost a race")
+            yield uow
+
+
+@pytest.fixture
+async def store(sqlite_url: str) -> AsyncIterator[FlakyStorage]:
+    """A migrated store that loses no race unless a test sets ``failures``."""
+    await migrated.sqlite_store(SqliteStorage.file_of(sqlite_url))
+    storage = FlakyStorage(sqlite_url, failures=0)
+    await storage.migrate()
+    yield storage
+    await storage.close()
 
 
 def test_caller_rules() -> None:
@@ -47,8 +76,8 @@ async def test_derive_id_slugs_and_suffixes() -> None:
     assert await derive_id("!!!", "space", exists) == "space"
 
 
-async def test_twenty_concurrent_claims_on_the_memory_adapter() -> None:
-    relay = services()
+async def test_twenty_concurrent_claims_have_one_winner(store: FlakyStorage) -> None:
+    relay = services(store)
     for i in range(20):
         await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id=f"w{i}"))
     task = await relay.tasks.create(OPERATOR_CALLER, m.TaskCreate(title="t"))
@@ -66,39 +95,24 @@ async def test_twenty_concurrent_claims_on_the_memory_adapter() -> None:
     assert outcomes.count("won") == 1
 
 
-class FlakyStorage(MemoryStorage):
-    """Memory storage whose first ``failures`` units of work lose a race."""
-
-    def __init__(self, failures: int) -> None:
-        super().__init__()
-        self.failures = failures
-        self.attempts = 0
-
-    @asynccontextmanager
-    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
-        async with super().unit_of_work(write=write) as uow:
-            self.attempts += 1
-            if write and self.failures:
-                self.failures -= 1
-                raise StaleWrite("lost a race")
-            yield uow
-
-
-async def test_a_lost_race_is_retried_from_a_fresh_read() -> None:
-    storage = FlakyStorage(failures=2)
-    relay = services(storage)
+async def test_a_lost_race_is_retried_from_a_fresh_read(store: FlakyStorage) -> None:
+    store.failures = 2
+    relay = services(store)
     agent = await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id="a"))
-    assert agent.agent_id == "a" and storage.attempts == 3
+    assert agent.agent_id == "a" and store.attempts == 3
 
 
-async def test_a_race_lost_every_time_ends_as_a_conflict() -> None:
-    relay = services(FlakyStorage(failures=100))
+async def test_a_race_lost_every_time_ends_as_a_conflict(store: FlakyStorage) -> None:
+    store.failures = 100
+    relay = services(store)
     with pytest.raises(Conflict):
         await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id="a"))
 
 
-async def test_racing_heartbeats_of_many_agents_share_one_write_each_answered_its_own() -> None:
-    storage = FlakyStorage(failures=0)
+async def test_racing_heartbeats_of_many_agents_share_one_write_each_answered_its_own(
+    store: FlakyStorage,
+) -> None:
+    storage = store
     relay = services(storage)
     for i in range(10):
         await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id=f"w{i}"))

@@ -20,8 +20,9 @@ from pydantic import SecretStr
 
 from relay_api.operations import OPERATIONS
 from relay_core.ports import UnitOfWork
-from relay_core.storage.memory import MemoryStorage
+from relay_core.storage.sqlite import SqliteStorage
 from relay_server import Settings, create_app, logs
+from relay_server.app import open_storage
 from relay_server.app_keys import REQUEST_ID
 from relay_server.logs import (
     ACCESS_LINE,
@@ -210,7 +211,7 @@ async def test_status_counts(api: Api) -> None:
         "sent_notifications": 1,
         "failed_notifications": 0,
     }
-    assert status["storage"] in {"memory", "sqlite", "postgresql"} and status["bridge"] == "local"
+    assert status["storage"] in {"sqlite", "postgresql"} and status["bridge"] == "local"
 
 
 async def test_invalid_and_missing_bodies_are_422(api: Api) -> None:
@@ -271,11 +272,11 @@ async def test_unknown_route_and_method_answer_json(api: Api) -> None:
     assert wrong.status == 405 and (await wrong.json())["code"] == "method_not_allowed"
 
 
-class ExplodingStorage(MemoryStorage):
+class ExplodingStorage(SqliteStorage):
     """Storage with a bug in it."""
 
     @asynccontextmanager
-    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
+    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:  # type: ignore[override]
         raise RuntimeError("secret internals: /etc/shadow")
         yield  # pragma: no cover
 
@@ -284,7 +285,8 @@ async def test_a_bug_is_500_without_internals(
     aiohttp_client: Client, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = Settings(data_dir=tmp_path, operator_token=SecretStr(OPERATOR_TOKEN))
-    client = await aiohttp_client(create_app(settings, storage=ExplodingStorage()))
+    storage = ExplodingStorage(f"sqlite:///{tmp_path / 'relay.db'}")
+    client = await aiohttp_client(create_app(settings, storage=storage))
     response = await client.get("/v1/agents", headers={"Authorization": f"Bearer {OPERATOR_TOKEN}"})
     body = await response.json()
     assert response.status == 500 and body["code"] == "internal"
@@ -362,6 +364,14 @@ async def test_operator_token_is_generated_once_with_mode_0600(
     assert (
         await again.get("/v1/agents", headers={"Authorization": f"Bearer {token}"})
     ).status == 200
+
+
+async def test_a_memory_url_serves_a_sqlite_file_removed_at_close(tmp_path: Path) -> None:
+    storage = await open_storage(Settings(data_dir=tmp_path, database_url="memory://"))
+    assert isinstance(storage, SqliteStorage) and storage.path.exists()
+    assert not storage.path.is_relative_to(tmp_path)  # nothing in the data directory
+    await storage.close()
+    assert not storage.path.parent.exists()
 
 
 async def test_auth_none_trusts_the_agent_header(aiohttp_client: Client, tmp_path: Path) -> None:

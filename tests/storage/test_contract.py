@@ -1,4 +1,4 @@
-"""The storage contract: the same cases on every adapter (memory, SQLite, PostgreSQL)."""
+"""The storage contract: the same cases on both adapters (SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from relay_core.storage.sqlite import SqliteStorage, stored_json
 from relay_core.storage.sqlite.search import INDEX_QUEUED
 from tests.conftest import BACKENDS
 
-SQL_BACKENDS = [b for b in BACKENDS if b != "memory"]
+SQL_BACKENDS = BACKENDS
 SqlStorage = SqliteStorage | PostgresStorage
 
 

@@ -9,6 +9,8 @@ import contextlib
 import fcntl
 import logging
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -141,13 +143,25 @@ class SqliteStorage:
         self._readers: list[sqlite3.Connection] = []
         self._reader_tables: dict[int, Unit] = {}
         self._all: list[sqlite3.Connection] = []
+        self._removed_on_close: Path | None = None
+
+    @classmethod
+    def throwaway(cls) -> SqliteStorage:
+        """A store in a private temporary directory, removed when the store closes: what
+        ``memory://`` serves (tests, demos), with nothing kept and no sync to wait for."""
+        directory = Path(tempfile.mkdtemp(prefix="relay-"))
+        storage = cls(f"sqlite:///{directory / 'relay.db'}", synchronous="OFF")
+        storage._removed_on_close = directory
+        return storage
 
     @staticmethod
     def file_of(url: str) -> Path:
         """The database file a ``sqlite:///`` URL names."""
         database = make_url(url).database
         if not database or database == ":memory:":
-            raise ValueError("SQLite storage needs a file (for a store in memory, use 'memory')")
+            raise ValueError(
+                "SQLite storage needs a file (for one that is not kept, use 'memory://')"
+            )
         return Path(database)
 
     def connect(self, *, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
@@ -300,3 +314,5 @@ class SqliteStorage:
         self._all.clear()
         self._readers.clear()
         self._writer = None
+        if self._removed_on_close is not None:
+            shutil.rmtree(self._removed_on_close, ignore_errors=True)
