@@ -1,8 +1,9 @@
 """Every operation of the API, described once.
 
 One row per operation: how it is reached (method, path), what it takes (path, query, body
-models) and answers (status, response model), who may call it, how it is rate-limited, and the
-errors it raises beyond those its shape implies. The server binds each row to the service
+models) and answers (status, response model), who may call it (a token; the operator's alone),
+whether a create honours ``Idempotency-Key``, how it is rate-limited, and the errors it raises
+beyond those its shape implies. The server binds each row to the service
 method that serves it (``relay_server.bindings``) and builds its router and its OpenAPI
 document from the table; the client takes its paths, retry-safety and error classes from it,
 and the CLI checks its coverage against it.
@@ -48,11 +49,16 @@ class Operation(Generic[R]):
     errors: tuple[ErrorClass, ...] = ()
     # What it does, for people: the first sentence is OpenAPI's summary, the SDK's first line.
     doc: str = ""
+    # A create that honours ``Idempotency-Key``: a retry with the key answers the first answer.
+    idempotent: bool = False
+    # The operator's alone: the server refuses an agent's token before the service is called.
+    operator_only: bool = False
 
-    @property
-    def creates(self) -> bool:
-        """A creating operation: retry-safe with a key (``once``), whatever the transport."""
-        return self.method == "POST" and self.status == 201
+    def __post_init__(self) -> None:
+        if self.idempotent and self.method != "POST":
+            raise ValueError(f"{self.id}: only a POST honours Idempotency-Key")
+        if self.operator_only and self.access != "token":
+            raise ValueError(f"{self.id}: an operator-only operation needs a token")
 
     @property
     def raises(self) -> tuple[ErrorClass, ...]:
@@ -96,9 +102,11 @@ AGENTS_REGISTER = Op(
     "POST",
     "/v1/agents/register",
     m.AgentRegistered,
-    201,
-    m.AgentRegister,
+    status=201,
+    body=m.AgentRegister,
     doc="Register an agent (or update it); a token is issued when it has none or on rotation.",
+    idempotent=True,
+    operator_only=True,
 )
 AGENTS_ME = Op(
     "agents.me",
@@ -150,10 +158,11 @@ MESSAGES_SEND = Op(
     "POST",
     "/v1/messages",
     m.Message,
-    201,
-    m.MessageCreate,
+    status=201,
+    body=m.MessageCreate,
     errors=(errors.NotFound,),
     doc="Send a direct message or post to a room, as the caller.",
+    idempotent=True,
 )
 MESSAGES_ACK = Op(
     "messages.ack",
@@ -207,23 +216,26 @@ NOTIFY_SEND = Op(
     "POST",
     "/v1/notify",
     m.Notification,
-    201,
-    m.NotifyText,
+    status=201,
+    body=m.NotifyText,
     errors=(errors.BridgeError,),
     doc=(
         "Send ``text`` to the operator on every platform. When none delivered it, the "
         "notification is kept as failed and ``BridgeError`` is raised."
     ),
+    idempotent=True,
 )
 NOTIFY_REPLY = Op(
     "notify.reply",
     "POST",
     "/v1/notify/replies",
     m.Message,
-    201,
-    m.NotifyReply,
+    status=201,
+    body=m.NotifyReply,
     errors=(errors.NotFound,),
     doc="Deliver the operator's reply to the agent that sent the matching notification.",
+    idempotent=True,
+    operator_only=True,
 )
 NOTIFY_LIST = Op(
     "notify.list",
@@ -262,10 +274,11 @@ ROOMS_JOIN = Op(
     "POST",
     "/v1/rooms/{room_id}/join",
     m.RoomMember,
-    201,
-    m.MessageAck,
-    p.RoomPath,
+    status=201,
+    body=m.MessageAck,
+    path_params=p.RoomPath,
     doc="Join a room, creating it (outside any space) when it does not exist yet.",
+    idempotent=True,
 )
 ROOMS_MESSAGES = Op(
     "rooms.messages",
@@ -293,19 +306,23 @@ SPACES_CREATE = Op(
     "POST",
     "/v1/spaces",
     m.Space,
-    201,
-    m.SpaceCreate,
+    status=201,
+    body=m.SpaceCreate,
     doc="Create a space; its id is derived from the name when not given.",
+    idempotent=True,
+    operator_only=True,
 )
 SPACES_ADD_ROOM = Op(
     "spaces.add_room",
     "POST",
     "/v1/spaces/{space_id}/rooms",
     m.Room,
-    201,
-    m.RoomInSpaceCreate,
-    p.SpacePath,
+    status=201,
+    body=m.RoomInSpaceCreate,
+    path_params=p.SpacePath,
     doc="Create a room inside a space that is not archived.",
+    idempotent=True,
+    operator_only=True,
 )
 SPACES_SYNC = Op(
     "spaces.sync",
@@ -316,6 +333,7 @@ SPACES_SYNC = Op(
         "Give every room of an active space its place on every operator platform that has "
         "threads (a forum topic; a Matrix room in a Matrix space): made once, found after."
     ),
+    operator_only=True,
 )
 SPACES_ARCHIVE = Op(
     "spaces.archive",
@@ -324,6 +342,7 @@ SPACES_ARCHIVE = Op(
     m.Space,
     path_params=p.SpacePath,
     doc="Archive a space (one-way); its rooms become read-only. Archiving twice is a no-op.",
+    operator_only=True,
 )
 
 TASKS_CREATE = Op(
@@ -331,10 +350,11 @@ TASKS_CREATE = Op(
     "POST",
     "/v1/tasks",
     m.Task,
-    201,
-    m.TaskCreate,
+    status=201,
+    body=m.TaskCreate,
     errors=(errors.NotFound,),
     doc="Create an open task.",
+    idempotent=True,
 )
 TASKS_LIST = Op(
     "tasks.list",
@@ -375,10 +395,11 @@ TASKS_EVENT = Op(
     "POST",
     "/v1/tasks/{task_id}/events",
     m.TaskEvent,
-    201,
-    m.TaskEventCreate,
-    p.TaskPath,
+    status=201,
+    body=m.TaskEventCreate,
+    path_params=p.TaskPath,
     doc="Record progress by the claimer; it moves the task to in_progress and renews the lease.",
+    idempotent=True,
 )
 TASKS_COMPLETE = Op(
     "tasks.complete",
@@ -404,10 +425,11 @@ ACTIONS_RECORD = Op(
     "POST",
     "/v1/actions",
     m.Action,
-    201,
-    m.ActionCreate,
+    status=201,
+    body=m.ActionCreate,
     errors=(errors.NotFound,),
     doc="Append an action by the caller (or the agent the operator names).",
+    idempotent=True,
 )
 ACTIONS_LIST = Op(
     "actions.list",
@@ -427,12 +449,13 @@ ENROLL_REQUEST = Op(
     "POST",
     "/v1/enroll",
     m.EnrollmentCreated,
-    201,
-    m.EnrollRequest,
+    status=201,
+    body=m.EnrollRequest,
     access="public",
     rate_limit="address",
     errors=(errors.Conflict,),
     doc="Ask to join; answers with the claim to poll with (shown once).",
+    idempotent=True,
 )
 ENROLL_STATUS = Op(
     "enroll.status",
@@ -462,9 +485,10 @@ APPROVALS_REQUEST = Op(
     "POST",
     "/v1/approvals",
     m.Approval,
-    201,
-    m.ApprovalRequest,
+    status=201,
+    body=m.ApprovalRequest,
     doc="An agent asks the operator to approve something; every platform shows it.",
+    idempotent=True,
 )
 APPROVALS_SHOW = Op(
     "approvals.show",
@@ -489,6 +513,7 @@ APPROVALS_APPROVE = Op(
         "Approve; approving twice answers the same with ``changed`` false, approving a "
         "decided one is a conflict."
     ),
+    operator_only=True,
 )
 APPROVALS_WITHDRAW = Op(
     "approvals.withdraw",
@@ -515,6 +540,7 @@ APPROVALS_REJECT = Op(
         "Reject; rejecting twice answers the same with ``changed`` false, rejecting a decided "
         "one is a conflict."
     ),
+    operator_only=True,
 )
 
 POLICIES_CREATE = Op(
@@ -522,9 +548,11 @@ POLICIES_CREATE = Op(
     "POST",
     "/v1/policies",
     m.Policy,
-    201,
-    m.PolicyCreate,
+    status=201,
+    body=m.PolicyCreate,
     doc="A new policy, version 1; it decides approvals created from now on.",
+    idempotent=True,
+    operator_only=True,
 )
 POLICIES_LIST = Op(
     "policies.list",
@@ -533,6 +561,7 @@ POLICIES_LIST = Op(
     m.PoliciesResponse,
     query=p.PageQuery,
     doc="Policies, oldest first; a page at a time.",
+    operator_only=True,
 )
 POLICIES_SIMULATE = Op(
     "policies.simulate",
@@ -544,6 +573,7 @@ POLICIES_SIMULATE = Op(
         "What the enabled policies would do with such an approval; creates nothing (a limit "
         "is counted as it stands)."
     ),
+    operator_only=True,
 )
 POLICIES_SHOW = Op(
     "policies.show",
@@ -553,6 +583,7 @@ POLICIES_SHOW = Op(
     path_params=p.PolicyPath,
     query=p.PolicyVersionQuery,
     doc="The policy now, or as it was at ``version``.",
+    operator_only=True,
 )
 POLICIES_REPLACE = Op(
     "policies.replace",
@@ -562,6 +593,7 @@ POLICIES_REPLACE = Op(
     body=m.PolicyCreate,
     path_params=p.PolicyPath,
     doc="Replace a policy whole: its next version (earlier ones stay readable).",
+    operator_only=True,
 )
 POLICIES_DISABLE = Op(
     "policies.disable",
@@ -570,6 +602,7 @@ POLICIES_DISABLE = Op(
     m.Policy,
     path_params=p.PolicyPath,
     doc="Stop the policy deciding (a new version); it stays readable.",
+    operator_only=True,
 )
 POLICIES_ENABLE = Op(
     "policies.enable",
@@ -578,6 +611,7 @@ POLICIES_ENABLE = Op(
     m.Policy,
     path_params=p.PolicyPath,
     doc="Let the policy decide again (a new version).",
+    operator_only=True,
 )
 
 WEBHOOKS_CREATE = Op(
@@ -585,12 +619,14 @@ WEBHOOKS_CREATE = Op(
     "POST",
     "/v1/webhooks",
     m.Webhook,
-    201,
-    m.WebhookCreate,
+    status=201,
+    body=m.WebhookCreate,
     doc=(
         "A new endpoint; it gets the events that happen from now on. The answer holds its "
         "signing secret, shown this once."
     ),
+    idempotent=True,
+    operator_only=True,
 )
 WEBHOOKS_LIST = Op(
     "webhooks.list",
@@ -599,6 +635,7 @@ WEBHOOKS_LIST = Op(
     m.WebhooksResponse,
     query=p.PageQuery,
     doc="Endpoints, oldest first; a page at a time.",
+    operator_only=True,
 )
 WEBHOOKS_SHOW = Op(
     "webhooks.show",
@@ -607,6 +644,7 @@ WEBHOOKS_SHOW = Op(
     m.Webhook,
     path_params=p.WebhookPath,
     doc="An endpoint (never its secret).",
+    operator_only=True,
 )
 WEBHOOKS_REPLACE = Op(
     "webhooks.replace",
@@ -616,6 +654,7 @@ WEBHOOKS_REPLACE = Op(
     body=m.WebhookCreate,
     path_params=p.WebhookPath,
     doc="Replace an endpoint's URL, events and description; its secret stays.",
+    operator_only=True,
 )
 WEBHOOKS_DISABLE = Op(
     "webhooks.disable",
@@ -624,6 +663,7 @@ WEBHOOKS_DISABLE = Op(
     m.Webhook,
     path_params=p.WebhookPath,
     doc="Stop delivering to the endpoint; what is pending waits until it is enabled.",
+    operator_only=True,
 )
 WEBHOOKS_ENABLE = Op(
     "webhooks.enable",
@@ -632,6 +672,7 @@ WEBHOOKS_ENABLE = Op(
     m.Webhook,
     path_params=p.WebhookPath,
     doc="Deliver to the endpoint again, from where it stopped.",
+    operator_only=True,
 )
 WEBHOOKS_ROTATE_SECRET = Op(
     "webhooks.rotate_secret",
@@ -643,6 +684,7 @@ WEBHOOKS_ROTATE_SECRET = Op(
         "A new signing secret, shown this once; for a while (24 hours unless configured) "
         "every delivery is signed with the old one too."
     ),
+    operator_only=True,
 )
 WEBHOOKS_TEST = Op(
     "webhooks.test",
@@ -651,6 +693,7 @@ WEBHOOKS_TEST = Op(
     m.WebhookDelivery,
     path_params=p.WebhookPath,
     doc="Send the endpoint a ``webhook.test`` event now; the answer is its delivery.",
+    operator_only=True,
 )
 WEBHOOKS_DELIVERIES = Op(
     "webhooks.deliveries",
@@ -660,6 +703,7 @@ WEBHOOKS_DELIVERIES = Op(
     path_params=p.WebhookPath,
     query=p.WebhookDeliveriesQuery,
     doc="An endpoint's deliveries, newest first; a page at a time.",
+    operator_only=True,
 )
 WEBHOOKS_RETRY = Op(
     "webhooks.retry",
@@ -668,6 +712,7 @@ WEBHOOKS_RETRY = Op(
     m.WebhookDelivery,
     path_params=p.WebhookDeliveryPath,
     doc="Send a failed delivery again, as new (its attempts start over, its webhook-id stays).",
+    operator_only=True,
 )
 
 INTERVENTIONS_REQUEST_APPROVAL = Op(
@@ -675,10 +720,11 @@ INTERVENTIONS_REQUEST_APPROVAL = Op(
     "POST",
     "/v1/interventions/{intervention_id}/request-approval",
     m.InterventionApprovalResult,
-    201,
-    m.InterventionApprovalRequest,
-    p.InterventionPath,
+    status=201,
+    body=m.InterventionApprovalRequest,
+    path_params=p.InterventionPath,
     doc="Ask the operator to approve a proposed remediation (one pending request at a time).",
+    idempotent=True,
 )
 INTERVENTIONS_APPROVAL = Op(
     "interventions.approval",
@@ -693,10 +739,11 @@ INTERVENTIONS_DIAGNOSTIC = Op(
     "POST",
     "/v1/interventions/{intervention_id}/diagnostic",
     m.Diagnostic,
-    201,
-    m.DiagnosticUpload,
-    p.InterventionPath,
+    status=201,
+    body=m.DiagnosticUpload,
+    path_params=p.InterventionPath,
     doc="Keep a diagnostic; every upload is stored.",
+    idempotent=True,
 )
 INTERVENTIONS_SHOW_DIAGNOSTIC = Op(
     "interventions.show_diagnostic",
@@ -722,10 +769,11 @@ INTERVENTIONS_ACTION = Op(
     "POST",
     "/v1/interventions/{intervention_id}/action",
     m.InterventionAction,
-    201,
-    m.InterventionActionCreate,
-    p.InterventionPath,
+    status=201,
+    body=m.InterventionActionCreate,
+    path_params=p.InterventionPath,
     doc="Record the real trace of a remediation; it needs an approved approval.",
+    idempotent=True,
 )
 
 INTERVENTIONS_ADD_PARTICIPANT = Op(
@@ -733,11 +781,12 @@ INTERVENTIONS_ADD_PARTICIPANT = Op(
     "POST",
     "/v1/interventions/{intervention_id}/participants",
     m.Intervention,
-    200,
-    m.InterventionParticipant,
-    p.InterventionPath,
+    status=200,
+    body=m.InterventionParticipant,
+    path_params=p.InterventionPath,
     errors=(errors.Conflict,),
     doc="Let another agent change the intervention beside its creator (operator only).",
+    operator_only=True,
 )
 
 EVENTS_LIST = Op(

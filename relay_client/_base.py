@@ -173,10 +173,10 @@ def prepared(
         path_of(op, request.path),
         json=request.json,
         params=request.params,
-        headers=idempotency_headers(op.creates),
+        headers=idempotency_headers(op.idempotent),
         timeout=request.timeout if request.timeout is not None else config.timeout,
     )
-    return retries(config, op.method, op.creates), sending
+    return retries(config, op.method, op.idempotent), sending
 
 
 def resumed(policy: Retries, outcome: Outcome) -> float | httpx.Response:

@@ -1,7 +1,7 @@
 """Retry keys: a retried create answers what the first attempt answered, once.
 
 The transport serves a create within ``answering(once)`` (who asks, their key, a fingerprint of
-what was asked); the write that makes the create's answer (``Service.write(answers=True)``)
+what was asked); the write that makes the create's answer (``Service.write_answer``)
 checks it at the start of its transaction and stores the answer in the same transaction as the
 rows it creates, so a crash can never leave the row without its key or the key without its row.
 How a key travels (a header, a platform's event id) is the transport's business, and no service

@@ -192,7 +192,7 @@ def _operation(op: Operation[Any], refs: dict[Any, Any]) -> dict[str, Any]:
     parameters = _parameters(op.path_params, "path") + _parameters(op.query, "query")
     if op.access == "token":
         parameters += _HEADERS
-    if op.creates:
+    if op.idempotent:
         parameters.append(_IDEMPOTENCY_HEADER)
     if op.stream:
         parameters.append(_LAST_EVENT_ID)
@@ -211,6 +211,8 @@ def _operation(op: Operation[Any], refs: dict[Any, Any]) -> dict[str, Any]:
         }
     if op.access == "token":
         operation["security"] = [{"bearer": []}]
+        if op.operator_only:
+            operation["x-operator-only"] = True  # an agent's token is refused (403)
     else:
         operation["security"] = []
     return operation

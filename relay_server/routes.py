@@ -50,6 +50,8 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
         caller = None
         if op.access == "token":
             caller = await authenticate(request, services, ticket_opens=op.stream)
+            if op.operator_only:
+                caller.require_operator()
             args.append(caller)
         if op.rate_limit == "caller" and caller is not None:
             request.app[CALLER_LIMIT].take(f"{caller.kind}:{caller.name}", caller.name)
@@ -70,7 +72,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             events = serve(*args, **kwargs)
             watch = functools.partial(services.access.until_revoked, caller)
             return await stream_events(request, events, watch)
-        key = idempotency_key(request) if op.creates else None
+        key = idempotency_key(request) if op.idempotent else None
         once = None
         if key is not None:
             scope = f"{caller.kind}:{caller.name}" if caller else "public"

@@ -26,7 +26,7 @@ class ActionsService(Service):
             )
             return await uow.actions.insert(action)
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def audit(
         self,

@@ -68,7 +68,6 @@ class AgentsService(Service):
 
     async def register(self, caller: Caller, body: m.AgentRegister) -> m.AgentRegistered:
         """Register an agent (or update it); a token is issued when it has none or on rotation."""
-        caller.require_operator()
         fields = body.model_dump(include=body.model_fields_set - {"agent_id", "rotate_token"})
 
         async def work(uow: UnitOfWork) -> m.AgentRegistered:
@@ -92,7 +91,7 @@ class AgentsService(Service):
                 agent = changed
             return m.AgentRegistered(**self._present(agent).model_dump(), token=token)
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def heartbeat(
         self, caller: Caller, agent_id: str, body: m.AgentHeartbeat

@@ -94,22 +94,28 @@ class Service:
         """The context's clock."""
         return self.ctx.clock()
 
-    async def write(
-        self,
-        work: Callable[[UnitOfWork], Awaitable[T]],
-        *,
-        answers: bool = False,
-        final: bool = True,
-        durable: bool = True,
-    ) -> T:
+    async def write(self, work: Callable[[UnitOfWork], Awaitable[T]], *, durable: bool = True) -> T:
         """Run ``work`` in a write transaction and commit; retry it when a guarded write lost.
 
-        A write that ``answers`` a create served with a retry key (``idempotency.answering``)
-        checks, if it is the first, for an earlier answer (``Replay``), and if ``final`` stores
-        its result as the answer, in the same transaction. A write that is not ``durable`` is
-        answered before it reaches the disk (``UnitOfWork.commit``).
-        """
-        once = idempotency.serving() if answers else None
+        Within a create served with a retry key (``idempotency.answering``), the first write
+        unit checks for an earlier answer first (``Replay``). A write that is not ``durable`` is
+        answered before it reaches the disk (``UnitOfWork.commit``)."""
+        return await self._run(work, idempotency.serving(), keep=False, durable=durable)
+
+    async def write_answer(self, work: Callable[[UnitOfWork], Awaitable[T]]) -> T:
+        """``write`` the unit whose result is a create's answer: within a create served with a
+        retry key, the answer is kept for the key in the same transaction as the rows it made,
+        so a crash never leaves the one without the other."""
+        return await self._run(work, idempotency.serving(), keep=True, durable=True)
+
+    async def _run(
+        self,
+        work: Callable[[UnitOfWork], Awaitable[T]],
+        once: idempotency.RetryKey | None,
+        *,
+        keep: bool,
+        durable: bool,
+    ) -> T:
         ttl = self.ctx.config.idempotency_ttl_seconds
         for _ in range(MAX_ATTEMPTS):
             try:
@@ -117,8 +123,8 @@ class Service:
                     if once is not None and not once.checked:
                         await idempotency.check(uow, once, self.now(), ttl)
                     result = await work(uow)
-                    keep = once is not None and final and not once.recorded
-                    if keep and isinstance(result, BaseModel | JsonRecord):
+                    kept = keep and once is not None and not once.recorded
+                    if kept and isinstance(result, BaseModel | JsonRecord):
                         assert once is not None
                         await uow.flush()  # the answer holds the keys of what was added
                         body = answer_json(result).decode()
@@ -126,7 +132,7 @@ class Service:
                     await uow.commit(durable=durable)
                     if once is not None:
                         once.checked = True
-                        once.recorded = once.recorded or keep
+                        once.recorded = once.recorded or kept
                     return result
             except StaleWrite:
                 continue

@@ -152,7 +152,7 @@ class EnrollService(Service):
             )
 
         asked: list[m.Approval] = []
-        created = await self.write(work, answers=True)
+        created = await self.write_answer(work)
         if asked and asked[-1].status == "pending":
             await present(self, asked[-1])
         return created

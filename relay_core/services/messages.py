@@ -166,7 +166,7 @@ class MessagesService(Service):
             return message
 
         threads: list[records.RoomThread] = []
-        message = await self.write(work, answers=True)
+        message = await self.write_answer(work)
         for thread in threads:
             await self._mirror(thread, message)
         return message

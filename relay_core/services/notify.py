@@ -62,7 +62,7 @@ class NotifyService(Service):
             )
             return await uow.notifications.insert(notification)
 
-        notification = await self.write(store, answers=True, final=False)
+        notification = await self.write(store)
         return await self._send(notification, self.ctx.bridges)
 
     async def retry(self, caller: Caller, notification_id: int) -> m.Notification:
@@ -114,14 +114,13 @@ class NotifyService(Service):
             posts = await posts_of(uow, "notification", notification.notification_id)
             return settled.model_copy(update={"deliveries": [_delivery(p) for p in posts]})
 
-        settled = await self.write(work, answers=True)
+        settled = await self.write_answer(work)
         if not sent:
             raise BridgeError(failure(deliveries))
         return settled
 
     async def reply(self, caller: Caller, body: m.NotifyReply) -> m.Message:
         """Deliver the operator's reply to the agent that sent the matching notification."""
-        caller.require_operator()
         return await self.receive_reply(self.ctx.bridge.name, body.platform_message_id, body.text)
 
     async def receive_reply(self, bridge: str, platform_message_id: str, text: str) -> m.Message:
@@ -139,7 +138,7 @@ class NotifyService(Service):
                 answered.append(notification)
             return await self._deliver(uow, notification, text)
 
-        message = await self.write(work, answers=True)  # the answer kept for ``once`` is a Message
+        message = await self.write_answer(work)  # the answer kept for ``once`` is a Message
         for notification in answered:
             await self._show_answer(notification, text)
         return message

@@ -37,7 +37,7 @@ async def present(service: Service, approval: m.Approval) -> m.Approval:
         first = {"platform_message_id": shown[0].platform_message_id}
         return await uow.approvals.update(approval.approval_id, first) or approval
 
-    return await service.write(work, final=False)
+    return await service.write(work)
 
 
 async def show_decision(service: Service, approval: m.Approval) -> None:

@@ -159,7 +159,6 @@ class PoliciesService(Service):
 
     async def create(self, caller: Caller, body: m.PolicyCreate) -> m.Policy:
         """A new policy, version 1; it decides approvals created from now on."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Policy:
             now = self.now()
@@ -169,11 +168,10 @@ class PoliciesService(Service):
             await self._keep_version(uow, policy)
             return policy
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def replace(self, caller: Caller, policy_id: int, body: m.PolicyCreate) -> m.Policy:
         """Replace a policy whole: its next version (earlier ones stay readable)."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Policy:
             return await self._next_version(uow, await self._require(uow, policy_id), _stored(body))
@@ -189,8 +187,6 @@ class PoliciesService(Service):
         return await self._switch(caller, policy_id, enabled=False)
 
     async def _switch(self, caller: Caller, policy_id: int, *, enabled: bool) -> m.Policy:
-        caller.require_operator()
-
         async def work(uow: UnitOfWork) -> m.Policy:
             current = await self._require(uow, policy_id)
             if current.enabled == enabled:
@@ -215,7 +211,6 @@ class PoliciesService(Service):
 
     async def show(self, caller: Caller, policy_id: int, version: int | None = None) -> m.Policy:
         """The policy now, or as it was at ``version``."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Policy:
             current = await self._require(uow, policy_id)
@@ -234,7 +229,6 @@ class PoliciesService(Service):
         self, caller: Caller, limit: int = DEFAULT_LIMIT, cursor: str | None = None
     ) -> m.PoliciesResponse:
         """Policies, oldest first; a page at a time."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.PoliciesResponse:
             found, next_cursor = await paging.page(
@@ -247,7 +241,6 @@ class PoliciesService(Service):
     async def simulate(self, caller: Caller, body: m.PolicySimulation) -> m.PolicyVerdict:
         """What the enabled policies would do with such an approval; creates nothing (a limit
         is counted as it stands)."""
-        caller.require_operator()
         facts = Facts(body.kind, body.agent_id, body.title, body.payload)
         at = body.at or self.now()
         screened = await screen(self, facts)

@@ -44,7 +44,7 @@ class RoomsService(Service):
             member = m.RoomMember(room_id=room_id, agent_id=agent_id, joined_at=now)
             return await uow.room_members.insert(member)
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def messages(
         self, caller: Caller, room_id: str, limit: int = 100, thread_id: int | None = None

@@ -67,7 +67,6 @@ class SpacesService(Service):
 
     async def create(self, caller: Caller, body: m.SpaceCreate) -> m.Space:
         """Create a space; its id is derived from the name when not given."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Space:
             space_id = await new_id(body.space_id, body.name, "space", uow.spaces.get)
@@ -79,7 +78,7 @@ class SpacesService(Service):
             )
             return await uow.spaces.insert(space)
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def add_room(
         self,
@@ -88,7 +87,6 @@ class SpacesService(Service):
         body: m.RoomInSpaceCreate,
     ) -> m.Room:
         """Create a room inside a space that is not archived."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Room:
             space = await require_space(uow, space_id)
@@ -105,11 +103,10 @@ class SpacesService(Service):
             )
             return await uow.rooms.insert(room)
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def archive(self, caller: Caller, space_id: str) -> m.Space:
         """Archive a space (one-way); its rooms become read-only. Archiving twice is a no-op."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Space:
             space = await require_space(uow, space_id)
@@ -129,7 +126,6 @@ class SpacesService(Service):
     async def sync(self, caller: Caller) -> m.SpaceSyncReport:
         """Give every room of an active space its place on every operator platform that has
         threads (a forum topic; a Matrix room in a Matrix space): made once, found after."""
-        caller.require_operator()
 
         async def rooms_of_active_spaces(uow: UnitOfWork) -> list[tuple[m.Room, m.Space]]:
             active = {s.space_id: s for s in await uow.spaces.find(eq("status", "active"))}

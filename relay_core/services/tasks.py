@@ -183,7 +183,7 @@ class TasksService(Service):
             await emit(uow, "task.created", task.task_id, event_data(task), now)
             return task
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def list(
         self,
@@ -319,7 +319,7 @@ class TasksService(Service):
             event = m.TaskEvent(task_id=task_id, **fields, created_at=now)
             return await uow.task_events.insert(event)
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def complete(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
         """Complete a task held by the agent; completing twice answers the same."""

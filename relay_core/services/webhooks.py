@@ -95,7 +95,6 @@ class WebhooksService(Service):
     async def create(self, caller: Caller, body: m.WebhookCreate) -> m.Webhook:
         """A new endpoint; it gets the events that happen from now on. The answer holds its
         signing secret, shown this once."""
-        caller.require_operator()
         await self._check_address(body.url)
         secret = hooks.new_secret()
         sealed = self._seal.seal(secret)
@@ -116,13 +115,12 @@ class WebhooksService(Service):
             uow.publish(WEBHOOKS)
             return endpoint.model_copy(update={"secret": secret})
 
-        return await self.write(work, answers=True)
+        return await self.write_answer(work)
 
     async def list(
         self, caller: Caller, limit: int = DEFAULT_LIMIT, cursor: str | None = None
     ) -> m.WebhooksResponse:
         """Endpoints, oldest first; a page at a time."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.WebhooksResponse:
             found, next_cursor = await paging.page(
@@ -134,7 +132,6 @@ class WebhooksService(Service):
 
     async def show(self, caller: Caller, webhook_id: int) -> m.Webhook:
         """An endpoint (never its secret)."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Webhook:
             return await _endpoint(uow, webhook_id)
@@ -143,19 +140,16 @@ class WebhooksService(Service):
 
     async def replace(self, caller: Caller, webhook_id: int, body: m.WebhookCreate) -> m.Webhook:
         """Replace an endpoint's URL, events and description; its secret stays."""
-        caller.require_operator()
         await self._check_address(body.url)
         values = {"url": body.url, "events": body.events, "description": body.description}
         return await self._change(webhook_id, values)
 
     async def disable(self, caller: Caller, webhook_id: int) -> m.Webhook:
         """Stop delivering to the endpoint; what is pending waits until it is enabled."""
-        caller.require_operator()
         return await self._change(webhook_id, {"enabled": False, "disabled_reason": "disabled"})
 
     async def enable(self, caller: Caller, webhook_id: int) -> m.Webhook:
         """Deliver to the endpoint again: what was pending, and the events from now on."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.Webhook:
             current = await _endpoint(uow, webhook_id)
@@ -178,7 +172,6 @@ class WebhooksService(Service):
     async def rotate_secret(self, caller: Caller, webhook_id: int) -> m.Webhook:
         """A new signing secret, shown this once; for a while (24 hours unless configured)
         every delivery is signed with the old one too."""
-        caller.require_operator()
         secret = hooks.new_secret()
         overlap = timedelta(seconds=self.ctx.config.webhook_secret_overlap_seconds)
 
@@ -212,7 +205,6 @@ class WebhooksService(Service):
 
     async def test(self, caller: Caller, webhook_id: int) -> m.WebhookDelivery:
         """Send the endpoint a ``webhook.test`` event now; the answer is its delivery."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.WebhookDelivery:
             await _endpoint(uow, webhook_id)
@@ -242,7 +234,6 @@ class WebhooksService(Service):
         status: m.WebhookDeliveryStatus | None = None,
     ) -> m.WebhookDeliveriesResponse:
         """An endpoint's deliveries, newest first; a page at a time."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.WebhookDeliveriesResponse:
             await _endpoint(uow, webhook_id)
@@ -264,7 +255,6 @@ class WebhooksService(Service):
     async def retry(self, caller: Caller, webhook_id: int, delivery_id: int) -> m.WebhookDelivery:
         """Send a failed delivery again, as new (its attempts start over, its webhook-id
         stays)."""
-        caller.require_operator()
 
         async def work(uow: UnitOfWork) -> m.WebhookDelivery:
             found = await uow.webhook_deliveries.get(delivery_id)

@@ -14,36 +14,6 @@ import pytest
 from relay_api.operations import OPERATIONS, Operation
 from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 
-# SPEC.md: "Operator only: register, spaces create/archive/sync, rooms in spaces, approve/reject"
-# (and answering notifications, and adding an intervention's participants).
-OPERATOR_ONLY = {
-    "interventions.add_participant",
-    "policies.create",
-    "policies.list",
-    "policies.show",
-    "policies.replace",
-    "policies.disable",
-    "policies.enable",
-    "policies.simulate",
-    "agents.register",
-    "spaces.create",
-    "spaces.add_room",
-    "spaces.sync",
-    "spaces.archive",
-    "approvals.approve",
-    "approvals.reject",
-    "notify.reply",
-    "webhooks.create",
-    "webhooks.list",
-    "webhooks.show",
-    "webhooks.replace",
-    "webhooks.disable",
-    "webhooks.enable",
-    "webhooks.rotate_secret",
-    "webhooks.test",
-    "webhooks.deliveries",
-    "webhooks.retry",
-}
 # Operations that act as, or read what belongs to, agent A: refused to agent B.
 A_ONLY = {
     "agents.heartbeat",
@@ -177,7 +147,7 @@ def expected(route: Operation[Any], who: str) -> str:
         return "403"
     if who == "operator":
         return "403" if route.id in AGENTS_ONLY else "allowed"
-    if route.id in OPERATOR_ONLY:
+    if route.operator_only:  # the row's set: tests/server/test_operation_rows.py
         return "403"
     if who == "B" and route.id in A_ONLY:
         return "403"

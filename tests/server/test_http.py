@@ -609,4 +609,4 @@ def test_the_document_describes_the_operation_table_exactly_without_storage() ->
         method, path, op = described[row.id]
         assert (method, path) == (row.method, row.path)
         assert str(row.status) in op["responses"]
-        assert ("Idempotency-Key" in str(op.get("parameters"))) == row.creates
+        assert ("Idempotency-Key" in str(op.get("parameters"))) == row.idempotent

@@ -1,0 +1,121 @@
+"""What a row of the operation table declares, enforced by the server for every row: a create
+that honours ``Idempotency-Key`` answers a retry with its first answer and makes nothing twice;
+any other POST ignores the key; an operator-only row refuses an agent's token before anything
+else is read."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from relay_api.operations import OPERATIONS, Operation
+from tests.server.conftest import OPERATOR_TOKEN, Api
+from tests.server.test_authorization_matrix import BODIES, world
+
+# SPEC.md: "Operator only: register, spaces create/archive/sync, rooms in spaces, approve/reject"
+# (and answering notifications, adding an intervention's participants, policies and webhooks).
+SPEC_OPERATOR_ONLY = {
+    "agents.register",
+    "spaces.create",
+    "spaces.add_room",
+    "spaces.sync",
+    "spaces.archive",
+    "approvals.approve",
+    "approvals.reject",
+    "notify.reply",
+    "interventions.add_participant",
+    *(f"policies.{verb}" for verb in ("create", "list", "show", "replace", "disable")),
+    *(f"policies.{verb}" for verb in ("enable", "simulate")),
+    *(f"webhooks.{verb}" for verb in ("create", "list", "show", "replace", "disable", "enable")),
+    *(f"webhooks.{verb}" for verb in ("rotate_secret", "test", "deliveries", "retry")),
+}
+IDEMPOTENT = [op for op in OPERATIONS if op.idempotent]
+OTHER_POSTS = [op for op in OPERATIONS if op.method == "POST" and not op.idempotent]
+OPERATOR_ONLY = [op for op in OPERATIONS if op.operator_only]
+# Who makes each create (the operator unless named): an agent's own acts, and the public route.
+CREATOR = {
+    "approvals.request": "alice",
+    "notify.send": "alice",
+    "interventions.request_approval": "alice",
+    "interventions.diagnostic": "alice",
+    "interventions.action": "alice",
+    "enroll.request": "",
+}
+
+
+def ids(ops: list[Operation[Any]]) -> list[str]:
+    return [op.id for op in ops]
+
+
+async def request_of(api: Api, op: Operation[Any]) -> tuple[str, dict[str, Any] | None, str]:
+    """A request that ``op`` answers with success in a fresh world: its path, body and caller."""
+    found = await world(api)
+    body = BODIES.get(op.id) if op.body is not None else None
+    if op.id == "notify.reply":  # a reply to the world's notification, as its platform names it
+        note = await api.post("/v1/notify", {"text": "n"}, as_="alice", expect=201)
+        body = {"platform_message_id": note["platform_message_id"], "text": "x"}
+    if op.id == "interventions.action":  # a remediation needs its approval approved
+        asked = await api.post(
+            "/v1/interventions/inc-a/request-approval",
+            BODIES["interventions.request_approval"],
+            as_="alice",
+            expect=201,
+        )
+        await api.post(f"/v1/approvals/{asked['approval_id']}/approve", {})
+    if op.id == "tasks.event":  # progress is its claimer's
+        body = {"agent_id": "alice", "message": "half way"}
+    path = re.sub(r"\{(\w+)\}", lambda match: found[match.group(1)], op.path)
+    return path, body, CREATOR.get(op.id, "operator")
+
+
+def keyed(api: Api, who: str, key: str) -> dict[str, str]:
+    """The caller's headers (none for the public route), with a retry key."""
+    if not who:
+        return {"Idempotency-Key": key}
+    token = OPERATOR_TOKEN if who == "operator" else api.tokens[who]
+    return {"Authorization": f"Bearer {token}", "Idempotency-Key": key}
+
+
+@pytest.mark.parametrize("op", IDEMPOTENT, ids=ids(IDEMPOTENT))
+async def test_an_idempotent_create_answers_a_retry_with_its_first_answer(
+    api: Api, op: Operation[Any]
+) -> None:
+    path, body, who = await request_of(api, op)
+    headers = keyed(api, who, f"{op.id}-retry-key-0123456789")
+    first = await api.client.post(path, json=body, headers=headers)
+    again = await api.client.post(path, json=body, headers=headers)
+    assert first.status == op.status, (op.id, await first.text())
+    assert again.status == op.status and again.headers.get("Idempotent-Replayed") == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    assert await again.read() == await first.read(), op.id  # the very same bytes
+    other = await api.client.post(path, json=body, headers=keyed(api, who, "another-key-0123456"))
+    assert "Idempotent-Replayed" not in other.headers, op.id
+
+
+@pytest.mark.parametrize("op", OTHER_POSTS, ids=ids(OTHER_POSTS))
+async def test_any_other_post_ignores_the_key(api: Api, op: Operation[Any]) -> None:
+    path, body, who = await request_of(api, op)
+    headers = keyed(api, who, f"{op.id}-ignored-key-0123456789")
+    for _ in range(2):
+        response = await api.client.post(path, json=body, headers=headers)
+        assert response.status < 500, (op.id, await response.text())
+        assert "Idempotent-Replayed" not in response.headers, op.id
+
+
+def test_the_operator_only_rows_are_the_specs() -> None:
+    assert {op.id for op in OPERATOR_ONLY} == SPEC_OPERATOR_ONLY
+
+
+@pytest.mark.parametrize("op", OPERATOR_ONLY, ids=ids(OPERATOR_ONLY))
+async def test_an_operator_only_row_refuses_an_agent_before_reading_the_request(
+    api: Api, op: Operation[Any]
+) -> None:
+    await api.agent("alice")
+    path = re.sub(r"\{\w+\}", "1", op.path)
+    headers = {"Authorization": f"Bearer {api.tokens['alice']}"}
+    # A body that could not be read, and ids that name nothing: the refusal comes first.
+    response = await api.client.request(op.method, path, data=b"{", headers=headers)
+    body = await response.json()
+    assert response.status == 403 and body["code"] == "forbidden", (op.id, body)
