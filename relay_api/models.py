@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     StringConstraints,
     field_validator,
     model_validator,
@@ -127,6 +128,18 @@ class Resource(BaseModel):
 
     # Every field is in every answer (``None`` included), so a described answer requires them all.
     model_config = ConfigDict(extra="ignore", json_schema_serialization_defaults_required=True)
+
+
+def _rows_as_kept(value: Any) -> Any:
+    """A list of records, or (in the server) records held as the JSON its database wrote them
+    as (a sequence that reads as the records), written as the list they are."""
+    return value if isinstance(value, list) else list(value)
+
+
+def kept_rows(described: Any) -> PlainSerializer:
+    """A hot page's records (``described``, their list type): the server may hold them as
+    stored."""
+    return PlainSerializer(_rows_as_kept, return_type=described)
 
 
 class Page(Resource):
@@ -444,7 +457,7 @@ class InboxResponse(Resource):
     """An agent's unacknowledged direct messages, oldest first."""
 
     agent_id: str
-    messages: list[Message]
+    messages: Annotated[list[Message], kept_rows(list[Message])]
     count: int
 
 
@@ -479,7 +492,7 @@ class RoomMessagesResponse(Resource):
     """The newest messages of a room, in chronological order."""
 
     room_id: str
-    messages: list[Message]
+    messages: Annotated[list[Message], kept_rows(list[Message])]
     count: int
 
 
@@ -579,7 +592,7 @@ class Task(Resource):
 class TasksResponse(Page):
     """Tasks matching the filters, by id."""
 
-    tasks: list[Task]
+    tasks: Annotated[list[Task], kept_rows(list[Task])]
 
 
 class TaskEvent(Resource):

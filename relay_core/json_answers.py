@@ -1,11 +1,10 @@
 """A service's answer as JSON, with records kept as stored JSON embedded as they are.
 
 A page of a hundred rows built as models and then serialised spent most of its time on the
-models, and a claim or an ack a fifth of its own on one. The rows of the hot pages come from
-storage already as JSON (``Table.find_encoded``, or one array of them:
-``Table.find_encoded_array``), held in the page's model as ``JsonRecords``; the two hot writes
-answer their record as stored (``Table.update_encoded``: a ``JsonRecord``). The answer's JSON is
-written around them.
+models. The rows of the hot pages come from storage already as one JSON array (the tasks'
+named statements, ``Table.find_encoded_array``), held in the page's model as ``JsonRecords``
+(which ``model_dump_json`` writes too: ``relay_api.models.Rows``); the answer's JSON is written
+around them.
 """
 
 from __future__ import annotations
@@ -17,14 +16,12 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from relay_core.ports import JsonRecord, JsonRecords
+from relay_core.ports import JsonRecords
 
 
-def answer_json(answer: BaseModel | JsonRecord) -> bytes:
+def answer_json(answer: BaseModel) -> bytes:
     """``answer``'s JSON, as ``model_dump_json`` writes it; records held as stored JSON are
     embedded as they are."""
-    if isinstance(answer, JsonRecord):
-        return answer.json.encode()
     values = answer.__dict__
     if not any(isinstance(values[name], JsonRecords) for name in _record_lists(type(answer))):
         return answer.model_dump_json().encode()

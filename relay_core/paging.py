@@ -20,7 +20,7 @@ import pydantic
 
 from relay_api.errors import InvalidInput
 from relay_api.params import DEFAULT_LIMIT
-from relay_core.ports import Cond, JsonRecords, Table, eq, gt, lt
+from relay_core.ports import Cond, Table, eq, gt, lt
 
 R = TypeVar("R", bound=pydantic.BaseModel)
 T = TypeVar("T")
@@ -69,22 +69,6 @@ async def page(
     last = found[limit - 1]
     sorted_by = [order, key] if order is not None else [key]
     return found[:limit], encode([getattr(last, name) for name, _ in sorted_by])
-
-
-async def page_encoded(
-    table: Table[R],
-    model: type[R],
-    *conds: Cond,
-    key: tuple[str, type],
-    descending: bool = False,
-    limit: int = DEFAULT_LIMIT,
-    cursor: str | None = None,
-) -> tuple[JsonRecords[R], str | None]:
-    """``page`` by the key alone, its rows as JSON (``Table.find_encoded``)."""
-    found = await _rows(table.find_encoded, conds, key, None, descending, limit, cursor)
-    if len(found) <= limit:
-        return JsonRecords.joined(model, found), None
-    return JsonRecords.joined(model, found[:limit]), encode([found[limit - 1].key])
 
 
 async def _rows(

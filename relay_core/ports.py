@@ -2,7 +2,7 @@
 
 Storage is deliberately small: every table offers the same verbs over the resource models of
 ``relay_api.models``; the domain queries live in the services, written once for every adapter.
-The hot lists read their rows as JSON (``find_encoded``, ``find_encoded_array``): a page
+The hot lists read their rows as one JSON array (``find_encoded_array``): a page
 answered as stored costs no model per row (``JsonRecords``, which reads as models when Python
 reads it). ``update(..., expect=...)`` is a compare-and-set,
 which is what makes a claim or a decision exactly-once on any database.
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -23,6 +23,9 @@ from relay_api import models as m
 from relay_core import records
 from relay_core.hub import Hub
 from relay_core.search_query import Query
+
+if TYPE_CHECKING:
+    from relay_core.storage.tasks import TasksStore
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -91,13 +94,6 @@ def expected(expect: Expect | None) -> list[Cond]:
     return list(expect)
 
 
-class JsonRecord(NamedTuple):
-    """A record as the JSON ``model_dump_json`` gives for its model, and its key."""
-
-    key: Any
-    json: str
-
-
 class JsonRecords(Sequence[R]):
     """Records of ``model`` as one JSON array, as ``model_dump_json`` writes a list of them: a
     page's rows handed on as stored. An answer's JSON embeds the array as it is
@@ -111,11 +107,6 @@ class JsonRecords(Sequence[R]):
         self.length = length
         self.json = json
         self._decoded: list[R] | None = None
-
-    @classmethod
-    def joined(cls, model: type[R], records: Sequence[JsonRecord]) -> JsonRecords[R]:
-        """The array of ``records``, in their order."""
-        return cls(model, len(records), f"[{','.join(record.json for record in records)}]")
 
     def as_field(self) -> list[R]:
         """These records as the value of a model's list field (``model_construct``): they read
@@ -185,12 +176,6 @@ class Table(Protocol[R]):
         conditions); None otherwise."""
         ...
 
-    async def update_encoded(
-        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
-    ) -> JsonRecord | None:
-        """``update``, answering the record as JSON (what a caller that only answers it needs)."""
-        ...
-
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
         """Set ``values`` on every record matching all ``conds``; the number changed."""
         ...
@@ -225,16 +210,6 @@ class Table(Protocol[R]):
         skip_locked: bool = False,
     ) -> list[tuple[Any, ...]]:
         """The values of ``fields`` of the records ``find`` would give, a tuple a record."""
-        ...
-
-    async def find_encoded(
-        self,
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-    ) -> list[JsonRecord]:
-        """The records ``find`` would give, as JSON."""
         ...
 
     async def find_encoded_array(
@@ -376,7 +351,7 @@ class UnitOfWork(Protocol):
     rooms: Table[m.Room]
     room_members: Table[m.RoomMember]
     messages: Table[m.Message]
-    tasks: Table[m.Task]
+    tasks: TasksStore
     task_events: Table[m.TaskEvent]
     actions: Table[m.Action]
     notifications: Table[m.Notification]

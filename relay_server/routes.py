@@ -18,7 +18,6 @@ from pydantic import BaseModel
 from relay_api.operations import OPERATIONS, Operation
 from relay_core import idempotency
 from relay_core.json_answers import answer_json
-from relay_core.ports import JsonRecord
 from relay_server.addresses import remote
 from relay_server.app_keys import CALLER_LIMIT, ENROLL_LIMIT, SERVES, SERVICES
 from relay_server.authentication import authenticate
@@ -84,7 +83,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
                     # A long-poll outlives the authentication it began with: a rotation ends it.
                     call = services.access.until_revoked(caller, call)
                 call = while_connected(request, call)  # and its client leaving ends it
-            result: BaseModel | JsonRecord
+            result: BaseModel
             if once is None:
                 result = await call
             else:

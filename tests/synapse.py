@@ -28,23 +28,30 @@ SYNAPSE = "matrix-synapse==1.163.2"
 SERVER_NAME = "localhost"
 
 
-def synapse_python() -> Path:
-    """The Python of a venv holding Synapse, made on first use and kept under the temp dir."""
+def install() -> Path:
+    """The Python of a venv holding Synapse, made once and kept under the temp dir. CI makes it
+    before the suite runs (``python -m tests.synapse`` in ``.ci/run``), so that no test waits
+    for the install; a run without it makes it on first use."""
     home = Path(tempfile.gettempdir()) / f"relay-synapse-{SYNAPSE.split('==')[1]}"
     python = home / "bin" / "python"
     if not (home / ".installed").exists():
-        try:
-            subprocess.run([sys.executable, "-m", "venv", str(home)], check=True, timeout=120)
-            subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", SYNAPSE],
-                check=True,
-                timeout=600,
-                capture_output=True,
-            )
-        except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"matrix-synapse could not be installed ({exc}); the Matrix tests need it")
+        subprocess.run([sys.executable, "-m", "venv", str(home)], check=True, timeout=120)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", SYNAPSE],
+            check=True,
+            timeout=600,
+            capture_output=True,
+        )
         (home / ".installed").touch()
     return python
+
+
+def synapse_python() -> Path:
+    """``install``'s Python, or the test skipped saying why."""
+    try:
+        return install()
+    except (subprocess.SubprocessError, OSError) as exc:
+        pytest.skip(f"matrix-synapse could not be installed ({exc}); the Matrix tests need it")
 
 
 @dataclass
@@ -197,3 +204,7 @@ def eventually(check: Any, timeout: float = 20) -> Any:
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
+
+
+if __name__ == "__main__":
+    print(f"Synapse ready: {install()}")

@@ -15,7 +15,7 @@ from relay_core import idempotency
 from relay_core.config import CoreConfig
 from relay_core.json_answers import answer_json
 from relay_core.policy_rules import Rulebook
-from relay_core.ports import Bridge, JsonRecord, StaleWrite, Storage, UnitOfWork
+from relay_core.ports import Bridge, StaleWrite, Storage, UnitOfWork
 
 T = TypeVar("T")
 
@@ -124,7 +124,7 @@ class Service:
                         await idempotency.check(uow, once, self.now(), ttl)
                     result = await work(uow)
                     kept = keep and once is not None and not once.recorded
-                    if kept and isinstance(result, BaseModel | JsonRecord):
+                    if kept and isinstance(result, BaseModel):
                         assert once is not None
                         await uow.flush()  # the answer holds the keys of what was added
                         body = answer_json(result).decode()

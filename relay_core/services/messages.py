@@ -5,13 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import orjson
-
 from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import Increment, JsonRecord, StaleWrite, UnitOfWork, eq, gt, in_
+from relay_core.ports import Increment, StaleWrite, UnitOfWork, eq, gt, in_
 from relay_core.services.agents import UNACKED, require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import announce_receipt, emit, inbox_topic, room_audience
@@ -241,23 +239,21 @@ class MessagesService(Service):
             return await self.write(deliver)
         return message
 
-    async def ack(
-        self, caller: Caller, message_id: int, body: m.MessageAck
-    ) -> m.Message | JsonRecord:
+    async def ack(self, caller: Caller, message_id: int, body: m.MessageAck) -> m.Message:
         """Acknowledge a direct message; acknowledging twice answers the same."""
         agent_id = caller.the_agent(body.agent_id)
 
-        async def work(uow: UnitOfWork) -> m.Message | JsonRecord:
+        async def work(uow: UnitOfWork) -> m.Message:
             # Most acks are of an unacked message of the caller: ack it first, read it only if
-            # it was not (missing, another's, or acked before). Answered as stored.
+            # it was not (missing, another's, or acked before).
             now = self.now()
-            acked = await uow.messages.update_encoded(
+            acked = await uow.messages.update(
                 message_id,
                 {"status": "acked", "acked_at": now},
                 expect=[eq("to", agent_id), in_("status", UNACKED)],
             )
             if acked is not None:
-                sender = orjson.loads(acked.json)["from_agent"]  # not one more read
+                sender = acked.from_agent
                 await announce_receipt(uow, "message.acked", message_id, sender, agent_id, now)
                 return acked
             message = await uow.messages.get(message_id)

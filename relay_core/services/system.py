@@ -45,7 +45,7 @@ class SystemService(Service):
                 agents=await uow.agents.count(),
                 online_agents=await uow.agents.count(gt("last_seen_at", seen_since)),
                 pending_messages=await uow.messages.count(ne("to", None), in_("status", UNACKED)),
-                open_tasks=await uow.tasks.count(eq("status", "open")),
+                open_tasks=await uow.tasks.count_open(),
                 pending_approvals=await uow.approvals.count(
                     eq("status", "pending"), *approvals_seen
                 ),

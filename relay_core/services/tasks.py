@@ -18,38 +18,34 @@ from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.ports import Cond, Increment, JsonRecord, StaleWrite, UnitOfWork, eq, gt, in_, lt
+from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, eq
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
-from relay_core.services.events import emit, event_data, event_data_of
+from relay_core.services.events import emit, event_data
 from relay_core.services.messages import require_room
+from relay_core.storage.tasks import EVERY_TASK, TaskRange, TasksStore
 
 T = TypeVar("T")
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
+# A finish's outcome: the task as changed (None if it changed since it was read), the trail's kind.
+Finished = tuple[m.Task | None, str]
 
 
-async def any_lapsed(uow: UnitOfWork, now: datetime, *among: Cond) -> bool:
-    """Whether the lease of some task (``among`` those matching) is over: a reader that finds
-    none needs no write to reap."""
-    return await uow.tasks.count(in_("status", HELD), lt("lease_expires_at", now), *among) > 0
+async def any_lapsed(uow: UnitOfWork, now: datetime, among: TaskRange = EVERY_TASK) -> bool:
+    """Whether the lease of some task (``among`` those) is over: a reader that finds none
+    needs no write to reap."""
+    return await uow.tasks.count_lapsed(now, among) > 0
 
 
 async def reap_lapsed_leases(
-    uow: UnitOfWork, now: datetime, *among: Cond, limit: int | None = SWEEP_BATCH
+    uow: UnitOfWork, now: datetime, among: TaskRange = EVERY_TASK, limit: int = SWEEP_BATCH
 ) -> int:
-    """Return tasks whose lease is over (``among`` those matching; up to ``limit``) to
-    ``open``, noting why on their trails; how many. Tasks another transaction is reaping are
-    skipped, not waited for, so that readers reaping at once after many leases lapsed share
-    the work instead of racing for the same rows."""
-    lapsed = await uow.tasks.find(
-        in_("status", HELD),
-        lt("lease_expires_at", now),
-        *among,
-        order_by="task_id",
-        limit=limit,
-        skip_locked=True,
-    )
+    """Return tasks whose lease is over (``among`` those; up to ``limit``) to ``open``, noting
+    why on their trails; how many. Tasks another transaction is reaping are skipped, not
+    waited for, so that readers reaping at once after many leases lapsed share the work
+    instead of racing for the same rows."""
+    lapsed = await uow.tasks.lapsed(now, among, limit)
     for task in lapsed:
         await _reopen_lapsed(uow, task, now)
     return len(lapsed)
@@ -57,11 +53,7 @@ async def reap_lapsed_leases(
 
 async def _reopen_lapsed(uow: UnitOfWork, task: m.Task, now: datetime) -> m.Task:
     """Return a task whose lease is over to ``open``, noting why on its trail and in the feed."""
-    reopened = await uow.tasks.update(
-        task.task_id,
-        {"status": "open", "claimed_by": None, "lease_expires_at": None, "updated_at": now},
-        expect={"status": task.status, "claimed_by": task.claimed_by},
-    )
+    reopened = await uow.tasks.reopen_lapsed(task, now)
     if reopened is None:
         raise StaleWrite("task changed while reaping")
     holder = task.claimed_by
@@ -134,38 +126,26 @@ class TasksService(Service):
     async def _after_reaping(
         self,
         fetch: Callable[[UnitOfWork], Awaitable[T]],
-        could_show: Callable[[T], Sequence[Cond]],
+        could_show: Callable[[T], TaskRange],
         most: int,
     ) -> T:
         """``fetch`` as no lapsed lease shows: in a read when no task that its answer could show
-        (those matching ``could_show(answer)``) has lapsed, else in a write that reopens up to
+        (those ``could_show(answer)``) has lapsed, else in a write that reopens up to
         ``most`` of those first. A read never waits on the reaping of tasks it does not show:
         after a mass lapse, that is the sweep's work, done in small batches."""
 
         async def read(uow: UnitOfWork) -> tuple[T] | None:
             found = await fetch(uow)
-            lapsed = await any_lapsed(uow, self.now(), *could_show(found))
+            lapsed = await any_lapsed(uow, self.now(), could_show(found))
             return None if lapsed else (found,)
 
         async def reap_then_fetch(uow: UnitOfWork) -> T:
             shown = could_show(await fetch(uow))
-            await reap_lapsed_leases(uow, self.now(), *shown, limit=most)
+            await reap_lapsed_leases(uow, self.now(), shown, most)
             return await fetch(uow)
 
         found = await self.read(read)
         return found[0] if found is not None else await self.write(reap_then_fetch)
-
-    async def _guarded_update(
-        self, uow: UnitOfWork, task: m.Task, values: dict[str, Any]
-    ) -> m.Task:
-        updated = await uow.tasks.update(
-            task.task_id,
-            {**values, "updated_at": self.now()},
-            expect={"status": task.status, "claimed_by": task.claimed_by},
-        )
-        if updated is None:
-            raise StaleWrite("task changed")
-        return updated
 
     async def create(self, caller: Caller, body: m.TaskCreate) -> m.Task:
         """Create an open task."""
@@ -195,26 +175,26 @@ class TasksService(Service):
         cursor: str | None = None,
     ) -> m.TasksResponse:
         """Tasks matching every given filter, by id; a page at a time."""
-        filters = {"status": status, "assignee": assignee, "claimed_by": claimed_by}
-        conds: list[Cond] = [eq(field, value) for field, value in filters.items() if value]
+        after = None if cursor is None else paging.decode(cursor, (int,))[0]
 
         async def fetch(uow: UnitOfWork) -> m.TasksResponse:
-            tasks, next_cursor = await paging.page_encoded(
-                uow.tasks, m.Task, *conds, key=("task_id", int), limit=limit, cursor=cursor
+            rows = await uow.tasks.page(
+                status=status,
+                assignee=assignee,
+                claimed_by=claimed_by,
+                after=after,
+                limit=limit + 1,
             )
+            next_cursor = paging.encode([rows[limit - 1][0]]) if len(rows) > limit else None
+            tasks = JsonRecords(m.Task, min(len(rows), limit), _array(rows[:limit]))
             return m.TasksResponse.model_construct(tasks=tasks.as_field(), next_cursor=next_cursor)
 
-        # Once reopened, a lapsed task after the cursor and up to the last task of a full page,
-        # of the assignee and claimer asked for, whatever its status (a lapsed claim is open).
-        after_cursor = [c for c in conds if c.field != "status"]
-        if cursor is not None:
-            after_cursor.append(gt("task_id", paging.decode(cursor, (int,))[0]))
-
-        def could_show(page: m.TasksResponse) -> list[Cond]:
-            if page.next_cursor is None:
-                return after_cursor
-            (last,) = paging.decode(page.next_cursor, (int,))
-            return [*after_cursor, lt("task_id", last + 1)]
+        def could_show(page: m.TasksResponse) -> TaskRange:
+            # Once reopened, a lapsed task after the cursor and up to the last task of a full
+            # page, of the assignee and claimer asked for, whatever its status (a lapsed claim
+            # is open).
+            last = None if page.next_cursor is None else paging.decode(page.next_cursor, (int,))[0]
+            return TaskRange(assignee, claimed_by, after, last)
 
         return await self._after_reaping(fetch, could_show, limit + 1)
 
@@ -224,7 +204,8 @@ class TasksService(Service):
         async def fetch(uow: UnitOfWork) -> m.Task:
             return await require_task(uow, task_id)
 
-        return await self._after_reaping(fetch, lambda _: [eq("task_id", task_id)], 1)
+        one = TaskRange(after=task_id - 1, through=task_id)
+        return await self._after_reaping(fetch, lambda _: one, 1)
 
     async def events(
         self,
@@ -248,41 +229,31 @@ class TasksService(Service):
 
         return await self.read(work)
 
-    async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task | JsonRecord:
+    async def claim(self, caller: Caller, task_id: int, body: m.TaskClaim) -> m.Task:
         """Claim an open task; exactly one claimer wins, a repeat by the winner answers the same."""
         agent_id = caller.the_agent(body.agent_id)
 
-        async def work(uow: UnitOfWork) -> m.Task | JsonRecord:
+        async def work(uow: UnitOfWork) -> m.Task:
             now = self.now()
             lease = body.lease_seconds or self.ctx.config.task_lease_seconds
-            claim = {
-                "status": "claimed",
-                "claimed_by": agent_id,
-                "claimed_at": now,
-                "lease_seconds": lease,
-                "lease_expires_at": now + timedelta(seconds=lease),
-                "attempts": Increment(),
-                "updated_at": now,
-            }
-            # Most claims are of an open task assigned to nobody: claim it first, answered as
-            # stored, and read the task only if that changed nothing.
-            unassigned = {"status": "open", "assignee": None}
-            claimed: m.Task | JsonRecord | None
-            claimed = await uow.tasks.update_encoded(task_id, claim, expect=unassigned)
-            if claimed is not None:
-                about = event_data_of(m.Task, claim | {"task_id": task_id, "assignee": None})
-            else:
+            # Most claims are of an open task: claimed at once, and read only if that changed
+            # nothing, to say why (or, when its lease had lapsed, to open it and claim it).
+            claimed = await uow.tasks.claim_open(task_id, agent_id, now, lease)
+            if claimed is None:
                 task = await require_current_task(uow, task_id, now)
                 self._require_assignable(task, agent_id)
                 if task.status in HELD and task.claimed_by == agent_id:
                     return task
                 if task.status != "open":
                     raise Conflict(f"task {task_id} is {task.status} and cannot be claimed")
-                claimed = await self._guarded_update(uow, task, claim)
-                about = event_data(claimed)
+                claimed = await uow.tasks.claim_open(task_id, agent_id, now, lease)
+                if claimed is None:
+                    raise StaleWrite("task changed")
             if agent_id != caller.agent_id:  # an agent's own token proves it registered
                 await require_registered(uow, agent_id, self.ctx.registered)
-            await _note_on_trail(uow, about, agent_id, "claimed", f"lease {lease}s", now)
+            await _note_on_trail(
+                uow, event_data(claimed), agent_id, "claimed", f"lease {lease}s", now
+            )
             return claimed
 
         return await self.write(work)
@@ -308,13 +279,9 @@ class TasksService(Service):
             task = await require_current_task(uow, task_id, now)
             require_holder(task, agent_id)
             lease = task.lease_seconds or self.ctx.config.task_lease_seconds
-            values: dict[str, Any] = {
-                "status": "in_progress",
-                "lease_expires_at": now + timedelta(seconds=lease),
-            }
-            if body.progress is not None:
-                values["progress"] = body.progress
-            await self._guarded_update(uow, task, values)
+            renewed = now + timedelta(seconds=lease)
+            if await uow.tasks.record_progress(task, body.progress, renewed, now) is None:
+                raise StaleWrite("task changed")
             fields = body.model_dump() | {"agent_id": agent_id}
             event = m.TaskEvent(task_id=task_id, **fields, created_at=now)
             return await uow.task_events.insert(event)
@@ -324,20 +291,18 @@ class TasksService(Service):
     async def complete(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
         """Complete a task held by the agent; completing twice answers the same."""
 
-        def completed(task: m.Task, now: datetime) -> tuple[dict[str, Any], str]:
-            done = {"status": "completed", "progress": 100, "finished_at": now}
-            return done | {"result": body.result, "error": body.error}, "completed"
+        async def completed(tasks: TasksStore, task: m.Task, now: datetime) -> Finished:
+            return await tasks.complete(task, body.result, body.error, now), "completed"
 
         return await self._finish(caller, task_id, body, "completed", completed)
 
     async def fail(self, caller: Caller, task_id: int, body: m.TaskFinish) -> m.Task:
         """Fail a task held by the agent; with ``retry`` and attempts left it is open again."""
 
-        def failed(task: m.Task, now: datetime) -> tuple[dict[str, Any], str]:
-            values: dict[str, Any] = {"error": body.error, "result": body.result}
+        async def failed(tasks: TasksStore, task: m.Task, now: datetime) -> Finished:
             if body.retry and task.attempts < task.max_attempts:
-                return values | {"status": "open", "claimed_by": None}, "retry"
-            return values | {"status": "failed", "finished_at": now}, "failed"
+                return await tasks.retry(task, body.result, body.error, now), "retry"
+            return await tasks.fail(task, body.result, body.error, now), "failed"
 
         return await self._finish(caller, task_id, body, "failed", failed)
 
@@ -347,10 +312,11 @@ class TasksService(Service):
         task_id: int,
         body: m.TaskFinish,
         final: m.TaskStatus,
-        change: Callable[[m.Task, datetime], tuple[dict[str, Any], str]],
+        finish: Callable[[TasksStore, m.Task, datetime], Awaitable[Finished]],
     ) -> m.Task:
-        """End the agent's hold on a task with ``change`` (its new values and the trail's
-        kind); a repeat by the same agent once the task is ``final`` answers the same."""
+        """End the agent's hold on a task with ``finish`` (the task as changed, None if it
+        changed since it was read, and the trail's kind); a repeat by the same agent once the
+        task is ``final`` answers the same."""
         agent_id = caller.the_agent(body.agent_id)
 
         async def work(uow: UnitOfWork) -> m.Task:
@@ -359,10 +325,16 @@ class TasksService(Service):
             if task.status == final and task.claimed_by == agent_id:
                 return task
             require_holder(task, agent_id)
-            values, kind = change(task, now)
-            finished = await self._guarded_update(uow, task, values | {"lease_expires_at": None})
+            finished, kind = await finish(uow.tasks, task, now)
+            if finished is None:
+                raise StaleWrite("task changed")
             message = None if kind == "completed" else body.error
             await _note_on_trail(uow, event_data(finished), agent_id, kind, message, now)
             return finished
 
         return await self.write(work)
+
+
+def _array(rows: Sequence[tuple[int, str]]) -> str:
+    """The JSON array of rows' JSON, in their order."""
+    return f"[{','.join(json for _, json in rows)}]"

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, TableSpec
+from relay_core.ports import Cond, JsonRecords, TableSpec
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
@@ -79,19 +79,13 @@ def params_writer(
 
 
 class ThroughModels:
-    """``find_values``, ``find_encoded``, ``find_encoded_array`` and ``update_encoded`` for an
+    """``find_values`` and ``find_encoded_array`` for an
     adapter that reads records as models, through its ``find`` and ``update`` (the memory store;
     PostgreSQL, whose answers are not the hot ones)."""
 
     _spec: TableSpec
     find: Callable[..., Awaitable[list[Any]]]
     update: Callable[..., Awaitable[Any]]
-
-    async def update_encoded(
-        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
-    ) -> JsonRecord | None:
-        record = await self.update(key, values, expect=expect)
-        return None if record is None else JsonRecord(key, record.model_dump_json())
 
     async def find_values(
         self,
@@ -106,17 +100,6 @@ class ThroughModels:
             *conds, order_by=order_by, descending=descending, limit=limit, skip_locked=skip_locked
         )
         return [tuple(getattr(record, field) for field in fields) for record in found]
-
-    async def find_encoded(
-        self,
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-    ) -> list[JsonRecord]:
-        found = await self.find(*conds, order_by=order_by, descending=descending, limit=limit)
-        key = self._spec.key
-        return [JsonRecord(getattr(record, key), record.model_dump_json()) for record in found]
 
     async def find_encoded_array(
         self, *conds: Cond, limit: int | None = None, newest: bool = False

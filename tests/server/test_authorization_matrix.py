@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from relay_api.operations import OPERATIONS, Operation
-from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
+from tests.server.conftest import ONE_BACKEND, OPERATOR_TOKEN, Api, AppFactory
 
 # Operations that act as, or read what belongs to, agent A: refused to agent B.
 A_ONLY = {
@@ -182,6 +182,7 @@ async def test_authorization_matrix(make_api: AppFactory) -> None:
     assert len(outcomes) == len(OPERATIONS) * len(IDENTITIES)
 
 
+@ONE_BACKEND
 @pytest.mark.parametrize("route", [r for r in OPERATIONS if r.body is not None], ids=lambda r: r.id)
 async def test_server_owned_fields_are_never_accepted(api: Api, route: Operation[Any]) -> None:
     assert route.body is not None

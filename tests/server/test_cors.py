@@ -3,7 +3,9 @@ preflights are answered and responses carry the headers a page needs."""
 
 from __future__ import annotations
 
-from tests.server.conftest import OPERATOR_TOKEN, AppFactory
+from tests.server.conftest import ONE_BACKEND, OPERATOR_TOKEN, AppFactory
+
+pytestmark = ONE_BACKEND
 
 PAGE = "https://dash.example"
 PREFLIGHT = {

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from relay_api.operations import OPERATIONS, Operation
-from tests.server.conftest import Api
+from tests.server.conftest import ONE_BACKEND, Api
 
 SAMPLE = {
     "agent_id": "alice",
@@ -51,6 +51,7 @@ async def test_every_protected_route_refuses_missing_and_unknown_tokens(
         assert response.headers["WWW-Authenticate"] == f"Bearer{refused}"
 
 
+@ONE_BACKEND
 @pytest.mark.parametrize("route", WITH_BODY, ids=ids(WITH_BODY))
 async def test_every_body_rejects_bad_json_unknown_fields_and_oversize(
     make_api: object, route: Operation[Any]

@@ -1,4 +1,5 @@
-"""Inputs that once made a 500: each is a 4xx with a body that says why, on every backend."""
+"""Inputs that once made a 500: each is a 4xx with a body that says why (the server's own
+answers, before storage: on SQLite alone)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import json
 
 import pytest
 
-from tests.server.conftest import OPERATOR_TOKEN, Api
+from tests.server.conftest import ONE_BACKEND, OPERATOR_TOKEN, Api
+
+pytestmark = ONE_BACKEND
 
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_TOKEN}", "Content-Type": "application/json"}
 DEEP = b'{"agent_id":"deep","metadata":{"x":' + b"[" * 1000 + b"]" * 1000 + b"}}"

@@ -103,33 +103,6 @@ async def test_update_with_expect_is_compare_and_set(storage: Storage) -> None:
     assert hit is not None and hit.status == "acked" and hit.acked_at == NOW
 
 
-async def test_an_encoded_update_answers_the_updated_record_as_json(storage: Storage) -> None:
-    """``update_encoded`` sets what ``update`` sets, under the same guard, and answers the
-    record as ``model_dump_json`` writes it (a task's, from the JSON SQLite keeps of it)."""
-    await seed_agents(storage, "u")
-    async with storage.unit_of_work(write=True) as uow:
-        msg = await uow.messages.insert(message("u"))
-        task = await uow.tasks.insert(
-            m.Task(title="t", created_by="u", created_at=NOW, updated_at=NOW)
-        )
-        missed = await uow.messages.update_encoded(
-            msg.message_id, {"status": "acked"}, expect={"status": "delivered"}
-        )
-        acked = await uow.messages.update_encoded(
-            msg.message_id, {"status": "acked", "acked_at": NOW}, expect={"status": "pending"}
-        )
-        claimed = await uow.tasks.update_encoded(
-            task.task_id, {"status": "claimed", "claimed_by": "u", "attempts": Increment()}
-        )
-        stored_message = await uow.messages.get(msg.message_id)
-        stored_task = await uow.tasks.get(task.task_id)
-        await uow.commit()
-    assert missed is None and stored_message is not None and stored_task is not None
-    assert acked == (msg.message_id, stored_message.model_dump_json())
-    assert claimed == (task.task_id, stored_task.model_dump_json())
-    assert stored_message.status == "acked" and stored_task.attempts == 1
-
-
 async def test_expect_none_matches_null(storage: Storage) -> None:
     await seed_agents(storage, "n")
     async with storage.unit_of_work(write=True) as uow:
@@ -186,9 +159,8 @@ async def test_find_filters_orders_and_limits(storage: Storage) -> None:
     assert nobody == []
 
 
-async def test_values_and_json_are_those_of_find(storage: Storage) -> None:
-    """``find_values`` and ``find_encoded`` give what ``find`` gives: the fields asked for,
-    and the JSON of each model with its key."""
+async def test_values_are_those_of_find(storage: Storage) -> None:
+    """``find_values`` gives what ``find`` gives: the fields asked for."""
     await seed_agents(storage, "j", "k")
     async with storage.unit_of_work(write=True) as uow:
         for to, text in [("j", "1"), ("k", "2"), ("j", "3"), ("j", "4")]:
@@ -200,10 +172,7 @@ async def test_values_and_json_are_those_of_find(storage: Storage) -> None:
             found = await uow.messages.find(eq("to", "j"), **shape)  # type: ignore[arg-type]
             pairs = ("message_id", "text")
             values = await uow.messages.find_values(pairs, eq("to", "j"), **shape)  # type: ignore[arg-type]
-            encoded = await uow.messages.find_encoded(eq("to", "j"), **shape)  # type: ignore[arg-type]
         assert values == [(x.message_id, x.text) for x in found]
-        assert [x.message_id for x in found] == [key for key, _ in encoded]
-        assert [text for _, text in encoded] == [x.model_dump_json() for x in found]
     assert [x.text for x in found] == ["4", "3"] and found[1].delivery_count == 2
 
 
@@ -386,29 +355,25 @@ async def test_json_columns_keep_strings_and_objects(storage: Storage) -> None:
 async def test_racing_compare_and_set_has_one_winner(storage: Storage) -> None:
     await seed_agents(storage, "g")
     async with storage.unit_of_work(write=True) as uow:
-        task = await uow.tasks.insert(
-            m.Task(title="t", created_by="g", created_at=NOW, updated_at=NOW)
-        )
+        msg = await uow.messages.insert(message("g"))
         await uow.commit()
 
-    async def claim(name: str) -> bool:
+    async def ack(name: str) -> bool:
         try:
             async with storage.unit_of_work(write=True) as uow:
-                current = await uow.tasks.get(task.task_id)
+                current = await uow.messages.get(msg.message_id)
                 assert current is not None
-                if current.status != "open":
+                if current.status != "pending":
                     return False
-                won = await uow.tasks.update(
-                    task.task_id,
-                    {"status": "claimed", "claimed_by": name},
-                    expect={"status": "open"},
+                won = await uow.messages.update(
+                    msg.message_id, {"status": "acked", "text": name}, expect={"status": "pending"}
                 )
                 await uow.commit()
                 return won is not None
         except StaleWrite:
             return False
 
-    results = await asyncio.gather(*(claim(f"w{i}") for i in range(10)))
+    results = await asyncio.gather(*(ack(f"w{i}") for i in range(10)))
     assert results.count(True) == 1
 
 

@@ -70,7 +70,9 @@ async def seed(storage: Storage) -> dict[str, int]:
             task_id=ids["task"], kind="progress", message="ordered from the CA", created_at=at(6)
         )
         await uow.task_events.insert(event)
-        await uow.tasks.update(ids["task"], {"result": {"summary": "renewed until 2027"}})
+        stored = await uow.tasks.get(ids["task"])
+        assert stored is not None
+        await uow.tasks.complete(stored, {"summary": "renewed until 2027"}, None, at(7))
         approval = m.Approval(
             kind="request",
             title="Restart nginx on the edge",
@@ -241,11 +243,13 @@ async def test_a_tasks_entry_follows_its_later_events_and_changes(storage: Stora
         await uow.commit()
     assert found(await search(storage, "quokka")) == {task}
     assert found(await search(storage, "ordered CA")) == {task}  # its earlier event's words
-    async with storage.unit_of_work(write=True) as uow:
-        await uow.tasks.update(ids["task"], {"title": "Replace the wombat"})
+    async with storage.unit_of_work(write=True) as uow:  # its result changed: a retry's
+        stored = await uow.tasks.get(ids["task"])
+        assert stored is not None
+        await uow.tasks.retry(stored, {"summary": "the wombat ate it"}, "eaten", at(10))
         await uow.commit()
     assert found(await search(storage, "wombat quokka")) == {task}
-    assert await search(storage, "renew certificate", kinds=("task",)) == []
+    assert await search(storage, "2027", kinds=("task",)) == []
 
 
 async def test_the_notes_relay_writes_on_a_trail_are_not_searched(storage: Storage) -> None:

@@ -15,6 +15,9 @@ from relay_core.ports import TABLES, TableSpec, eq
 from relay_core.storage.sqlite import SqliteStorage
 
 NOW = datetime(2026, 11, 22, 21, 35, 25, 123456, tzinfo=UTC)
+# The tables read through the generic verbs; the tasks are a store of named statements
+# (tests/storage/test_tasks_store.py).
+GENERIC = [spec for spec in TABLES if spec.name != "tasks"]
 JSON_SAMPLE = {"n": 2**70, "small": 3, "s": "é", "l": [1, None, True], "o": {}}
 
 
@@ -57,7 +60,7 @@ def full_record(spec: TableSpec) -> BaseModel:
     return spec.model.model_validate(fields)
 
 
-@pytest.mark.parametrize("spec", TABLES, ids=[spec.name for spec in TABLES])
+@pytest.mark.parametrize("spec", GENERIC, ids=[spec.name for spec in GENERIC])
 async def test_a_row_reads_back_as_validation_would_build_it(
     sqlite_url: str, spec: TableSpec
 ) -> None:
@@ -134,21 +137,20 @@ def bare_record(spec: TableSpec) -> BaseModel:
 
 
 @pytest.mark.parametrize("make", [full_record, bare_record], ids=["full", "bare"])
-@pytest.mark.parametrize("spec", TABLES, ids=[spec.name for spec in TABLES])
+@pytest.mark.parametrize("spec", GENERIC, ids=[spec.name for spec in GENERIC])
 async def test_a_row_reads_as_the_json_pydantic_writes(
     sqlite_url: str, spec: TableSpec, make: Any
 ) -> None:
-    """SQLite writes the JSON of the hot reads' rows itself (``find_encoded``): byte for byte
-    what ``model_dump_json`` writes for the model."""
+    """SQLite writes the JSON of the hot reads' rows itself (``find_encoded_array``): byte for
+    byte what ``model_dump_json`` writes for the model."""
     storage = await opened_for_samples(sqlite_url)
     async with storage.unit_of_work(write=True) as uow:
         table = getattr(uow, spec.name)
         stored = await table.insert(make(spec))
         key = getattr(stored, spec.key)
-        [(found_key, found)] = await table.find_encoded(eq(spec.key, key))
+        found = await table.find_encoded_array(eq(spec.key, key))
         built = await table.get(key)
         await uow.commit()
     await storage.close()
 
-    assert found_key == key
-    assert found == built.model_dump_json()
+    assert found.json == f"[{built.model_dump_json()}]"

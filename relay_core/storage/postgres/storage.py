@@ -14,6 +14,7 @@ ended (see ``FEED_FUNCTIONS``), so a cursor never skips a row that commits late.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import zlib
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -37,6 +38,7 @@ from relay_core.ports import (
     UnitOfWork,
     stamped,
 )
+from relay_core.storage import queries
 from relay_core.storage.postgres.driver import asyncpg
 from relay_core.storage.postgres.feed import CHANNEL, HintSender, install_feed_functions
 from relay_core.storage.postgres.outages import (
@@ -48,9 +50,12 @@ from relay_core.storage.postgres.outages import (
 )
 from relay_core.storage.postgres.search import PgSearch
 from relay_core.storage.postgres.sql import Composed, TableSql
+from relay_core.storage.postgres.statements import PgStatements
 from relay_core.storage.postgres.tables import PgTable, Transaction
+from relay_core.storage.queries import Statement
 from relay_core.storage.rows import decode_json, encode_json
 from relay_core.storage.schema import metadata
+from relay_core.storage.tasks import TasksStore
 
 log = logging.getLogger("relay.storage")
 
@@ -74,13 +79,20 @@ class PgUnitOfWork:
         self,
         tx: Transaction,
         sqls: Mapping[str, TableSql],
+        statements: Mapping[str, Statement],
         hub: Hub,
         hints: HintSender,
     ) -> None:
         self._tx = tx
         self._sqls = sqls
+        self._statements = statements
         self._hub = hub
         self._hints = hints
+
+    @functools.cached_property
+    def tasks(self) -> TasksStore:
+        """The tasks, in this unit's transaction."""
+        return TasksStore(PgStatements(self._statements, self._tx))
 
     @property
     def search_index(self) -> PgSearch:
@@ -159,6 +171,7 @@ class PostgresStorage:
         # SQLAlchemy serves Alembic's migrations only; requests go through the asyncpg pool.
         self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=self._connect_args)
         self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
+        self._statements = queries.load("postgres")
         self._composed: dict[Any, Composed] = {}  # held writes' statements, by their shape
         self._pool: Any = None
         self._pool_lock = asyncio.Lock()
@@ -253,7 +266,7 @@ class PostgresStorage:
             pool = await self._connections()
             async with pool.acquire() as conn:
                 tx = Transaction(conn, write, self._composed)
-                uow = PgUnitOfWork(tx, self._sqls, self.hub, self._hints)
+                uow = PgUnitOfWork(tx, self._sqls, self._statements, self.hub, self._hints)
                 if not write:
                     yield uow  # type: ignore[misc]
                     self._poke_if_held(tx)

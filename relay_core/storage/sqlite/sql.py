@@ -112,7 +112,7 @@ def json_object(model: type[BaseModel], table: Table) -> str:
 class TableSql:
     """One table's SQL text and codecs, built once and shared by every connection."""
 
-    def __init__(self, spec: TableSpec, table: Table, json_column: str | None = None) -> None:
+    def __init__(self, spec: TableSpec, table: Table) -> None:
         self.spec = spec
         self.name = quote(table.name)
         self.columns = tuple(c.name for c in table.columns)
@@ -123,8 +123,8 @@ class TableSql:
         self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, codecs)
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {quote(spec.key)} = ?"
         self.key = quote(spec.key)
-        # What find_encoded reads: the row's JSON as its column keeps it, else written now.
-        self.encoded = json_object(spec.model, table) if json_column is None else quote(json_column)
+        # What find_encoded reads: the row's JSON, written by SQLite as it reads the row.
+        self.encoded = json_object(spec.model, table)
         self.json = f"{self.key}, {self.encoded}"
         self._cache: dict[tuple[Any, ...], str] = {}
         self._statements: dict[tuple[Any, ...], Statement] = {}

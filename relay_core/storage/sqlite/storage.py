@@ -24,9 +24,10 @@ from relay_api.errors import StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.paths import private_dir, private_file
 from relay_core.ports import TABLES
+from relay_core.storage import queries
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.schema import metadata
-from relay_core.storage.sqlite import search, stored_json
+from relay_core.storage.sqlite import search
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.sql import TableSql
 from relay_core.storage.sqlite.tables import Unit, tables_on
@@ -129,10 +130,8 @@ class SqliteStorage:
         self._synchronous = synchronous.upper()
         self._busy_timeout_ms = busy_timeout_ms
         self._locks = ProcessLocks()
-        self._sqls = {
-            spec.name: TableSql(spec, metadata.tables[spec.name], stored_json.column(spec))
-            for spec in TABLES
-        }
+        self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
+        self._statements = queries.load("sqlite")
         self._writer: Writer | None = None
         self._on_commit: Callable[[int, float], None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
@@ -180,16 +179,28 @@ class SqliteStorage:
         conn.execute("PRAGMA secure_delete=FAST")
         return conn
 
-    async def run_sync(self, work: Callable[[Connection], T]) -> T:
+    async def run_sync(self, work: Callable[[Connection], T], *, foreign_keys: bool = True) -> T:
         """Run ``work`` on a SQLAlchemy connection of its own in a write transaction, and
-        commit (for migrations, and for tests that inspect the schema)."""
+        commit (for migrations, and for tests that inspect the schema). Without
+        ``foreign_keys``, they are checked before the commit instead of at each statement."""
+
+        def connect() -> sqlite3.Connection:
+            conn = self.connect()
+            if not foreign_keys:
+                conn.execute("PRAGMA foreign_keys=OFF")
+            return conn
+
         # The driver's module, not SQLAlchemy's default (the interpreter's): its errors are the
         # ones SQLAlchemy wraps.
-        engine = create_engine("sqlite://", creator=self.connect, module=sqlite3)
+        engine = create_engine("sqlite://", creator=connect, module=sqlite3)
         try:
             with engine.connect() as conn:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
                 result = work(conn)
+                if not foreign_keys:
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise StorageUnavailable(f"foreign keys broken in {self.path}: {broken}")
                 conn.commit()
                 return result
         finally:
@@ -200,12 +211,11 @@ class SqliteStorage:
         from relay_core.storage.migrate import upgrade
 
         with outages(self.path):
-            await self.run_sync(upgrade)
+            # SQLite's procedure for giving a table a new definition (made beside, rows copied,
+            # renamed into place) needs foreign keys off while it runs (revision 0027).
+            await self.run_sync(upgrade, foreign_keys=False)
             conn = self.connect()
             try:
-                for spec in TABLES:
-                    if stored_json.column(spec) is not None:
-                        stored_json.keep(conn, spec, metadata.tables[spec.name])
                 # A revision may have dropped rows that must not linger in the WAL's old frames.
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
@@ -236,7 +246,9 @@ class SqliteStorage:
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._writer.on_commit = self._on_commit
             self._keep_index(self._writer)
-            self._write_unit = WriteUnit.with_tables(tables_on(self._sqls, conn, self._searches))
+            self._write_unit = WriteUnit.with_tables(
+                tables_on(self._sqls, self._statements, conn, self._searches)
+            )
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
             )
@@ -282,7 +294,9 @@ class SqliteStorage:
             conn = self.connect()
             conn.execute("PRAGMA query_only=ON")
             self._all.append(conn)
-            self._reader_tables[id(conn)] = tables_on(self._sqls, conn, self._searches)
+            self._reader_tables[id(conn)] = tables_on(
+                self._sqls, self._statements, conn, self._searches
+            )
         return conn, self._reader_tables[id(conn)]
 
     def unit_of_work(self, *, write: bool) -> WriteUnit | ReadUnit:

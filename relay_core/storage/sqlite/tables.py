@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, cast
 
-from relay_core.ports import Cond, Expect, JsonRecord, JsonRecords, R, StaleWrite, expected
+from relay_core.ports import Cond, Expect, JsonRecords, R, StaleWrite, expected
+from relay_core.storage import queries
 from relay_core.storage.conditions import SQLITE, quote, shape, where
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
 from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql, bound
+from relay_core.storage.sqlite.statements import SqliteStatements
+from relay_core.storage.tasks import TasksStore
 
 
 class SqliteTable(Generic[R]):
@@ -44,12 +47,6 @@ class SqliteTable(Generic[R]):
     ) -> R | None:
         row = self._update(key, values, expect, self._sql.listed)
         return self._sql.record(row) if row is not None else None
-
-    async def update_encoded(
-        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
-    ) -> JsonRecord | None:
-        row = self._update(key, values, expect, self._sql.json)
-        return JsonRecord(*row) if row is not None else None
 
     def _update(
         self, key: Any, values: Mapping[str, Any], expect: Expect | None, returning: str
@@ -101,16 +98,6 @@ class SqliteTable(Generic[R]):
             raise ValueError(f"find_values reads columns without codecs, not {fields}")
         selected = ", ".join(quote(field) for field in fields)
         return self._select(selected, conds, order_by, descending, limit).fetchall()
-
-    async def find_encoded(
-        self,
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-    ) -> list[JsonRecord]:
-        rows = self._select(self._sql.json, conds, order_by, descending, limit)
-        return [JsonRecord(key, text) for key, text in rows]
 
     async def find_encoded_array(
         self, *conds: Cond, limit: int | None = None, newest: bool = False
@@ -209,10 +196,17 @@ class SqliteTable(Generic[R]):
         return {getattr(record, field): record for record in found}
 
 
-Unit = dict[str, "SqliteTable[Any] | SqliteSearch"]  # what a unit of work's attributes are
+Unit = dict[str, "SqliteTable[Any] | TasksStore | SqliteSearch"]  # a unit of work's attributes
 
 
-def tables_on(sqls: dict[str, TableSql], conn: sqlite3.Connection, searches: SearchThreads) -> Unit:
-    """Every table's verbs on one connection, and the search index (searched on its own)."""
-    tables: Unit = {name: SqliteTable(sql, conn) for name, sql in sqls.items()}
-    return tables | {"search_index": SqliteSearch(searches)}
+def tables_on(
+    sqls: dict[str, TableSql],
+    statements: Mapping[str, queries.Statement],
+    conn: sqlite3.Connection,
+    searches: SearchThreads,
+) -> Unit:
+    """Every table's verbs and store on one connection, and the search index (searched on its
+    own)."""
+    tables: Unit = {name: SqliteTable(sql, conn) for name, sql in sqls.items() if name != "tasks"}
+    stores = {"tasks": TasksStore(SqliteStatements(statements, conn))}
+    return tables | stores | {"search_index": SqliteSearch(searches)}

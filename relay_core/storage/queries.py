@@ -1,0 +1,108 @@
+"""Named SQL: each resource's statements written out once per dialect, in files a reader greps.
+
+``sqlite/queries/tasks.sql`` and ``postgres/queries/tasks.sql`` hold the same names::
+
+    -- name: claim_open_task
+    -- Claim a task that is open and assigned to nobody or to the claimer.
+    UPDATE tasks SET ... WHERE task_id = :task_id AND status = 'open' ...
+
+A statement names its parameters ``:name``; ``load`` rewrites them as the driver numbers them
+(``?1`` for SQLite, ``$1`` for asyncpg: a name used twice is one parameter) and keeps their
+order, so a store passes them by name. A PostgreSQL cast (``::text``) is not a parameter.
+
+A small loader of our own rather than aiosql: aiosql runs a statement itself, through its own
+adapter per driver (sqlite3 blocking, asyncpg awaited), while Relay's SQLite statements run on
+the group-commit writer's connection inside its transaction and PostgreSQL's after the unit's
+held writes are sent; only the text and the parameter order are wanted here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+R = TypeVar("R", bound=BaseModel)
+
+Dialect = Literal["sqlite", "postgres"]
+
+_NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
+_PARAMETER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+_MARK = {"sqlite": "?", "postgres": "$"}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A named statement: its text as the driver takes it, and its parameters' names in the
+    order the driver numbers them."""
+
+    name: str
+    text: str
+    parameters: tuple[str, ...]
+
+
+def parse(source: str, dialect: Dialect) -> dict[str, Statement]:
+    """The named statements of one file's text."""
+    found: dict[str, Statement] = {}
+    starts = list(_NAME.finditer(source))
+    for match, following in zip(starts, [*starts[1:], None], strict=True):
+        name = match.group(1)
+        body = source[match.end() : following.start() if following else len(source)]
+        lines = [line for line in body.strip().splitlines() if not line.startswith("--")]
+        text = "\n".join(lines).strip().rstrip(";")
+        if name in found or not text:
+            raise ValueError(f"statement {name!r}: named twice, or empty")
+        found[name] = _numbered(name, text, _MARK[dialect])
+    return found
+
+
+def _numbered(name: str, text: str, mark: str) -> Statement:
+    """The statement with its ``:name`` parameters numbered as the driver takes them."""
+    parameters: list[str] = []
+
+    def number(parameter: re.Match[str]) -> str:
+        if parameter.group(1) not in parameters:
+            parameters.append(parameter.group(1))
+        return f"{mark}{parameters.index(parameter.group(1)) + 1}"
+
+    return Statement(name, _PARAMETER.sub(number, text), tuple(parameters))
+
+
+def load(dialect: Dialect) -> dict[str, Statement]:
+    """Every named statement of ``dialect``, from its ``queries`` directory."""
+    directory = Path(__file__).parent / dialect / "queries"
+    statements: dict[str, Statement] = {}
+    for path in sorted(directory.glob("*.sql")):
+        for name, statement in parse(path.read_text(), dialect).items():
+            if name in statements:
+                raise ValueError(f"statement {name!r} is named in two files of {directory}")
+            statements[name] = statement
+    return statements
+
+
+class Statements(Protocol):
+    """The named statements of one dialect, run in one unit of work's transaction. A statement
+    that answers records selects them as the dialect keeps them (SQLite: the row's JSON, in one
+    column; PostgreSQL: its columns), and these read them into ``model``."""
+
+    async def record(self, model: type[R], name: str, **params: Any) -> R | None:
+        """The first record the statement answers, or None."""
+        ...
+
+    async def records(self, model: type[R], name: str, **params: Any) -> list[R]:
+        """Every record the statement answers."""
+        ...
+
+    async def keyed_json(
+        self, model: type[BaseModel], key: str, name: str, **params: Any
+    ) -> list[tuple[Any, str]]:
+        """Every record the statement answers, as its key and the JSON ``model_dump_json``
+        writes for it (SQLite's statement selects the key and the row's JSON)."""
+        ...
+
+    async def value(self, name: str, **params: Any) -> Any:
+        """The first column of the first row the statement answers."""
+        ...

@@ -1,0 +1,57 @@
+"""The named statements of ``queries/`` on one SQLite connection (``queries.Statements``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from relay_core.ports import StaleWrite
+from relay_core.storage.queries import R, Statement
+from relay_core.storage.rows import encode_json
+from relay_core.storage.sqlite.driver import sqlite3
+
+
+def stored(value: Any) -> Any:
+    """A parameter as SQLite keeps it: a time as naive UTC text with microseconds (what
+    SQLAlchemy's SQLite dialect writes, so times compare as text), JSON as its text, a boolean
+    as 0 or 1."""
+    if isinstance(value, datetime):
+        utc = value if value.tzinfo is UTC else value.astimezone(UTC)
+        return utc.isoformat(" ", "microseconds")[:26]
+    if isinstance(value, dict | list):
+        return encode_json(value)
+    return value
+
+
+class SqliteStatements:
+    """Named statements on one connection; each runs to completion without yielding."""
+
+    def __init__(self, statements: Mapping[str, Statement], conn: sqlite3.Connection) -> None:
+        self._statements = statements
+        self._conn = conn
+
+    def _run(self, name: str, params: Mapping[str, Any]) -> sqlite3.Cursor:
+        statement = self._statements[name]
+        values = [stored(params[parameter]) for parameter in statement.parameters]
+        try:
+            return self._conn.execute(statement.text, values)
+        except sqlite3.IntegrityError as exc:
+            raise StaleWrite(f"{name}: {exc}") from exc
+
+    async def record(self, model: type[R], name: str, **params: Any) -> R | None:
+        row = self._run(name, params).fetchone()
+        return None if row is None else model.model_validate_json(row[0])
+
+    async def records(self, model: type[R], name: str, **params: Any) -> list[R]:
+        return [model.model_validate_json(json) for (json,) in self._run(name, params)]
+
+    async def keyed_json(
+        self, model: type[BaseModel], key: str, name: str, **params: Any
+    ) -> list[tuple[Any, str]]:
+        return self._run(name, params).fetchall()
+
+    async def value(self, name: str, **params: Any) -> Any:
+        return self._run(name, params).fetchone()[0]
