@@ -31,7 +31,7 @@ from relay_core.storage.sqlite import search
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.sql import TableSql
 from relay_core.storage.sqlite.tables import Unit, tables_on
-from relay_core.storage.sqlite.writer import ReadUnit, Writer, WriteUnit, outages
+from relay_core.storage.sqlite.writer import OutageGuard, ReadUnit, Writer, WriteUnit
 
 log = logging.getLogger("relay.storage")
 
@@ -138,7 +138,7 @@ class SqliteStorage:
         self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
         self._searches = search.SearchThreads(self.connect)
         self._write_unit: type[WriteUnit] = WriteUnit
-        self._outages = outages(self.path)
+        self._outages = OutageGuard(self.path)
         self._readers: list[sqlite3.Connection] = []
         self._reader_tables: dict[int, Unit] = {}
         self._all: list[sqlite3.Connection] = []
@@ -210,7 +210,7 @@ class SqliteStorage:
         """Bring the schema to the newest revision, keeping every stored row."""
         from relay_core.storage.migrate import upgrade
 
-        with outages(self.path):
+        with OutageGuard(self.path):
             # SQLite's procedure for giving a table a new definition (made beside, rows copied,
             # renamed into place) needs foreign keys off while it runs (revision 0027).
             await self.run_sync(upgrade, foreign_keys=False)

@@ -70,7 +70,7 @@ def unavailable(exc: BaseException, path: Path) -> StorageUnavailable | None:
     return None
 
 
-class outages:  # lower case: it reads as the function it replaced, ``with outages(path):``
+class OutageGuard:
     """Raise a file's or a disk's failure inside the block as StorageUnavailable. A class, not
     a generator: it wraps every unit of work, and a generator's set-up costs more; it keeps
     nothing of one use, so one instance serves every unit of a storage."""
@@ -142,34 +142,44 @@ class Writer:
                     raise
             await asyncio.sleep(_BUSY_BACKOFF_SECONDS)
 
-    def leave(
-        self, keep: bool, topics: set[str], durable: bool = False
-    ) -> asyncio.Future[None] | None:
-        """End the unit: keep its changes for the coming COMMIT, or roll them back. A unit kept
-        and ``durable`` is given the future that the COMMIT holding it answers."""
+    def keep(self, topics: set[str], *, durable: bool) -> asyncio.Future[None] | None:
+        """End the unit keeping its changes for the coming COMMIT; a ``durable`` unit is given
+        the future that the COMMIT holding it answers."""
         waiter = None
         try:
-            if keep:
-                self.conn.execute("RELEASE unit")
-                self.units += 1
-                self.topics |= topics
-                if durable:
-                    assert self.batch is not None  # a unit holds the turn from join to leave
-                    waiter = asyncio.get_running_loop().create_future()
-                    self.batch.append(waiter)
-                if self.committer is None:
-                    self.committer = asyncio.create_task(self._commit(), name="relay-commit")
-            else:
-                self.conn.execute("ROLLBACK TO unit")
-                self.conn.execute("RELEASE unit")
+            self.conn.execute("RELEASE unit")
+            self.units += 1
+            self.topics |= topics
+            if durable:
+                assert self.batch is not None  # a unit holds the turn from join to leave
+                waiter = asyncio.get_running_loop().create_future()
+                self.batch.append(waiter)
+            if self.committer is None:
+                self.committer = asyncio.create_task(self._commit(), name="relay-commit")
         except sqlite3.Error as exc:
             self._lost(exc)
             raise
         finally:
-            if not self.conn.in_transaction and self.batch is not None:
-                self._lost(sqlite3.OperationalError("the transaction was rolled back"))
-            self.turn.release()
+            self._end_turn()
         return waiter
+
+    def roll_back(self) -> None:
+        """End the unit undoing its changes."""
+        try:
+            self.conn.execute("ROLLBACK TO unit")
+            self.conn.execute("RELEASE unit")
+        except sqlite3.Error as exc:
+            self._lost(exc)
+            raise
+        finally:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        """Let the next unit in, the open transaction failed for every unit if a unit's error
+        rolled it back."""
+        if not self.conn.in_transaction and self.batch is not None:
+            self._lost(sqlite3.OperationalError("the transaction was rolled back"))
+        self.turn.release()
 
     def _lost(self, exc: BaseException) -> None:
         """The open transaction is gone: nothing it held was committed; its units fail."""
@@ -240,7 +250,7 @@ class WriteUnit:
         """The class of units whose tables are these."""
         return type(cls.__name__, (cls,), dict(tables))
 
-    def __init__(self, writer: Writer, outages: outages) -> None:
+    def __init__(self, writer: Writer, outages: OutageGuard) -> None:
         self._writer = writer
         self._outages = outages  # shared by every unit of the storage: it holds only the path
         self._topics: set[str] = set()
@@ -258,7 +268,7 @@ class WriteUnit:
         if self._open:
             self._open = False
             with self._outages:
-                self._writer.leave(False, set())
+                self._writer.roll_back()
         translated = unavailable(exc, self._outages.path) if exc is not None else None
         if translated is not None:
             raise translated from exc
@@ -279,7 +289,7 @@ class WriteUnit:
         self._open = False
         with self._outages:
             # Not durable: kept in the open transaction, committed with the next batch.
-            committed = self._writer.leave(True, self._topics, durable)
+            committed = self._writer.keep(self._topics, durable=durable)
             if committed is not None:
                 await committed
 
@@ -292,7 +302,7 @@ class ReadUnit:
         self._conn: sqlite3.Connection | None = None
 
     async def __aenter__(self) -> UnitOfWork:
-        with outages(self._storage.path):
+        with OutageGuard(self._storage.path):
             self._conn, tables = self._storage._reader()
             self.__dict__.update(tables)
             self._conn.execute("BEGIN")
@@ -302,7 +312,7 @@ class ReadUnit:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._conn is not None
-        with outages(self._storage.path):
+        with OutageGuard(self._storage.path):
             self._conn.execute("ROLLBACK")
         self._storage._readers.append(self._conn)
         self._conn = None
