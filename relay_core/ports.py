@@ -25,6 +25,8 @@ from relay_core.hub import Hub
 from relay_core.search_query import Query
 
 if TYPE_CHECKING:
+    from relay_core.storage.bridge_offsets import BridgeOffsetsStore
+    from relay_core.storage.stream_tickets import StreamTicketsStore
     from relay_core.storage.tasks import TasksStore
 
 R = TypeVar("R", bound=BaseModel)
@@ -362,13 +364,13 @@ class UnitOfWork(Protocol):
     intervention_actions: Table[m.InterventionAction]
     events: Table[m.Event]
     idempotency_keys: Table[records.IdempotencyRecord]
-    bridge_offsets: Table[records.BridgeOffset]
+    bridge_offsets: BridgeOffsetsStore
     posts: Table[records.Post]
     room_threads: Table[records.RoomThread]
     policies: Table[m.Policy]
     policy_versions: Table[records.PolicyVersion]
     policy_uses: Table[records.PolicyUse]
-    stream_tickets: Table[records.StreamTicket]
+    stream_tickets: StreamTicketsStore
     webhooks: Table[m.Webhook]
     webhook_deliveries: Table[m.WebhookDelivery]
     search_index: SearchIndex

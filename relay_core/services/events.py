@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, Cond, UnitOfWork, eq, gt, in_, lt
+from relay_core.ports import FEED, Cond, UnitOfWork, eq, gt, in_
 from relay_core.services.base import Service
 
 
@@ -139,7 +139,7 @@ class EventsService(Service):
         expires = now + timedelta(seconds=TICKET_SECONDS)
 
         async def work(uow: UnitOfWork) -> None:
-            await uow.stream_tickets.delete_where([lt("expires_at", now)])
+            await uow.stream_tickets.delete_expired(now)
             await uow.stream_tickets.insert(
                 records.StreamTicket(
                     ticket_hash=hash_secret(ticket),

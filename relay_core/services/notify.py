@@ -180,15 +180,11 @@ class NotifyService(Service):
                         created_at=now,
                     )
                 )
-            values = {"last_update_id": update_id, "updated_at": now}
             if offset is None:
-                await uow.bridge_offsets.insert(records.BridgeOffset(bridge=bridge, **values))
-            elif (
-                await uow.bridge_offsets.update(
-                    bridge, values, expect={"last_update_id": offset.last_update_id}
-                )
-                is None
-            ):
+                moved = await uow.bridge_offsets.start(bridge, update_id, now)
+            else:
+                moved = await uow.bridge_offsets.move(offset, update_id, now)
+            if not moved:
                 raise StaleWrite("another instance applied updates meanwhile")
             return delivered
 
@@ -210,10 +206,7 @@ class NotifyService(Service):
         """Store where the platform's updates resume, once the ones before it are applied."""
 
         async def work(uow: UnitOfWork) -> None:
-            values = {"cursor": cursor, "updated_at": self.now()}
-            if await uow.bridge_offsets.update(bridge, values) is None:
-                offset = records.BridgeOffset(bridge=bridge, last_update_id=0, **values)
-                await uow.bridge_offsets.insert(offset)
+            await uow.bridge_offsets.keep_cursor(bridge, cursor, self.now())
 
         await self.write(work)
 

@@ -512,14 +512,8 @@ async def _move(
     """Move fan_out's cursor to ``to``, guarded: another instance that moved it first makes
     this unit start again."""
     if offset is None:
-        await uow.bridge_offsets.insert(
-            records.BridgeOffset(bridge=CURSOR, last_update_id=to, updated_at=now)
-        )
-        return
-    moved = await uow.bridge_offsets.update(
-        CURSOR,
-        {"last_update_id": to, "updated_at": now},
-        expect={"last_update_id": offset.last_update_id},
-    )
-    if moved is None:
+        moved = await uow.bridge_offsets.start(CURSOR, to, now)
+    else:
+        moved = await uow.bridge_offsets.move(offset, to, now)
+    if not moved:
         raise StaleWrite("the webhook cursor moved")

@@ -106,3 +106,7 @@ class Statements(Protocol):
     async def value(self, name: str, **params: Any) -> Any:
         """The first column of the first row the statement answers."""
         ...
+
+    async def run(self, name: str, **params: Any) -> int:
+        """Run a statement that answers nothing; how many rows it changed."""
+        ...

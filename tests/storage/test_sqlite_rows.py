@@ -15,9 +15,11 @@ from relay_core.ports import TABLES, TableSpec, eq
 from relay_core.storage.sqlite import SqliteStorage
 
 NOW = datetime(2026, 11, 22, 21, 35, 25, 123456, tzinfo=UTC)
-# The tables read through the generic verbs; the tasks are a store of named statements
-# (tests/storage/test_tasks_store.py).
-GENERIC = [spec for spec in TABLES if spec.name != "tasks"]
+# The tables read through the generic verbs; the others are stores of named statements
+# (tests/storage/test_named_statements.py, test_tasks_store.py).
+GENERIC = [
+    spec for spec in TABLES if spec.name not in {"tasks", "bridge_offsets", "stream_tickets"}
+]
 JSON_SAMPLE = {"n": 2**70, "small": 3, "s": "é", "l": [1, None, True], "o": {}}
 
 

@@ -1,12 +1,12 @@
 """The tasks store: every named statement of ``sqlite/queries/tasks.sql`` and
-``postgres/queries/tasks.sql`` run through its store method on both adapters; and SQLite's
+``postgres/queries/tasks.sql`` run through its store method on both adapters (the statements'
+files: test_named_statements.py); and SQLite's
 stored JSON (revision 0027), byte for byte what ``model_dump_json`` writes, kept through an
 upgrade of an older table with every row."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,36 +16,16 @@ import pytest
 
 from relay_api import models as m
 from relay_core.ports import StaleWrite, Storage
-from relay_core.storage import queries
-from relay_core.storage import tasks as tasks_store
 from relay_core.storage.sqlite import SqliteStorage
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.tasks import EVERY_TASK, TaskRange
 from tests.storage.test_migrations import downgraded
 
 NOW = datetime(2026, 11, 28, 9, 30, 15, 123456, tzinfo=UTC)
-STORE_SOURCE = inspect.getsource(tasks_store)
 
 
 def task(title: str, **fields: Any) -> m.Task:
     return m.Task(title=title, created_by="operator", created_at=NOW, updated_at=NOW, **fields)
-
-
-def test_both_dialects_name_the_same_statements_and_the_store_runs_each() -> None:
-    sqlite, postgres = queries.load("sqlite"), queries.load("postgres")
-    assert sqlite.keys() == postgres.keys()
-    for name in sqlite:
-        assert f'"{name}"' in STORE_SOURCE, f"{name} is run by no store method"
-        assert sqlite[name].parameters == postgres[name].parameters, name
-
-
-def test_parameters_are_numbered_by_name_and_a_cast_is_not_one() -> None:
-    source = "-- name: q\n-- what it does\nSELECT :a::text, :b, :a, '10:30' FROM t;\n"
-    [statement] = queries.parse(source, "postgres").values()
-    assert statement.text == "SELECT $1::text, $2, $1, '10:30' FROM t"
-    assert statement.parameters == ("a", "b")
-    [sqlite] = queries.parse(source, "sqlite").values()
-    assert sqlite.text == "SELECT ?1::text, ?2, ?1, '10:30' FROM t"
 
 
 async def test_every_statement_through_its_store_method(storage: Storage) -> None:

@@ -31,6 +31,16 @@ class PgStatements:
         except INTEGRITY as exc:
             raise StaleWrite(f"{name}: {exc}") from exc
 
+    async def run(self, name: str, **params: Any) -> int:
+        statement = self._statements[name]
+        values = [params[parameter] for parameter in statement.parameters]
+        conn = await self._tx.ready()
+        try:
+            status = await conn.execute(statement.text, *values)
+        except INTEGRITY as exc:
+            raise StaleWrite(f"{name}: {exc}") from exc
+        return int(status.rsplit(" ", 1)[-1])  # the command tag's count: "UPDATE 1"
+
     async def record(self, model: type[R], name: str, **params: Any) -> R | None:
         rows = await self._fetch(name, params)
         return model.model_validate(dict(rows[0])) if rows else None

@@ -55,7 +55,7 @@ from relay_core.storage.postgres.tables import PgTable, Transaction
 from relay_core.storage.queries import Statement
 from relay_core.storage.rows import decode_json, encode_json
 from relay_core.storage.schema import metadata
-from relay_core.storage.tasks import TasksStore
+from relay_core.storage.stores import BridgeOffsetsStore, StreamTicketsStore, TasksStore
 
 log = logging.getLogger("relay.storage")
 
@@ -90,9 +90,23 @@ class PgUnitOfWork:
         self._hints = hints
 
     @functools.cached_property
+    def _named(self) -> PgStatements:
+        return PgStatements(self._statements, self._tx)
+
+    @functools.cached_property
     def tasks(self) -> TasksStore:
         """The tasks, in this unit's transaction."""
-        return TasksStore(PgStatements(self._statements, self._tx))
+        return TasksStore(self._named)
+
+    @functools.cached_property
+    def bridge_offsets(self) -> BridgeOffsetsStore:
+        """The bridges' offsets, in this unit's transaction."""
+        return BridgeOffsetsStore(self._named)
+
+    @functools.cached_property
+    def stream_tickets(self) -> StreamTicketsStore:
+        """The stream tickets, in this unit's transaction."""
+        return StreamTicketsStore(self._named)
 
     @property
     def search_index(self) -> PgSearch:

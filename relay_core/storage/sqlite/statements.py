@@ -55,3 +55,6 @@ class SqliteStatements:
 
     async def value(self, name: str, **params: Any) -> Any:
         return self._run(name, params).fetchone()[0]
+
+    async def run(self, name: str, **params: Any) -> int:
+        return self._run(name, params).rowcount

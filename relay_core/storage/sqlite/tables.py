@@ -12,7 +12,7 @@ from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
 from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql, bound
 from relay_core.storage.sqlite.statements import SqliteStatements
-from relay_core.storage.tasks import TasksStore
+from relay_core.storage.stores import BridgeOffsetsStore, Store, StreamTicketsStore, TasksStore
 
 
 class SqliteTable(Generic[R]):
@@ -196,7 +196,8 @@ class SqliteTable(Generic[R]):
         return {getattr(record, field): record for record in found}
 
 
-Unit = dict[str, "SqliteTable[Any] | TasksStore | SqliteSearch"]  # a unit of work's attributes
+# A unit of work's attributes: tables, stores of named statements, the search index.
+Unit = dict[str, "SqliteTable[Any] | Store | SqliteSearch"]
 
 
 def tables_on(
@@ -207,6 +208,13 @@ def tables_on(
 ) -> Unit:
     """Every table's verbs and store on one connection, and the search index (searched on its
     own)."""
-    tables: Unit = {name: SqliteTable(sql, conn) for name, sql in sqls.items() if name != "tasks"}
-    stores = {"tasks": TasksStore(SqliteStatements(statements, conn))}
+    named = SqliteStatements(statements, conn)
+    stores: Unit = {
+        "tasks": TasksStore(named),
+        "bridge_offsets": BridgeOffsetsStore(named),
+        "stream_tickets": StreamTicketsStore(named),
+    }
+    tables: Unit = {
+        name: SqliteTable(sql, conn) for name, sql in sqls.items() if name not in stores
+    }
     return tables | stores | {"search_index": SqliteSearch(searches)}
