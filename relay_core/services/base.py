@@ -100,22 +100,18 @@ class Service:
         Within a create served with a retry key (``idempotency.answering``), the first write
         unit checks for an earlier answer first (``Replay``). A write that is not ``durable`` is
         answered before it reaches the disk (``UnitOfWork.commit``)."""
-        return await self._run(work, idempotency.serving(), keep=False, durable=durable)
+        return await self._run(work, keep=False, durable=durable)
 
     async def write_answer(self, work: Callable[[UnitOfWork], Awaitable[T]]) -> T:
         """``write`` the unit whose result is a create's answer: within a create served with a
         retry key, the answer is kept for the key in the same transaction as the rows it made,
         so a crash never leaves the one without the other."""
-        return await self._run(work, idempotency.serving(), keep=True, durable=True)
+        return await self._run(work, keep=True, durable=True)
 
     async def _run(
-        self,
-        work: Callable[[UnitOfWork], Awaitable[T]],
-        once: idempotency.RetryKey | None,
-        *,
-        keep: bool,
-        durable: bool,
+        self, work: Callable[[UnitOfWork], Awaitable[T]], *, keep: bool, durable: bool
     ) -> T:
+        once = idempotency.serving()
         ttl = self.ctx.config.idempotency_ttl_seconds
         for _ in range(MAX_ATTEMPTS):
             try:

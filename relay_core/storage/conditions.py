@@ -5,8 +5,8 @@ takes its values, one ``?`` each in SQLite (``0``, false, for none) and one arra
 (``= ANY($n)``), and ``not_in`` likewise (``NOT IN``, ``<> ALL``; ``1``, true, for none); every
 other condition takes its value. An assignment takes its value, an ``Increment`` its step. What
 the text of a statement depends on is its ``shape``, by which the adapters keep each statement
-once. The memory store matches the same conditions in Python; the storage contract tests
-(``tests/storage/test_contract.py``) hold the three to one answer.
+once. The storage contract tests (``tests/storage/test_contract.py``) hold the two to one
+answer.
 """
 
 from __future__ import annotations

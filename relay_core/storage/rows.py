@@ -79,13 +79,11 @@ def params_writer(
 
 
 class ThroughModels:
-    """``find_values`` and ``find_encoded_array`` for an
-    adapter that reads records as models, through its ``find`` and ``update`` (the memory store;
-    PostgreSQL, whose answers are not the hot ones)."""
+    """``find_values`` and ``find_encoded_array`` for an adapter that reads records as models,
+    through its ``find`` (PostgreSQL, whose answers are not the hot ones)."""
 
     _spec: TableSpec
     find: Callable[..., Awaitable[list[Any]]]
-    update: Callable[..., Awaitable[Any]]
 
     async def find_values(
         self,

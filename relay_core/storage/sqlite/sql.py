@@ -123,7 +123,7 @@ class TableSql:
         self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, codecs)
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {quote(spec.key)} = ?"
         self.key = quote(spec.key)
-        # What find_encoded reads: the row's JSON, written by SQLite as it reads the row.
+        # What find_encoded_array reads: the row's JSON, written by SQLite as it reads the row.
         self.encoded = json_object(spec.model, table)
         self.json = f"{self.key}, {self.encoded}"
         self._cache: dict[tuple[Any, ...], str] = {}
