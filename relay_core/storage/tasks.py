@@ -76,22 +76,31 @@ class TasksStore:
         self, task: m.Task, result: dict[str, Any] | None, error: str | None, now: datetime
     ) -> m.Task | None:
         """``task`` completed; None if it changed since it was read."""
-        values = {"result": result, "error": error, "now": now}
-        return await self._sql.record(m.Task, "complete_task", **_as_read(task), **values)
+        return await self._finish("complete_task", task, result, error, now)
 
     async def fail(
         self, task: m.Task, result: dict[str, Any] | None, error: str | None, now: datetime
     ) -> m.Task | None:
         """``task`` failed for good; None if it changed since it was read."""
-        values = {"result": result, "error": error, "now": now}
-        return await self._sql.record(m.Task, "fail_task", **_as_read(task), **values)
+        return await self._finish("fail_task", task, result, error, now)
 
     async def retry(
         self, task: m.Task, result: dict[str, Any] | None, error: str | None, now: datetime
     ) -> m.Task | None:
         """``task`` failed and open again for anyone; None if it changed since it was read."""
+        return await self._finish("retry_task", task, result, error, now)
+
+    async def _finish(
+        self,
+        name: str,
+        task: m.Task,
+        result: dict[str, Any] | None,
+        error: str | None,
+        now: datetime,
+    ) -> m.Task | None:
+        """Run one of the three statements that end a hold, with the result and error."""
         values = {"result": result, "error": error, "now": now}
-        return await self._sql.record(m.Task, "retry_task", **_as_read(task), **values)
+        return await self._sql.record(m.Task, name, **_as_read(task), **values)
 
     async def count_lapsed(self, now: datetime, among: TaskRange) -> int:
         """How many held tasks ``among`` these have a lease over at ``now``."""

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from relay_core.ports import StaleWrite
 from relay_core.storage.postgres.driver import INTEGRITY
-from relay_core.storage.postgres.tables import Transaction
+from relay_core.storage.postgres.tables import Transaction, affected
 from relay_core.storage.queries import R, Statement
 
 
@@ -23,23 +23,20 @@ class PgStatements:
         self._tx = tx
 
     async def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Any]:
-        statement = self._statements[name]
-        values = [params[parameter] for parameter in statement.parameters]
-        conn = await self._tx.ready()
-        try:
-            return list(await conn.fetch(statement.text, *values))
-        except INTEGRITY as exc:
-            raise StaleWrite(f"{name}: {exc}") from exc
+        return list(await self._call("fetch", name, params))
 
     async def run(self, name: str, **params: Any) -> int:
+        return affected(await self._call("execute", name, params))
+
+    async def _call(self, method: str, name: str, params: Mapping[str, Any]) -> Any:
+        """The connection's ``method`` (asyncpg's fetch or execute) on the named statement."""
         statement = self._statements[name]
         values = [params[parameter] for parameter in statement.parameters]
         conn = await self._tx.ready()
         try:
-            status = await conn.execute(statement.text, *values)
+            return await getattr(conn, method)(statement.text, *values)
         except INTEGRITY as exc:
             raise StaleWrite(f"{name}: {exc}") from exc
-        return int(status.rsplit(" ", 1)[-1])  # the command tag's count: "UPDATE 1"
 
     async def record(self, model: type[R], name: str, **params: Any) -> R | None:
         rows = await self._fetch(name, params)

@@ -166,7 +166,7 @@ class PgTable(ThroughModels, Generic[R]):
         )
         conn = await self._tx.ready()
         params = [*assigned(values), *parameters(conds, POSTGRES)]
-        return _affected(await conn.execute(statement, *params))
+        return affected(await conn.execute(statement, *params))
 
     async def delete_where(self, conds: Sequence[Cond]) -> int:
         sql = self._sql
@@ -175,7 +175,7 @@ class PgTable(ThroughModels, Generic[R]):
             lambda: f"DELETE FROM {sql.name}{where(conds, POSTGRES)}",
         )
         conn = await self._tx.ready()
-        return _affected(await conn.execute(statement, *parameters(conds, POSTGRES)))
+        return affected(await conn.execute(statement, *parameters(conds, POSTGRES)))
 
     async def find(
         self,
@@ -268,6 +268,6 @@ def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
     return tuple(isinstance(v, Increment) for v in values.values())
 
 
-def _affected(status: str) -> int:
+def affected(status: str) -> int:
     """The row count of a command tag such as ``UPDATE 3``."""
     return int(status.rsplit(" ", 1)[-1])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -12,15 +12,14 @@ from relay_core.ports import StaleWrite
 from relay_core.storage.queries import R, Statement
 from relay_core.storage.rows import encode_json
 from relay_core.storage.sqlite.driver import sqlite3
+from relay_core.storage.sqlite.sql import encode_datetime
 
 
 def stored(value: Any) -> Any:
-    """A parameter as SQLite keeps it: a time as naive UTC text with microseconds (what
-    SQLAlchemy's SQLite dialect writes, so times compare as text), JSON as its text, a boolean
-    as 0 or 1."""
+    """A parameter as SQLite keeps it: a time and JSON as the tables' codecs write them, as
+    text (``sql.encode_datetime``, ``rows.encode_json``)."""
     if isinstance(value, datetime):
-        utc = value if value.tzinfo is UTC else value.astimezone(UTC)
-        return utc.isoformat(" ", "microseconds")[:26]
+        return encode_datetime(value)
     if isinstance(value, dict | list):
         return encode_json(value)
     return value
