@@ -1,8 +1,8 @@
 """A service's answer as JSON, with records kept as stored JSON embedded as they are.
 
 A page of a hundred rows built as models and then serialised spent most of its time on the
-models. The rows of the hot pages come from storage already as one JSON array (the tasks'
-named statements, ``Table.find_encoded_array``), held in the page's model as ``JsonRecords``
+models. The rows of the hot pages come from storage already as one JSON array (the
+named statements), held in the page's model as ``JsonRecords``
 (which ``model_dump_json`` writes too: ``relay_api.models.Rows``); the answer's JSON is written
 around them.
 """

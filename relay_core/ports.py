@@ -2,9 +2,9 @@
 
 Storage is deliberately small: every table offers the same verbs over the resource models of
 ``relay_api.models``; the domain queries live in the services, written once for every adapter.
-The hot lists read their rows as one JSON array (``find_encoded_array``): a page
-answered as stored costs no model per row (``JsonRecords``, which reads as models when Python
-reads it). ``update(..., expect=...)`` is a compare-and-set,
+The hot lists read their rows as one JSON array (the named statements of
+``storage/queries``): a page answered as stored costs no model per row (``JsonRecords``, which
+reads as models when Python reads it). ``update(..., expect=...)`` is a compare-and-set,
 which is what makes a claim or a decision exactly-once on any database.
 """
 
@@ -26,6 +26,8 @@ from relay_core.search_query import Query
 
 if TYPE_CHECKING:
     from relay_core.storage.bridge_offsets import BridgeOffsetsStore
+    from relay_core.storage.events import EventsStore
+    from relay_core.storage.messages import MessagesStore
     from relay_core.storage.stream_tickets import StreamTicketsStore
     from relay_core.storage.tasks import TasksStore
 
@@ -109,6 +111,11 @@ class JsonRecords(Sequence[R]):
         self.length = length
         self.json = json
         self._decoded: list[R] | None = None
+
+    @classmethod
+    def of(cls, model: type[R], records: list[R]) -> JsonRecords[R]:
+        """``records``, written as one array."""
+        return cls(model, len(records), _adapter(model).dump_json(records).decode())
 
     def as_field(self) -> list[R]:
         """These records as the value of a model's list field (``model_construct``): they read
@@ -214,13 +221,6 @@ class Table(Protocol[R]):
         """The values of ``fields`` of the records ``find`` would give, a tuple a record."""
         ...
 
-    async def find_encoded_array(
-        self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> JsonRecords[R]:
-        """The records matching all ``conds``, in key order, as one JSON array: the first
-        ``limit`` of them, or with ``newest`` the last ``limit``."""
-        ...
-
     async def count(self, *conds: Cond) -> int:
         """How many records match all ``conds``."""
         ...
@@ -283,25 +283,16 @@ FEED = "events"  # the hub topic that wakes the event feed's readers
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A stored resource: its table name, model, key field, whether the key is generated, and,
-    for a feed read by cursor, the hub topic its readers wait on (its rows must become
-    visible in key order)."""
+    """A stored resource: its table name, model, key field, and whether the key is generated."""
 
     name: str
     model: type[BaseModel]
     key: str
     generated_key: bool
-    feed_topic: str | None = None
-    # Fields that take the generated key when written unset (the database does it too).
-    key_defaults: tuple[str, ...] = ()
 
     def keyed(self, record: BaseModel, key: Any) -> None:
-        """Give ``record`` its generated ``key``, and it to each of its ``key_defaults`` left
-        unset."""
+        """Give ``record`` its generated ``key``."""
         setattr(record, self.key, key)
-        for field in self.key_defaults:
-            if getattr(record, field) is None:
-                setattr(record, field, key)
 
 
 TABLES: tuple[TableSpec, ...] = (
@@ -309,7 +300,6 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("spaces", m.Space, "space_id", False),
     TableSpec("rooms", m.Room, "room_id", False),
     TableSpec("room_members", m.RoomMember, "member_id", True),
-    TableSpec("messages", m.Message, "message_id", True, key_defaults=("thread_id",)),
     TableSpec("tasks", m.Task, "task_id", True),
     TableSpec("task_events", m.TaskEvent, "event_id", True),
     TableSpec("actions", m.Action, "action_id", True),
@@ -319,7 +309,6 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("interventions", m.Intervention, "intervention_id", False),
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
-    TableSpec("events", m.Event, "event_id", True, feed_topic=FEED),
     TableSpec("idempotency_keys", records.IdempotencyRecord, "record_id", True),
     TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
     TableSpec("posts", records.Post, "post_id", True),
@@ -336,15 +325,6 @@ TABLES: tuple[TableSpec, ...] = (
 SPECS = {spec.model: spec for spec in TABLES}
 
 
-def stamped(event: m.Event, record: BaseModel) -> m.Event:
-    """``event`` naming ``record`` by its key (see ``UnitOfWork.announce``)."""
-    key_field = SPECS[type(record)].key
-    key = getattr(record, key_field)
-    event.subject_id = str(key)
-    event.data = {key_field: key, **event.data}
-    return event
-
-
 class UnitOfWork(Protocol):
     """One transaction over every table; it rolls back unless ``commit`` is called."""
 
@@ -352,7 +332,7 @@ class UnitOfWork(Protocol):
     spaces: Table[m.Space]
     rooms: Table[m.Room]
     room_members: Table[m.RoomMember]
-    messages: Table[m.Message]
+    messages: MessagesStore
     tasks: TasksStore
     task_events: Table[m.TaskEvent]
     actions: Table[m.Action]
@@ -362,7 +342,7 @@ class UnitOfWork(Protocol):
     interventions: Table[m.Intervention]
     diagnostics: Table[m.Diagnostic]
     intervention_actions: Table[m.InterventionAction]
-    events: Table[m.Event]
+    events: EventsStore
     idempotency_keys: Table[records.IdempotencyRecord]
     bridge_offsets: BridgeOffsetsStore
     posts: Table[records.Post]
@@ -379,11 +359,9 @@ class UnitOfWork(Protocol):
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
         ...
 
-    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+    async def announce(self, event: m.Event) -> None:
         """Add ``event`` to the feed (held back as ``Table.add`` may be), and wake the feed's
-        readers once this commits. ``about``: the record it tells of, added in this unit,
-        whose key is not known yet: the event's ``subject_id``, and its data's entry named for
-        that key, become the record's key."""
+        readers once this commits."""
         ...
 
     async def flush(self) -> None:

@@ -12,7 +12,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller, hash_secret, new_token
 from relay_core.coalesce import Coalescer
-from relay_core.ports import Increment, JsonRecords, StaleWrite, UnitOfWork, eq, in_
+from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, eq
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import announce_receipt, inbox_topic
@@ -31,7 +31,7 @@ def with_presence(agent: m.Agent, now: datetime, ttl: float) -> m.Agent:
 
 async def unacked_count(uow: UnitOfWork, agent_id: str) -> int:
     """How many direct messages wait for the agent's acknowledgement."""
-    return await uow.messages.count(eq("to", agent_id), in_("status", UNACKED))
+    return await uow.messages.count_unacked_to(agent_id)
 
 
 def _has_messages(inbox: m.InboxResponse) -> bool:
@@ -152,8 +152,8 @@ class AgentsService(Service):
             found, next_cursor = await paging.page(
                 uow.agents, key=("agent_id", str), limit=limit, cursor=cursor
             )
-            pending = await uow.messages.count_by(
-                "to", in_("to", [agent.agent_id for agent in found]), in_("status", UNACKED)
+            pending = await uow.messages.count_unacked_by_recipient(
+                [agent.agent_id for agent in found]
             )
             agents = [
                 self._present(agent).model_copy(
@@ -176,39 +176,25 @@ class AgentsService(Service):
         async def work(uow: UnitOfWork) -> m.InboxResponse:
             # Readers of one inbox at once take disjoint messages (each held until its read
             # commits) rather than locking the same rows in different orders: no deadlock.
-            found = await uow.messages.find_values(
-                ("message_id", "status", "from_agent"),
-                eq("to", agent_id),
-                in_("status", UNACKED),
-                order_by="message_id",
-                limit=limit,
-                skip_locked=True,
-            )
+            found = await uow.messages.unacked_to(agent_id, limit)
             messages = JsonRecords(m.Message, 0, "[]")
             if not found:  # found ones prove the agent exists: "to" is a foreign key
                 await require_registered(uow, agent_id, self.ctx.registered)
             else:
                 # Every read is a delivery: the count tells the agent it saw one before.
-                read = in_("message_id", [message_id for message_id, _, _ in found])
-                await uow.messages.update_where([read], {"delivery_count": Increment()})
-                pending = [(mid, sender) for mid, status, sender in found if status == "pending"]
-                if pending:
-                    now = self.now()
-                    await uow.messages.update_where(
-                        [in_("message_id", [mid for mid, _ in pending])],
-                        {"status": "delivered", "delivered_at": now},
-                    )
-                    for mid, sender in pending:
+                read = [message_id for message_id, _, _ in found]
+                now = self.now()
+                await uow.messages.deliver_read(read, now)
+                for mid, status, sender in found:
+                    if status == "pending":
                         await announce_receipt(uow, "message.delivered", mid, sender, agent_id, now)
-                messages = await uow.messages.find_encoded_array(read)
+                messages = await uow.messages.array(read)
             return m.InboxResponse.model_construct(
                 agent_id=agent_id, messages=messages.as_field(), count=messages.length
             )
 
         async def look(uow: UnitOfWork) -> m.InboxResponse:
-            messages = await uow.messages.find_encoded_array(
-                eq("to", agent_id), in_("status", UNACKED), limit=limit
-            )
+            messages = await uow.messages.inbox(agent_id, limit)
             if not messages.length:
                 await require_registered(uow, agent_id, self.ctx.registered)
             return m.InboxResponse.model_construct(

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, Cond, UnitOfWork, eq, gt, in_
+from relay_core.ports import FEED, UnitOfWork, eq
 from relay_core.services.base import Service
 
 
@@ -96,12 +96,8 @@ class EventsService(Service):
         self, uow: UnitOfWork, after: int | None, limit: int, readable: list[str] | None
     ) -> m.EventsResponse:
         if after is None:
-            newest = await uow.events.find(order_by="event_id", descending=True, limit=1)
-            return m.EventsResponse(events=[], cursor=newest[0].event_id if newest else 0)
-        conds: list[Cond] = [gt("event_id", after)]
-        if readable is not None:
-            conds.append(in_("audience", readable))
-        events = await uow.events.find(*conds, order_by="event_id", limit=limit)
+            return m.EventsResponse(events=[], cursor=await uow.events.newest_id())
+        events = await uow.events.after(after, limit, readable)
         return m.EventsResponse(events=events, cursor=events[-1].event_id if events else after)
 
     async def list(

@@ -9,8 +9,8 @@ from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import Increment, StaleWrite, UnitOfWork, eq, gt, in_
-from relay_core.services.agents import UNACKED, require_registered
+from relay_core.ports import FEED, StaleWrite, UnitOfWork, eq
+from relay_core.services.agents import require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import announce_receipt, emit, inbox_topic, room_audience
 
@@ -43,19 +43,12 @@ async def require_writable(uow: UnitOfWork, room: m.Room) -> None:
 
 
 async def add_direct_message(uow: UnitOfWork, message: m.Message) -> None:
-    """Store a direct message, tell the recipient's feed, and wake its long-polled inbox, once
-    this commits (the message's id is known once the unit is flushed or committed)."""
+    """Store a direct message, tell the recipient's feed (``message.created``), and wake its
+    long-polled inbox, once this commits (the message's id is known once the unit is flushed
+    or committed)."""
     assert message.to is not None
-    await uow.messages.add(message)
-    data = {"from_agent": message.from_agent, "to": message.to}
-    event = m.Event(
-        kind="message.created",
-        audience=message.to,
-        subject_id="",
-        data=data,
-        created_at=message.created_at,
-    )
-    await uow.announce(event, about=message)
+    await uow.messages.add_direct(message)
+    uow.publish(FEED)
     uow.publish(inbox_topic(message.to))
 
 
@@ -107,9 +100,7 @@ async def _readable_after(
     found: list[m.Message] = []
     scanned = 0
     while scanned < THREAD_SCAN:
-        batch = await uow.messages.find(
-            eq("thread_id", thread_id), gt("message_id", after), limit=limit + 1
-        )
+        batch = await uow.messages.thread_after(thread_id, after, limit + 1)
         for message in batch:
             after = message.message_id
             if readable(message):
@@ -222,11 +213,7 @@ class MessagesService(Service):
 
         async def deliver(uow: UnitOfWork) -> m.Message:
             now = self.now()
-            delivered = await uow.messages.update(
-                message_id,
-                {"status": "delivered", "delivered_at": now, "delivery_count": Increment()},
-                expect=[eq("status", "pending")],
-            )
+            delivered = await uow.messages.deliver(message_id, now)
             if delivered is None:  # delivered by another read meanwhile
                 return await look(uow)
             await announce_receipt(
@@ -247,11 +234,7 @@ class MessagesService(Service):
             # Most acks are of an unacked message of the caller: ack it first, read it only if
             # it was not (missing, another's, or acked before).
             now = self.now()
-            acked = await uow.messages.update(
-                message_id,
-                {"status": "acked", "acked_at": now},
-                expect=[eq("to", agent_id), in_("status", UNACKED)],
-            )
+            acked = await uow.messages.ack(message_id, agent_id, now)
             if acked is not None:
                 sender = acked.from_agent
                 await announce_receipt(uow, "message.acked", message_id, sender, agent_id, now)

@@ -42,7 +42,8 @@ async def _replied_notification(
 
 
 async def _replies(uow: UnitOfWork, notification_id: int) -> int:
-    return await uow.messages.count(eq("reply_to_notification", notification_id))
+    replies = await uow.messages.count_replies([notification_id])
+    return replies.get(notification_id, 0)
 
 
 class NotifyService(Service):
@@ -239,15 +240,13 @@ class NotifyService(Service):
                 "there is no agent to deliver a reply to"
             )
         # Every answer to one notification, from whichever platform, is one conversation.
-        first = await uow.messages.find(
-            eq("reply_to_notification", notification.notification_id), limit=1
-        )
+        first = await uow.messages.first_reply_to_notification(notification.notification_id)
         message = m.Message(
             from_agent=m.OPERATOR,
             to=notification.agent_id,
             text=text,
             reply_to_notification=notification.notification_id,
-            thread_id=first[0].thread_id if first else None,
+            thread_id=first.thread_id if first else None,
             status="pending",
             created_at=self.now(),
         )
@@ -270,11 +269,8 @@ class NotifyService(Service):
                 limit=limit,
                 cursor=cursor,
             )
-            replies = await uow.messages.count_by(
-                "reply_to_notification",
-                in_("reply_to_notification", [n.notification_id for n in newest]),
-            )
             ids = [n.notification_id for n in newest]
+            replies = await uow.messages.count_replies(ids)
             posts = await uow.posts.find(
                 eq("subject", "notification"), in_("subject_id", ids), order_by="post_id"
             )

@@ -51,14 +51,11 @@ class RoomsService(Service):
     ) -> m.RoomMessagesResponse:
         """The newest ``limit`` messages of a room (of one conversation, with ``thread_id``),
         oldest of them first."""
-        conds = [eq("room_id", room_id)]
-        if thread_id is not None:
-            conds.append(eq("thread_id", thread_id))
 
         async def work(uow: UnitOfWork) -> m.RoomMessagesResponse:
             room = await require_room(uow, room_id)
             await require_member(uow, caller, room, caller.name)
-            newest = await uow.messages.find_encoded_array(*conds, limit=limit, newest=True)
+            newest = await uow.messages.room_newest(room_id, thread_id, limit)
             return m.RoomMessagesResponse.model_construct(
                 room_id=room_id, messages=newest.as_field(), count=newest.length
             )

@@ -7,8 +7,7 @@ from datetime import datetime, timedelta
 from relay_api import __version__
 from relay_api import models as m
 from relay_core.auth import Caller
-from relay_core.ports import UnitOfWork, eq, gt, in_, ne
-from relay_core.services.agents import UNACKED
+from relay_core.ports import UnitOfWork, eq, gt, in_
 from relay_core.services.base import Context, Service
 
 
@@ -44,7 +43,7 @@ class SystemService(Service):
             return m.StatusCounts(
                 agents=await uow.agents.count(),
                 online_agents=await uow.agents.count(gt("last_seen_at", seen_since)),
-                pending_messages=await uow.messages.count(ne("to", None), in_("status", UNACKED)),
+                pending_messages=await uow.messages.count_unacked(),
                 open_tasks=await uow.tasks.count_open(),
                 pending_approvals=await uow.approvals.count(
                     eq("status", "pending"), *approvals_seen

@@ -27,7 +27,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
-from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, in_, lt, not_in
+from relay_core.ports import StaleWrite, UnitOfWork, eq, in_, lt, not_in
 from relay_core.services.base import SWEEP_BATCH, Service
 
 # The hub topic that wakes the sender: a delivery became due now.
@@ -451,8 +451,7 @@ def _after(
 
 async def _head(uow: UnitOfWork) -> int:
     """The feed's newest event id (0 when it is empty)."""
-    newest = await uow.events.find(order_by="event_id", descending=True, limit=1)
-    return newest[0].event_id if newest else 0
+    return await uow.events.newest_id()
 
 
 async def _endpoint(uow: UnitOfWork, webhook_id: int) -> m.Webhook:
@@ -478,7 +477,7 @@ async def _pending_events(
     after = min(endpoint.after_event_id for endpoint in endpoints)
     if offset is not None:
         after = max(after, offset.last_update_id)
-    events = await uow.events.find(gt("event_id", after), order_by="event_id", limit=limit)
+    events = await uow.events.after(after, limit)
     return offset, endpoints, events
 
 

@@ -6,6 +6,9 @@
     -- Claim a task that is open and assigned to nobody or to the claimer.
     UPDATE tasks SET ... WHERE task_id = :task_id AND status = 'open' ...
 
+A SQLite name may hold several statements, each ending with ``;`` at a line's end: they run
+in order with the same parameters, and the first one answers.
+
 A statement names its parameters ``:name``; ``load`` rewrites them as the driver numbers them
 (``?1`` for SQLite, ``$1`` for asyncpg: a name used twice is one parameter) and keeps their
 order, so a store passes them by name. A PostgreSQL cast (``::text``) is not a parameter.
@@ -18,12 +21,16 @@ held writes are sent; only the text and the parameter order are wanted here.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
+
+from relay_core.ports import JsonRecords
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -42,20 +49,27 @@ class Statement:
     name: str
     text: str
     parameters: tuple[str, ...]
+    # SQLite: statements run after this one, with the same parameters (one statement cannot
+    # insert into two tables there, as a PostgreSQL CTE does).
+    following: tuple[Statement, ...] = ()
 
 
 def parse(source: str, dialect: Dialect) -> dict[str, Statement]:
     """The named statements of one file's text."""
     found: dict[str, Statement] = {}
     starts = list(_NAME.finditer(source))
-    for match, following in zip(starts, [*starts[1:], None], strict=True):
+    for match, next_match in zip(starts, [*starts[1:], None], strict=True):
         name = match.group(1)
-        body = source[match.end() : following.start() if following else len(source)]
+        body = source[match.end() : next_match.start() if next_match else len(source)]
         lines = [line for line in body.strip().splitlines() if not line.startswith("--")]
-        text = "\n".join(lines).strip().rstrip(";")
-        if name in found or not text:
+        texts = [text.strip() for text in re.split(r";\s*$", "\n".join(lines), flags=re.M)]
+        texts = [text for text in texts if text]
+        if name in found or not texts:
             raise ValueError(f"statement {name!r}: named twice, or empty")
-        found[name] = _numbered(name, text, _MARK[dialect])
+        if len(texts) > 1 and dialect != "sqlite":
+            raise ValueError(f"statement {name!r}: one statement a name on {dialect}")
+        first, *rest = (_numbered(name, text, _MARK[dialect]) for text in texts)
+        found[name] = dataclasses.replace(first, following=tuple(rest))
     return found
 
 
@@ -103,8 +117,34 @@ class Statements(Protocol):
         writes for it (SQLite's statement selects the key and the row's JSON)."""
         ...
 
+    async def feed(self, model: type[R], name: str, **params: Any) -> list[R]:
+        """Every record a read of the event feed answers. PostgreSQL's statement answers, with
+        each row, whether committed rows wait above the horizon (``held``; one row of NULLs
+        when nothing is found), which the runner notes for the unit; SQLite's, the records."""
+        ...
+
+    async def json_array(self, model: type[R], name: str, **params: Any) -> JsonRecords[R]:
+        """The records the statement answers, as one JSON array (SQLite's statement selects
+        their count and the array, in one row)."""
+        ...
+
+    async def rows(self, name: str, **params: Any) -> list[tuple[Any, ...]]:
+        """Every row the statement answers, as tuples of plain columns."""
+        ...
+
     async def value(self, name: str, **params: Any) -> Any:
         """The first column of the first row the statement answers."""
+        ...
+
+    async def add(
+        self, name: str, then: Callable[[Any], None] | None = None, **params: Any
+    ) -> None:
+        """Run an INSERT nobody needs an answer to before the unit's next statement: on
+        PostgreSQL it is held back until then, or until the unit commits (a unit that only
+        adds sends them without a BEGIN, as one statement where there is one). ``then`` is
+        given the first column the statement answers, once it has run. A statement that
+        adds to the event feed names ``:feed_ordinal``, which PostgreSQL's runner draws from
+        the transaction (SQLite's statements have none)."""
         ...
 
     async def run(self, name: str, **params: Any) -> int:

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from relay_core.ports import Cond, JsonRecords, TableSpec
+from relay_core.ports import Cond, TableSpec
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
@@ -79,8 +79,8 @@ def params_writer(
 
 
 class ThroughModels:
-    """``find_values`` and ``find_encoded_array`` for an adapter that reads records as models,
-    through its ``find`` (PostgreSQL, whose answers are not the hot ones)."""
+    """``find_values`` for an adapter that reads records as models, through its ``find``
+    (PostgreSQL)."""
 
     _spec: TableSpec
     find: Callable[..., Awaitable[list[Any]]]
@@ -98,15 +98,6 @@ class ThroughModels:
             *conds, order_by=order_by, descending=descending, limit=limit, skip_locked=skip_locked
         )
         return [tuple(getattr(record, field) for field in fields) for record in found]
-
-    async def find_encoded_array(
-        self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> JsonRecords[Any]:
-        found = await self.find(*conds, descending=newest, limit=limit)
-        if newest:
-            found.reverse()
-        array = f"[{','.join(r.model_dump_json() for r in found)}]"
-        return JsonRecords(self._spec.model, len(found), array)
 
 
 def encode_json(value: Any) -> str:

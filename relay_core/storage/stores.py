@@ -1,9 +1,27 @@
-"""The stores of named statements, one a resource, as a unit of work holds them."""
+"""The stores of named statements, one a resource, by the name a unit of work holds each."""
 
 from relay_core.storage.bridge_offsets import BridgeOffsetsStore
+from relay_core.storage.events import EventsStore
+from relay_core.storage.messages import MessagesStore
 from relay_core.storage.stream_tickets import StreamTicketsStore
 from relay_core.storage.tasks import TasksStore
 
-Store = TasksStore | BridgeOffsetsStore | StreamTicketsStore
+Store = BridgeOffsetsStore | EventsStore | MessagesStore | StreamTicketsStore | TasksStore
 
-__all__ = ["BridgeOffsetsStore", "Store", "StreamTicketsStore", "TasksStore"]
+STORES: dict[str, type[Store]] = {
+    "bridge_offsets": BridgeOffsetsStore,
+    "events": EventsStore,
+    "messages": MessagesStore,
+    "stream_tickets": StreamTicketsStore,
+    "tasks": TasksStore,
+}
+
+__all__ = [
+    "STORES",
+    "BridgeOffsetsStore",
+    "EventsStore",
+    "MessagesStore",
+    "Store",
+    "StreamTicketsStore",
+    "TasksStore",
+]

@@ -6,11 +6,9 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from pydantic import TypeAdapter
 
 from relay_api import models as m
-from relay_core.json_answers import answer_json
-from relay_core.ports import Increment, StaleWrite, Storage, eq, gt, in_, lt, ne, not_in
+from relay_core.ports import StaleWrite, Storage, eq, gt, in_, lt, ne, not_in
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -19,8 +17,11 @@ def agent(agent_id: str, **fields: object) -> m.Agent:
     return m.Agent(agent_id=agent_id, created_at=NOW, updated_at=NOW, **fields)  # type: ignore[arg-type]
 
 
-def message(to: str, text: str = "hi", status: m.MessageStatus = "pending") -> m.Message:
-    return m.Message(from_agent="x", to=to, text=text, status=status, created_at=NOW)
+def note(
+    agent_id: str, text: str = "hi", status: m.NotificationStatus = "pending"
+) -> m.Notification:
+    """A record of a table with generated keys that the generic verbs still serve."""
+    return m.Notification(agent_id=agent_id, text=text, bridge="b", status=status, created_at=NOW)
 
 
 async def seed_agents(storage: Storage, *ids: str) -> None:
@@ -52,11 +53,11 @@ async def test_insert_then_get_round_trips_every_field(storage: Storage) -> None
 async def test_generated_keys_increase(storage: Storage) -> None:
     await seed_agents(storage, "b")
     async with storage.unit_of_work(write=True) as uow:
-        first = await uow.messages.insert(message("b"))
-        second = await uow.messages.insert(message("b"))
+        first = await uow.notifications.insert(note("b"))
+        second = await uow.notifications.insert(note("b"))
         await uow.commit()
-    assert first.message_id > 0
-    assert second.message_id > first.message_id
+    assert first.notification_id > 0
+    assert second.notification_id > first.notification_id
 
 
 async def test_leaving_without_commit_rolls_back(storage: Storage) -> None:
@@ -89,18 +90,18 @@ async def test_duplicate_key_is_a_stale_write(storage: Storage) -> None:
 async def test_update_with_expect_is_compare_and_set(storage: Storage) -> None:
     await seed_agents(storage, "c")
     async with storage.unit_of_work(write=True) as uow:
-        msg = await uow.messages.insert(message("c"))
-        missed = await uow.messages.update(
-            msg.message_id, {"status": "acked"}, expect={"status": "delivered"}
+        msg = await uow.notifications.insert(note("c"))
+        missed = await uow.notifications.update(
+            msg.notification_id, {"status": "failed"}, expect={"status": "sent"}
         )
-        hit = await uow.messages.update(
-            msg.message_id, {"status": "acked", "acked_at": NOW}, expect={"status": "pending"}
+        hit = await uow.notifications.update(
+            msg.notification_id, {"status": "failed", "sent_at": NOW}, expect={"status": "pending"}
         )
-        absent = await uow.messages.update(999_999, {"status": "acked"})
+        absent = await uow.notifications.update(999_999, {"status": "failed"})
         await uow.commit()
     assert missed is None
     assert absent is None
-    assert hit is not None and hit.status == "acked" and hit.acked_at == NOW
+    assert hit is not None and hit.status == "failed" and hit.sent_at == NOW
 
 
 async def test_expect_none_matches_null(storage: Storage) -> None:
@@ -114,23 +115,25 @@ async def test_expect_none_matches_null(storage: Storage) -> None:
 async def test_expect_as_conditions(storage: Storage) -> None:
     await seed_agents(storage, "d", "e")
     async with storage.unit_of_work(write=True) as uow:
-        msg = await uow.messages.insert(message("d", status="delivered"))
-        unacked = in_("status", ("pending", "delivered"))
-        other = await uow.messages.update(
-            msg.message_id, {"status": "acked"}, expect=[eq("to", "e"), unacked]
+        msg = await uow.notifications.insert(note("d", status="sent"))
+        unacked = in_("status", ("pending", "sent"))
+        other = await uow.notifications.update(
+            msg.notification_id, {"status": "failed"}, expect=[eq("agent_id", "e"), unacked]
         )
-        hit = await uow.messages.update(
-            msg.message_id, {"status": "acked"}, expect=[eq("to", "d"), unacked]
+        hit = await uow.notifications.update(
+            msg.notification_id, {"status": "failed"}, expect=[eq("agent_id", "d"), unacked]
         )
-        again = await uow.messages.update(
-            msg.message_id, {"status": "acked"}, expect=[eq("to", "d"), unacked]
+        again = await uow.notifications.update(
+            msg.notification_id, {"status": "failed"}, expect=[eq("agent_id", "d"), unacked]
         )
-        moved = await uow.messages.update(
-            msg.message_id, {"text": "later"}, expect=[ne("status", "pending"), ne("to", None)]
+        moved = await uow.notifications.update(
+            msg.notification_id,
+            {"text": "later"},
+            expect=[ne("status", "pending"), ne("agent_id", None)],
         )
         await uow.commit()
     assert other is None
-    assert hit is not None and hit.status == "acked"
+    assert hit is not None and hit.status == "failed"
     assert again is None
     assert moved is not None and moved.text == "later"
 
@@ -139,18 +142,22 @@ async def test_find_filters_orders_and_limits(storage: Storage) -> None:
     await seed_agents(storage, "d", "e")
     async with storage.unit_of_work(write=True) as uow:
         ids = [
-            (await uow.messages.insert(message(to, text))).message_id
+            (await uow.notifications.insert(note(to, text))).notification_id
             for to, text in [("d", "1"), ("e", "2"), ("d", "3"), ("d", "4")]
         ]
-        await uow.messages.update(ids[2], {"status": "acked"})
+        await uow.notifications.update(ids[2], {"status": "failed"})
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        inbox = await uow.messages.find(eq("to", "d"), in_("status", ("pending", "delivered")))
-        newest = await uow.messages.find(order_by="message_id", descending=True, limit=2)
-        not_d = await uow.messages.find(ne("to", "d"))
-        after = await uow.messages.find(gt("message_id", ids[1]), lt("message_id", ids[3]))
-        from_second = await uow.messages.find(gt("message_id", ids[0]))
-        nobody = await uow.messages.find(eq("room_id", None), eq("to", "zzz"))
+        inbox = await uow.notifications.find(
+            eq("agent_id", "d"), in_("status", ("pending", "sent"))
+        )
+        newest = await uow.notifications.find(order_by="notification_id", descending=True, limit=2)
+        not_d = await uow.notifications.find(ne("agent_id", "d"))
+        after = await uow.notifications.find(
+            gt("notification_id", ids[1]), lt("notification_id", ids[3])
+        )
+        from_second = await uow.notifications.find(gt("notification_id", ids[0]))
+        nobody = await uow.notifications.find(eq("error", None), eq("agent_id", "zzz"))
     assert [x.text for x in inbox] == ["1", "4"]
     assert [x.text for x in newest] == ["4", "3"]
     assert [x.text for x in not_d] == ["2"]
@@ -164,46 +171,16 @@ async def test_values_are_those_of_find(storage: Storage) -> None:
     await seed_agents(storage, "j", "k")
     async with storage.unit_of_work(write=True) as uow:
         for to, text in [("j", "1"), ("k", "2"), ("j", "3"), ("j", "4")]:
-            await uow.messages.insert(message(to, text))
-        await uow.messages.update_where([eq("text", "3")], {"delivery_count": Increment(2)})
+            await uow.notifications.insert(note(to, text))
+        await uow.notifications.update_where([eq("text", "3")], {"error": "e"})
         await uow.commit()
-    for shape in [{}, {"order_by": "message_id", "descending": True, "limit": 2}]:
+    for shape in [{}, {"order_by": "notification_id", "descending": True, "limit": 2}]:
         async with storage.unit_of_work(write=True) as uow:
-            found = await uow.messages.find(eq("to", "j"), **shape)  # type: ignore[arg-type]
-            pairs = ("message_id", "text")
-            values = await uow.messages.find_values(pairs, eq("to", "j"), **shape)  # type: ignore[arg-type]
-        assert values == [(x.message_id, x.text) for x in found]
-    assert [x.text for x in found] == ["4", "3"] and found[1].delivery_count == 2
-
-
-async def test_an_encoded_array_is_the_json_of_the_models_in_key_order(storage: Storage) -> None:
-    """``find_encoded_array``: the records in key order, as ``model_dump_json`` writes their
-    list: the first ``limit``, or the newest; all of them without one; ``[]`` for none."""
-    await seed_agents(storage, "j", "k")
-    async with storage.unit_of_work(write=True) as uow:
-        for to, text in [("j", "1"), ("k", "2"), ("j", "3"), ("j", "4"), ("j", "5")]:
-            await uow.messages.insert(message(to, text))
-        await uow.commit()
-    adapter = TypeAdapter(list[m.Message])
-    async with storage.unit_of_work(write=False) as uow:
-        mine = await uow.messages.find(eq("to", "j"))
-        arrays = {
-            "all": await uow.messages.find_encoded_array(eq("to", "j")),
-            "first": await uow.messages.find_encoded_array(eq("to", "j"), limit=2),
-            "newest": await uow.messages.find_encoded_array(eq("to", "j"), limit=3, newest=True),
-            "none": await uow.messages.find_encoded_array(eq("to", "nobody"), limit=3),
-        }
-    expected = {"all": mine, "first": mine[:2], "newest": mine[1:], "none": []}
-    for name, array in arrays.items():
-        assert array.json.encode() == adapter.dump_json(expected[name]), name
-        assert len(array) == len(expected[name]), name
-        assert list(array) == expected[name] and array == expected[name], name
-        # An answer holding the array as stored is written as the answer of its models.
-        held = m.InboxResponse.model_construct(
-            agent_id="j", messages=array.as_field(), count=len(array)
-        )
-        built = m.InboxResponse(agent_id="j", messages=expected[name], count=len(array))
-        assert answer_json(held) == built.model_dump_json().encode(), name
+            found = await uow.notifications.find(eq("agent_id", "j"), **shape)  # type: ignore[arg-type]
+            pairs = ("notification_id", "text")
+            values = await uow.notifications.find_values(pairs, eq("agent_id", "j"), **shape)  # type: ignore[arg-type]
+        assert values == [(x.notification_id, x.text) for x in found]
+    assert [x.text for x in found] == ["4", "3"] and found[1].error == "e"
 
 
 async def test_a_commit_not_waiting_for_the_disk_is_kept(storage: Storage) -> None:
@@ -241,14 +218,14 @@ async def test_count_and_update_where(storage: Storage) -> None:
     await seed_agents(storage, "f")
     async with storage.unit_of_work(write=True) as uow:
         for _ in range(3):
-            await uow.messages.insert(message("f"))
-        changed = await uow.messages.update_where(
-            [eq("to", "f"), eq("status", "pending")], {"status": "delivered"}
+            await uow.notifications.insert(note("f"))
+        changed = await uow.notifications.update_where(
+            [eq("agent_id", "f"), eq("status", "pending")], {"status": "sent"}
         )
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        assert await uow.messages.count(eq("status", "delivered")) == 3
-        assert await uow.messages.count(eq("status", "pending")) == 0
+        assert await uow.notifications.count(eq("status", "sent")) == 3
+        assert await uow.notifications.count(eq("status", "pending")) == 0
     assert changed == 3
 
 
@@ -260,26 +237,26 @@ async def test_an_update_guarded_on_times_and_nulls_sets_only_the_rows_that_matc
     await seed_agents(storage, "w")
     later = NOW + timedelta(seconds=5)
     async with storage.unit_of_work(write=True) as uow:
-        early = await uow.messages.insert(message("w"))
-        late = await uow.messages.insert(message("w").model_copy(update={"created_at": later}))
-        delivered = {"status": "delivered", "delivered_at": later, "acked_at": None}
-        guards = [eq("acked_at", None), in_("created_at", [NOW, later]), lt("created_at", later)]
-        changed = await uow.messages.update_where(guards, delivered)
-        missed = await uow.messages.update(
-            late.message_id, {"status": "acked"}, expect=[lt("created_at", NOW)]
+        early = await uow.notifications.insert(note("w"))
+        late = await uow.notifications.insert(note("w").model_copy(update={"created_at": later}))
+        delivered = {"status": "sent", "sent_at": later, "error": None}
+        guards = [eq("sent_at", None), in_("created_at", [NOW, later]), lt("created_at", later)]
+        changed = await uow.notifications.update_where(guards, delivered)
+        missed = await uow.notifications.update(
+            late.notification_id, {"status": "failed"}, expect=[lt("created_at", NOW)]
         )
-        hit = await uow.messages.update(
-            late.message_id,
-            {"delivery_count": Increment(3), "delivered_at": None},
-            expect=[eq("delivered_at", None), in_("created_at", [later])],
+        hit = await uow.notifications.update(
+            late.notification_id,
+            {"text": "again", "sent_at": None},
+            expect=[eq("sent_at", None), in_("created_at", [later])],
         )
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        stored_early = await uow.messages.get(early.message_id)
+        stored_early = await uow.notifications.get(early.notification_id)
     assert changed == 1 and missed is None
-    assert stored_early is not None and stored_early.delivered_at == later
-    assert stored_early.status == "delivered"
-    assert hit is not None and hit.delivery_count == 3 and hit.delivered_at is None
+    assert stored_early is not None and stored_early.sent_at == later
+    assert stored_early.status == "sent"
+    assert hit is not None and hit.text == "again" and hit.sent_at is None
 
 
 async def test_count_by_counts_each_value_in_one_query(storage: Storage) -> None:
@@ -288,16 +265,16 @@ async def test_count_by_counts_each_value_in_one_query(storage: Storage) -> None
         for to, status in [
             ("g1", "pending"),
             ("g1", "pending"),
-            ("g1", "acked"),
+            ("g1", "failed"),
             ("g2", "pending"),
         ]:
-            await uow.messages.insert(message(to, status=status))
+            await uow.notifications.insert(note(to, status=status))
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        counts = await uow.messages.count_by(
-            "to", in_("to", ["g1", "g2", "g3"]), eq("status", "pending")
+        counts = await uow.notifications.count_by(
+            "agent_id", in_("agent_id", ["g1", "g2", "g3"]), eq("status", "pending")
         )
-        nothing = await uow.messages.count_by("to", in_("to", []))
+        nothing = await uow.notifications.count_by("agent_id", in_("agent_id", []))
     assert counts == {"g1": 2, "g2": 1}  # g3 has none, so it is absent
     assert nothing == {}
 
@@ -306,30 +283,30 @@ async def test_not_in_leaves_out_the_values_given_and_nothing_for_none(storage: 
     await seed_agents(storage, "n1", "n2", "n3")
     async with storage.unit_of_work(write=True) as uow:
         for to in ("n1", "n2", "n3", "n3"):
-            await uow.messages.insert(message(to))
+            await uow.notifications.insert(note(to))
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        counts = await uow.messages.count_by("to", not_in("to", ["n1", "n2"]))
-        every = await uow.messages.count_by("to", not_in("to", []))
-        found = await uow.messages.find(not_in("to", ["n3"]), order_by="to")
+        counts = await uow.notifications.count_by("agent_id", not_in("agent_id", ["n1", "n2"]))
+        every = await uow.notifications.count_by("agent_id", not_in("agent_id", []))
+        found = await uow.notifications.find(not_in("agent_id", ["n3"]), order_by="agent_id")
     assert counts == {"n3": 2}
     assert every == {"n1": 1, "n2": 1, "n3": 2}
-    assert [record.to for record in found] == ["n1", "n2"]
+    assert [record.agent_id for record in found] == ["n1", "n2"]
 
 
 async def test_newest_by_keeps_the_highest_key_of_each_value(storage: Storage) -> None:
     await seed_agents(storage, "h1", "h2", "h3")
     async with storage.unit_of_work(write=True) as uow:
         sent = [
-            await uow.messages.insert(message(to, text=f"{to}-{n}"))
+            await uow.notifications.insert(note(to, text=f"{to}-{n}"))
             for n in range(3)
             for to in ("h1", "h2")
         ]
-        await uow.messages.insert(message("h3", status="acked"))
+        await uow.notifications.insert(note("h3", status="failed"))
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        newest = await uow.messages.newest_by(
-            "to", in_("to", ["h1", "h2", "h3"]), eq("status", "pending")
+        newest = await uow.notifications.newest_by(
+            "agent_id", in_("agent_id", ["h1", "h2", "h3"]), eq("status", "pending")
         )
     assert {to: record.text for to, record in newest.items()} == {"h1": "h1-2", "h2": "h2-2"}
     assert newest["h1"] == sent[-2]
@@ -355,18 +332,20 @@ async def test_json_columns_keep_strings_and_objects(storage: Storage) -> None:
 async def test_racing_compare_and_set_has_one_winner(storage: Storage) -> None:
     await seed_agents(storage, "g")
     async with storage.unit_of_work(write=True) as uow:
-        msg = await uow.messages.insert(message("g"))
+        msg = await uow.notifications.insert(note("g"))
         await uow.commit()
 
     async def ack(name: str) -> bool:
         try:
             async with storage.unit_of_work(write=True) as uow:
-                current = await uow.messages.get(msg.message_id)
+                current = await uow.notifications.get(msg.notification_id)
                 assert current is not None
                 if current.status != "pending":
                     return False
-                won = await uow.messages.update(
-                    msg.message_id, {"status": "acked", "text": name}, expect={"status": "pending"}
+                won = await uow.notifications.update(
+                    msg.notification_id,
+                    {"status": "failed", "text": name},
+                    expect={"status": "pending"},
                 )
                 await uow.commit()
                 return won is not None
@@ -389,55 +368,33 @@ async def test_exclusive_has_one_holder_at_a_time(storage: Storage) -> None:
 
 async def test_added_records_have_their_keys_once_flushed_or_committed(storage: Storage) -> None:
     await seed_agents(storage, "to")
-    first, second = message("to", "first"), message("to", "second")
+    first, second = note("to", "first"), note("to", "second")
     async with storage.unit_of_work(write=True) as uow:
-        await uow.messages.add(first)
+        await uow.notifications.add(first)
         await uow.flush()
-        assert first.message_id > 0
-        await uow.messages.add(second)
+        assert first.notification_id > 0
+        await uow.notifications.add(second)
         await uow.commit()
-    assert second.message_id > first.message_id
+    assert second.notification_id > first.notification_id
     async with storage.unit_of_work(write=False) as uow:
-        stored = await uow.messages.find(eq("to", "to"))
-    assert [(s.message_id, s.text) for s in stored] == [
-        (first.message_id, "first"),
-        (second.message_id, "second"),
+        stored = await uow.notifications.find(eq("agent_id", "to"))
+    assert [(s.notification_id, s.text) for s in stored] == [
+        (first.notification_id, "first"),
+        (second.notification_id, "second"),
     ]
-
-
-async def test_an_announced_event_names_the_record_it_is_about(storage: Storage) -> None:
-    await seed_agents(storage, "to")
-    added, inserted = message("to", "added"), message("to", "inserted")
-    told = [
-        m.Event(kind="told", audience="to", subject_id="", data={"n": n}, created_at=NOW)
-        for n in (1, 2)
-    ]
-    async with storage.unit_of_work(write=True) as uow:
-        await uow.messages.add(added)  # its key not known yet
-        await uow.announce(told[0], about=added)
-        await uow.messages.insert(inserted)  # its key known at once
-        await uow.announce(told[1], about=inserted)
-        await uow.commit()
-    async with storage.unit_of_work(write=False) as uow:
-        events = await uow.events.find(order_by="event_id")
-    assert [(e.event_id, e.subject_id, e.data) for e in events] == [
-        (told[0].event_id, str(added.message_id), {"message_id": added.message_id, "n": 1}),
-        (told[1].event_id, str(inserted.message_id), {"message_id": inserted.message_id, "n": 2}),
-    ]
-    assert 0 < told[0].event_id < told[1].event_id
 
 
 async def test_held_writes_are_seen_by_their_unit_and_end_with_it(storage: Storage) -> None:
     await seed_agents(storage, "to")
     async with storage.unit_of_work(write=True) as uow:
-        await uow.messages.add(message("to"))
-        assert await uow.messages.count(eq("to", "to")) == 1
+        await uow.notifications.add(note("to"))
+        assert await uow.notifications.count(eq("agent_id", "to")) == 1
     with pytest.raises(RuntimeError):
         async with storage.unit_of_work(write=True) as uow:
-            await uow.messages.add(message("to"))
+            await uow.notifications.add(note("to"))
             raise RuntimeError("boom")
     async with storage.unit_of_work(write=False) as uow:
-        assert await uow.messages.count(eq("to", "to")) == 0
+        assert await uow.notifications.count(eq("agent_id", "to")) == 0
 
 
 async def test_a_held_write_that_conflicts_is_a_stale_write(storage: Storage) -> None:
@@ -450,10 +407,10 @@ async def test_a_held_write_that_conflicts_is_a_stale_write(storage: Storage) ->
 
 async def test_held_writes_committed_without_waiting_are_kept(storage: Storage) -> None:
     await seed_agents(storage, "to")
-    added = message("to")
+    added = note("to")
     async with storage.unit_of_work(write=True) as uow:
-        await uow.messages.add(added)
+        await uow.notifications.add(added)
         await uow.commit(durable=False)
-    assert added.message_id > 0
+    assert added.notification_id > 0
     async with storage.unit_of_work(write=True) as uow:
-        assert await uow.messages.get(added.message_id) is not None
+        assert await uow.notifications.get(added.notification_id) is not None

@@ -7,7 +7,7 @@ import asyncpg
 import pytest
 
 from tests.conftest import PG_DSN, PG_SKIP, PG_URL, SCHEMAS, _drop_schema, make_storage
-from tests.storage.test_contract import agent, message
+from tests.storage.test_contract import agent, note
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
 
@@ -16,7 +16,7 @@ async def test_a_schema_used_again_is_empty_and_counts_from_the_start() -> None:
     store, (url, schema) = await make_storage("postgres", "")
     async with store.unit_of_work(write=True) as uow:
         await uow.agents.insert(agent("a-1"))
-        first = await uow.messages.insert(message("a-1"))
+        first = await uow.notifications.insert(note("a-1"))
         await uow.commit()
     await store.close()
     await _drop_schema(url, schema)
@@ -27,9 +27,9 @@ async def test_a_schema_used_again_is_empty_and_counts_from_the_start() -> None:
         async with again.unit_of_work(write=True) as uow:
             assert await uow.agents.get("a-1") is None
             await uow.agents.insert(agent("a-2"))
-            second = await uow.messages.insert(message("a-2"))
+            second = await uow.notifications.insert(note("a-2"))
             await uow.commit()
-        assert second.message_id == first.message_id
+        assert second.notification_id == first.notification_id
     finally:
         await again.close()
         await _drop_schema(url, taken)

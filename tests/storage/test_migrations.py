@@ -129,7 +129,7 @@ async def test_an_older_schema_is_upgraded_with_its_rows(storage: Storage) -> No
     await storage.migrate()
     async with storage.unit_of_work(write=False) as uow:
         assert await uow.agents.get("old") is not None
-        assert await uow.events.count() == 0  # the table 0002 adds is there
+        assert await uow.events.newest_id() == 0  # the table 0002 adds is there
 
 
 async def test_answers_kept_in_the_clear_are_gone_from_the_files_after_0007(
@@ -186,20 +186,22 @@ async def test_messages_stored_before_threads_are_put_in_their_threads(storage: 
                 ),
                 {"id": message_id, "reply_to": reply_to, "now": now},
             )
+        if connection.dialect.name == "postgresql":  # ids given: the sequence moves past them
+            connection.execute(
+                text("SELECT setval(pg_get_serial_sequence('messages', 'message_id'), 6)")
+            )
 
     await storage.run_sync(insert_old_messages)
     await storage.migrate()
     async with storage.unit_of_work(write=True) as uow:
-        threads = {m.message_id: m.thread_id for m in await uow.messages.find()}
+        threads = {i: getattr(await uow.messages.get(i), "thread_id", None) for i in range(1, 7)}
         assert threads == {1: 1, 2: 1, 3: 1, 4: 4, 5: 1, 6: 6}
-        new = m.Message(
-            message_id=100, from_agent="old", to="old", text="n", status="pending", created_at=now
-        )
+        new = m.Message(from_agent="old", to="old", text="n", status="pending", created_at=now)
         await uow.messages.insert(new)
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        stored = await uow.messages.get(100)
-        assert stored is not None and stored.thread_id == 100  # the database gives its own id
+        stored = await uow.messages.get(new.message_id)
+    assert stored is not None and stored.thread_id == new.message_id  # the database's own id
 
 
 @pytest.mark.parametrize("storage", SQL_BACKENDS, indirect=True)

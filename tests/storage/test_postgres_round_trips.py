@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from relay_api import models as m
-from relay_core.ports import UnitOfWork, eq
+from relay_core.ports import UnitOfWork
 from relay_core.storage.postgres import PostgresStorage
 from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage
 
@@ -46,7 +46,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return sending
 
-    for verb in ("execute", "fetch", "fetchrow", "fetchval"):
+    for verb in ("execute", "executemany", "fetch", "fetchrow", "fetchval"):
         monkeypatch.setattr(asyncpg.Connection, verb, spy(getattr(asyncpg.Connection, verb)))
     return statements
 
@@ -54,9 +54,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 async def add_message(uow: UnitOfWork, text: str) -> m.Message:
     """A direct message and its event, as the messages service adds them."""
     message = m.Message(from_agent="to", to="to", text=text, status="pending", created_at=NOW)
-    await uow.messages.add(message)
-    event = m.Event(kind="message.created", audience="to", subject_id="", created_at=NOW)
-    await uow.announce(event, about=message)
+    await uow.messages.add_direct(message)
     return message
 
 
@@ -66,10 +64,24 @@ async def test_a_unit_that_only_adds_is_one_statement(
     async with storage.unit_of_work(write=True) as uow:
         message = await add_message(uow, "one round trip")
         await uow.commit()
-    assert sent == ["WITH w0 AS"]
+    assert sent == ["WITH message AS"]
     async with storage.unit_of_work(write=False) as uow:
-        events = await uow.events.find(eq("subject_id", str(message.message_id)))
-    assert [e.data for e in events] == [{"message_id": message.message_id}]
+        events = await uow.events.after(0, 10)
+    assert [(e.subject_id, e.data["message_id"]) for e in events] == [
+        (str(message.message_id), message.message_id)
+    ]
+
+
+async def test_events_held_together_go_as_one_batch_in_the_transaction(
+    storage: PostgresStorage, sent: list[str]
+) -> None:
+    async with storage.unit_of_work(write=True) as uow:
+        for n in range(3):
+            await uow.announce(m.Event(kind="k", subject_id=str(n), created_at=NOW))
+        await uow.commit()
+    assert sent == ["BEGIN", "INSERT INTO events", "COMMIT"]
+    async with storage.unit_of_work(write=False) as uow:
+        assert [e.subject_id for e in await uow.events.after(0, 10)] == ["0", "1", "2"]
 
 
 async def test_held_writes_go_after_the_begin_before_the_next_statement(
@@ -77,9 +89,9 @@ async def test_held_writes_go_after_the_begin_before_the_next_statement(
 ) -> None:
     async with storage.unit_of_work(write=True) as uow:
         await add_message(uow, "held")
-        assert await uow.messages.count(eq("to", "to")) == 1
+        assert await uow.messages.count_unacked_to("to") == 1
         await uow.commit()
-    assert sent == ["BEGIN", "WITH w0 AS", "SELECT count(*) FROM", "COMMIT"]
+    assert sent == ["BEGIN", "WITH message AS", "SELECT count(*) FROM", "COMMIT"]
 
 
 async def test_a_unit_that_writes_nothing_sends_nothing(

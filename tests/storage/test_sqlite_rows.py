@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, field_validator
 
-from relay_core.ports import TABLES, TableSpec, eq
+from relay_core.ports import TABLES, TableSpec
 from relay_core.storage.sqlite import SqliteStorage
 
 NOW = datetime(2026, 11, 22, 21, 35, 25, 123456, tzinfo=UTC)
@@ -136,23 +136,3 @@ def bare_record(spec: TableSpec) -> BaseModel:
         if field.is_required()
     }
     return spec.model.model_validate(fields)
-
-
-@pytest.mark.parametrize("make", [full_record, bare_record], ids=["full", "bare"])
-@pytest.mark.parametrize("spec", GENERIC, ids=[spec.name for spec in GENERIC])
-async def test_a_row_reads_as_the_json_pydantic_writes(
-    sqlite_url: str, spec: TableSpec, make: Any
-) -> None:
-    """SQLite writes the JSON of the hot reads' rows itself (``find_encoded_array``): byte for
-    byte what ``model_dump_json`` writes for the model."""
-    storage = await opened_for_samples(sqlite_url)
-    async with storage.unit_of_work(write=True) as uow:
-        table = getattr(uow, spec.name)
-        stored = await table.insert(make(spec))
-        key = getattr(stored, spec.key)
-        found = await table.find_encoded_array(eq(spec.key, key))
-        built = await table.get(key)
-        await uow.commit()
-    await storage.close()
-
-    assert found.json == f"[{built.model_dump_json()}]"

@@ -11,12 +11,6 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, text
 
-from relay_core.ports import (
-    TABLES,
-)
-from relay_core.storage.conditions import (
-    quote,
-)
 from relay_core.storage.postgres.driver import asyncpg
 from relay_core.storage.postgres.outages import BROKEN
 
@@ -62,18 +56,14 @@ def install_feed_functions(conn: Connection) -> None:
         raise RuntimeError(f"Relay needs PostgreSQL 13 or newer; this server is {version}")
     defined = conn.execute(text("SELECT to_regproc('relay_feed_base') IS NOT NULL")).scalar()
     current = int(conn.execute(text("SELECT relay_feed_base()")).scalar() or 0) if defined else 0
-    base = current
-    for spec in TABLES:
-        if spec.feed_topic is None:
-            continue
-        # Committed rows are below the snapshot's xmax; later transactions draw ids above it.
-        needed = conn.execute(
-            text(
-                f"SELECT max({quote(spec.key)}) + 1 - pg_snapshot_xmax(pg_current_snapshot())"
-                f"::text::bigint * {FEED_ORDINALS} FROM {quote(spec.name)}"
-            )
-        ).scalar()
-        base = max(base, int(needed or 0))
+    # Committed rows are below the snapshot's xmax; later transactions draw ids above it.
+    needed = conn.execute(
+        text(
+            "SELECT max(event_id) + 1 - pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+            f" * {FEED_ORDINALS} FROM events"
+        )
+    ).scalar()
+    base = max(current, int(needed or 0))
     if not defined or base > current:
         for statement in FEED_FUNCTIONS:
             conn.execute(text(statement.format(base=base)))

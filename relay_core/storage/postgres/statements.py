@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import StaleWrite
+from relay_core.ports import FEED, JsonRecords, StaleWrite
 from relay_core.storage.postgres.driver import INTEGRITY
-from relay_core.storage.postgres.tables import Transaction, affected
+from relay_core.storage.postgres.tables import Held, Transaction, affected
 from relay_core.storage.queries import R, Statement
 
 
@@ -22,6 +22,14 @@ class PgStatements:
         self._statements = statements
         self._tx = tx
 
+    def _values(self, statement: Statement, params: Mapping[str, Any]) -> list[Any]:
+        """The statement's parameters in order; a feed row's ordinal drawn from the
+        transaction (see ``feed.FEED_ORDINALS``)."""
+        return [
+            self._tx.next_feed_ordinal() if parameter == "feed_ordinal" else params[parameter]
+            for parameter in statement.parameters
+        ]
+
     async def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Any]:
         return list(await self._call("fetch", name, params))
 
@@ -31,7 +39,7 @@ class PgStatements:
     async def _call(self, method: str, name: str, params: Mapping[str, Any]) -> Any:
         """The connection's ``method`` (asyncpg's fetch or execute) on the named statement."""
         statement = self._statements[name]
-        values = [params[parameter] for parameter in statement.parameters]
+        values = self._values(statement, params)
         conn = await self._tx.ready()
         try:
             return await getattr(conn, method)(statement.text, *values)
@@ -51,6 +59,26 @@ class PgStatements:
         rows = await self._fetch(name, params)
         return [(row[key], model.model_validate(dict(row)).model_dump_json()) for row in rows]
 
+    async def feed(self, model: type[R], name: str, **params: Any) -> list[R]:
+        rows = await self._fetch(name, params)
+        self._tx.feeds_read.add(FEED)
+        if rows[0]["held"]:
+            self._tx.feeds_held_back.add(FEED)
+        return [model.model_validate(dict(row)) for row in rows if row[0] is not None]
+
+    async def json_array(self, model: type[R], name: str, **params: Any) -> JsonRecords[R]:
+        return JsonRecords.of(model, await self.records(model, name, **params))
+
+    async def rows(self, name: str, **params: Any) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in await self._fetch(name, params)]
+
     async def value(self, name: str, **params: Any) -> Any:
         rows = await self._fetch(name, params)
         return rows[0][0]
+
+    async def add(
+        self, name: str, then: Callable[[Any], None] | None = None, **params: Any
+    ) -> None:
+        assert self._tx.write, "a read unit of work cannot write"
+        statement = self._statements[name]
+        self._tx.held.append(Held(statement, self._values(statement, params), then))

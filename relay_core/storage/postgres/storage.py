@@ -22,7 +22,6 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import orjson
-from pydantic import BaseModel
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -32,11 +31,9 @@ from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
 from relay_core.ports import (
     FEED,
-    SPECS,
     TABLES,
     StaleWrite,
     UnitOfWork,
-    stamped,
 )
 from relay_core.storage import queries
 from relay_core.storage.postgres.driver import asyncpg
@@ -55,7 +52,7 @@ from relay_core.storage.postgres.tables import PgTable, Transaction
 from relay_core.storage.queries import Statement
 from relay_core.storage.rows import decode_json, encode_json
 from relay_core.storage.schema import metadata
-from relay_core.storage.stores import BridgeOffsetsStore, StreamTicketsStore, TasksStore
+from relay_core.storage.stores import STORES, EventsStore, Store
 
 log = logging.getLogger("relay.storage")
 
@@ -75,6 +72,8 @@ class PgUnitOfWork:
     a read unit runs each statement on its own (READ COMMITTED gives each statement its own
     snapshot either way)."""
 
+    events: EventsStore  # made on first use, as every store and table (``__getattr__``)
+
     def __init__(
         self,
         tx: Transaction,
@@ -93,50 +92,28 @@ class PgUnitOfWork:
     def _named(self) -> PgStatements:
         return PgStatements(self._statements, self._tx)
 
-    @functools.cached_property
-    def tasks(self) -> TasksStore:
-        """The tasks, in this unit's transaction."""
-        return TasksStore(self._named)
-
-    @functools.cached_property
-    def bridge_offsets(self) -> BridgeOffsetsStore:
-        """The bridges' offsets, in this unit's transaction."""
-        return BridgeOffsetsStore(self._named)
-
-    @functools.cached_property
-    def stream_tickets(self) -> StreamTicketsStore:
-        """The stream tickets, in this unit's transaction."""
-        return StreamTicketsStore(self._named)
-
     @property
     def search_index(self) -> PgSearch:
         """The search index, in this unit's transaction."""
         return PgSearch(self._tx)
 
-    def __getattr__(self, name: str) -> PgTable[Any]:
-        """A table, made on first use (a unit touches few of them)."""
-        try:
-            sql = self._sqls[name]
-        except KeyError:
-            raise AttributeError(name) from None
-        table: PgTable[Any] = PgTable(sql, self._tx)
-        setattr(self, name, table)
-        return table
+    def __getattr__(self, name: str) -> PgTable[Any] | Store:
+        """A store or a table, made on first use (a unit touches few of them)."""
+        store = STORES.get(name)
+        if store is not None:
+            made: PgTable[Any] | Store = store(self._named)
+        elif name in self._sqls:
+            made = PgTable(self._sqls[name], self._tx)
+        else:
+            raise AttributeError(name)
+        setattr(self, name, made)
+        return made
 
     def publish(self, topic: str) -> None:
         self._tx.topics.add(topic)
 
-    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
-        unsent = self._tx.unsent
-        position = None
-        if about is not None:
-            if getattr(about, SPECS[type(about)].key):
-                event = stamped(event, about)
-            else:
-                position = next((i for i, u in enumerate(unsent) if u.record is about), None)
-                if position is None:
-                    raise ValueError("an event is about a record this unit added, or a stored one")
-        unsent.append(self.events.unsent(event, position))
+    async def announce(self, event: m.Event) -> None:
+        await self.events.add(event)
         self.publish(FEED)
 
     async def flush(self) -> None:
@@ -144,13 +121,14 @@ class PgUnitOfWork:
 
     async def commit(self, *, durable: bool = True) -> None:
         tx = self._tx
-        if tx.begun or (tx.unsent and not durable):
+        held = tx.statements_held()
+        if tx.begun or held > 1 or (held and not durable):
             conn = await tx.ready()
             # Not durable is PostgreSQL's own setting: the COMMIT does not wait for the WAL's
             # flush.
             await conn.execute("COMMIT" if durable else _COMMIT_NOT_WAITING)
-        elif tx.unsent:
-            await tx.send_unsent()  # alone, the statement is its own transaction
+        elif held:
+            await tx.send_unsent_alone()  # alone, the statement is its own transaction
         tx.committed = True
         topics = tx.topics
         if topics:

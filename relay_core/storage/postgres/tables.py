@@ -4,8 +4,8 @@ unit's next statement or commit, and the transaction they share.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Generic
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, NamedTuple
 
 from relay_core.ports import (
     Cond,
@@ -14,7 +14,6 @@ from relay_core.ports import (
     R,
     StaleWrite,
     expected,
-    stamped,
 )
 from relay_core.storage.conditions import (
     POSTGRES,
@@ -28,7 +27,17 @@ from relay_core.storage.conditions import (
 from relay_core.storage.postgres.driver import INTEGRITY
 from relay_core.storage.postgres.feed import FEED_ORDINALS
 from relay_core.storage.postgres.sql import Composed, TableSql, Unsent, compose
+from relay_core.storage.queries import Statement
 from relay_core.storage.rows import ThroughModels
+
+
+class Held(NamedTuple):
+    """A named statement held back (``Statements.add``): the statement, its parameters' values,
+    and what is given the first column it answers once it has run."""
+
+    statement: Statement
+    values: list[Any]
+    then: Callable[[Any], None] | None
 
 
 class Transaction:
@@ -36,15 +45,17 @@ class Transaction:
     feed rows it added, and the feeds it found rows held back in.
 
     A write unit begins its transaction only before its first statement, and holds back the
-    writes nobody needs an answer to yet (``add``, ``announce``) until then, or until it
-    commits: a unit that only adds rows sends them as one statement, its own transaction,
-    with no BEGIN and no COMMIT (one round trip for a message, where there were four)."""
+    writes nobody needs an answer to yet (``add``, ``Statements.add``) until then, or until it
+    commits: a unit that only adds one row (a direct message and its event) sends it as one
+    statement, its own transaction, with no BEGIN and no COMMIT (one round trip for a
+    message, where there were four)."""
 
     def __init__(self, conn: Any, write: bool, composed: dict[Any, Composed]) -> None:
         self.conn = conn
         self.write = write
         self.begun = False
         self.unsent: list[Unsent] = []
+        self.held: list[Held] = []
         self.composed = composed
         self.topics: set[str] = set()
         self.committed = False
@@ -60,19 +71,57 @@ class Transaction:
             self.begun = True
         if self.unsent:
             await self.send_unsent()
+        if self.held:
+            await self.send_held()
         return self.conn
+
+    def statements_held(self) -> int:
+        """How many statements sending what is held back takes."""
+        return len(self.held) + (1 if self.unsent else 0)
+
+    async def send_unsent_alone(self) -> None:
+        """Send the one statement held back, as its own transaction."""
+        if self.unsent:
+            await self.send_unsent()
+        else:
+            await self.send_held()
+
+    async def send_held(self) -> None:
+        """Run the named statements held back, in order; a run of one statement that answers
+        to nobody goes as one ``executemany`` (one round trip: the events of an inbox's
+        deliveries)."""
+        held, self.held = self.held, []
+        start = 0
+        try:
+            while start < len(held):
+                first = held[start]
+                end = start + 1
+                if first.then is None:
+                    while (
+                        end < len(held)
+                        and held[end].statement is first.statement
+                        and held[end].then is None
+                    ):
+                        end += 1
+                if end - start > 1:
+                    rows = [h.values for h in held[start:end]]
+                    await self.conn.executemany(first.statement.text, rows)
+                else:
+                    answer = await self.conn.fetchval(first.statement.text, *first.values)
+                    if first.then is not None:
+                        first.then(answer)
+                start = end
+        except INTEGRITY as exc:
+            raise StaleWrite(f"{held[start].statement.name}: {exc}") from exc
 
     async def send_unsent(self) -> None:
         """Insert every held write in one statement, and set the keys they were given."""
         unsent, self.unsent = self.unsent, []
-        shape = tuple((u.sql, u.generated, u.about) for u in unsent)
+        shape = tuple((u.sql, u.generated) for u in unsent)
         composed = self.composed.get(shape)
         if composed is None:
             composed = self.composed[shape] = compose(shape)
-        params = [
-            unsent[position].ordinal if field is None else getattr(unsent[position].record, field)
-            for position, field in composed.params
-        ]
+        params = [getattr(unsent[position].record, field) for position, field in composed.params]
         try:
             keys = await self.conn.fetchrow(composed.text, *params)
         except INTEGRITY as exc:
@@ -80,8 +129,6 @@ class Transaction:
         for u, key in zip(unsent, keys, strict=True):
             if u.generated:
                 u.sql.spec.keyed(u.record, key)
-            if u.about is not None:
-                stamped(u.record, unsent[u.about].record)
 
     def next_feed_ordinal(self) -> int:
         ordinal = self.feed_rows
@@ -114,8 +161,6 @@ class PgTable(ThroughModels, Generic[R]):
         columns = sql.generated_columns if generated else sql.columns
         statement = sql.insert_generated if generated else sql.insert_given
         values = [getattr(record, column) for column in columns]
-        if generated and sql.feed:
-            values.append(self._tx.next_feed_ordinal())
         conn = await self._tx.ready()
         try:
             key = await conn.fetchval(statement, *values)
@@ -126,15 +171,10 @@ class PgTable(ThroughModels, Generic[R]):
         return record
 
     async def add(self, record: R) -> None:
-        self._tx.unsent.append(self.unsent(record, None))
-
-    def unsent(self, record: Any, about: int | None) -> Unsent:
-        """``record`` as a write held back, naming the held write at ``about`` if given."""
         assert self._tx.write, "a read unit of work cannot write"
         sql = self._sql
         generated = sql.spec.generated_key and not getattr(record, sql.spec.key)
-        ordinal = self._tx.next_feed_ordinal() if generated and sql.feed else None
-        return Unsent(sql, record, generated, about, ordinal)
+        self._tx.unsent.append(Unsent(sql, record, generated))
 
     async def update(
         self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
@@ -191,7 +231,7 @@ class PgTable(ThroughModels, Generic[R]):
             params.append(limit)
 
         def build() -> str:
-            clause = where(conds, POSTGRES, 1, sql.visible)
+            clause = where(conds, POSTGRES)
             direction = " DESC" if descending else ""
             order = [quote(order_by)] if order_by else []
             order.append(sql.key)
@@ -201,37 +241,19 @@ class PgTable(ThroughModels, Generic[R]):
             found = (
                 f"SELECT {sql.listed} FROM {sql.name}{clause} ORDER BY {ordered}{bounded}{locked}"
             )
-            if not sql.feed:
-                return found
-            # With the page, in the same snapshot: whether committed rows wait above the
-            # horizon (one row of NULLs and the answer when the page is empty).
-            return (
-                f"SELECT {sql.listed}, held FROM (SELECT EXISTS (SELECT 1 FROM {sql.name} "
-                f"WHERE {sql.key} >= relay_feed_horizon()) AS held) AS horizon "
-                f"LEFT JOIN LATERAL ({found}) AS page ON true ORDER BY {ordered}"
-            )
+            return found
 
         key = ("find", shape(conds, POSTGRES), order_by, descending, limit is not None, skip_locked)
         statement = sql.cached(key, build)
         conn = await self._tx.ready()
         rows = await conn.fetch(statement, *params)
-        if sql.feed:
-            self._note_feed_read(bool(rows[0][-1]))
-            rows = [row for row in rows if row[sql.key_position] is not None]
         return [sql.record(row) for row in rows]
-
-    def _note_feed_read(self, held_back: bool) -> None:
-        topic = self._sql.spec.feed_topic
-        assert topic is not None
-        self._tx.feeds_read.add(topic)
-        if held_back:
-            self._tx.feeds_held_back.add(topic)
 
     async def count(self, *conds: Cond) -> int:
         sql = self._sql
         statement = sql.cached(
             ("count", shape(conds, POSTGRES)),
-            lambda: f"SELECT count(*) FROM {sql.name}{where(conds, POSTGRES, 1, sql.visible)}",
+            lambda: f"SELECT count(*) FROM {sql.name}{where(conds, POSTGRES)}",
         )
         conn = await self._tx.ready()
         return int(await conn.fetchval(statement, *parameters(conds, POSTGRES)))
@@ -242,7 +264,7 @@ class PgTable(ThroughModels, Generic[R]):
             ("count_by", field, shape(conds, POSTGRES)),
             lambda: (
                 f"SELECT {quote(field)}, count(*) FROM {sql.name}"
-                f"{where(conds, POSTGRES, 1, sql.visible)} GROUP BY {quote(field)}"
+                f"{where(conds, POSTGRES)} GROUP BY {quote(field)}"
             ),
         )
         conn = await self._tx.ready()
@@ -255,7 +277,7 @@ class PgTable(ThroughModels, Generic[R]):
             ("newest_by", field, shape(conds, POSTGRES)),
             lambda: (
                 f"SELECT DISTINCT ON ({quote(field)}) {sql.listed} FROM {sql.name}"
-                f"{where(conds, POSTGRES, 1, sql.visible)} ORDER BY {quote(field)}, {sql.key} DESC"
+                f"{where(conds, POSTGRES)} ORDER BY {quote(field)}, {sql.key} DESC"
             ),
         )
         conn = await self._tx.ready()

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import JSON, Boolean, Table
 
 from relay_core.ports import Cond, Increment, TableSpec
@@ -77,38 +76,6 @@ def _codecs(table: Table) -> dict[str, tuple[Encode, Decode]]:
     return codecs
 
 
-def json_object(model: type[BaseModel], table: Table) -> str:
-    """SQL for a row as the JSON ``model_dump_json`` gives for its model: the model's fields in
-    order, each from its column as pydantic writes it, or its default where no column holds it.
-    SQLite writes it without a Python object per value (a test holds it to pydantic's)."""
-    columns = {column.name: column for column in table.columns}
-    parts = []
-    for name, field in model.model_fields.items():
-        if field.exclude:  # a secret kept in the row, never shown
-            continue
-        if field.exclude_if is not None:
-            raise TypeError(f"{model.__name__}.{name}: exclude_if has no SQL equivalent here")
-        column = columns.get(name)
-        if column is None:
-            default = field.get_default(call_default_factory=True)
-            adapter: TypeAdapter[Any] = TypeAdapter(field.annotation)  # type: ignore[arg-type]
-            text = adapter.dump_json(default).decode().replace("'", "''")
-            value = f"json('{text}')"
-        elif isinstance(column.type, UTCDateTime):
-            # Stored as naive UTC text with microseconds; pydantic leaves out ".000000".
-            c = quote(name)
-            whole = f"iif(substr({c}, 20) = '.000000', substr({c}, 1, 19), {c})"
-            value = f"replace({whole}, ' ', 'T') || 'Z'"
-        elif isinstance(column.type, JSON):
-            value = f"json({quote(name)})"
-        elif isinstance(column.type, Boolean):
-            value = f"json(CASE {quote(name)} WHEN 1 THEN 'true' WHEN 0 THEN 'false' END)"
-        else:
-            value = quote(name)
-        parts.append(f"'{name}', {value}")
-    return f"json_object({', '.join(parts)})"
-
-
 class TableSql:
     """One table's SQL text and codecs, built once and shared by every connection."""
 
@@ -123,9 +90,6 @@ class TableSql:
         self.record: Callable[[Sequence[Any]], Any] = row_builder(spec.model, self.columns, codecs)
         self.get = f"SELECT {self.listed} FROM {self.name} WHERE {quote(spec.key)} = ?"
         self.key = quote(spec.key)
-        # What find_encoded_array reads: the row's JSON, written by SQLite as it reads the row.
-        self.encoded = json_object(spec.model, table)
-        self.json = f"{self.key}, {self.encoded}"
         self._cache: dict[tuple[Any, ...], str] = {}
         self._statements: dict[tuple[Any, ...], Statement] = {}
         self._params: dict[tuple[str, ...], Callable[[Any], list[Any]]] = {}

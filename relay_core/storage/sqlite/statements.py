@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import StaleWrite
+from relay_core.ports import JsonRecords, StaleWrite
 from relay_core.storage.queries import R, Statement
 from relay_core.storage.rows import encode_json
 from relay_core.storage.sqlite.driver import sqlite3
@@ -32,8 +32,11 @@ class SqliteStatements:
         self._statements = statements
         self._conn = conn
 
-    def _run(self, name: str, params: Mapping[str, Any]) -> sqlite3.Cursor:
-        statement = self._statements[name]
+    def _run(
+        self, name: str, params: Mapping[str, Any], statement: Statement | None = None
+    ) -> sqlite3.Cursor:
+        """Run the named statement (or ``statement``, one that follows it)."""
+        statement = statement or self._statements[name]
         values = [stored(params[parameter]) for parameter in statement.parameters]
         try:
             return self._conn.execute(statement.text, values)
@@ -52,8 +55,28 @@ class SqliteStatements:
     ) -> list[tuple[Any, str]]:
         return self._run(name, params).fetchall()
 
+    async def feed(self, model: type[R], name: str, **params: Any) -> list[R]:
+        return await self.records(model, name, **params)
+
+    async def json_array(self, model: type[R], name: str, **params: Any) -> JsonRecords[R]:
+        count, array = self._run(name, params).fetchone()
+        return JsonRecords(model, count, array)
+
+    async def rows(self, name: str, **params: Any) -> list[tuple[Any, ...]]:
+        return self._run(name, params).fetchall()
+
     async def value(self, name: str, **params: Any) -> Any:
         return self._run(name, params).fetchone()[0]
+
+    async def add(
+        self, name: str, then: Callable[[Any], None] | None = None, **params: Any
+    ) -> None:
+        # One writer's connection, in process: nothing is gained by holding it back.
+        rows = self._run(name, params).fetchall()  # all read before the next statement runs
+        for following in self._statements[name].following:
+            self._run(name, params, following)
+        if then is not None:
+            then(rows[0][0])
 
     async def run(self, name: str, **params: Any) -> int:
         return self._run(name, params).rowcount

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, cast
+from typing import Any, Generic
 
-from relay_core.ports import Cond, Expect, JsonRecords, R, StaleWrite, expected
+from relay_core.ports import Cond, Expect, R, StaleWrite, expected
 from relay_core.storage import queries
 from relay_core.storage.conditions import SQLITE, quote, shape, where
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
 from relay_core.storage.sqlite.sql import NO_VALUES, Statement, TableSql, bound
 from relay_core.storage.sqlite.statements import SqliteStatements
-from relay_core.storage.stores import BridgeOffsetsStore, Store, StreamTicketsStore, TasksStore
+from relay_core.storage.stores import STORES, Store
 
 
 class SqliteTable(Generic[R]):
@@ -98,30 +98,6 @@ class SqliteTable(Generic[R]):
             raise ValueError(f"find_values reads columns without codecs, not {fields}")
         selected = ", ".join(quote(field) for field in fields)
         return self._select(selected, conds, order_by, descending, limit).fetchall()
-
-    async def find_encoded_array(
-        self, *conds: Cond, limit: int | None = None, newest: bool = False
-    ) -> JsonRecords[R]:
-        # One row for the whole array: a row a step costs the sqlite3 module a tuple, two values
-        # and a turn of the GIL, and the answer a Python object per record.
-        sql = self._sql
-
-        def build() -> str:
-            # The rows always have a LIMIT (-1: none) so that their ORDER BY holds: SQLite may
-            # drop a FROM subquery's ORDER BY, or fold the subquery into the outer one, unless
-            # it has a LIMIT; group_concat then joins them in that order.
-            rows = self._select_statement(
-                f"{sql.key} AS k, {sql.encoded} AS j", conds, None, newest, True
-            ).text
-            ordered = f"SELECT j FROM ({rows}) ORDER BY k" if newest else rows
-            array = "'[' || coalesce(group_concat(j, ','), '') || ']'"
-            return f"SELECT count(*), {array} FROM ({ordered})"
-
-        select = sql.statement(("array", shape(conds, SQLITE), newest), build, conds)
-        params = select.params(NO_VALUES, conds)
-        params.append(-1 if limit is None else limit)
-        count, array = self._conn.execute(select.text, params).fetchone()
-        return JsonRecords(cast("type[R]", sql.spec.model), count, array)
 
     def _select_statement(
         self,
@@ -209,11 +185,7 @@ def tables_on(
     """Every table's verbs and store on one connection, and the search index (searched on its
     own)."""
     named = SqliteStatements(statements, conn)
-    stores: Unit = {
-        "tasks": TasksStore(named),
-        "bridge_offsets": BridgeOffsetsStore(named),
-        "stream_tickets": StreamTicketsStore(named),
-    }
+    stores: Unit = {name: store(named) for name, store in STORES.items()}
     tables: Unit = {
         name: SqliteTable(sql, conn) for name, sql in sqls.items() if name not in stores
     }

@@ -25,16 +25,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError
 
 from relay_api import models as m
 from relay_api.errors import StorageUnavailable
 from relay_core import waiters
 from relay_core.hub import Hub
-from relay_core.ports import FEED, UnitOfWork, stamped
+from relay_core.ports import FEED, UnitOfWork
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.tables import SqliteTable, Unit
+from relay_core.storage.sqlite.tables import Unit
+from relay_core.storage.stores import EventsStore
 
 if TYPE_CHECKING:
     from relay_core.storage.sqlite.storage import SqliteStorage
@@ -243,7 +243,7 @@ class WriteUnit:
     once per writer connection (``with_tables``), rather than copied into every unit: a unit is
     made for every write."""
 
-    events: SqliteTable[m.Event]
+    events: EventsStore
 
     @classmethod
     def with_tables(cls, tables: Unit) -> type[WriteUnit]:
@@ -276,8 +276,8 @@ class WriteUnit:
     def publish(self, topic: str) -> None:
         self._topics.add(topic)
 
-    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
-        await self.events.add(event if about is None else stamped(event, about))
+    async def announce(self, event: m.Event) -> None:
+        await self.events.add(event)
         self.publish(FEED)
 
     async def flush(self) -> None:
@@ -323,7 +323,7 @@ class ReadUnit:
     def publish(self, topic: str) -> None:
         raise RuntimeError("a read unit of work cannot publish")
 
-    async def announce(self, event: m.Event, *, about: BaseModel | None = None) -> None:
+    async def announce(self, event: m.Event) -> None:
         raise RuntimeError("a read unit of work cannot write")
 
     async def flush(self) -> None:

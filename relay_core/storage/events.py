@@ -1,0 +1,41 @@
+"""The events store: the feed's rows (``services/events.py`` says what the feed promises).
+Each method runs one named statement of ``sqlite/queries/events.sql`` or
+``postgres/queries/events.sql``."""
+
+from __future__ import annotations
+
+from relay_api import models as m
+from relay_core.storage.queries import Statements
+
+
+class EventsStore:
+    """The feed in one unit of work."""
+
+    def __init__(self, sql: Statements) -> None:
+        self._sql = sql
+
+    async def add(self, event: m.Event) -> None:
+        """Add ``event`` to the feed (held back on PostgreSQL: ``Statements.add``)."""
+        await self._sql.add(
+            "add_event",
+            kind=event.kind,
+            audience=event.audience,
+            subject_id=event.subject_id,
+            data=event.data,
+            created_at=event.created_at,
+        )
+
+    async def newest_id(self) -> int:
+        """The id of the newest event a reader may see; 0 when there is none."""
+        newest = await self._sql.feed(m.Event, "newest_event")
+        return newest[0].event_id if newest else 0
+
+    async def after(
+        self, after: int, limit: int, audiences: list[str] | None = None
+    ) -> list[m.Event]:
+        """Up to ``limit`` events after ``after``, oldest first; of ``audiences`` if given."""
+        if audiences is None:
+            return await self._sql.feed(m.Event, "events_after", after=after, limit=limit)
+        return await self._sql.feed(
+            m.Event, "events_after_for", after=after, audiences=audiences, limit=limit
+        )

@@ -1,0 +1,34 @@
+-- The event feed (relay_core/storage/events.py runs these). One writer adds rows one at a
+-- time, so ids rise in commit order and a reader sees every row below the newest it read. A
+-- statement that answers events selects each as JSON, read into the model.
+
+-- name: add_event
+-- An event of the feed.
+INSERT INTO events (kind, audience, subject_id, data, created_at)
+VALUES (:kind, :audience, :subject_id, :data, :created_at);
+
+-- name: newest_event
+-- The newest event.
+SELECT json_object(
+    'event_id', event_id, 'kind', kind, 'audience', audience, 'subject_id', subject_id,
+    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z'
+)
+FROM events ORDER BY event_id DESC LIMIT 1;
+
+-- name: events_after
+-- Events after :after, oldest first, up to :limit.
+SELECT json_object(
+    'event_id', event_id, 'kind', kind, 'audience', audience, 'subject_id', subject_id,
+    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z'
+)
+FROM events WHERE event_id > :after ORDER BY event_id LIMIT +:limit;
+
+-- name: events_after_for
+-- events_after of the audiences asked for (a JSON array), through ix_events_audience.
+SELECT json_object(
+    'event_id', event_id, 'kind', kind, 'audience', audience, 'subject_id', subject_id,
+    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z'
+)
+FROM events
+WHERE event_id > :after AND audience IN (SELECT value FROM json_each(:audiences))
+ORDER BY event_id LIMIT +:limit;
