@@ -183,10 +183,12 @@ class AgentsService(Service):
             else:
                 # Every read is a delivery: the count tells the agent it saw one before.
                 read = [message_id for message_id, _, _ in found]
-                now = self.now()
-                await uow.messages.deliver_read(read, now)
-                for mid, status, sender in found:
-                    if status == "pending":
+                await uow.messages.count_reads(read)
+                pending = [(mid, sender) for mid, status, sender in found if status == "pending"]
+                if pending:
+                    now = self.now()
+                    await uow.messages.mark_delivered([mid for mid, _ in pending], now)
+                    for mid, sender in pending:
                         await announce_receipt(uow, "message.delivered", mid, sender, agent_id, now)
                 messages = await uow.messages.array(read)
             return m.InboxResponse.model_construct(

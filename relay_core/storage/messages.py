@@ -54,9 +54,13 @@ class MessagesStore:
         rows = await self._sql.rows("unacked_to", agent_id=agent_id, limit=limit)
         return [(message_id, status, sender) for message_id, status, sender in rows]
 
-    async def deliver_read(self, message_ids: list[int], now: datetime) -> None:
-        """Messages read from an inbox: each read counted, the pending ones delivered."""
-        await self._sql.run("deliver_inbox", message_ids=message_ids, now=now)
+    async def count_reads(self, message_ids: list[int]) -> None:
+        """Messages read from an inbox once more (``delivery_count``)."""
+        await self._sql.run("count_reads", message_ids=message_ids)
+
+    async def mark_delivered(self, message_ids: list[int], now: datetime) -> None:
+        """Pending messages delivered at ``now``."""
+        await self._sql.run("mark_delivered", message_ids=message_ids, now=now)
 
     async def array(self, message_ids: list[int]) -> JsonRecords[m.Message]:
         """The messages ``message_ids``, by id."""

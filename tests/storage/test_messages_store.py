@@ -1,6 +1,6 @@
 """The messages and events stores: every named statement of ``queries/messages.sql`` and
 ``queries/events.sql`` run through its store method on both adapters; SQLite's JSON of a
-message (revision 0028), byte for byte what ``model_dump_json`` writes."""
+message (revision 0028's view), byte for byte what ``model_dump_json`` writes."""
 
 from __future__ import annotations
 
@@ -79,17 +79,21 @@ async def test_ack_and_delivery_change_only_what_they_may(storage: Storage) -> N
         assert acked is not None and (acked.status, acked.acked_at) == ("acked", later)
         assert await uow.messages.ack(sent.message_id, "bob", later) is None  # acked before
         assert await uow.messages.ack(999_999, "bob", later) is None
-        await uow.messages.deliver_read([read[0].message_id], NOW)
-        await uow.messages.deliver_read([message.message_id for message in read[:2]], later)
+        first_read = await uow.messages.unacked_to("cy", 1)
+        await uow.messages.count_reads([read[0].message_id])
+        await uow.messages.mark_delivered([read[0].message_id], NOW)
         unacked = await uow.messages.unacked_to("cy", 2)
+        await uow.messages.count_reads([message.message_id for message in read[:2]])
+        await uow.messages.mark_delivered([read[1].message_id], later)
         assert await uow.messages.count_unacked_to("cy") == 3
         assert await uow.messages.count_unacked_to("bob") == 0
         assert await uow.messages.count_unacked_by_recipient(["bob", "cy", "nobody"]) == {"cy": 3}
         assert await uow.messages.count_unacked() == 3
         await uow.commit()
+    assert first_read == [(read[0].message_id, "pending", "ada")]
     assert unacked == [
         (read[0].message_id, "delivered", "ada"),
-        (read[1].message_id, "delivered", "ada"),
+        (read[1].message_id, "pending", "ada"),
     ]
     async with storage.unit_of_work(write=False) as uow:
         counted = [await uow.messages.get(message.message_id) for message in read]
@@ -207,7 +211,7 @@ async def test_the_feed_is_read_after_a_cursor_for_the_audiences_asked(storage: 
 def encoded(path: Any) -> dict[int, str]:
     """Each message's JSON as SQLite writes it, read past the adapter."""
     with sqlite3.connect(path) as db:
-        return dict(db.execute("SELECT message_id, encoded FROM messages").fetchall())
+        return dict(db.execute("SELECT message_id, encoded FROM messages_encoded").fetchall())
 
 
 async def test_sqlite_writes_a_rows_json_as_pydantic_does(sqlite_url: str) -> None:

@@ -59,12 +59,14 @@ WHERE "to" = :agent_id AND status IN ('pending', 'delivered')
 ORDER BY message_id LIMIT :limit
 FOR UPDATE SKIP LOCKED;
 
--- name: deliver_inbox
--- The messages :message_ids read from an inbox: each read counted, the pending delivered.
-UPDATE messages
-SET delivery_count = delivery_count + 1,
-    delivered_at = CASE WHEN status = 'pending' THEN :now ELSE delivered_at END,
-    status = CASE WHEN status = 'pending' THEN 'delivered' ELSE status END
+-- name: count_reads
+-- The messages :message_ids read from an inbox once more.
+UPDATE messages SET delivery_count = delivery_count + 1
+WHERE message_id = ANY(:message_ids::bigint[]);
+
+-- name: mark_delivered
+-- The pending messages :message_ids delivered.
+UPDATE messages SET status = 'delivered', delivered_at = :now
 WHERE message_id = ANY(:message_ids::bigint[]);
 
 -- name: messages_array

@@ -1,18 +1,22 @@
 -- Direct messages and room posts (relay_core/storage/messages.py runs these). A statement
--- that answers messages selects each row's JSON, the virtual column "encoded" (revision
+-- that answers messages selects each one's JSON from the view messages_encoded (revision
 -- 0028): byte for byte what model_dump_json writes, so a page is answered as SQLite wrote it.
--- A list of ids or names is one parameter, a JSON array read by json_each.
+-- An UPDATE's RETURNING writes it itself (a RETURNING reads only its own table), to be read
+-- into the model. A list of ids or names is one parameter, a JSON array read by json_each.
 --
 -- A page is one row, its count and its messages as one JSON array: a row a step costs the
 -- sqlite3 module a tuple, its values and a turn of the GIL. Its rows keep a LIMIT (-1: none)
 -- so that their ORDER BY holds (SQLite may drop a FROM subquery's ORDER BY, or fold the
 -- subquery into the outer query, unless it has one), and group_concat joins them in that
--- order. A limit is bound as "+:limit": the SQLite of pysqlite3 reads a bare "LIMIT ?" as it
--- plans, so binding it again would prepare the statement again (docs/performance.md).
+-- order; a room's newest are put back in order by the query around them, which SQLite folds
+-- into the count (a LIMIT there as well copies each row's JSON once more: 25% more
+-- instructions for a page of 100). A limit is bound as "+:limit": the SQLite of pysqlite3
+-- reads a bare "LIMIT ?" as it plans, so binding it again would prepare the statement again
+-- (docs/performance.md).
 
 -- name: get_message
 -- One message.
-SELECT encoded FROM messages WHERE message_id = :message_id;
+SELECT encoded FROM messages_encoded WHERE message_id = :message_id;
 
 -- name: insert_message
 -- A new message; its id (a first message's thread_id becomes its id: revision 0018's trigger).
@@ -29,14 +33,28 @@ RETURNING message_id;
 -- Acknowledged by its recipient, if it was not yet.
 UPDATE messages SET status = 'acked', acked_at = :now
 WHERE message_id = :message_id AND "to" = :agent_id AND status IN ('pending', 'delivered')
-RETURNING encoded;
+RETURNING json_object(
+    'message_id', message_id, 'from_agent', from_agent, 'to', "to", 'room_id', room_id,
+    'subject', subject, 'text', text, 'payload', json(payload), 'reply_to', reply_to,
+    'thread_id', thread_id, 'reply_to_notification', reply_to_notification, 'status', status,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'delivered_at', replace(delivered_at, ' ', 'T') || 'Z',
+    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count
+);
 
 -- name: deliver_message
 -- Delivered (its recipient read it), if it was pending.
 UPDATE messages
 SET status = 'delivered', delivered_at = :now, delivery_count = delivery_count + 1
 WHERE message_id = :message_id AND status = 'pending'
-RETURNING encoded;
+RETURNING json_object(
+    'message_id', message_id, 'from_agent', from_agent, 'to', "to", 'room_id', room_id,
+    'subject', subject, 'text', text, 'payload', json(payload), 'reply_to', reply_to,
+    'thread_id', thread_id, 'reply_to_notification', reply_to_notification, 'status', status,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'delivered_at', replace(delivered_at, ' ', 'T') || 'Z',
+    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count
+);
 
 -- name: unacked_to
 -- An inbox's first unacknowledged messages, up to :limit: each one's id, status and sender.
@@ -44,19 +62,23 @@ SELECT message_id, status, from_agent FROM messages
 WHERE "to" = :agent_id AND status IN ('pending', 'delivered')
 ORDER BY message_id LIMIT +:limit;
 
--- name: deliver_inbox
--- The messages :message_ids read from an inbox: each read counted, the pending delivered.
-UPDATE messages
-SET delivery_count = delivery_count + 1,
-    delivered_at = iif(status = 'pending', :now, delivered_at),
-    status = iif(status = 'pending', 'delivered', status)
+-- name: count_reads
+-- The messages :message_ids read from an inbox once more.
+UPDATE messages SET delivery_count = delivery_count + 1
+WHERE message_id IN (SELECT value FROM json_each(:message_ids));
+
+-- name: mark_delivered
+-- The pending messages :message_ids delivered. A statement of its own: one that set the
+-- status of every message read, even to what it was, would write each one's entry of
+-- ix_messages_inbox again.
+UPDATE messages SET status = 'delivered', delivered_at = :now
 WHERE message_id IN (SELECT value FROM json_each(:message_ids));
 
 -- name: messages_array
 -- The messages :message_ids, by id, as one array.
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
-    SELECT encoded FROM messages
+    SELECT encoded FROM messages_encoded
     WHERE message_id IN (SELECT value FROM json_each(:message_ids))
     ORDER BY message_id LIMIT -1
 );
@@ -65,7 +87,7 @@ FROM (
 -- An inbox's first unacknowledged messages, up to :limit, as one array.
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
-    SELECT encoded FROM messages
+    SELECT encoded FROM messages_encoded
     WHERE "to" = :agent_id AND status IN ('pending', 'delivered')
     ORDER BY message_id LIMIT +:limit
 );
@@ -75,10 +97,10 @@ FROM (
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
     SELECT encoded FROM (
-        SELECT message_id, encoded FROM messages WHERE room_id = :room_id
+        SELECT message_id, encoded FROM messages_encoded WHERE room_id = :room_id
         ORDER BY message_id DESC LIMIT +:limit
     )
-    ORDER BY message_id LIMIT -1
+    ORDER BY message_id
 );
 
 -- name: room_thread_array
@@ -86,22 +108,22 @@ FROM (
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
     SELECT encoded FROM (
-        SELECT message_id, encoded FROM messages
+        SELECT message_id, encoded FROM messages_encoded
         WHERE room_id = :room_id AND thread_id = :thread_id
         ORDER BY message_id DESC LIMIT +:limit
     )
-    ORDER BY message_id LIMIT -1
+    ORDER BY message_id
 );
 
 -- name: thread_after
 -- A conversation's messages after :after, oldest first, up to :limit.
-SELECT encoded FROM messages
+SELECT encoded FROM messages_encoded
 WHERE thread_id = :thread_id AND message_id > :after
 ORDER BY message_id LIMIT +:limit;
 
 -- name: first_reply_to_notification
 -- The first answer to a notification (its answers are one conversation).
-SELECT encoded FROM messages
+SELECT encoded FROM messages_encoded
 WHERE reply_to_notification = :notification_id
 ORDER BY message_id LIMIT 1;
 
