@@ -51,6 +51,17 @@ def decode(cursor: str, types: tuple[type, ...]) -> tuple[Any, ...]:
     return tuple(values)
 
 
+def cut(
+    rows: list[R], limit: int, sort_key: Callable[[R], Sequence[Any]]
+) -> tuple[list[R], str | None]:
+    """The page of ``rows`` read one past ``limit`` (the one more says another page follows),
+    and the cursor of the next page (``sort_key`` of its last row), None if this is the
+    last."""
+    if len(rows) <= limit:
+        return rows, None
+    return rows[:limit], encode(sort_key(rows[limit - 1]))
+
+
 async def page(
     table: Table[R],
     *conds: Cond,

@@ -25,6 +25,7 @@ from relay_core.hub import Hub
 from relay_core.search_query import Query
 
 if TYPE_CHECKING:
+    from relay_core.storage.agents import AgentsStore
     from relay_core.storage.bridge_offsets import BridgeOffsetsStore
     from relay_core.storage.events import EventsStore
     from relay_core.storage.messages import MessagesStore
@@ -151,13 +152,6 @@ class JsonRecords(Sequence[R]):
 @functools.cache
 def _adapter(model: type[R]) -> TypeAdapter[list[R]]:
     return TypeAdapter(list[model])  # type: ignore[valid-type]
-
-
-@dataclass(frozen=True)
-class Increment:
-    """An update value: add ``by`` to the field's current value (in the database, atomically)."""
-
-    by: int = 1
 
 
 class Table(Protocol[R]):
@@ -296,7 +290,6 @@ class TableSpec:
 
 
 TABLES: tuple[TableSpec, ...] = (
-    TableSpec("agents", m.Agent, "agent_id", False),
     TableSpec("spaces", m.Space, "space_id", False),
     TableSpec("rooms", m.Room, "room_id", False),
     TableSpec("room_members", m.RoomMember, "member_id", True),
@@ -328,7 +321,7 @@ SPECS = {spec.model: spec for spec in TABLES}
 class UnitOfWork(Protocol):
     """One transaction over every table; it rolls back unless ``commit`` is called."""
 
-    agents: Table[m.Agent]
+    agents: AgentsStore
     spaces: Table[m.Space]
     rooms: Table[m.Room]
     room_members: Table[m.RoomMember]

@@ -19,7 +19,7 @@ from relay_api.errors import AuthenticationError, PermissionDenied
 from relay_api.models import AGENT_TOKEN_PREFIX
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, Caller, hash_secret
-from relay_core.ports import UnitOfWork, eq
+from relay_core.ports import UnitOfWork
 from relay_core.services.base import Context, Service
 
 T = TypeVar("T")
@@ -144,8 +144,7 @@ class AccessService(Service):
             before_lookup()
 
         async def work(uow: UnitOfWork) -> str | None:
-            agents = await uow.agents.find(eq("token_hash", token_hash), limit=1)
-            return agents[0].agent_id if agents else None
+            return await uow.agents.by_token(token_hash)
 
         generation = self._generation
         agent_id = await self.read(work)

@@ -12,7 +12,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller, hash_secret, new_token
 from relay_core.coalesce import Coalescer
-from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, eq
+from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import announce_receipt, inbox_topic
@@ -43,7 +43,7 @@ async def require_registered(uow: UnitOfWork, agent_id: str, known: Registered) 
     this process has seen registered)."""
     if agent_id in known:
         return
-    if not await uow.agents.count(eq("agent_id", agent_id)):
+    if not await uow.agents.exists(agent_id):
         raise NotFound(f"agent '{agent_id}' is not registered")
     known.add(agent_id)
 
@@ -83,9 +83,8 @@ class AgentsService(Service):
                 agent = m.Agent(agent_id=body.agent_id, created_at=now, updated_at=now, **fields)
                 agent = await uow.agents.insert(agent.model_copy(update=secret))
             else:
-                changed = await uow.agents.update(
-                    body.agent_id, {**fields, **secret, "updated_at": now}
-                )
+                token_hash = secret.get("token_hash")
+                changed = await uow.agents.register_again(body.agent_id, fields, token_hash, now)
                 if changed is None:
                     raise StaleWrite("agent vanished")
                 agent = changed
@@ -115,7 +114,7 @@ class AgentsService(Service):
             for agent_id, report in sorted(beats):
                 pending = await unacked_count(uow, agent_id)
                 reported = json.loads(report)
-                agent = await uow.agents.update(agent_id, reported | {"last_seen_at": now})
+                agent = await uow.agents.record_heartbeat(agent_id, reported, now)
                 if agent is None:
                     results[agent_id, report] = NotFound(f"agent '{agent_id}' is not registered")
                     continue
@@ -149,8 +148,9 @@ class AgentsService(Service):
         messages; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.AgentsResponse:
-            found, next_cursor = await paging.page(
-                uow.agents, key=("agent_id", str), limit=limit, cursor=cursor
+            after = None if cursor is None else paging.decode(cursor, (str,))[0]
+            found, next_cursor = paging.cut(
+                await uow.agents.page(after, limit + 1), limit, lambda agent: [agent.agent_id]
             )
             pending = await uow.messages.count_unacked_by_recipient(
                 [agent.agent_id for agent in found]

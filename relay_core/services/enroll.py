@@ -176,9 +176,7 @@ class EnrollService(Service):
             )
             if delivered is None:
                 raise StaleWrite("token delivered concurrently")
-            agent = await uow.agents.update(
-                enrollment.agent_id, {"token_hash": hash_secret(token), "updated_at": now}
-            )
+            agent = await uow.agents.set_token(enrollment.agent_id, hash_secret(token), now)
             uow.publish(CREDENTIALS)
             if agent is None:
                 raise NotFound(f"agent '{enrollment.agent_id}' was removed")

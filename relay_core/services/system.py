@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from relay_api import __version__
 from relay_api import models as m
 from relay_core.auth import Caller
-from relay_core.ports import UnitOfWork, eq, gt, in_
+from relay_core.ports import UnitOfWork, eq, in_
 from relay_core.services.base import Context, Service
 
 
@@ -42,7 +42,7 @@ class SystemService(Service):
             seen_since = now - timedelta(seconds=self.ctx.config.presence_ttl)
             return m.StatusCounts(
                 agents=await uow.agents.count(),
-                online_agents=await uow.agents.count(gt("last_seen_at", seen_since)),
+                online_agents=await uow.agents.count_seen_since(seen_since),
                 pending_messages=await uow.messages.count_unacked(),
                 open_tasks=await uow.tasks.count_open(),
                 pending_approvals=await uow.approvals.count(

@@ -3,7 +3,7 @@
 ``eq`` and ``ne`` with ``None`` are ``IS NULL`` and ``IS NOT NULL`` and take no parameter; ``in``
 takes its values, one ``?`` each in SQLite (``0``, false, for none) and one array in PostgreSQL
 (``= ANY($n)``), and ``not_in`` likewise (``NOT IN``, ``<> ALL``; ``1``, true, for none); every
-other condition takes its value. An assignment takes its value, an ``Increment`` its step. What
+other condition takes its value, as an assignment does. What
 the text of a statement depends on is its ``shape``, by which the adapters keep each statement
 once. The storage contract tests (``tests/storage/test_contract.py``) hold the two to one
 answer.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from relay_core.ports import Cond, Increment
+from relay_core.ports import Cond
 
 Takes = Literal["none", "one", "each", "array"]
 LISTS = ("in", "not_in")
@@ -108,15 +108,11 @@ def parameters(conds: Sequence[Cond], dialect: Dialect) -> list[Any]:
 
 
 def assignments(values: Mapping[str, Any], dialect: Dialect, first: int = 1) -> str:
-    """``SET`` text, every ``Increment`` added by the database, parameters from ``first``."""
-    parts = []
-    for number, (field, value) in enumerate(values.items(), start=first):
-        column = quote(field)
-        added = f"{column} + " if isinstance(value, Increment) else ""
-        parts.append(f"{column} = {added}{_mark(dialect, number)}")
-    return ", ".join(parts)
+    """``SET`` text, parameters from ``first``."""
+    numbered = enumerate(values, start=first)
+    return ", ".join(f"{quote(field)} = {_mark(dialect, number)}" for number, field in numbered)
 
 
 def assigned(values: Mapping[str, Any]) -> list[Any]:
-    """The parameters of ``assignments``: each value, an ``Increment``'s step."""
-    return [value.by if isinstance(value, Increment) else value for value in values.values()]
+    """The parameters of ``assignments``."""
+    return list(values.values())

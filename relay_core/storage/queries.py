@@ -102,42 +102,42 @@ class Statements(Protocol):
     that answers records selects them as the dialect keeps them (SQLite: the row's JSON, in one
     column; PostgreSQL: its columns), and these read them into ``model``."""
 
-    async def record(self, model: type[R], name: str, **params: Any) -> R | None:
+    async def record(self, model: type[R], name: str, /, **params: Any) -> R | None:
         """The first record the statement answers, or None."""
         ...
 
-    async def records(self, model: type[R], name: str, **params: Any) -> list[R]:
+    async def records(self, model: type[R], name: str, /, **params: Any) -> list[R]:
         """Every record the statement answers."""
         ...
 
     async def keyed_json(
-        self, model: type[BaseModel], key: str, name: str, **params: Any
+        self, model: type[BaseModel], key: str, name: str, /, **params: Any
     ) -> list[tuple[Any, str]]:
         """Every record the statement answers, as its key and the JSON ``model_dump_json``
         writes for it (SQLite's statement selects the key and the row's JSON)."""
         ...
 
-    async def feed(self, model: type[R], name: str, **params: Any) -> list[R]:
+    async def feed(self, model: type[R], name: str, /, **params: Any) -> list[R]:
         """Every record a read of the event feed answers. PostgreSQL's statement answers, with
         each row, whether committed rows wait above the horizon (``held``; one row of NULLs
         when nothing is found), which the runner notes for the unit; SQLite's, the records."""
         ...
 
-    async def json_array(self, model: type[R], name: str, **params: Any) -> JsonRecords[R]:
+    async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:
         """The records the statement answers, as one JSON array (SQLite's statement selects
         their count and the array, in one row)."""
         ...
 
-    async def rows(self, name: str, **params: Any) -> list[tuple[Any, ...]]:
+    async def rows(self, name: str, /, **params: Any) -> list[tuple[Any, ...]]:
         """Every row the statement answers, as tuples of plain columns."""
         ...
 
-    async def value(self, name: str, **params: Any) -> Any:
+    async def value(self, name: str, /, **params: Any) -> Any:
         """The first column of the first row the statement answers."""
         ...
 
     async def add(
-        self, name: str, then: Callable[[Any], None] | None = None, **params: Any
+        self, name: str, then: Callable[[Any], None] | None = None, /, **params: Any
     ) -> None:
         """Run an INSERT nobody needs an answer to before the unit's next statement: on
         PostgreSQL it is held back until then, or until the unit commits (a unit that only
@@ -147,6 +147,6 @@ class Statements(Protocol):
         the transaction (SQLite's statements have none)."""
         ...
 
-    async def run(self, name: str, **params: Any) -> int:
+    async def run(self, name: str, /, **params: Any) -> int:
         """Run a statement that answers nothing; how many rows it changed."""
         ...

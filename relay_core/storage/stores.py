@@ -1,14 +1,18 @@
 """The stores of named statements, one a resource, by the name a unit of work holds each."""
 
+from relay_core.storage.agents import AgentsStore
 from relay_core.storage.bridge_offsets import BridgeOffsetsStore
 from relay_core.storage.events import EventsStore
 from relay_core.storage.messages import MessagesStore
 from relay_core.storage.stream_tickets import StreamTicketsStore
 from relay_core.storage.tasks import TasksStore
 
-Store = BridgeOffsetsStore | EventsStore | MessagesStore | StreamTicketsStore | TasksStore
+Store = (
+    AgentsStore | BridgeOffsetsStore | EventsStore | MessagesStore | StreamTicketsStore | TasksStore
+)
 
 STORES: dict[str, type[Store]] = {
+    "agents": AgentsStore,
     "bridge_offsets": BridgeOffsetsStore,
     "events": EventsStore,
     "messages": MessagesStore,
@@ -18,6 +22,7 @@ STORES: dict[str, type[Store]] = {
 
 __all__ = [
     "STORES",
+    "AgentsStore",
     "BridgeOffsetsStore",
     "EventsStore",
     "MessagesStore",

@@ -64,7 +64,7 @@ async def test_leaving_without_commit_rolls_back(storage: Storage) -> None:
     await seed_agents(storage, "keep")
     async with storage.unit_of_work(write=True) as uow:
         await uow.agents.insert(agent("gone"))
-        await uow.agents.update("keep", {"name": "changed"})
+        await uow.agents.register_again("keep", {"name": "changed"}, None, NOW)
     async with storage.unit_of_work(write=False) as uow:
         assert await uow.agents.get("gone") is None
         kept = await uow.agents.get("keep")
@@ -107,8 +107,9 @@ async def test_update_with_expect_is_compare_and_set(storage: Storage) -> None:
 async def test_expect_none_matches_null(storage: Storage) -> None:
     await seed_agents(storage, "n")
     async with storage.unit_of_work(write=True) as uow:
-        assert await uow.agents.update("n", {"name": "x"}, expect={"token_hash": None})
-        assert await uow.agents.update("n", {"name": "y"}, expect={"token_hash": "t"}) is None
+        key = (await uow.notifications.insert(note("n"))).notification_id
+        assert await uow.notifications.update(key, {"text": "x"}, expect={"error": None})
+        assert await uow.notifications.update(key, {"text": "y"}, expect={"error": "t"}) is None
         await uow.commit()
 
 
@@ -187,7 +188,7 @@ async def test_a_commit_not_waiting_for_the_disk_is_kept(storage: Storage) -> No
     """Seen by the next write at once, by reads once it is committed, which it soon is."""
     await seed_agents(storage, "l")
     async with storage.unit_of_work(write=True) as uow:
-        await uow.agents.update("l", {"name": "advice"})
+        await uow.agents.register_again("l", {"name": "advice"}, None, NOW)
         await uow.commit(durable=False)
     async with storage.unit_of_work(write=True) as uow:
         written = await uow.agents.get("l")
@@ -205,12 +206,13 @@ async def test_a_commit_not_waiting_for_the_disk_is_kept(storage: Storage) -> No
 async def test_ordering_conditions_never_match_null(storage: Storage) -> None:
     await seed_agents(storage, "seen", "never")
     async with storage.unit_of_work(write=True) as uow:
-        await uow.agents.update("seen", {"last_seen_at": NOW})
+        await uow.notifications.insert(note("seen").model_copy(update={"sent_at": NOW}))
+        await uow.notifications.insert(note("never"))
         await uow.commit()
     async with storage.unit_of_work(write=False) as uow:
-        recent = await uow.agents.find(gt("last_seen_at", NOW - timedelta(seconds=1)))
-        old = await uow.agents.count(lt("last_seen_at", NOW + timedelta(seconds=1)))
-    assert [a.agent_id for a in recent] == ["seen"]
+        recent = await uow.notifications.find(gt("sent_at", NOW - timedelta(seconds=1)))
+        old = await uow.notifications.count(lt("sent_at", NOW + timedelta(seconds=1)))
+    assert [n.agent_id for n in recent] == ["seen"]
     assert old == 1
 
 
@@ -398,10 +400,13 @@ async def test_held_writes_are_seen_by_their_unit_and_end_with_it(storage: Stora
 
 
 async def test_a_held_write_that_conflicts_is_a_stale_write(storage: Storage) -> None:
-    await seed_agents(storage, "dup")
+    room = m.Room(room_id="dup", name="dup", created_by="x", created_at=NOW)
+    async with storage.unit_of_work(write=True) as uow:
+        await uow.rooms.insert(room)
+        await uow.commit()
     with pytest.raises(StaleWrite):
         async with storage.unit_of_work(write=True) as uow:
-            await uow.agents.add(agent("dup"))
+            await uow.rooms.add(room)
             await uow.commit()
 
 

@@ -12,11 +12,19 @@ import pytest
 
 from relay_core import records
 from relay_core.ports import StaleWrite, Storage
-from relay_core.storage import bridge_offsets, events, messages, queries, stream_tickets, tasks
+from relay_core.storage import (
+    agents,
+    bridge_offsets,
+    events,
+    messages,
+    queries,
+    stream_tickets,
+    tasks,
+)
 
 STORES = "".join(
     inspect.getsource(module)
-    for module in (tasks, bridge_offsets, stream_tickets, messages, events)
+    for module in (tasks, bridge_offsets, stream_tickets, messages, events, agents)
 )
 NOW = datetime(2026, 11, 28, 10, 45, 1, 250000, tzinfo=UTC)
 

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, field_validator
 
+from relay_api import models as m
 from relay_core.ports import TABLES, TableSpec
 from relay_core.storage.sqlite import SqliteStorage
+from relay_core.storage.stores import STORES
 
 NOW = datetime(2026, 11, 22, 21, 35, 25, 123456, tzinfo=UTC)
 # The tables read through the generic verbs; the others are stores of named statements
 # (tests/storage/test_named_statements.py, test_tasks_store.py).
-GENERIC = [
-    spec for spec in TABLES if spec.name not in {"tasks", "bridge_offsets", "stream_tickets"}
-]
+GENERIC = [spec for spec in TABLES if spec.name not in STORES]
 JSON_SAMPLE = {"n": 2**70, "small": 3, "s": "é", "l": [1, None, True], "o": {}}
 
 
@@ -118,21 +118,10 @@ def test_no_stored_model_has_a_validator_the_row_builders_would_skip(spec: Table
 
 
 def test_a_validator_on_a_resource_is_found() -> None:
-    class Checked(TABLES[0].model):  # type: ignore[name-defined,misc]
-        @field_validator("agent_id")
+    class Checked(m.Space):
+        @field_validator("space_id")
         @classmethod
         def lower(cls, value: str) -> str:
             return value.lower()
 
     assert validators(Checked) == {"test_a_validator_on_a_resource_is_found.<locals>.Checked.lower"}
-
-
-def bare_record(spec: TableSpec) -> BaseModel:
-    """A record with only its required fields, its times on a whole second."""
-    whole = NOW.replace(microsecond=0)
-    fields = {
-        name: whole if field.annotation is datetime else sample(field.annotation)
-        for name, field in spec.model.model_fields.items()
-        if field.is_required()
-    }
-    return spec.model.model_validate(fields)

@@ -33,7 +33,7 @@ class PgStatements:
     async def _fetch(self, name: str, params: Mapping[str, Any]) -> list[Any]:
         return list(await self._call("fetch", name, params))
 
-    async def run(self, name: str, **params: Any) -> int:
+    async def run(self, name: str, /, **params: Any) -> int:
         return affected(await self._call("execute", name, params))
 
     async def _call(self, method: str, name: str, params: Mapping[str, Any]) -> Any:
@@ -46,38 +46,38 @@ class PgStatements:
         except INTEGRITY as exc:
             raise StaleWrite(f"{name}: {exc}") from exc
 
-    async def record(self, model: type[R], name: str, **params: Any) -> R | None:
+    async def record(self, model: type[R], name: str, /, **params: Any) -> R | None:
         rows = await self._fetch(name, params)
         return model.model_validate(dict(rows[0])) if rows else None
 
-    async def records(self, model: type[R], name: str, **params: Any) -> list[R]:
+    async def records(self, model: type[R], name: str, /, **params: Any) -> list[R]:
         return [model.model_validate(dict(row)) for row in await self._fetch(name, params)]
 
     async def keyed_json(
-        self, model: type[BaseModel], key: str, name: str, **params: Any
+        self, model: type[BaseModel], key: str, name: str, /, **params: Any
     ) -> list[tuple[Any, str]]:
         rows = await self._fetch(name, params)
         return [(row[key], model.model_validate(dict(row)).model_dump_json()) for row in rows]
 
-    async def feed(self, model: type[R], name: str, **params: Any) -> list[R]:
+    async def feed(self, model: type[R], name: str, /, **params: Any) -> list[R]:
         rows = await self._fetch(name, params)
         self._tx.feeds_read.add(FEED)
         if rows[0]["held"]:
             self._tx.feeds_held_back.add(FEED)
         return [model.model_validate(dict(row)) for row in rows if row[0] is not None]
 
-    async def json_array(self, model: type[R], name: str, **params: Any) -> JsonRecords[R]:
+    async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:
         return JsonRecords.of(model, await self.records(model, name, **params))
 
-    async def rows(self, name: str, **params: Any) -> list[tuple[Any, ...]]:
+    async def rows(self, name: str, /, **params: Any) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in await self._fetch(name, params)]
 
-    async def value(self, name: str, **params: Any) -> Any:
+    async def value(self, name: str, /, **params: Any) -> Any:
         rows = await self._fetch(name, params)
         return rows[0][0]
 
     async def add(
-        self, name: str, then: Callable[[Any], None] | None = None, **params: Any
+        self, name: str, then: Callable[[Any], None] | None = None, /, **params: Any
     ) -> None:
         assert self._tx.write, "a read unit of work cannot write"
         statement = self._statements[name]

@@ -10,7 +10,6 @@ from typing import Any, Generic, NamedTuple
 from relay_core.ports import (
     Cond,
     Expect,
-    Increment,
     R,
     StaleWrite,
     expected,
@@ -182,7 +181,7 @@ class PgTable(ThroughModels, Generic[R]):
         sql = self._sql
         guards = [Cond(sql.spec.key, "eq", key), *expected(expect)]
         statement = sql.cached(
-            ("update", tuple(values), _incremented(values), shape(guards, POSTGRES)),
+            ("update", tuple(values), shape(guards, POSTGRES)),
             lambda: (
                 f"UPDATE {sql.name} SET {assignments(values, POSTGRES)}"
                 f"{where(guards, POSTGRES, len(values) + 1)} RETURNING {sql.listed}"
@@ -198,7 +197,7 @@ class PgTable(ThroughModels, Generic[R]):
     async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
         sql = self._sql
         statement = sql.cached(
-            ("update_where", tuple(values), _incremented(values), shape(conds, POSTGRES)),
+            ("update_where", tuple(values), shape(conds, POSTGRES)),
             lambda: (
                 f"UPDATE {sql.name} SET {assignments(values, POSTGRES)}"
                 f"{where(conds, POSTGRES, len(values) + 1)}"
@@ -284,10 +283,6 @@ class PgTable(ThroughModels, Generic[R]):
         rows = await conn.fetch(statement, *parameters(conds, POSTGRES))
         found = [sql.record(row) for row in rows]
         return {getattr(record, field): record for record in found}
-
-
-def _incremented(values: Mapping[str, Any]) -> tuple[bool, ...]:
-    return tuple(isinstance(v, Increment) for v in values.values())
 
 
 def affected(status: str) -> int:

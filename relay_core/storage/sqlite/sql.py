@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import JSON, Boolean, Table
 
-from relay_core.ports import Cond, Increment, TableSpec
+from relay_core.ports import Cond, TableSpec
 from relay_core.storage.conditions import SQLITE, assignments, quote, shape, takes, where
 from relay_core.storage.rows import (
     Decode,
@@ -130,9 +130,7 @@ class TableSql:
         self, values: Mapping[str, Any], conds: Sequence[Cond], returning: str | None = None
     ) -> Statement:
         """The UPDATE that sets ``values`` where ``conds`` hold (answering ``returning``)."""
-        # The values' types tell where an Increment is (cheaper to take than to test each).
-        kinds = tuple(map(type, values.values()))
-        key = ("update", tuple(values), kinds, shape(conds, SQLITE), returning)
+        key = ("update", tuple(values), shape(conds, SQLITE), returning)
 
         def build() -> str:
             text = f"UPDATE {self.name} SET {assignments(values, SQLITE)}{where(conds, SQLITE)}"
@@ -165,10 +163,8 @@ def statement_params_writer(
     and a codec lookup per value, they took nearly twice as long to make ready for SQLite."""
     namespace: dict[str, Any] = {}
     items = []
-    for i, (field, value) in enumerate(values.items()):
-        if isinstance(value, Increment):
-            items.append(f"values[{field!r}].by")
-        elif field in encoders:
+    for i, field in enumerate(values):
+        if field in encoders:
             namespace[f"encode_{i}"] = encoders[field]
             items.append(f"None if (v{i} := values[{field!r}]) is None else encode_{i}(v{i})")
         else:

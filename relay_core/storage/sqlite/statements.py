@@ -43,33 +43,33 @@ class SqliteStatements:
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"{name}: {exc}") from exc
 
-    async def record(self, model: type[R], name: str, **params: Any) -> R | None:
+    async def record(self, model: type[R], name: str, /, **params: Any) -> R | None:
         row = self._run(name, params).fetchone()
         return None if row is None else model.model_validate_json(row[0])
 
-    async def records(self, model: type[R], name: str, **params: Any) -> list[R]:
+    async def records(self, model: type[R], name: str, /, **params: Any) -> list[R]:
         return [model.model_validate_json(json) for (json,) in self._run(name, params)]
 
     async def keyed_json(
-        self, model: type[BaseModel], key: str, name: str, **params: Any
+        self, model: type[BaseModel], key: str, name: str, /, **params: Any
     ) -> list[tuple[Any, str]]:
         return self._run(name, params).fetchall()
 
-    async def feed(self, model: type[R], name: str, **params: Any) -> list[R]:
+    async def feed(self, model: type[R], name: str, /, **params: Any) -> list[R]:
         return await self.records(model, name, **params)
 
-    async def json_array(self, model: type[R], name: str, **params: Any) -> JsonRecords[R]:
+    async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:
         count, array = self._run(name, params).fetchone()
         return JsonRecords(model, count, array)
 
-    async def rows(self, name: str, **params: Any) -> list[tuple[Any, ...]]:
+    async def rows(self, name: str, /, **params: Any) -> list[tuple[Any, ...]]:
         return self._run(name, params).fetchall()
 
-    async def value(self, name: str, **params: Any) -> Any:
+    async def value(self, name: str, /, **params: Any) -> Any:
         return self._run(name, params).fetchone()[0]
 
     async def add(
-        self, name: str, then: Callable[[Any], None] | None = None, **params: Any
+        self, name: str, then: Callable[[Any], None] | None = None, /, **params: Any
     ) -> None:
         # One writer's connection, in process: nothing is gained by holding it back.
         rows = self._run(name, params).fetchall()  # all read before the next statement runs
@@ -78,5 +78,5 @@ class SqliteStatements:
         if then is not None:
             then(rows[0][0])
 
-    async def run(self, name: str, **params: Any) -> int:
+    async def run(self, name: str, /, **params: Any) -> int:
         return self._run(name, params).rowcount

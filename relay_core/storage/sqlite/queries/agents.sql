@@ -1,0 +1,94 @@
+-- Agents (relay_core/storage/agents.py runs these). A statement that answers agents selects
+-- each as JSON, read into the model (its token's hash too, which the model never shows).
+
+-- name: get_agent
+-- One agent.
+SELECT json_object(
+    'agent_id', agent_id, 'name', name, 'kind', kind,
+    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
+    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+) FROM agents WHERE agent_id = :agent_id;
+
+-- name: count_agent
+-- 1 if the agent is registered, else 0 (cheaper than reading it).
+SELECT count(*) FROM agents WHERE agent_id = :agent_id;
+
+-- name: agent_by_token
+-- The agent whose token has this hash.
+SELECT agent_id FROM agents WHERE token_hash = :token_hash;
+
+-- name: insert_agent
+-- A new agent.
+INSERT INTO agents (
+    agent_id, name, kind, capabilities, metadata, status, note, last_seen_at, created_at,
+    updated_at, token_hash
+) VALUES (
+    :agent_id, :name, :kind, :capabilities, :metadata, :status, :note, :last_seen_at,
+    :created_at, :updated_at, :token_hash
+);
+
+-- name: register_agent_again
+-- A registered agent's fields as registered again: each one the body gave (:set_name, ...),
+-- its token's hash if one was issued.
+UPDATE agents
+SET name = CASE WHEN :set_name THEN :name ELSE name END,
+    kind = CASE WHEN :set_kind THEN :kind ELSE kind END,
+    capabilities = CASE WHEN :set_capabilities THEN :capabilities ELSE capabilities END,
+    metadata = CASE WHEN :set_metadata THEN :metadata ELSE metadata END,
+    token_hash = coalesce(:token_hash, token_hash),
+    updated_at = :now
+WHERE agent_id = :agent_id
+RETURNING json_object(
+    'agent_id', agent_id, 'name', name, 'kind', kind,
+    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
+    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+);
+
+-- name: record_heartbeat
+-- A sign of life at :now, with what the agent reported (a field not reported stays).
+UPDATE agents
+SET status = coalesce(:status, status), note = coalesce(:note, note),
+    metadata = coalesce(:metadata, metadata), last_seen_at = :now
+WHERE agent_id = :agent_id
+RETURNING json_object(
+    'agent_id', agent_id, 'name', name, 'kind', kind,
+    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
+    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+);
+
+-- name: set_agent_token
+-- The hash of the agent's new token.
+UPDATE agents SET token_hash = :token_hash, updated_at = :now WHERE agent_id = :agent_id
+RETURNING json_object(
+    'agent_id', agent_id, 'name', name, 'kind', kind,
+    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
+    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+);
+
+-- name: count_agents
+-- How many agents are registered.
+SELECT count(*) FROM agents;
+
+-- name: count_agents_seen_since
+-- How many agents gave a sign of life after :since.
+SELECT count(*) FROM agents WHERE last_seen_at > :since;
+
+-- name: page_agents
+-- A page of agents by id, after :after (NULL: from the first).
+SELECT json_object(
+    'agent_id', agent_id, 'name', name, 'kind', kind,
+    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
+    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+) FROM agents
+WHERE (:after IS NULL OR agent_id > :after)
+ORDER BY agent_id LIMIT +:limit;
