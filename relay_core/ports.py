@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from relay_core.storage.events import EventsStore
     from relay_core.storage.messages import MessagesStore
     from relay_core.storage.stream_tickets import StreamTicketsStore
+    from relay_core.storage.task_events import TaskEventsStore
     from relay_core.storage.tasks import TasksStore
 
 R = TypeVar("R", bound=BaseModel)
@@ -294,7 +295,6 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("rooms", m.Room, "room_id", False),
     TableSpec("room_members", m.RoomMember, "member_id", True),
     TableSpec("tasks", m.Task, "task_id", True),
-    TableSpec("task_events", m.TaskEvent, "event_id", True),
     TableSpec("actions", m.Action, "action_id", True),
     TableSpec("notifications", m.Notification, "notification_id", True),
     TableSpec("approvals", m.Approval, "approval_id", True),
@@ -327,7 +327,7 @@ class UnitOfWork(Protocol):
     room_members: Table[m.RoomMember]
     messages: MessagesStore
     tasks: TasksStore
-    task_events: Table[m.TaskEvent]
+    task_events: TaskEventsStore
     actions: Table[m.Action]
     notifications: Table[m.Notification]
     approvals: Table[m.Approval]

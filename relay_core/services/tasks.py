@@ -18,7 +18,7 @@ from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, eq
+from relay_core.ports import FEED, JsonRecords, StaleWrite, UnitOfWork
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, event_data
@@ -76,8 +76,9 @@ async def _note_on_trail(
     event = m.TaskEvent(
         task_id=task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
     )
-    await uow.task_events.add(event)
-    await emit(uow, f"task.{kind}", task_id, about, now)
+    announced = m.Event(kind=f"task.{kind}", subject_id=str(task_id), data=about, created_at=now)
+    await uow.task_events.note(event, announced)
+    uow.publish(FEED)
 
 
 async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:
@@ -218,12 +219,11 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.TaskEventsResponse:
             await require_task(uow, task_id)
-            trail, next_cursor = await paging.page(
-                uow.task_events,
-                eq("task_id", task_id),
-                key=("event_id", int),
-                limit=limit,
-                cursor=cursor,
+            after = None if cursor is None else paging.decode(cursor, (int,))[0]
+            trail, next_cursor = paging.cut(
+                await uow.task_events.page(task_id, after, limit + 1),
+                limit,
+                lambda note: [note.event_id],
             )
             return m.TaskEventsResponse(task_id=task_id, events=trail, next_cursor=next_cursor)
 

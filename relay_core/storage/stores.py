@@ -5,10 +5,17 @@ from relay_core.storage.bridge_offsets import BridgeOffsetsStore
 from relay_core.storage.events import EventsStore
 from relay_core.storage.messages import MessagesStore
 from relay_core.storage.stream_tickets import StreamTicketsStore
+from relay_core.storage.task_events import TaskEventsStore
 from relay_core.storage.tasks import TasksStore
 
 Store = (
-    AgentsStore | BridgeOffsetsStore | EventsStore | MessagesStore | StreamTicketsStore | TasksStore
+    AgentsStore
+    | BridgeOffsetsStore
+    | EventsStore
+    | MessagesStore
+    | StreamTicketsStore
+    | TaskEventsStore
+    | TasksStore
 )
 
 STORES: dict[str, type[Store]] = {
@@ -17,6 +24,7 @@ STORES: dict[str, type[Store]] = {
     "events": EventsStore,
     "messages": MessagesStore,
     "stream_tickets": StreamTicketsStore,
+    "task_events": TaskEventsStore,
     "tasks": TasksStore,
 }
 
@@ -28,5 +36,6 @@ __all__ = [
     "MessagesStore",
     "Store",
     "StreamTicketsStore",
+    "TaskEventsStore",
     "TasksStore",
 ]

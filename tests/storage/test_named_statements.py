@@ -19,12 +19,13 @@ from relay_core.storage import (
     messages,
     queries,
     stream_tickets,
+    task_events,
     tasks,
 )
 
 STORES = "".join(
     inspect.getsource(module)
-    for module in (tasks, bridge_offsets, stream_tickets, messages, events, agents)
+    for module in (tasks, bridge_offsets, stream_tickets, messages, events, agents, task_events)
 )
 NOW = datetime(2026, 11, 28, 10, 45, 1, 250000, tzinfo=UTC)
 

@@ -94,6 +94,24 @@ async def test_held_writes_go_after_the_begin_before_the_next_statement(
     assert sent == ["BEGIN", "WITH message AS", "SELECT count(*) FROM", "COMMIT"]
 
 
+async def test_a_claim_is_four_statements(storage: PostgresStorage, sent: list[str]) -> None:
+    """The guarded update, then the trail's note and its event as one statement."""
+    async with storage.unit_of_work(write=True) as uow:
+        created = await uow.tasks.insert(
+            m.Task(title="t", created_by="operator", created_at=NOW, updated_at=NOW)
+        )
+        await uow.commit()
+    sent.clear()
+    async with storage.unit_of_work(write=True) as uow:
+        claimed = await uow.tasks.claim_open(created.task_id, "ada", NOW, 60)
+        assert claimed is not None
+        note = m.TaskEvent(task_id=created.task_id, kind="claimed", created_at=NOW)
+        told = m.Event(kind="task.claimed", subject_id=str(created.task_id), created_at=NOW)
+        await uow.task_events.note(note, told)
+        await uow.commit()
+    assert sent == ["BEGIN", "UPDATE tasks SET", "WITH note AS", "COMMIT"]
+
+
 async def test_a_unit_that_writes_nothing_sends_nothing(
     storage: PostgresStorage, sent: list[str]
 ) -> None:

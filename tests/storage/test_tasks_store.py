@@ -208,3 +208,30 @@ async def test_revision_0027_makes_the_tasks_table_again_with_every_row(
         definition = db.execute("SELECT sql FROM sqlite_master WHERE name = 'tasks'").fetchone()
     assert after == before and ("ix_tasks_status_id",) in after
     assert re.search(r"encoded TEXT GENERATED ALWAYS AS \(json_object", definition[0])
+
+
+async def test_a_tasks_trail_noted_with_its_event_and_read_by_page(storage: Storage) -> None:
+    async with storage.unit_of_work(write=True) as uow:
+        kept = await uow.tasks.insert(task("trail"))
+        first = await uow.task_events.insert(
+            m.TaskEvent(task_id=kept.task_id, kind="progress", progress=5, created_at=NOW)
+        )
+        noted = m.TaskEvent(
+            task_id=kept.task_id, agent_id="ada", kind="claimed", message="m", created_at=NOW
+        )
+        told = m.Event(kind="task.claimed", subject_id=str(kept.task_id), created_at=NOW)
+        await uow.task_events.note(noted, told.model_copy(update={"data": {"n": [1, None]}}))
+        await uow.commit()
+    async with storage.unit_of_work(write=False) as uow:
+        trail = await uow.task_events.page(kept.task_id, None, 10)
+        after_first = await uow.task_events.page(kept.task_id, first.event_id, 10)
+        one = await uow.task_events.page(kept.task_id, None, 1)
+        feed = await uow.events.after(0, 10)
+    assert first.event_id > 0 and trail[0] == first
+    assert [(n.kind, n.agent_id, n.message, n.data) for n in trail[1:]] == [
+        ("claimed", "ada", "m", {})
+    ]
+    assert after_first == trail[1:] and one == trail[:1]
+    assert [(e.kind, e.subject_id, e.data) for e in feed] == [
+        ("task.claimed", str(kept.task_id), {"n": [1, None]})
+    ]

@@ -1,0 +1,26 @@
+-- The tasks' trails (relay_core/storage/task_events.py runs these). A statement that answers
+-- notes selects their columns, read into the model.
+
+-- name: insert_task_event
+-- A new note on a task's trail; its id.
+INSERT INTO task_events (task_id, agent_id, kind, message, progress, data, created_at)
+VALUES (:task_id, :agent_id, :kind, :message, :progress, :data, :created_at)
+RETURNING event_id;
+
+-- name: note_on_trail
+-- A new note on a task's trail, and the feed's event that tells of it, in one statement;
+-- :feed_ordinal is the event's ordinal among its transaction's (events.sql).
+WITH note AS (
+    INSERT INTO task_events (task_id, agent_id, kind, message, progress, data, created_at)
+    VALUES (:task_id, :agent_id, :kind, :message, :progress, :data, :created_at)
+)
+INSERT INTO events (event_id, kind, audience, subject_id, data, created_at)
+VALUES (
+    relay_feed_id(:feed_ordinal), :event_kind, :audience, :subject_id, :event_data, :created_at
+);
+
+-- name: page_task_events
+-- A page of a task's trail, oldest first, after :after (NULL: from the first).
+SELECT * FROM task_events
+WHERE task_id = :task_id AND (:after::bigint IS NULL OR event_id > :after)
+ORDER BY event_id LIMIT :limit;
