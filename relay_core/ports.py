@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from relay_core.storage.bridge_offsets import BridgeOffsetsStore
     from relay_core.storage.events import EventsStore
     from relay_core.storage.messages import MessagesStore
+    from relay_core.storage.room_threads import RoomThreadsStore
+    from relay_core.storage.rooms import RoomsStore
+    from relay_core.storage.spaces import SpacesStore
     from relay_core.storage.stream_tickets import StreamTicketsStore
     from relay_core.storage.task_events import TaskEventsStore
     from relay_core.storage.tasks import TasksStore
@@ -291,9 +294,6 @@ class TableSpec:
 
 
 TABLES: tuple[TableSpec, ...] = (
-    TableSpec("spaces", m.Space, "space_id", False),
-    TableSpec("rooms", m.Room, "room_id", False),
-    TableSpec("room_members", m.RoomMember, "member_id", True),
     TableSpec("tasks", m.Task, "task_id", True),
     TableSpec("actions", m.Action, "action_id", True),
     TableSpec("notifications", m.Notification, "notification_id", True),
@@ -305,7 +305,6 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("idempotency_keys", records.IdempotencyRecord, "record_id", True),
     TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
     TableSpec("posts", records.Post, "post_id", True),
-    TableSpec("room_threads", records.RoomThread, "thread_key", True),
     TableSpec("policies", m.Policy, "policy_id", True),
     TableSpec("policy_versions", records.PolicyVersion, "version_key", True),
     TableSpec("policy_uses", records.PolicyUse, "use_id", True),
@@ -322,9 +321,8 @@ class UnitOfWork(Protocol):
     """One transaction over every table; it rolls back unless ``commit`` is called."""
 
     agents: AgentsStore
-    spaces: Table[m.Space]
-    rooms: Table[m.Room]
-    room_members: Table[m.RoomMember]
+    spaces: SpacesStore
+    rooms: RoomsStore
     messages: MessagesStore
     tasks: TasksStore
     task_events: TaskEventsStore
@@ -339,7 +337,7 @@ class UnitOfWork(Protocol):
     idempotency_keys: Table[records.IdempotencyRecord]
     bridge_offsets: BridgeOffsetsStore
     posts: Table[records.Post]
-    room_threads: Table[records.RoomThread]
+    room_threads: RoomThreadsStore
     policies: Table[m.Policy]
     policy_versions: Table[records.PolicyVersion]
     policy_uses: Table[records.PolicyUse]

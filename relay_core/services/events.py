@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, UnitOfWork, eq
+from relay_core.ports import FEED, UnitOfWork
 from relay_core.services.base import Service
 
 
@@ -58,8 +58,8 @@ async def announce_receipt(
 
 async def audiences(uow: UnitOfWork, agent_id: str) -> list[str]:
     """The audiences whose events an agent reads: everyone's, its own, and its rooms'."""
-    rooms = await uow.room_members.find_values(("room_id",), eq("agent_id", agent_id))
-    return [m.EVERYONE, agent_id, *(room_audience(room) for (room,) in rooms)]
+    rooms = await uow.rooms.rooms_of(agent_id)
+    return [m.EVERYONE, agent_id, *(room_audience(room) for room in rooms)]
 
 
 # What an event says about the resource it concerns, by the resource's type.

@@ -9,7 +9,7 @@ from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import FEED, StaleWrite, UnitOfWork, eq
+from relay_core.ports import FEED, StaleWrite, UnitOfWork
 from relay_core.services.agents import require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import announce_receipt, emit, inbox_topic, room_audience
@@ -29,7 +29,7 @@ async def require_member(uow: UnitOfWork, caller: Caller, room: m.Room, agent_id
     """Refuse a non-member (the operator is always let in)."""
     if caller.is_operator:
         return
-    if not await uow.room_members.count(eq("room_id", room.room_id), eq("agent_id", agent_id)):
+    if not await uow.rooms.is_member(room.room_id, agent_id):
         raise PermissionDenied(f"agent '{agent_id}' is not a member of room '{room.room_id}'")
 
 
@@ -68,7 +68,7 @@ async def _may_read(uow: UnitOfWork, caller: Caller, message: m.Message) -> bool
         return True
     if message.room_id is None:
         return False
-    return bool(await uow.room_members.count(eq("room_id", message.room_id), eq("agent_id", me)))
+    return await uow.rooms.is_member(message.room_id, me)
 
 
 # The most rows of a thread one request reads past that the caller may not read: a page that
@@ -82,9 +82,7 @@ async def reader(uow: UnitOfWork, caller: Caller) -> Callable[[m.Message], bool]
     if caller.is_operator:
         return lambda message: True
     me = caller.name
-    rooms = {
-        room for (room,) in await uow.room_members.find_values(("room_id",), eq("agent_id", me))
-    }
+    rooms = set(await uow.rooms.rooms_of(me))
     return lambda message: message.to == me or message.from_agent == me or message.room_id in rooms
 
 
@@ -150,7 +148,7 @@ class MessagesService(Service):
             message = await uow.messages.insert(message)
             await announce_post(uow, message)
             if self.ctx.config.mirror_bridges:
-                found = await uow.room_threads.find(eq("room_id", room.room_id))
+                found = await uow.room_threads.of_room(room.room_id)
                 threads[:] = [t for t in found if t.bridge in self.ctx.config.mirror_bridges]
             return message
 

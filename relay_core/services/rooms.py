@@ -6,7 +6,7 @@ from relay_api import models as m
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.ports import UnitOfWork, eq
+from relay_core.ports import UnitOfWork
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
 from relay_core.services.messages import require_member, require_room
@@ -21,8 +21,9 @@ class RoomsService(Service):
         """Rooms by id; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.RoomsResponse:
-            rooms, next_cursor = await paging.page(
-                uow.rooms, key=("room_id", str), limit=limit, cursor=cursor
+            after = None if cursor is None else paging.decode(cursor, (str,))[0]
+            rooms, next_cursor = paging.cut(
+                await uow.rooms.page(after, limit + 1), limit, lambda room: [room.room_id]
             )
             return m.RoomsResponse(rooms=rooms, next_cursor=next_cursor)
 
@@ -38,11 +39,11 @@ class RoomsService(Service):
             if await uow.rooms.get(room_id) is None:
                 room = m.Room(room_id=room_id, name=room_id, created_by=caller.name, created_at=now)
                 await uow.rooms.insert(room)
-            existing = await uow.room_members.find(eq("room_id", room_id), eq("agent_id", agent_id))
-            if existing:
-                return existing[0]
+            existing = await uow.rooms.membership(room_id, agent_id)
+            if existing is not None:
+                return existing
             member = m.RoomMember(room_id=room_id, agent_id=agent_id, joined_at=now)
-            return await uow.room_members.insert(member)
+            return await uow.rooms.join(member)
 
         return await self.write_answer(work)
 

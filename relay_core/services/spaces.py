@@ -11,7 +11,7 @@ from relay_api.errors import BridgeError, Conflict, NotFound
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import Bridge, StaleWrite, UnitOfWork, eq, in_
+from relay_core.ports import Bridge, StaleWrite, UnitOfWork
 from relay_core.services.base import Service
 
 
@@ -57,10 +57,9 @@ class SpacesService(Service):
         """Active spaces by id, and archived ones on request; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.SpacesResponse:
-            conds = [] if include_archived else [eq("status", "active")]
-            spaces, next_cursor = await paging.page(
-                uow.spaces, *conds, key=("space_id", str), limit=limit, cursor=cursor
-            )
+            after = None if cursor is None else paging.decode(cursor, (str,))[0]
+            found = await uow.spaces.page(after, limit + 1, archived=include_archived)
+            spaces, next_cursor = paging.cut(found, limit, lambda space: [space.space_id])
             return m.SpacesResponse(spaces=spaces, next_cursor=next_cursor)
 
         return await self.read(work)
@@ -112,11 +111,7 @@ class SpacesService(Service):
             space = await require_space(uow, space_id)
             if space.status == "archived":
                 return space
-            archived = await uow.spaces.update(
-                space_id,
-                {"status": "archived", "archived_at": self.now()},
-                expect={"status": "active"},
-            )
+            archived = await uow.spaces.archive(space_id, self.now())
             if archived is None:
                 raise StaleWrite("space changed")
             return archived
@@ -128,8 +123,8 @@ class SpacesService(Service):
         threads (a forum topic; a Matrix room in a Matrix space): made once, found after."""
 
         async def rooms_of_active_spaces(uow: UnitOfWork) -> list[tuple[m.Room, m.Space]]:
-            active = {s.space_id: s for s in await uow.spaces.find(eq("status", "active"))}
-            rooms = await uow.rooms.find(in_("space_id", list(active))) if active else []
+            active = {s.space_id: s for s in await uow.spaces.active()}
+            rooms = await uow.rooms.in_spaces(list(active)) if active else []
             return [(room, active[room.space_id]) for room in rooms if room.space_id]
 
         rooms = await self.read(rooms_of_active_spaces)
@@ -170,6 +165,4 @@ class SpacesService(Service):
 
 async def threads_of(uow: UnitOfWork, bridge: str) -> dict[str, str]:
     """Every room's thread on that platform, by room id."""
-    return {
-        t.room_id: t.platform_thread_id for t in await uow.room_threads.find(eq("bridge", bridge))
-    }
+    return {t.room_id: t.platform_thread_id for t in await uow.room_threads.on_bridge(bridge)}

@@ -4,6 +4,9 @@ from relay_core.storage.agents import AgentsStore
 from relay_core.storage.bridge_offsets import BridgeOffsetsStore
 from relay_core.storage.events import EventsStore
 from relay_core.storage.messages import MessagesStore
+from relay_core.storage.room_threads import RoomThreadsStore
+from relay_core.storage.rooms import RoomsStore
+from relay_core.storage.spaces import SpacesStore
 from relay_core.storage.stream_tickets import StreamTicketsStore
 from relay_core.storage.task_events import TaskEventsStore
 from relay_core.storage.tasks import TasksStore
@@ -13,6 +16,9 @@ Store = (
     | BridgeOffsetsStore
     | EventsStore
     | MessagesStore
+    | RoomThreadsStore
+    | RoomsStore
+    | SpacesStore
     | StreamTicketsStore
     | TaskEventsStore
     | TasksStore
@@ -23,6 +29,9 @@ STORES: dict[str, type[Store]] = {
     "bridge_offsets": BridgeOffsetsStore,
     "events": EventsStore,
     "messages": MessagesStore,
+    "room_threads": RoomThreadsStore,
+    "rooms": RoomsStore,
+    "spaces": SpacesStore,
     "stream_tickets": StreamTicketsStore,
     "task_events": TaskEventsStore,
     "tasks": TasksStore,
@@ -34,6 +43,9 @@ __all__ = [
     "BridgeOffsetsStore",
     "EventsStore",
     "MessagesStore",
+    "RoomThreadsStore",
+    "RoomsStore",
+    "SpacesStore",
     "Store",
     "StreamTicketsStore",
     "TaskEventsStore",

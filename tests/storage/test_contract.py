@@ -400,13 +400,13 @@ async def test_held_writes_are_seen_by_their_unit_and_end_with_it(storage: Stora
 
 
 async def test_a_held_write_that_conflicts_is_a_stale_write(storage: Storage) -> None:
-    room = m.Room(room_id="dup", name="dup", created_by="x", created_at=NOW)
+    held = m.Intervention(intervention_id="dup", created_by="x", created_at=NOW, updated_at=NOW)
     async with storage.unit_of_work(write=True) as uow:
-        await uow.rooms.insert(room)
+        await uow.interventions.insert(held)
         await uow.commit()
     with pytest.raises(StaleWrite):
         async with storage.unit_of_work(write=True) as uow:
-            await uow.rooms.add(room)
+            await uow.interventions.add(held)
             await uow.commit()
 
 

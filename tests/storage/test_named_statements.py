@@ -18,6 +18,9 @@ from relay_core.storage import (
     events,
     messages,
     queries,
+    room_threads,
+    rooms,
+    spaces,
     stream_tickets,
     task_events,
     tasks,
@@ -25,7 +28,18 @@ from relay_core.storage import (
 
 STORES = "".join(
     inspect.getsource(module)
-    for module in (tasks, bridge_offsets, stream_tickets, messages, events, agents, task_events)
+    for module in (
+        tasks,
+        bridge_offsets,
+        stream_tickets,
+        messages,
+        events,
+        agents,
+        task_events,
+        rooms,
+        spaces,
+        room_threads,
+    )
 )
 NOW = datetime(2026, 11, 28, 10, 45, 1, 250000, tzinfo=UTC)
 

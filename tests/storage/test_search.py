@@ -31,8 +31,8 @@ async def seed(storage: Storage) -> dict[str, int]:
         for agent_id in ("alice", "bob", "carol"):
             await uow.agents.insert(m.Agent(agent_id=agent_id, created_at=T0, updated_at=T0))
         await uow.rooms.insert(m.Room(room_id="ops", name="ops", created_by="alice", created_at=T0))
-        await uow.room_members.insert(m.RoomMember(room_id="ops", agent_id="alice", joined_at=T0))
-        await uow.room_members.insert(m.RoomMember(room_id="ops", agent_id="carol", joined_at=T0))
+        await uow.rooms.join(m.RoomMember(room_id="ops", agent_id="alice", joined_at=T0))
+        await uow.rooms.join(m.RoomMember(room_id="ops", agent_id="carol", joined_at=T0))
 
         async def say(minutes: int, **fields: object) -> int:
             status = "posted" if fields.get("room_id") else "pending"

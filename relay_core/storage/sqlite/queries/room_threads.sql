@@ -1,0 +1,21 @@
+-- Rooms' places on the operator's platforms (relay_core/storage/room_threads.py runs
+-- these). A statement that answers records selects each as JSON, read into the model.
+
+-- name: insert_room_thread
+-- A room's new place on a platform.
+INSERT INTO room_threads (room_id, bridge, platform_thread_id, created_at)
+VALUES (:room_id, :bridge, :platform_thread_id, :created_at);
+
+-- name: room_threads_of_room
+-- A room's places on the platforms.
+SELECT json_object(
+    'thread_key', thread_key, 'room_id', room_id, 'bridge', bridge,
+    'platform_thread_id', platform_thread_id, 'created_at', replace(created_at, ' ', 'T') || 'Z'
+) FROM room_threads WHERE room_id = :room_id ORDER BY thread_key;
+
+-- name: room_threads_on_bridge
+-- Every room's place on one platform.
+SELECT json_object(
+    'thread_key', thread_key, 'room_id', room_id, 'bridge', bridge,
+    'platform_thread_id', platform_thread_id, 'created_at', replace(created_at, ' ', 'T') || 'Z'
+) FROM room_threads WHERE bridge = :bridge ORDER BY thread_key;
