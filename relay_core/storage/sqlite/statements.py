@@ -14,13 +14,17 @@ from relay_core.storage.rows import encode_json
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.sql import encode_datetime
 
+# Parameters SQLite takes as they are. Tested by type before ``stored`` is called: a call for
+# each of a direct message's 14 parameters took 6.4 µs, the test 1.8 (docs/performance.md).
+AS_THEY_ARE = frozenset({str, int, float, bool, type(None)})
+
 
 def stored(value: Any) -> Any:
     """A parameter as SQLite keeps it: a time and JSON as the tables' codecs write them, as
     text (``sql.encode_datetime``, ``rows.encode_json``)."""
     if isinstance(value, datetime):
         return encode_datetime(value)
-    if isinstance(value, dict | list):
+    if isinstance(value, (dict, list)):
         return encode_json(value)
     return value
 
@@ -37,7 +41,8 @@ class SqliteStatements:
     ) -> sqlite3.Cursor:
         """Run the named statement (or ``statement``, one that follows it)."""
         statement = statement or self._statements[name]
-        values = [stored(params[parameter]) for parameter in statement.parameters]
+        given = map(params.__getitem__, statement.parameters)
+        values = [value if type(value) in AS_THEY_ARE else stored(value) for value in given]
         try:
             return self._conn.execute(statement.text, values)
         except sqlite3.IntegrityError as exc:
