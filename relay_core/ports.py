@@ -314,9 +314,6 @@ TABLES: tuple[TableSpec, ...] = (
 )
 
 
-SPECS = {spec.model: spec for spec in TABLES}
-
-
 class UnitOfWork(Protocol):
     """One transaction over every table; it rolls back unless ``commit`` is called."""
 

@@ -16,14 +16,7 @@ class EventsStore:
 
     async def add(self, event: m.Event) -> None:
         """Add ``event`` to the feed (held back on PostgreSQL: ``Statements.add``)."""
-        await self._sql.add(
-            "add_event",
-            kind=event.kind,
-            audience=event.audience,
-            subject_id=event.subject_id,
-            data=event.data,
-            created_at=event.created_at,
-        )
+        await self._sql.add("add_event", **vars(event))
 
     async def newest_id(self) -> int:
         """The id of the newest event a reader may see; 0 when there is none."""

@@ -4,7 +4,6 @@ of ``sqlite/queries/messages.sql`` or ``postgres/queries/messages.sql``."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from relay_api import models as m
 from relay_core.ports import JsonRecords
@@ -23,7 +22,7 @@ class MessagesStore:
     async def insert(self, message: m.Message) -> m.Message:
         """Store a new message; ``message`` is given its id (and, starting a conversation, its
         thread's) and returned."""
-        _numbered(message, await self._sql.value("insert_message", **_fields(message)))
+        _numbered(message, await self._sql.value("insert_message", **vars(message)))
         return message
 
     async def add_direct(self, message: m.Message) -> None:
@@ -33,7 +32,7 @@ class MessagesStore:
         await self._sql.add(
             "insert_direct_message",
             lambda message_id: _numbered(message, message_id),
-            **_fields(message),
+            **vars(message),
         )
 
     async def ack(self, message_id: int, agent_id: str, now: datetime) -> m.Message | None:
@@ -107,11 +106,6 @@ class MessagesStore:
         return dict(
             await self._sql.rows("count_replies_by_notification", notification_ids=notification_ids)
         )
-
-
-def _fields(message: m.Message) -> dict[str, Any]:
-    """A new message's fields, as its INSERT names them (it reads no other)."""
-    return vars(message)
 
 
 def _numbered(message: m.Message, message_id: int) -> None:
