@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from relay_api.errors import Conflict
 from relay_core import records
-from relay_core.ports import UnitOfWork, eq, gt, lt
+from relay_core.ports import UnitOfWork
 
 _SERVING: ContextVar[RetryKey | None] = ContextVar("relay_idempotency_serving", default=None)
 
@@ -98,15 +98,11 @@ class Replay(Exception):
 async def check(uow: UnitOfWork, request: RetryKey, now: datetime, ttl: float) -> None:
     """Raise ``Replay`` for a key already answered within ``ttl``; ``Conflict`` if it answered
     a different request."""
-    found = await uow.idempotency_keys.find(
-        eq("scope", request.scope),
-        eq("key_hash", request.key_hash),
-        gt("created_at", now - timedelta(seconds=ttl)),
-        limit=1,
+    record = await uow.idempotency_keys.find(
+        request.scope, request.key_hash, since=now - timedelta(seconds=ttl)
     )
-    if not found:
+    if record is None:
         return
-    record = found[0]
     body = request.open(record.sealed_body) if record.fingerprint == request.fingerprint else None
     if body is None:
         raise Conflict("this key was already used for a different request")
@@ -115,7 +111,7 @@ async def check(uow: UnitOfWork, request: RetryKey, now: datetime, ttl: float) -
 
 async def record(uow: UnitOfWork, request: RetryKey, body: str, now: datetime, ttl: float) -> None:
     """Keep the answer, sealed, with the rows it describes; forget keys past their window."""
-    await uow.idempotency_keys.delete_where([lt("created_at", now - timedelta(seconds=ttl))])
+    await uow.idempotency_keys.forget_before(now - timedelta(seconds=ttl))
     await uow.idempotency_keys.insert(
         records.IdempotencyRecord(
             scope=request.scope,

@@ -51,6 +51,15 @@ def decode(cursor: str, types: tuple[type, ...]) -> tuple[Any, ...]:
     return tuple(values)
 
 
+def key_after(cursor: str | None, key_type: type[T]) -> T | None:
+    """The sort key a page of a list sorted by one key starts after: the one ``cursor``
+    holds, None for the first page."""
+    if cursor is None:
+        return None
+    key: T = decode(cursor, (key_type,))[0]
+    return key
+
+
 def cut(
     rows: list[R], limit: int, sort_key: Callable[[R], Sequence[Any]]
 ) -> tuple[list[R], str | None]:

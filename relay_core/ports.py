@@ -25,10 +25,14 @@ from relay_core.hub import Hub
 from relay_core.search_query import Query
 
 if TYPE_CHECKING:
+    from relay_core.storage.actions import ActionsStore
     from relay_core.storage.agents import AgentsStore
     from relay_core.storage.bridge_offsets import BridgeOffsetsStore
     from relay_core.storage.events import EventsStore
+    from relay_core.storage.idempotency_keys import IdempotencyKeysStore
     from relay_core.storage.messages import MessagesStore
+    from relay_core.storage.notifications import NotificationsStore
+    from relay_core.storage.posts import PostsStore
     from relay_core.storage.room_threads import RoomThreadsStore
     from relay_core.storage.rooms import RoomsStore
     from relay_core.storage.spaces import SpacesStore
@@ -295,16 +299,12 @@ class TableSpec:
 
 TABLES: tuple[TableSpec, ...] = (
     TableSpec("tasks", m.Task, "task_id", True),
-    TableSpec("actions", m.Action, "action_id", True),
-    TableSpec("notifications", m.Notification, "notification_id", True),
     TableSpec("approvals", m.Approval, "approval_id", True),
     TableSpec("enrollments", m.Enrollment, "enroll_id", True),
     TableSpec("interventions", m.Intervention, "intervention_id", False),
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
-    TableSpec("idempotency_keys", records.IdempotencyRecord, "record_id", True),
     TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
-    TableSpec("posts", records.Post, "post_id", True),
     TableSpec("policies", m.Policy, "policy_id", True),
     TableSpec("policy_versions", records.PolicyVersion, "version_key", True),
     TableSpec("policy_uses", records.PolicyUse, "use_id", True),
@@ -323,17 +323,17 @@ class UnitOfWork(Protocol):
     messages: MessagesStore
     tasks: TasksStore
     task_events: TaskEventsStore
-    actions: Table[m.Action]
-    notifications: Table[m.Notification]
+    actions: ActionsStore
+    notifications: NotificationsStore
     approvals: Table[m.Approval]
     enrollments: Table[m.Enrollment]
     interventions: Table[m.Intervention]
     diagnostics: Table[m.Diagnostic]
     intervention_actions: Table[m.InterventionAction]
     events: EventsStore
-    idempotency_keys: Table[records.IdempotencyRecord]
+    idempotency_keys: IdempotencyKeysStore
     bridge_offsets: BridgeOffsetsStore
-    posts: Table[records.Post]
+    posts: PostsStore
     room_threads: RoomThreadsStore
     policies: Table[m.Policy]
     policy_versions: Table[records.PolicyVersion]

@@ -6,7 +6,7 @@ from relay_api import models as m
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.ports import Cond, UnitOfWork, eq
+from relay_core.ports import UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.tasks import require_task
 
@@ -58,7 +58,7 @@ class ActionsService(Service):
         async def work(uow: UnitOfWork) -> None:
             record = await uow.actions.get(action_id)
             if record is not None:
-                await uow.actions.update(action_id, {"params": {**record.params, "count": count}})
+                await uow.actions.set_params(action_id, {**record.params, "count": count})
 
         await self.write(work)
 
@@ -74,16 +74,13 @@ class ActionsService(Service):
         operator sees all."""
         if not caller.is_operator:
             agent_id = caller.the_agent(agent_id)
-        conds: list[Cond] = [eq("agent_id", agent_id)] if agent_id else []
+        before = paging.key_after(cursor, int)
 
         async def work(uow: UnitOfWork) -> m.ActionsResponse:
-            newest, next_cursor = await paging.page(
-                uow.actions,
-                *conds,
-                key=("action_id", int),
-                descending=True,
-                limit=limit,
-                cursor=cursor,
+            newest, next_cursor = paging.cut(
+                await uow.actions.page(agent_id or None, before, limit + 1),
+                limit,
+                lambda action: [action.action_id],
             )
             return m.ActionsResponse(actions=newest, next_cursor=next_cursor)
 

@@ -148,7 +148,7 @@ class AgentsService(Service):
         messages; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.AgentsResponse:
-            after = None if cursor is None else paging.decode(cursor, (str,))[0]
+            after = paging.key_after(cursor, str)
             found, next_cursor = paging.cut(
                 await uow.agents.page(after, limit + 1), limit, lambda agent: [agent.agent_id]
             )

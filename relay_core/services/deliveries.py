@@ -13,7 +13,7 @@ from typing import Literal
 from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core import records
-from relay_core.ports import Bridge, UnitOfWork, eq
+from relay_core.ports import Bridge, UnitOfWork
 from relay_core.services.base import BridgeHealth, Context
 
 log = logging.getLogger("relay.bridges")
@@ -68,22 +68,14 @@ async def keep(
 
 async def posts_of(uow: UnitOfWork, subject: Subject, subject_id: int) -> list[records.Post]:
     """The subject's posts, oldest first."""
-    return await uow.posts.find(
-        eq("subject", subject), eq("subject_id", subject_id), order_by="post_id"
-    )
+    return await uow.posts.of_subjects(subject, [subject_id])
 
 
 async def subject_of(
     uow: UnitOfWork, subject: Subject, bridge: str, platform_message_id: str
 ) -> int | None:
     """Which notification or approval a platform message carries."""
-    found = await uow.posts.find(
-        eq("subject", subject),
-        eq("bridge", bridge),
-        eq("platform_message_id", platform_message_id),
-        limit=1,
-    )
-    return found[0].subject_id if found else None
+    return await uow.posts.subject_of(subject, bridge, platform_message_id)
 
 
 async def update_everywhere(

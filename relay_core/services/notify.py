@@ -15,7 +15,7 @@ from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import Bridge, Cond, StaleWrite, UnitOfWork, eq, in_
+from relay_core.ports import Bridge, StaleWrite, UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.deliveries import (
     deliver,
@@ -35,10 +35,7 @@ async def _replied_notification(
     if notification_id is not None:
         return await uow.notifications.get(notification_id)
     # Sent before posts were kept: the notification names its one platform message itself.
-    matches = await uow.notifications.find(
-        eq("bridge", bridge), eq("platform_message_id", platform_message_id), limit=1
-    )
-    return matches[0] if matches else None
+    return await uow.notifications.on_platform(bridge, platform_message_id)
 
 
 async def _replies(uow: UnitOfWork, notification_id: int) -> int:
@@ -95,21 +92,18 @@ class NotifyService(Service):
             self.ctx, bridges, lambda bridge: bridge.send(notification.text, reference=reference)
         )
         sent = [d for d in deliveries if d.status == "sent"]
-        values: dict[str, object]
-        if sent:
-            values = {
-                "status": "sent",
-                "error": None,
-                "bridge": sent[0].bridge,
-                "platform_message_id": sent[0].platform_message_id,
-                "sent_at": self.now(),
-            }
-        else:
-            values = {"status": "failed", "error": failure(deliveries)}
+        sent_at = self.now()
 
         async def work(uow: UnitOfWork) -> m.Notification:
             await keep(uow, "notification", notification.notification_id, deliveries)
-            settled = await uow.notifications.update(notification.notification_id, values)
+            if sent:
+                settled = await uow.notifications.mark_sent(
+                    notification.notification_id, sent[0], sent_at
+                )
+            else:
+                settled = await uow.notifications.mark_failed(
+                    notification.notification_id, failure(deliveries)
+                )
             if settled is None:
                 raise NotFound(f"notification {notification.notification_id} does not exist")
             posts = await posts_of(uow, "notification", notification.notification_id)
@@ -258,22 +252,18 @@ class NotifyService(Service):
     ) -> m.NotificationsResponse:
         """Notifications, newest first, with how many replies each got: all of them for the
         operator, its own for an agent; a page at a time."""
-        conds: list[Cond] = [] if caller.is_operator else [eq("agent_id", caller.agent_id)]
+        agent_id = None if caller.is_operator else caller.agent_id
+        before = paging.key_after(cursor, int)
 
         async def work(uow: UnitOfWork) -> m.NotificationsResponse:
-            newest, next_cursor = await paging.page(
-                uow.notifications,
-                *conds,
-                key=("notification_id", int),
-                descending=True,
-                limit=limit,
-                cursor=cursor,
+            newest, next_cursor = paging.cut(
+                await uow.notifications.page(agent_id, before, limit + 1),
+                limit,
+                lambda notification: [notification.notification_id],
             )
             ids = [n.notification_id for n in newest]
             replies = await uow.messages.count_replies(ids)
-            posts = await uow.posts.find(
-                eq("subject", "notification"), in_("subject_id", ids), order_by="post_id"
-            )
+            posts = await uow.posts.of_subjects("notification", ids)
             counted = [
                 n.model_copy(
                     update={

@@ -21,7 +21,7 @@ class RoomsService(Service):
         """Rooms by id; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.RoomsResponse:
-            after = None if cursor is None else paging.decode(cursor, (str,))[0]
+            after = paging.key_after(cursor, str)
             rooms, next_cursor = paging.cut(
                 await uow.rooms.page(after, limit + 1), limit, lambda room: [room.room_id]
             )

@@ -57,7 +57,7 @@ class SpacesService(Service):
         """Active spaces by id, and archived ones on request; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.SpacesResponse:
-            after = None if cursor is None else paging.decode(cursor, (str,))[0]
+            after = paging.key_after(cursor, str)
             found = await uow.spaces.page(after, limit + 1, archived=include_archived)
             spaces, next_cursor = paging.cut(found, limit, lambda space: [space.space_id])
             return m.SpacesResponse(spaces=spaces, next_cursor=next_cursor)

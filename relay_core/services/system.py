@@ -36,7 +36,7 @@ class SystemService(Service):
         # An agent's approvals of kind request are private to it and the operator, as in the
         # approvals list; its notifications are its own.
         approvals_seen = () if caller.is_operator else (in_("audience", (m.EVERYONE, caller.name)),)
-        notifications_seen = () if caller.is_operator else (eq("agent_id", caller.name),)
+        notifications_of = None if caller.is_operator else caller.name
 
         async def work(uow: UnitOfWork) -> m.StatusCounts:
             seen_since = now - timedelta(seconds=self.ctx.config.presence_ttl)
@@ -48,12 +48,8 @@ class SystemService(Service):
                 pending_approvals=await uow.approvals.count(
                     eq("status", "pending"), *approvals_seen
                 ),
-                sent_notifications=await uow.notifications.count(
-                    eq("status", "sent"), *notifications_seen
-                ),
-                failed_notifications=await uow.notifications.count(
-                    eq("status", "failed"), *notifications_seen
-                ),
+                sent_notifications=await uow.notifications.count("sent", notifications_of),
+                failed_notifications=await uow.notifications.count("failed", notifications_of),
             )
 
         now = self.now()

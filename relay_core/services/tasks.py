@@ -176,7 +176,7 @@ class TasksService(Service):
         cursor: str | None = None,
     ) -> m.TasksResponse:
         """Tasks matching every given filter, by id; a page at a time."""
-        after = None if cursor is None else paging.decode(cursor, (int,))[0]
+        after = paging.key_after(cursor, int)
 
         async def fetch(uow: UnitOfWork) -> m.TasksResponse:
             rows = await uow.tasks.page(
@@ -219,7 +219,7 @@ class TasksService(Service):
 
         async def work(uow: UnitOfWork) -> m.TaskEventsResponse:
             await require_task(uow, task_id)
-            after = None if cursor is None else paging.decode(cursor, (int,))[0]
+            after = paging.key_after(cursor, int)
             trail, next_cursor = paging.cut(
                 await uow.task_events.page(task_id, after, limit + 1),
                 limit,

@@ -1,9 +1,13 @@
 """The stores of named statements, one a resource, by the name a unit of work holds each."""
 
+from relay_core.storage.actions import ActionsStore
 from relay_core.storage.agents import AgentsStore
 from relay_core.storage.bridge_offsets import BridgeOffsetsStore
 from relay_core.storage.events import EventsStore
+from relay_core.storage.idempotency_keys import IdempotencyKeysStore
 from relay_core.storage.messages import MessagesStore
+from relay_core.storage.notifications import NotificationsStore
+from relay_core.storage.posts import PostsStore
 from relay_core.storage.room_threads import RoomThreadsStore
 from relay_core.storage.rooms import RoomsStore
 from relay_core.storage.spaces import SpacesStore
@@ -13,6 +17,10 @@ from relay_core.storage.tasks import TasksStore
 
 Store = (
     AgentsStore
+    | NotificationsStore
+    | ActionsStore
+    | PostsStore
+    | IdempotencyKeysStore
     | BridgeOffsetsStore
     | EventsStore
     | MessagesStore
@@ -25,6 +33,10 @@ Store = (
 )
 
 STORES: dict[str, type[Store]] = {
+    "notifications": NotificationsStore,
+    "actions": ActionsStore,
+    "posts": PostsStore,
+    "idempotency_keys": IdempotencyKeysStore,
     "agents": AgentsStore,
     "bridge_offsets": BridgeOffsetsStore,
     "events": EventsStore,
@@ -39,6 +51,10 @@ STORES: dict[str, type[Store]] = {
 
 __all__ = [
     "STORES",
+    "NotificationsStore",
+    "ActionsStore",
+    "PostsStore",
+    "IdempotencyKeysStore",
     "AgentsStore",
     "BridgeOffsetsStore",
     "EventsStore",

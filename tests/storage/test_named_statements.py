@@ -12,34 +12,11 @@ import pytest
 
 from relay_core import records
 from relay_core.ports import StaleWrite, Storage
-from relay_core.storage import (
-    agents,
-    bridge_offsets,
-    events,
-    messages,
-    queries,
-    room_threads,
-    rooms,
-    spaces,
-    stream_tickets,
-    task_events,
-    tasks,
-)
+from relay_core.storage import queries, stores
 
 STORES = "".join(
-    inspect.getsource(module)
-    for module in (
-        tasks,
-        bridge_offsets,
-        stream_tickets,
-        messages,
-        events,
-        agents,
-        task_events,
-        rooms,
-        spaces,
-        room_threads,
-    )
+    inspect.getsource(inspect.getmodule(store))  # type: ignore[arg-type]
+    for store in stores.STORES.values()
 )
 NOW = datetime(2026, 11, 28, 10, 45, 1, 250000, tzinfo=UTC)
 

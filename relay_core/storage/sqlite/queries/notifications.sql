@@ -1,0 +1,72 @@
+-- Notifications to the operator (relay_core/storage/notifications.py runs these). A statement
+-- that answers notifications selects each as JSON.
+
+-- name: get_notification
+-- One notification.
+SELECT json_object(
+    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
+    'platform_message_id', platform_message_id, 'status', status, 'error', error,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
+) FROM notifications WHERE notification_id = :notification_id;
+
+-- name: insert_notification
+-- A new notification; its id.
+INSERT INTO notifications
+    (agent_id, text, bridge, platform_message_id, status, error, created_at, sent_at)
+VALUES
+    (:agent_id, :text, :bridge, :platform_message_id, :status, :error, :created_at, :sent_at)
+RETURNING notification_id;
+
+-- name: notification_on_platform
+-- The notification that names the platform's message itself (sent before posts were kept).
+SELECT json_object(
+    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
+    'platform_message_id', platform_message_id, 'status', status, 'error', error,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
+) FROM notifications
+WHERE bridge = :bridge AND platform_message_id = :platform_message_id
+LIMIT 1;
+
+-- name: mark_notification_sent
+-- A notification sent at :sent_at, as the message :platform_message_id of :bridge.
+UPDATE notifications
+SET status = 'sent', error = NULL, bridge = :bridge,
+    platform_message_id = :platform_message_id, sent_at = :sent_at
+WHERE notification_id = :notification_id
+RETURNING json_object(
+    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
+    'platform_message_id', platform_message_id, 'status', status, 'error', error,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
+);
+
+-- name: mark_notification_failed
+-- A notification no platform delivered, and why.
+UPDATE notifications SET status = 'failed', error = :error
+WHERE notification_id = :notification_id
+RETURNING json_object(
+    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
+    'platform_message_id', platform_message_id, 'status', status, 'error', error,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
+);
+
+-- name: page_notifications
+-- A page of notifications, newest first, before :before (NULL: from the newest), of
+-- :agent_id (NULL: of everyone).
+SELECT json_object(
+    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
+    'platform_message_id', platform_message_id, 'status', status, 'error', error,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
+) FROM notifications
+WHERE (:agent_id IS NULL OR agent_id = :agent_id)
+    AND (:before IS NULL OR notification_id < :before)
+ORDER BY notification_id DESC LIMIT +:limit;
+
+-- name: count_notifications
+-- How many notifications are in :status, of :agent_id (NULL: of everyone).
+SELECT count(*) FROM notifications
+WHERE status = :status AND (:agent_id IS NULL OR agent_id = :agent_id);
