@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 from relay_api import models as m
 from relay_core import shell_commands
 from relay_core.hub import Hub
-from relay_core.ports import UnitOfWork, eq
+from relay_core.ports import UnitOfWork
 
 log = logging.getLogger("relay.policies")
 
@@ -418,7 +418,7 @@ class Rulebook:
         if (fresh := self._fresh()) is not None:
             return fresh
         generation = self._generation
-        enabled = await uow.policies.find(eq("enabled", True), limit=MAX_ENABLED)
+        enabled = await uow.policies.enabled(MAX_ENABLED)
         rules = sorted((Rule.of(policy) for policy in enabled), key=lambda rule: rule.order)
         if generation == self._generation:  # no change was heard while reading
             self._rules, self._read_at = rules, time.monotonic()

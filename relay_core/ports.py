@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from relay_core.storage.idempotency_keys import IdempotencyKeysStore
     from relay_core.storage.messages import MessagesStore
     from relay_core.storage.notifications import NotificationsStore
+    from relay_core.storage.policies import PoliciesStore
     from relay_core.storage.posts import PostsStore
     from relay_core.storage.room_threads import RoomThreadsStore
     from relay_core.storage.rooms import RoomsStore
@@ -305,9 +306,6 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
     TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
-    TableSpec("policies", m.Policy, "policy_id", True),
-    TableSpec("policy_versions", records.PolicyVersion, "version_key", True),
-    TableSpec("policy_uses", records.PolicyUse, "use_id", True),
     TableSpec("stream_tickets", records.StreamTicket, "ticket_hash", False),
     TableSpec("webhooks", m.Webhook, "webhook_id", True),
     TableSpec("webhook_deliveries", m.WebhookDelivery, "delivery_id", True),
@@ -335,9 +333,7 @@ class UnitOfWork(Protocol):
     bridge_offsets: BridgeOffsetsStore
     posts: PostsStore
     room_threads: RoomThreadsStore
-    policies: Table[m.Policy]
-    policy_versions: Table[records.PolicyVersion]
-    policy_uses: Table[records.PolicyUse]
+    policies: PoliciesStore
     stream_tickets: StreamTicketsStore
     webhooks: Table[m.Webhook]
     webhook_deliveries: Table[m.WebhookDelivery]

@@ -20,7 +20,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core.auth import Caller
 from relay_core.policy_rules import POLICIES, UNSCREENED, Facts, Rule, Rulebook, Screen
-from relay_core.ports import StaleWrite, UnitOfWork, eq, gt, lt
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
 
@@ -43,10 +43,8 @@ async def _within_limit(uow: UnitOfWork, rule: Rule, facts: Facts, at: datetime)
     if limit is None:
         return True
     since = at - timedelta(seconds=limit["per_seconds"])
-    per_requester = () if facts.kind == "enrollment" else (eq("agent_id", facts.agent_id),)
-    used = await uow.policy_uses.count(
-        eq("policy_id", rule.policy.policy_id), *per_requester, gt("decided_at", since)
-    )
+    requester = None if facts.kind == "enrollment" else facts.agent_id
+    used = await uow.policies.count_uses(rule.policy.policy_id, requester, since)
     return used < int(limit["count"])
 
 
@@ -55,9 +53,7 @@ async def _forget_old_uses(uow: UnitOfWork, rule: Rule, now: datetime) -> None:
     limit = rule.policy.limit
     if limit is not None:
         since = now - timedelta(seconds=limit["per_seconds"])
-        await uow.policy_uses.delete_where(
-            [eq("policy_id", rule.policy.policy_id), lt("decided_at", since)]
-        )
+        await uow.policies.forget_uses_before(rule.policy.policy_id, since)
 
 
 async def deciding_rule(
@@ -72,12 +68,8 @@ async def deciding_rule(
         if rule.mismatch(facts, now, screened) is not None:
             continue
         policy = rule.policy
-        held = await uow.policies.update(
-            policy.policy_id,
-            {"version": policy.version},
-            expect={"version": policy.version, "enabled": True},
-        )
-        if held is None:  # replaced or disabled since this process read it
+        if not await uow.policies.hold(policy.policy_id, policy.version):
+            # replaced or disabled since this process read it
             rulebook.forget()  # the unit starts again with the policies as they are
             raise StaleWrite(f"policy {policy.policy_id} changed")
         await _forget_old_uses(uow, rule, now)
@@ -103,7 +95,7 @@ async def open_approval(
         return stored
     policy = rule.policy
     if policy.limit is not None:
-        await uow.policy_uses.insert(
+        await uow.policies.add_use(
             records.PolicyUse(
                 policy_id=policy.policy_id,
                 agent_id=stored.requested_by,
@@ -199,10 +191,10 @@ class PoliciesService(Service):
         self, uow: UnitOfWork, current: m.Policy, values: dict[str, object]
     ) -> m.Policy:
         """The policy with ``values``, as its next version (the one before stays readable)."""
-        updated = await uow.policies.update(
-            current.policy_id,
-            {**values, "version": current.version + 1, "updated_at": self.now()},
-            expect={"version": current.version},
+        updated = await uow.policies.next_version(
+            current.model_copy(
+                update={**values, "version": current.version + 1, "updated_at": self.now()}
+            )
         )
         if updated is None:
             raise StaleWrite("policy changed")
@@ -216,12 +208,10 @@ class PoliciesService(Service):
             current = await self._require(uow, policy_id)
             if version is None or version == current.version:
                 return current
-            kept = await uow.policy_versions.find(
-                eq("policy_id", policy_id), eq("version", version), limit=1
-            )
-            if not kept:
+            kept = await uow.policies.version_of(policy_id, version)
+            if kept is None:
                 raise NotFound(f"policy {policy_id} has no version {version}")
-            return m.Policy.model_validate(kept[0].policy)
+            return m.Policy.model_validate(kept.policy)
 
         return await self.read(work)
 
@@ -231,8 +221,10 @@ class PoliciesService(Service):
         """Policies, oldest first; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.PoliciesResponse:
-            found, next_cursor = await paging.page(
-                uow.policies, key=("policy_id", int), limit=limit, cursor=cursor
+            found, next_cursor = paging.cut(
+                await uow.policies.page(paging.key_after(cursor, int), limit + 1),
+                limit,
+                lambda policy: [policy.policy_id],
             )
             return m.PoliciesResponse(policies=found, next_cursor=next_cursor)
 
@@ -276,7 +268,7 @@ class PoliciesService(Service):
         return policy
 
     async def _keep_version(self, uow: UnitOfWork, policy: m.Policy) -> None:
-        await uow.policy_versions.insert(
+        await uow.policies.keep_version(
             records.PolicyVersion(
                 policy_id=policy.policy_id,
                 version=policy.version,

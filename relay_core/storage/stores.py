@@ -7,6 +7,7 @@ from relay_core.storage.events import EventsStore
 from relay_core.storage.idempotency_keys import IdempotencyKeysStore
 from relay_core.storage.messages import MessagesStore
 from relay_core.storage.notifications import NotificationsStore
+from relay_core.storage.policies import PoliciesStore
 from relay_core.storage.posts import PostsStore
 from relay_core.storage.room_threads import RoomThreadsStore
 from relay_core.storage.rooms import RoomsStore
@@ -17,6 +18,7 @@ from relay_core.storage.tasks import TasksStore
 
 Store = (
     AgentsStore
+    | PoliciesStore
     | NotificationsStore
     | ActionsStore
     | PostsStore
@@ -33,6 +35,7 @@ Store = (
 )
 
 STORES: dict[str, type[Store]] = {
+    "policies": PoliciesStore,
     "notifications": NotificationsStore,
     "actions": ActionsStore,
     "posts": PostsStore,
@@ -51,6 +54,7 @@ STORES: dict[str, type[Store]] = {
 
 __all__ = [
     "STORES",
+    "PoliciesStore",
     "NotificationsStore",
     "ActionsStore",
     "PostsStore",
