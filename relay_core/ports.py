@@ -27,7 +27,9 @@ from relay_core.search_query import Query
 if TYPE_CHECKING:
     from relay_core.storage.actions import ActionsStore
     from relay_core.storage.agents import AgentsStore
+    from relay_core.storage.approvals import ApprovalsStore
     from relay_core.storage.bridge_offsets import BridgeOffsetsStore
+    from relay_core.storage.enrollments import EnrollmentsStore
     from relay_core.storage.events import EventsStore
     from relay_core.storage.idempotency_keys import IdempotencyKeysStore
     from relay_core.storage.messages import MessagesStore
@@ -300,8 +302,6 @@ class TableSpec:
 
 TABLES: tuple[TableSpec, ...] = (
     TableSpec("tasks", m.Task, "task_id", True),
-    TableSpec("approvals", m.Approval, "approval_id", True),
-    TableSpec("enrollments", m.Enrollment, "enroll_id", True),
     TableSpec("interventions", m.Intervention, "intervention_id", False),
     TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
     TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
@@ -323,8 +323,8 @@ class UnitOfWork(Protocol):
     task_events: TaskEventsStore
     actions: ActionsStore
     notifications: NotificationsStore
-    approvals: Table[m.Approval]
-    enrollments: Table[m.Enrollment]
+    approvals: ApprovalsStore
+    enrollments: EnrollmentsStore
     interventions: Table[m.Intervention]
     diagnostics: Table[m.Diagnostic]
     intervention_actions: Table[m.InterventionAction]

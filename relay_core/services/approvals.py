@@ -18,7 +18,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
-from relay_core.ports import FEED, Cond, StaleWrite, UnitOfWork, eq, in_, lt
+from relay_core.ports import FEED, StaleWrite, UnitOfWork
 from relay_core.services import enroll, interventions
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
@@ -52,11 +52,7 @@ async def expire_if_due(uow: UnitOfWork, approval: m.Approval, now: datetime) ->
     the update that finds it pending wins); any other approval as it is."""
     if approval.status != "pending" or approval.expires_at is None or approval.expires_at > now:
         return approval
-    expired = await uow.approvals.update(
-        approval.approval_id,
-        {"status": "expired", "decided_at": now, "decided_by": DEADLINE},
-        expect={"status": "pending"},
-    )
+    expired = await uow.approvals.decide(approval.approval_id, "expired", now, DEADLINE)
     if expired is None:
         raise StaleWrite("approval decided concurrently")
     await announce_approval(uow, expired, "approval.decided", now)
@@ -68,7 +64,7 @@ async def with_applicants(uow: UnitOfWork, approvals: list[m.Approval]) -> list[
     ids = [int(a.subject_id) for a in approvals if a.kind == "enrollment"]
     if not ids:
         return approvals
-    found = {e.enroll_id: e for e in await uow.enrollments.find(in_("enroll_id", ids))}
+    found = {e.enroll_id: e for e in await uow.enrollments.by_id(ids)}
 
     def applicant(approval: m.Approval) -> m.Approval:
         enrollment = found.get(int(approval.subject_id)) if approval.kind == "enrollment" else None
@@ -92,18 +88,14 @@ class ApprovalsService(Service):
     ) -> m.ApprovalsResponse:
         """Approvals, newest first, optionally of one status; a page at a time. An agent's
         page leaves out other agents' requests."""
-        conds: list[Cond] = [eq("status", status)] if status else []
-        if not caller.is_operator:
-            conds.append(in_("audience", (m.EVERYONE, caller.name)))
+        seen_by = None if caller.is_operator else caller.name
+        before = paging.key_after(cursor, int)
 
         async def work(uow: UnitOfWork) -> m.ApprovalsResponse:
-            newest, next_cursor = await paging.page(
-                uow.approvals,
-                *conds,
-                key=("approval_id", int),
-                descending=True,
-                limit=limit,
-                cursor=cursor,
+            newest, next_cursor = paging.cut(
+                await uow.approvals.page(status, seen_by, before, limit + 1),
+                limit,
+                lambda approval: [approval.approval_id],
             )
             shown = await with_applicants(uow, newest)
             return m.ApprovalsResponse(approvals=shown, next_cursor=next_cursor)
@@ -189,9 +181,7 @@ class ApprovalsService(Service):
         the platforms; how many."""
 
         async def due(uow: UnitOfWork) -> Approvals:
-            return await uow.approvals.find(
-                eq("status", "pending"), lt("expires_at", self.now()), limit=limit
-            )
+            return await uow.approvals.past_deadline(self.now(), limit)
 
         if not await self.read(due):
             return 0
@@ -229,15 +219,8 @@ class ApprovalsService(Service):
                     approval = await require_approval(uow, approval_id)
             if approval.status != "pending":
                 return approval  # already decided (or expired just now): said after commit
-            decided = await uow.approvals.update(
-                approval_id,
-                {
-                    "status": outcome,
-                    "decided_at": now,
-                    "decided_by": body.decided_by or caller.name,
-                    "note": body.note,
-                },
-                expect={"status": "pending"},
+            decided = await uow.approvals.decide(
+                approval_id, outcome, now, body.decided_by or caller.name, body.note
             )
             if decided is None:
                 raise StaleWrite("approval decided concurrently")
@@ -302,11 +285,7 @@ class ApprovalsService(Service):
                 expired[:] = [approval]
             if approval.status != "pending":
                 return approval
-            withdrawn = await uow.approvals.update(
-                approval_id,
-                {"status": "withdrawn", "decided_at": now, "decided_by": None, "note": body.reason},
-                expect={"status": "pending"},
-            )
+            withdrawn = await uow.approvals.decide(approval_id, "withdrawn", now, None, body.reason)
             if withdrawn is None:
                 raise StaleWrite("approval decided concurrently")
             await announce_approval(uow, withdrawn, "approval.decided", now)
@@ -326,9 +305,6 @@ class ApprovalsService(Service):
             if approval_id is not None:
                 return await uow.approvals.get(approval_id)
             # Shown before posts were kept: the approval names its message itself.
-            found = await uow.approvals.find(
-                eq("platform_message_id", platform_message_id), limit=1
-            )
-            return found[0] if found else None
+            return await uow.approvals.on_platform(platform_message_id)
 
         return await self.read(work)

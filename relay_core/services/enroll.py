@@ -14,7 +14,7 @@ from relay_api.errors import Conflict, NotFound
 from relay_api.models import AGENT_TOKEN_PREFIX, CLAIM_PREFIX
 from relay_core.auth import hash_secret, new_token, same_secret
 from relay_core.policy_rules import Facts
-from relay_core.ports import StaleWrite, UnitOfWork, eq, lt
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import announce_approval
@@ -28,17 +28,11 @@ async def expire_if_due(
     """Mark a pending enrollment (and its approval) expired once its time is over."""
     if enrollment.status != "pending" or now - enrollment.created_at <= timedelta(seconds=ttl):
         return enrollment
-    expired = await uow.enrollments.update(
-        enrollment.enroll_id, {"status": "expired", "decided_at": now}, expect={"status": "pending"}
-    )
+    expired = await uow.enrollments.decide(enrollment.enroll_id, "expired", now)
     if expired is None:
         raise StaleWrite("enrollment changed")
     if enrollment.approval_id is not None:
-        approval = await uow.approvals.update(
-            enrollment.approval_id,
-            {"status": "expired", "decided_at": now, "decided_by": "relay"},
-            expect={"status": "pending"},
-        )
+        approval = await uow.approvals.decide(enrollment.approval_id, "expired", now, "relay")
         if approval is not None:
             await announce_approval(uow, approval, "approval.decided", now)
     return expired
@@ -46,12 +40,7 @@ async def expire_if_due(
 
 async def expire_due(uow: UnitOfWork, now: datetime, ttl: int, limit: int) -> int:
     """Expire up to ``limit`` pending enrollments whose time is over; how many."""
-    due = await uow.enrollments.find(
-        eq("status", "pending"),
-        lt("created_at", now - timedelta(seconds=ttl)),
-        order_by="created_at",
-        limit=limit,
-    )
+    due = await uow.enrollments.past_time(now - timedelta(seconds=ttl), limit)
     for enrollment in due:
         await expire_if_due(uow, enrollment, now, ttl)
     return len(due)
@@ -77,11 +66,7 @@ async def apply_decision(uow: UnitOfWork, approval: m.Approval, now: datetime) -
             updated_at=now,
         )
         await uow.agents.insert(agent)
-    decided = await uow.enrollments.update(
-        enrollment.enroll_id,
-        {"status": approval.status, "decided_at": now},
-        expect={"status": "pending"},
-    )
+    decided = await uow.enrollments.decide(enrollment.enroll_id, approval.status, now)
     if decided is None:
         raise Conflict(f"enrollment {enrollment.enroll_id} was already decided")
 
@@ -96,9 +81,7 @@ class EnrollService(Service):
 
         async def any_due(uow: UnitOfWork) -> bool:
             cutoff = self.now() - timedelta(seconds=ttl)
-            return bool(
-                await uow.enrollments.count(eq("status", "pending"), lt("created_at", cutoff))
-            )
+            return bool(await uow.enrollments.past_time(cutoff, 1))
 
         async def work(uow: UnitOfWork) -> int:
             return await expire_due(uow, self.now(), ttl, limit)
@@ -137,9 +120,7 @@ class EnrollService(Service):
                 ),
                 screened,
             )
-            await uow.enrollments.update(
-                enrollment.enroll_id, {"approval_id": approval.approval_id}
-            )
+            await uow.enrollments.set_approval(enrollment.enroll_id, approval.approval_id)
             if approval.status != "pending":  # a policy decided it
                 await apply_decision(uow, approval, now)
             asked[:] = [approval]
@@ -171,9 +152,7 @@ class EnrollService(Service):
             if enrollment.status != "approved" or enrollment.token_delivered:
                 return m.EnrollmentState(**enrollment.model_dump())
             token = new_token(AGENT_TOKEN_PREFIX)
-            delivered = await uow.enrollments.update(
-                enroll_id, {"token_delivered": True}, expect={"token_delivered": False}
-            )
+            delivered = await uow.enrollments.deliver_token(enroll_id)
             if delivered is None:
                 raise StaleWrite("token delivered concurrently")
             agent = await uow.agents.set_token(enrollment.agent_id, hash_secret(token), now)

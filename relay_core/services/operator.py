@@ -34,8 +34,8 @@ async def present(service: Service, approval: m.Approval) -> m.Approval:
         await keep(uow, "approval", approval.approval_id, deliveries)
         if not shown:
             return approval
-        first = {"platform_message_id": shown[0].platform_message_id}
-        return await uow.approvals.update(approval.approval_id, first) or approval
+        first = shown[0].platform_message_id
+        return await uow.approvals.set_platform_message(approval.approval_id, first) or approval
 
     return await service.write(work)
 

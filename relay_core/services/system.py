@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from relay_api import __version__
 from relay_api import models as m
 from relay_core.auth import Caller
-from relay_core.ports import UnitOfWork, eq, in_
+from relay_core.ports import UnitOfWork
 from relay_core.services.base import Context, Service
 
 
@@ -35,7 +35,7 @@ class SystemService(Service):
         of the approvals and notifications it can see (the ones for everyone and its own)."""
         # An agent's approvals of kind request are private to it and the operator, as in the
         # approvals list; its notifications are its own.
-        approvals_seen = () if caller.is_operator else (in_("audience", (m.EVERYONE, caller.name)),)
+        approvals_of = None if caller.is_operator else caller.name
         notifications_of = None if caller.is_operator else caller.name
 
         async def work(uow: UnitOfWork) -> m.StatusCounts:
@@ -45,9 +45,7 @@ class SystemService(Service):
                 online_agents=await uow.agents.count_seen_since(seen_since),
                 pending_messages=await uow.messages.count_unacked(),
                 open_tasks=await uow.tasks.count_open(),
-                pending_approvals=await uow.approvals.count(
-                    eq("status", "pending"), *approvals_seen
-                ),
+                pending_approvals=await uow.approvals.count_pending(approvals_of),
                 sent_notifications=await uow.notifications.count("sent", notifications_of),
                 failed_notifications=await uow.notifications.count("failed", notifications_of),
             )

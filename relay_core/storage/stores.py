@@ -2,7 +2,9 @@
 
 from relay_core.storage.actions import ActionsStore
 from relay_core.storage.agents import AgentsStore
+from relay_core.storage.approvals import ApprovalsStore
 from relay_core.storage.bridge_offsets import BridgeOffsetsStore
+from relay_core.storage.enrollments import EnrollmentsStore
 from relay_core.storage.events import EventsStore
 from relay_core.storage.idempotency_keys import IdempotencyKeysStore
 from relay_core.storage.messages import MessagesStore
@@ -18,6 +20,8 @@ from relay_core.storage.tasks import TasksStore
 
 Store = (
     AgentsStore
+    | EnrollmentsStore
+    | ApprovalsStore
     | PoliciesStore
     | NotificationsStore
     | ActionsStore
@@ -35,6 +39,8 @@ Store = (
 )
 
 STORES: dict[str, type[Store]] = {
+    "enrollments": EnrollmentsStore,
+    "approvals": ApprovalsStore,
     "policies": PoliciesStore,
     "notifications": NotificationsStore,
     "actions": ActionsStore,
@@ -54,6 +60,8 @@ STORES: dict[str, type[Store]] = {
 
 __all__ = [
     "STORES",
+    "EnrollmentsStore",
+    "ApprovalsStore",
     "PoliciesStore",
     "NotificationsStore",
     "ActionsStore",

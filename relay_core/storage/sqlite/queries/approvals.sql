@@ -1,0 +1,103 @@
+-- Approvals: what agents and enrollments ask the operator (relay_core/storage/approvals.py
+-- runs these). A statement that answers approvals selects each as JSON.
+
+-- name: get_approval
+-- One approval.
+SELECT json_object(
+    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
+    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
+    'subject_id', subject_id, 'audience', audience,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
+    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+) FROM approvals WHERE approval_id = :approval_id;
+
+-- name: insert_approval
+-- A new approval (pending, or decided at once by a policy); its id.
+INSERT INTO approvals
+    (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
+     expires_at, decided_at, decided_by, note, platform_message_id)
+VALUES
+    (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
+     :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id)
+RETURNING approval_id;
+
+-- name: decide_approval
+-- A pending approval decided (approved, rejected, withdrawn, expired); nothing if it was not
+-- pending.
+UPDATE approvals
+SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note
+WHERE approval_id = :approval_id AND status = 'pending'
+RETURNING json_object(
+    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
+    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
+    'subject_id', subject_id, 'audience', audience,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
+    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+);
+
+-- name: set_approval_platform_message
+-- The platform message an approval names itself (the first that showed it).
+UPDATE approvals SET platform_message_id = :platform_message_id
+WHERE approval_id = :approval_id
+RETURNING json_object(
+    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
+    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
+    'subject_id', subject_id, 'audience', audience,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
+    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+);
+
+-- name: approval_on_platform
+-- The approval that names the platform's message itself (shown before posts were kept).
+SELECT json_object(
+    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
+    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
+    'subject_id', subject_id, 'audience', audience,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
+    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+) FROM approvals WHERE platform_message_id = :platform_message_id LIMIT 1;
+
+-- name: approvals_past_deadline
+-- Up to :limit pending approvals whose deadline is before :now.
+SELECT json_object(
+    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
+    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
+    'subject_id', subject_id, 'audience', audience,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
+    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+) FROM approvals
+WHERE status = 'pending' AND expires_at < :now
+LIMIT +:limit;
+
+-- name: page_approvals
+-- A page of approvals, newest first, before :before (NULL: from the newest), in :status
+-- (NULL: in any), of those :seen_by may see (NULL: all; else the ones for everyone, '*' as
+-- relay_api.models.EVERYONE, and its own).
+SELECT json_object(
+    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
+    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
+    'subject_id', subject_id, 'audience', audience,
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
+    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+) FROM approvals
+WHERE (:status IS NULL OR status = :status)
+    AND (:seen_by IS NULL OR audience IN ('*', :seen_by))
+    AND (:before IS NULL OR approval_id < :before)
+ORDER BY approval_id DESC LIMIT +:limit;
+
+-- name: count_pending_approvals
+-- How many approvals wait for a decision, of those :seen_by may see (as in page_approvals).
+SELECT count(*) FROM approvals
+WHERE status = 'pending' AND (:seen_by IS NULL OR audience IN ('*', :seen_by));
