@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from relay_core.storage.enrollments import EnrollmentsStore
     from relay_core.storage.events import EventsStore
     from relay_core.storage.idempotency_keys import IdempotencyKeysStore
+    from relay_core.storage.interventions import InterventionsStore
     from relay_core.storage.messages import MessagesStore
     from relay_core.storage.notifications import NotificationsStore
     from relay_core.storage.policies import PoliciesStore
@@ -302,9 +303,6 @@ class TableSpec:
 
 TABLES: tuple[TableSpec, ...] = (
     TableSpec("tasks", m.Task, "task_id", True),
-    TableSpec("interventions", m.Intervention, "intervention_id", False),
-    TableSpec("diagnostics", m.Diagnostic, "diagnostic_id", True),
-    TableSpec("intervention_actions", m.InterventionAction, "action_id", True),
     TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
     TableSpec("stream_tickets", records.StreamTicket, "ticket_hash", False),
     TableSpec("webhooks", m.Webhook, "webhook_id", True),
@@ -325,9 +323,7 @@ class UnitOfWork(Protocol):
     notifications: NotificationsStore
     approvals: ApprovalsStore
     enrollments: EnrollmentsStore
-    interventions: Table[m.Intervention]
-    diagnostics: Table[m.Diagnostic]
-    intervention_actions: Table[m.InterventionAction]
+    interventions: InterventionsStore
     events: EventsStore
     idempotency_keys: IdempotencyKeysStore
     bridge_offsets: BridgeOffsetsStore

@@ -12,13 +12,14 @@ remediation. Anyone may read it.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from relay_api import models as m
 from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
-from relay_core.ports import StaleWrite, UnitOfWork, eq, in_
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.events import emit, event_data
 from relay_core.services.operator import present
@@ -39,10 +40,12 @@ async def apply_decision(
     intervention = await uow.interventions.get(approval.subject_id)
     if intervention is None or intervention.approval_id != approval.approval_id:
         return None  # a superseded request: the decision stays on the approval alone
-    status: m.InterventionStatus = "approved" if approval.status == "approved" else "rejected"
-    updated = await uow.interventions.update(
-        intervention.intervention_id,
-        {"status": status, "approval_status": approval.status, "updated_at": now},
+    # Only an approve or a reject is carried here: the two words are the same in both.
+    status: Literal["approved", "rejected"] = (
+        "approved" if approval.status == "approved" else "rejected"
+    )
+    updated = await uow.interventions.set_status(
+        intervention.intervention_id, status, now, approval_status=status
     )
     if updated is not None:
         await emit(uow, "intervention.updated", updated.intervention_id, event_data(updated), now)
@@ -75,14 +78,9 @@ async def latest(
     uow: UnitOfWork, intervention_id: str
 ) -> tuple[m.Diagnostic | None, m.InterventionAction | None]:
     """The newest diagnostic and the newest remediation action of an intervention."""
-    where = eq("intervention_id", intervention_id)
-    diagnostics = await uow.diagnostics.find(
-        where, order_by="diagnostic_id", descending=True, limit=1
-    )
-    actions = await uow.intervention_actions.find(
-        where, order_by="action_id", descending=True, limit=1
-    )
-    return (diagnostics[0] if diagnostics else None, actions[0] if actions else None)
+    diagnostics = await uow.interventions.newest_diagnostics([intervention_id])
+    actions = await uow.interventions.newest_actions([intervention_id])
+    return diagnostics.get(intervention_id), actions.get(intervention_id)
 
 
 class InterventionsService(Service):
@@ -134,18 +132,8 @@ class InterventionsService(Service):
                 ),
                 screened,
             )
-            updated = await uow.interventions.update(
-                intervention_id,
-                {
-                    "status": "awaiting_approval",
-                    "title": body.title,
-                    "risk": body.risk,
-                    "proposed_action": body.proposed_action,
-                    "approval_id": approval.approval_id,
-                    "approval_status": "pending",
-                    "updated_at": now,
-                },
-                expect={"approval_status": intervention.approval_status},
+            updated = await uow.interventions.await_approval(
+                intervention, body, approval.approval_id, now
             )
             if updated is None:
                 raise StaleWrite("intervention changed")
@@ -191,14 +179,14 @@ class InterventionsService(Service):
         async def work(uow: UnitOfWork) -> m.Diagnostic:
             now = self.now()
             await self._open(uow, intervention_id, caller)
-            await uow.interventions.update(intervention_id, {"updated_at": now})
+            await uow.interventions.touch(intervention_id, now)
             diagnostic = m.Diagnostic(
                 **body.model_dump(exclude={"agent_id"}),
                 intervention_id=intervention_id,
                 agent_id=agent_id,
                 created_at=now,
             )
-            diagnostic = await uow.diagnostics.insert(diagnostic)
+            diagnostic = await uow.interventions.add_diagnostic(diagnostic)
             data = {"intervention_id": intervention_id, "diagnostic_id": diagnostic.diagnostic_id}
             await emit(uow, "intervention.diagnostic", intervention_id, data, now)
             return diagnostic
@@ -223,18 +211,17 @@ class InterventionsService(Service):
         """Interventions, newest first, each with its latest diagnostic and last action; a page
         at a time."""
 
+        before = None if cursor is None else paging.decode(cursor, (datetime, str))
+
         async def work(uow: UnitOfWork) -> m.InterventionsResponse:
-            newest, next_cursor = await paging.page(
-                uow.interventions,
-                key=("intervention_id", str),
-                order=("created_at", datetime),
-                descending=True,
-                limit=limit,
-                cursor=cursor,
+            newest, next_cursor = paging.cut(
+                await uow.interventions.page(before, limit + 1),
+                limit,
+                lambda intervention: [intervention.created_at, intervention.intervention_id],
             )
-            ids = in_("intervention_id", [i.intervention_id for i in newest])
-            diagnostics = await uow.diagnostics.newest_by("intervention_id", ids)
-            actions = await uow.intervention_actions.newest_by("intervention_id", ids)
+            ids = [intervention.intervention_id for intervention in newest]
+            diagnostics = await uow.interventions.newest_diagnostics(ids)
+            actions = await uow.interventions.newest_actions(ids)
             summaries = [
                 m.InterventionSummary(
                     **intervention.model_dump(),
@@ -265,7 +252,7 @@ class InterventionsService(Service):
                     f"intervention '{intervention_id}' is not approved "
                     f"(approval: {intervention.approval_status})"
                 )
-            recorded = await uow.intervention_actions.insert(
+            recorded = await uow.interventions.add_action(
                 m.InterventionAction(
                     **body.model_dump(exclude={"agent_id"}),
                     intervention_id=intervention_id,
@@ -273,9 +260,7 @@ class InterventionsService(Service):
                     created_at=now,
                 )
             )
-            updated = await uow.interventions.update(
-                intervention_id, {"status": OUTCOME[body.status], "updated_at": now}
-            )
+            updated = await uow.interventions.set_status(intervention_id, OUTCOME[body.status], now)
             if updated is not None:
                 data = event_data(updated)
                 await emit(uow, "intervention.updated", intervention_id, data, now)
@@ -297,10 +282,8 @@ class InterventionsService(Service):
             if len(intervention.participants) >= MAX_PARTICIPANTS:
                 raise Conflict(f"an intervention has at most {MAX_PARTICIPANTS} participants")
             now = self.now()
-            updated = await uow.interventions.update(
-                intervention_id,
-                {"participants": [*intervention.participants, body.agent_id], "updated_at": now},
-                expect={"updated_at": intervention.updated_at},
+            updated = await uow.interventions.set_participants(
+                intervention, [*intervention.participants, body.agent_id], now
             )
             if updated is None:
                 raise StaleWrite("intervention changed")

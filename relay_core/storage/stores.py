@@ -7,6 +7,7 @@ from relay_core.storage.bridge_offsets import BridgeOffsetsStore
 from relay_core.storage.enrollments import EnrollmentsStore
 from relay_core.storage.events import EventsStore
 from relay_core.storage.idempotency_keys import IdempotencyKeysStore
+from relay_core.storage.interventions import InterventionsStore
 from relay_core.storage.messages import MessagesStore
 from relay_core.storage.notifications import NotificationsStore
 from relay_core.storage.policies import PoliciesStore
@@ -20,6 +21,7 @@ from relay_core.storage.tasks import TasksStore
 
 Store = (
     AgentsStore
+    | InterventionsStore
     | EnrollmentsStore
     | ApprovalsStore
     | PoliciesStore
@@ -39,6 +41,7 @@ Store = (
 )
 
 STORES: dict[str, type[Store]] = {
+    "interventions": InterventionsStore,
     "enrollments": EnrollmentsStore,
     "approvals": ApprovalsStore,
     "policies": PoliciesStore,
@@ -60,6 +63,7 @@ STORES: dict[str, type[Store]] = {
 
 __all__ = [
     "STORES",
+    "InterventionsStore",
     "EnrollmentsStore",
     "ApprovalsStore",
     "PoliciesStore",

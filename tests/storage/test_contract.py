@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from relay_api import models as m
-from relay_core.ports import StaleWrite, Storage, eq
+from relay_core.ports import StaleWrite, Storage
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -106,23 +106,6 @@ async def test_a_commit_not_waiting_for_the_disk_is_kept(storage: Storage) -> No
         raise AssertionError("a read never saw the commit")
 
 
-async def test_json_columns_keep_strings_and_objects(storage: Storage) -> None:
-    async with storage.unit_of_work(write=True) as uow:
-        await uow.interventions.insert(
-            m.Intervention(intervention_id="i", created_by="x", created_at=NOW, updated_at=NOW)
-        )
-        for content in ("plain text", {"disk": {"free": 3}}):
-            await uow.diagnostics.insert(
-                m.Diagnostic(
-                    intervention_id="i", agent_id="x", summary="s", content=content, created_at=NOW
-                )
-            )
-        await uow.commit()
-    async with storage.unit_of_work(write=False) as uow:
-        stored = await uow.diagnostics.find(eq("intervention_id", "i"))
-    assert [d.content for d in stored] == ["plain text", {"disk": {"free": 3}}]
-
-
 async def test_exclusive_has_one_holder_at_a_time(storage: Storage) -> None:
     async with storage.exclusive("poller") as first:
         async with storage.exclusive("poller") as second:
@@ -134,13 +117,12 @@ async def test_exclusive_has_one_holder_at_a_time(storage: Storage) -> None:
 
 
 async def test_a_held_write_that_conflicts_is_a_stale_write(storage: Storage) -> None:
-    held = m.Intervention(intervention_id="dup", created_by="x", created_at=NOW, updated_at=NOW)
-    async with storage.unit_of_work(write=True) as uow:
-        await uow.interventions.insert(held)
-        await uow.commit()
+    """A note on a task that does not exist, held back on PostgreSQL until the commit."""
+    note = m.TaskEvent(task_id=999_999, kind="note", created_at=NOW)
+    told = m.Event(kind="task.note", subject_id="999999", created_at=NOW)
     with pytest.raises(StaleWrite):
         async with storage.unit_of_work(write=True) as uow:
-            await uow.interventions.add(held)
+            await uow.task_events.note(note, told)
             await uow.commit()
 
 
