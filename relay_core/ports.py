@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from relay_core.storage.stream_tickets import StreamTicketsStore
     from relay_core.storage.task_events import TaskEventsStore
     from relay_core.storage.tasks import TasksStore
+    from relay_core.storage.webhooks import WebhookDeliveriesStore, WebhooksStore
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -305,8 +306,6 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("tasks", m.Task, "task_id", True),
     TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
     TableSpec("stream_tickets", records.StreamTicket, "ticket_hash", False),
-    TableSpec("webhooks", m.Webhook, "webhook_id", True),
-    TableSpec("webhook_deliveries", m.WebhookDelivery, "delivery_id", True),
 )
 
 
@@ -331,8 +330,8 @@ class UnitOfWork(Protocol):
     room_threads: RoomThreadsStore
     policies: PoliciesStore
     stream_tickets: StreamTicketsStore
-    webhooks: Table[m.Webhook]
-    webhook_deliveries: Table[m.WebhookDelivery]
+    webhooks: WebhooksStore
+    webhook_deliveries: WebhookDeliveriesStore
     search_index: SearchIndex
 
     def publish(self, topic: str) -> None:

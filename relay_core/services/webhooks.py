@@ -16,10 +16,10 @@ from __future__ import annotations
 import builtins
 import functools
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from relay_api import models as m
 from relay_api.errors import Conflict, InvalidInput, NotFound
@@ -27,7 +27,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
-from relay_core.ports import StaleWrite, UnitOfWork, eq, in_, lt, not_in
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.base import SWEEP_BATCH, Service
 
 # The hub topic that wakes the sender: a delivery became due now.
@@ -123,8 +123,10 @@ class WebhooksService(Service):
         """Endpoints, oldest first; a page at a time."""
 
         async def work(uow: UnitOfWork) -> m.WebhooksResponse:
-            found, next_cursor = await paging.page(
-                uow.webhooks, key=("webhook_id", int), limit=limit, cursor=cursor
+            found, next_cursor = paging.cut(
+                await uow.webhooks.page(paging.key_after(cursor, int), limit + 1),
+                limit,
+                lambda webhook: [webhook.webhook_id],
             )
             return m.WebhooksResponse(webhooks=found, next_cursor=next_cursor)
 
@@ -141,12 +143,19 @@ class WebhooksService(Service):
     async def replace(self, caller: Caller, webhook_id: int, body: m.WebhookCreate) -> m.Webhook:
         """Replace an endpoint's URL, events and description; its secret stays."""
         await self._check_address(body.url)
-        values = {"url": body.url, "events": body.events, "description": body.description}
-        return await self._change(webhook_id, values)
+
+        async def work(uow: UnitOfWork) -> m.Webhook | None:
+            return await uow.webhooks.replace(webhook_id, body, self.now())
+
+        return await self._change(webhook_id, work)
 
     async def disable(self, caller: Caller, webhook_id: int) -> m.Webhook:
         """Stop delivering to the endpoint; what is pending waits until it is enabled."""
-        return await self._change(webhook_id, {"enabled": False, "disabled_reason": "disabled"})
+
+        async def work(uow: UnitOfWork) -> m.Webhook | None:
+            return await uow.webhooks.disable(webhook_id, "disabled", self.now())
+
+        return await self._change(webhook_id, work)
 
     async def enable(self, caller: Caller, webhook_id: int) -> m.Webhook:
         """Deliver to the endpoint again: what was pending, and the events from now on."""
@@ -155,13 +164,8 @@ class WebhooksService(Service):
             current = await _endpoint(uow, webhook_id)
             if current.enabled:
                 return current
-            values: dict[str, object] = {
-                "enabled": True,
-                "disabled_reason": None,
-                "updated_at": self.now(),
-                "after_event_id": max(current.after_event_id, await _head(uow)),
-            }
-            updated = await uow.webhooks.update(webhook_id, values, expect={"enabled": False})
+            after_event_id = max(current.after_event_id, await _head(uow))
+            updated = await uow.webhooks.enable(webhook_id, after_event_id, self.now())
             if updated is None:
                 raise StaleWrite("enabled meanwhile")
             uow.publish(WEBHOOKS)
@@ -178,14 +182,8 @@ class WebhooksService(Service):
         async def work(uow: UnitOfWork) -> m.Webhook:
             current = await _endpoint(uow, webhook_id)
             now = self.now()
-            values = {
-                "sealed_secret": self._seal.seal(secret),
-                "sealed_previous": current.sealed_secret,
-                "previous_until": now + overlap,
-                "updated_at": now,
-            }
-            updated = await uow.webhooks.update(
-                webhook_id, values, expect={"sealed_secret": current.sealed_secret}
+            updated = await uow.webhooks.rotate_secret(
+                current, self._seal.seal(secret), now + overlap, now
             )
             if updated is None:
                 raise StaleWrite("rotated meanwhile")
@@ -193,9 +191,13 @@ class WebhooksService(Service):
 
         return await self.write(work)
 
-    async def _change(self, webhook_id: int, values: Mapping[str, object]) -> m.Webhook:
+    async def _change(
+        self, webhook_id: int, change: Callable[[UnitOfWork], Awaitable[m.Webhook | None]]
+    ) -> m.Webhook:
+        """The endpoint as ``change`` left it (NotFound if it found none); the sender told."""
+
         async def work(uow: UnitOfWork) -> m.Webhook:
-            updated = await uow.webhooks.update(webhook_id, {**values, "updated_at": self.now()})
+            updated = await change(uow)
             if updated is None:
                 raise _missing(webhook_id)
             uow.publish(WEBHOOKS)
@@ -234,19 +236,14 @@ class WebhooksService(Service):
         status: m.WebhookDeliveryStatus | None = None,
     ) -> m.WebhookDeliveriesResponse:
         """An endpoint's deliveries, newest first; a page at a time."""
+        before = paging.key_after(cursor, int)
 
         async def work(uow: UnitOfWork) -> m.WebhookDeliveriesResponse:
             await _endpoint(uow, webhook_id)
-            conds = [eq("webhook_id", webhook_id)]
-            if status is not None:
-                conds.append(eq("status", status))
-            found, next_cursor = await paging.page(
-                uow.webhook_deliveries,
-                *conds,
-                key=("delivery_id", int),
-                descending=True,
-                limit=limit,
-                cursor=cursor,
+            found, next_cursor = paging.cut(
+                await uow.webhook_deliveries.page(webhook_id, status, before, limit + 1),
+                limit,
+                lambda delivery: [delivery.delivery_id],
             )
             return m.WebhookDeliveriesResponse(deliveries=found, next_cursor=next_cursor)
 
@@ -262,10 +259,7 @@ class WebhooksService(Service):
                 raise NotFound(f"webhook {webhook_id} has no delivery {delivery_id}")
             if found.status != "failed":
                 raise Conflict(f"delivery {delivery_id} is {found.status}: only a failed one")
-            values = {"status": "pending", "attempts": 0, "next_attempt_at": self.now()}
-            retried = await uow.webhook_deliveries.update(
-                delivery_id, values, expect={"status": "failed"}
-            )
+            retried = await uow.webhook_deliveries.retry(delivery_id, self.now())
             if retried is None:
                 raise StaleWrite("retried meanwhile")
             uow.publish(WEBHOOKS)
@@ -315,23 +309,16 @@ class WebhooksService(Service):
             for status in FINISHED:
                 if len(found) == limit:
                     break
-                rows = await uow.webhook_deliveries.find_values(
-                    ("delivery_id",),
-                    eq("status", status),
-                    lt("created_at", cutoff),
-                    order_by="created_at",
-                    limit=limit - len(found),
+                found += await uow.webhook_deliveries.finished_before(
+                    status, cutoff, limit - len(found)
                 )
-                found += [row[0] for row in rows]
             return found
 
         if not (ids := await self.read(old)):
             return 0
 
         async def work(uow: UnitOfWork) -> int:
-            return await uow.webhook_deliveries.delete_where(
-                [in_("delivery_id", ids), in_("status", FINISHED)]
-            )
+            return await uow.webhook_deliveries.delete_finished(ids)
 
         return await self.write(work)
 
@@ -345,7 +332,7 @@ class WebhooksService(Service):
         async def work(uow: UnitOfWork) -> Due:
             now = self.now()
             left_out, taking = set(full), 0
-            for known in await uow.webhooks.find():
+            for known in await uow.webhooks.every():
                 if known.enabled and known.webhook_id not in full:
                     taking += 1
                 else:
@@ -354,19 +341,14 @@ class WebhooksService(Service):
                 return Due([], 0)
             # By when they fall due, then by id: what fan_out added at once, in feed order. Not
             # "webhook_id IN" the endpoints taking some: the planner would read by endpoint.
-            found = await uow.webhook_deliveries.find(
-                lt("next_attempt_at", now + timedelta(microseconds=1)),
-                not_in("webhook_id", sorted(left_out)),
-                order_by="next_attempt_at",
-                limit=limit + len(skip),
-            )
+            found = await uow.webhook_deliveries.due(now, sorted(left_out), limit + len(skip))
             wanted = [d for d in found if d.delivery_id not in skip]
             # Their endpoints, read after the deliveries: as new as they are (a rotation, a
             # change, a disabling); each one's secrets opened once.
             ids = sorted({delivery.webhook_id for delivery in wanted})
             sending = {
                 endpoint.webhook_id: (endpoint.url, self._secrets(endpoint, now))
-                for endpoint in (await uow.webhooks.find(in_("webhook_id", ids)) if ids else [])
+                for endpoint in await uow.webhooks.by_id(ids)
                 if endpoint.enabled
             }
             attempts: builtins.list[Attempt] = []
@@ -406,30 +388,26 @@ class WebhooksService(Service):
         async def work(uow: UnitOfWork) -> None:
             now = self.now()
             for attempt, outcome in outcomes:
-                values = _after(attempt.attempts + 1, outcome, schedule, now)
                 # As it was handed out: not retried or settled meanwhile.
-                unchanged = [
-                    eq("delivery_id", attempt.delivery_id),
-                    eq("status", "pending"),
-                    eq("attempts", attempt.attempts),
-                ]
-                kept = await uow.webhook_deliveries.update_where(unchanged, values)
+                kept = await uow.webhook_deliveries.record_attempt(
+                    attempt.delivery_id,
+                    attempt.attempts,
+                    **_after(attempt.attempts + 1, outcome, schedule, now),
+                )
                 if kept and outcome.status_code == 410:
                     reason = "the endpoint answered 410 Gone"
-                    await uow.webhooks.update(
-                        attempt.webhook_id,
-                        {"enabled": False, "disabled_reason": reason, "updated_at": now},
-                    )
+                    await uow.webhooks.disable(attempt.webhook_id, reason, now)
 
         await self.write(work)
 
 
 def _after(
     attempts: int, outcome: Outcome, schedule: Sequence[float], now: datetime
-) -> dict[str, object]:
-    """A delivery's fields once its ``attempts``-th attempt had ``outcome``."""
-    values: dict[str, object] = {
-        "attempts": attempts,
+) -> dict[str, Any]:
+    """A delivery's fields once its ``attempts``-th attempt had ``outcome`` (``record_attempt``'s
+    keywords)."""
+    values: dict[str, Any] = {
+        "status": "pending",
         "last_status_code": outcome.status_code,
         "last_error": outcome.error,
         "next_attempt_at": None,
@@ -471,7 +449,7 @@ async def _pending_events(
     """The cursor, the enabled endpoints, and the events past the cursor that one of them may
     take (none before the oldest endpoint was created)."""
     offset = await uow.bridge_offsets.get(CURSOR)
-    endpoints = await uow.webhooks.find(eq("enabled", True))
+    endpoints = await uow.webhooks.enabled()
     if not endpoints:
         return offset, endpoints, []
     after = min(endpoint.after_event_id for endpoint in endpoints)

@@ -18,9 +18,12 @@ from relay_core.storage.spaces import SpacesStore
 from relay_core.storage.stream_tickets import StreamTicketsStore
 from relay_core.storage.task_events import TaskEventsStore
 from relay_core.storage.tasks import TasksStore
+from relay_core.storage.webhooks import WebhookDeliveriesStore, WebhooksStore
 
 Store = (
     AgentsStore
+    | WebhookDeliveriesStore
+    | WebhooksStore
     | InterventionsStore
     | EnrollmentsStore
     | ApprovalsStore
@@ -41,6 +44,8 @@ Store = (
 )
 
 STORES: dict[str, type[Store]] = {
+    "webhook_deliveries": WebhookDeliveriesStore,
+    "webhooks": WebhooksStore,
     "interventions": InterventionsStore,
     "enrollments": EnrollmentsStore,
     "approvals": ApprovalsStore,
@@ -63,6 +68,8 @@ STORES: dict[str, type[Store]] = {
 
 __all__ = [
     "STORES",
+    "WebhookDeliveriesStore",
+    "WebhooksStore",
     "InterventionsStore",
     "EnrollmentsStore",
     "ApprovalsStore",

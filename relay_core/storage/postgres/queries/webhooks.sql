@@ -1,0 +1,121 @@
+-- Webhooks: the operator's endpoints and the deliveries of events to them
+-- (relay_core/storage/webhooks.py runs these).
+
+-- name: get_webhook
+-- One endpoint.
+SELECT * FROM webhooks WHERE webhook_id = :webhook_id;
+
+-- name: insert_webhook
+-- A new endpoint; its id.
+INSERT INTO webhooks
+    (url, events, description, enabled, disabled_reason, sealed_secret, sealed_previous,
+     previous_until, after_event_id, created_at, updated_at)
+VALUES
+    (:url, :events, :description, :enabled, :disabled_reason, :sealed_secret,
+     :sealed_previous, :previous_until, :after_event_id, :created_at, :updated_at)
+RETURNING webhook_id;
+
+-- name: page_webhooks
+-- A page of endpoints by id, after :after (NULL: from the first).
+SELECT * FROM webhooks
+WHERE (:after::bigint IS NULL OR webhook_id > :after)
+ORDER BY webhook_id LIMIT :limit;
+
+-- name: every_webhook
+-- Every endpoint, by id (the operator keeps a handful).
+SELECT * FROM webhooks ORDER BY webhook_id;
+
+-- name: enabled_webhooks
+-- The enabled endpoints, by id.
+SELECT * FROM webhooks WHERE enabled ORDER BY webhook_id;
+
+-- name: webhooks_by_id
+-- The endpoints of :webhook_ids, by id.
+SELECT * FROM webhooks WHERE webhook_id = ANY(:webhook_ids::bigint[]) ORDER BY webhook_id;
+
+-- name: replace_webhook
+-- An endpoint's URL, events and description replaced.
+UPDATE webhooks
+SET url = :url, events = :events, description = :description, updated_at = :now
+WHERE webhook_id = :webhook_id
+RETURNING *;
+
+-- name: disable_webhook
+-- An endpoint that takes no deliveries, and why.
+UPDATE webhooks SET enabled = FALSE, disabled_reason = :reason, updated_at = :now
+WHERE webhook_id = :webhook_id
+RETURNING *;
+
+-- name: enable_webhook
+-- A disabled endpoint enabled, taking the events after :after_event_id; nothing if it was
+-- enabled.
+UPDATE webhooks
+SET enabled = TRUE, disabled_reason = NULL, after_event_id = :after_event_id,
+    updated_at = :now
+WHERE webhook_id = :webhook_id AND NOT enabled
+RETURNING *;
+
+-- name: rotate_webhook_secret
+-- An endpoint's new secret, the one before kept until :previous_until; nothing if its secret
+-- is no longer :sealed_previous.
+UPDATE webhooks
+SET sealed_secret = :sealed_secret, sealed_previous = :sealed_previous,
+    previous_until = :previous_until, updated_at = :now
+WHERE webhook_id = :webhook_id AND sealed_secret = :sealed_previous
+RETURNING *;
+
+-- name: get_webhook_delivery
+-- One delivery.
+SELECT * FROM webhook_deliveries WHERE delivery_id = :delivery_id;
+
+-- name: insert_webhook_delivery
+-- A new delivery; its id.
+INSERT INTO webhook_deliveries
+    (webhook_id, event_id, event_type, message_id, body, attempts, status, last_status_code,
+     last_error, next_attempt_at, created_at)
+VALUES
+    (:webhook_id, :event_id, :event_type, :message_id, :body, :attempts, :status,
+     :last_status_code, :last_error, :next_attempt_at, :created_at)
+RETURNING delivery_id;
+
+-- name: page_webhook_deliveries
+-- A page of an endpoint's deliveries, newest first, before :before (NULL: from the newest),
+-- in :status (NULL: in any).
+SELECT * FROM webhook_deliveries
+WHERE webhook_id = :webhook_id AND (:status::text IS NULL OR status = :status)
+    AND (:before::bigint IS NULL OR delivery_id < :before)
+ORDER BY delivery_id DESC LIMIT :limit;
+
+-- name: retry_webhook_delivery
+-- A failed delivery pending again, as new (its attempts start over), due at :now; nothing if
+-- it was not failed.
+UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = :now
+WHERE delivery_id = :delivery_id AND status = 'failed'
+RETURNING *;
+
+-- name: record_webhook_attempt
+-- How a delivery's attempt went, if the delivery is as it was handed out (pending, after
+-- :attempts_before attempts); how many rows changed.
+UPDATE webhook_deliveries
+SET attempts = :attempts, status = :status, last_status_code = :last_status_code,
+    last_error = :last_error, next_attempt_at = :next_attempt_at
+WHERE delivery_id = :delivery_id AND status = 'pending' AND attempts = :attempts_before;
+
+-- name: due_webhook_deliveries
+-- Up to :limit deliveries due by :now, by when they fall due then by id (what fan_out added
+-- at once, in feed order), but those to the endpoints :left_out. Not "webhook_id IN" the
+-- endpoints taking some: the planner would read by endpoint.
+SELECT * FROM webhook_deliveries
+WHERE next_attempt_at <= :now AND NOT (webhook_id = ANY(:left_out::bigint[]))
+ORDER BY next_attempt_at, delivery_id LIMIT :limit;
+
+-- name: finished_webhook_deliveries
+-- The ids of up to :limit deliveries in :status made before :before, oldest first.
+SELECT delivery_id FROM webhook_deliveries
+WHERE status = :status AND created_at < :before
+ORDER BY created_at, delivery_id LIMIT :limit;
+
+-- name: delete_finished_webhook_deliveries
+-- The deliveries of :delivery_ids that are finished (succeeded or failed) deleted.
+DELETE FROM webhook_deliveries
+WHERE delivery_id = ANY(:delivery_ids::bigint[]) AND status IN ('succeeded', 'failed');
