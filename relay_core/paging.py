@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar
@@ -19,8 +19,6 @@ from typing import Any, TypeVar
 import pydantic
 
 from relay_api.errors import InvalidInput
-from relay_api.params import DEFAULT_LIMIT
-from relay_core.ports import Cond, Table, eq, gt, lt
 
 R = TypeVar("R", bound=pydantic.BaseModel)
 T = TypeVar("T")
@@ -69,61 +67,3 @@ def cut(
     if len(rows) <= limit:
         return rows, None
     return rows[:limit], encode(sort_key(rows[limit - 1]))
-
-
-async def page(
-    table: Table[R],
-    *conds: Cond,
-    key: tuple[str, type],
-    order: tuple[str, type] | None = None,
-    descending: bool = False,
-    limit: int = DEFAULT_LIMIT,
-    cursor: str | None = None,
-) -> tuple[list[R], str | None]:
-    """Up to ``limit`` rows matching ``conds``, sorted by ``order`` (if any) then by the unique
-    ``key``, after the row ``cursor`` names; and the cursor of the next page, None if this is
-    the last."""
-    found = await _rows(table.find, conds, key, order, descending, limit, cursor)
-    if len(found) <= limit:
-        return found, None
-    last = found[limit - 1]
-    sorted_by = [order, key] if order is not None else [key]
-    return found[:limit], encode([getattr(last, name) for name, _ in sorted_by])
-
-
-async def _rows(
-    find: Callable[..., Awaitable[list[T]]],
-    conds: Sequence[Cond],
-    key: tuple[str, type],
-    order: tuple[str, type] | None,
-    descending: bool,
-    limit: int,
-    cursor: str | None,
-) -> list[T]:
-    """The rows of a page and one more (which says whether another page follows)."""
-    after = lt if descending else gt  # the rows that come after the cursor in this order
-    if cursor is None:
-        return await find(
-            *conds, order_by=order[0] if order else None, descending=descending, limit=limit + 1
-        )
-    if order is None:
-        (start,) = decode(cursor, (key[1],))
-        return await find(*conds, after(key[0], start), descending=descending, limit=limit + 1)
-    start = decode(cursor, (order[1], key[1]))
-    # Rows that tie with the cursor on ``order`` come first, by key; then the rest.
-    found = await find(
-        *conds,
-        eq(order[0], start[0]),
-        after(key[0], start[1]),
-        descending=descending,
-        limit=limit + 1,
-    )
-    if len(found) <= limit:
-        found += await find(
-            *conds,
-            after(order[0], start[0]),
-            order_by=order[0],
-            descending=descending,
-            limit=limit + 1 - len(found),
-        )
-    return found

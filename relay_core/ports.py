@@ -1,26 +1,26 @@
-"""The ports the services depend on: storage (tables in a unit of work) and the operator bridge.
+"""The ports the services depend on: storage (a store per resource in a unit of work) and the
+operator bridge.
 
-Storage is deliberately small: every table offers the same verbs over the resource models of
-``relay_api.models``; the domain queries live in the services, written once for every adapter.
-The hot lists read their rows as one JSON array (the named statements of
-``storage/queries``): a page answered as stored costs no model per row (``JsonRecords``, which
-reads as models when Python reads it). ``update(..., expect=...)`` is a compare-and-set,
-which is what makes a claim or a decision exactly-once on any database.
+A unit of work holds one store per resource (``relay_core/storage/<resource>.py``), whose
+methods each run one named statement of ``storage/{sqlite,postgres}/queries/<resource>.sql``.
+The hot lists read their rows as one JSON array: a page answered as stored costs no model per
+row (``JsonRecords``, which reads as models when Python reads it). A guarded write (a claim, a
+decision) says in its statement's WHERE what it expects, which is what makes it exactly-once
+on either database.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, TypeAdapter
 
 from relay_api import models as m
-from relay_core import records
 from relay_core.hub import Hub
 from relay_core.search_query import Query
 
@@ -47,69 +47,12 @@ if TYPE_CHECKING:
 
 R = TypeVar("R", bound=BaseModel)
 
-Op = Literal["eq", "ne", "in", "not_in", "lt", "gt"]
-
 
 class StaleWrite(Exception):
     """A guarded write lost a race; the unit of work should be retried from the start.
 
     Storage adapters raise it; services retry and never let it escape as such.
     """
-
-
-class Cond(NamedTuple):
-    """One condition on a field; ``eq``/``ne`` with ``None`` mean IS NULL / IS NOT NULL. A
-    named tuple: a write makes several, and a frozen dataclass costs several times as much to
-    make (docs/performance.md, "Figures behind the code")."""
-
-    field: str
-    op: Op
-    value: Any
-
-
-def eq(field: str, value: Any) -> Cond:
-    """``field == value``."""
-    return Cond(field, "eq", value)
-
-
-def ne(field: str, value: Any) -> Cond:
-    """``field != value``."""
-    return Cond(field, "ne", value)
-
-
-def in_(field: str, values: Sequence[Any]) -> Cond:
-    """``field IN values``."""
-    return Cond(field, "in", tuple(values))
-
-
-def not_in(field: str, values: Sequence[Any]) -> Cond:
-    """``field NOT IN values`` (every record for none)."""
-    return Cond(field, "not_in", tuple(values))
-
-
-def lt(field: str, value: Any) -> Cond:
-    """``field < value``."""
-    return Cond(field, "lt", value)
-
-
-def gt(field: str, value: Any) -> Cond:
-    """``field > value``."""
-    return Cond(field, "gt", value)
-
-
-Expect = Mapping[str, Any] | Sequence[Cond]
-"""What an update expects of the record: field values (equalities), or conditions."""
-
-
-def expected(expect: Expect | None) -> list[Cond]:
-    """``expect`` as conditions."""
-    if expect is None:
-        return []
-    if isinstance(expect, list):  # the usual form, checked first: Mapping's check costs more
-        return expect
-    if isinstance(expect, Mapping):
-        return [Cond(field, "eq", value) for field, value in expect.items()]
-    return list(expect)
 
 
 class JsonRecords(Sequence[R]):
@@ -167,82 +110,6 @@ def _adapter(model: type[R]) -> TypeAdapter[list[R]]:
     return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
-class Table(Protocol[R]):
-    """The verbs every stored resource has."""
-
-    async def get(self, key: Any) -> R | None:
-        """The record with this key, or None."""
-        ...
-
-    async def insert(self, record: R) -> R:
-        """Store a new record and return it; a generated integer key left at 0 is assigned to
-        it (the record passed in may be the one returned)."""
-        ...
-
-    async def add(self, record: R) -> None:
-        """Store a new record, as ``insert`` does, for a caller that needs nothing back yet: a
-        generated key is set on ``record`` only by the time the unit's ``flush`` or ``commit``
-        returns. An adapter may hold the write back until then, to send it with others."""
-        ...
-
-    async def update(
-        self, key: Any, values: Mapping[str, Any], *, expect: Expect | None = None
-    ) -> R | None:
-        """Set ``values`` on the record if it exists and matches ``expect`` (field values, or
-        conditions); None otherwise."""
-        ...
-
-    async def update_where(self, conds: Sequence[Cond], values: Mapping[str, Any]) -> int:
-        """Set ``values`` on every record matching all ``conds``; the number changed."""
-        ...
-
-    async def delete_where(self, conds: Sequence[Cond]) -> int:
-        """Remove every record matching all ``conds``; the number removed."""
-        ...
-
-    async def find(
-        self,
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        skip_locked: bool = False,
-    ) -> list[R]:
-        """Records matching all ``conds``, ordered by one field then the key.
-
-        ``skip_locked`` (in a write unit of work): hold the records found until the unit ends,
-        and leave out those another unit holds, so that competing consumers take disjoint
-        records and never wait on, or deadlock with, each other. Where write units run one at
-        a time (SQLite's writer) nothing is ever held by another."""
-        ...
-
-    async def find_values(
-        self,
-        fields: tuple[str, ...],
-        *conds: Cond,
-        order_by: str | None = None,
-        descending: bool = False,
-        limit: int | None = None,
-        skip_locked: bool = False,
-    ) -> list[tuple[Any, ...]]:
-        """The values of ``fields`` of the records ``find`` would give, a tuple a record."""
-        ...
-
-    async def count(self, *conds: Cond) -> int:
-        """How many records match all ``conds``."""
-        ...
-
-    async def count_by(self, field: str, *conds: Cond) -> dict[Any, int]:
-        """How many records match all ``conds``, for each value of ``field`` among them (a
-        value no record has is absent): one query for a page's worth of counts."""
-        ...
-
-    async def newest_by(self, field: str, *conds: Cond) -> dict[Any, R]:
-        """The record with the highest key among those matching all ``conds``, for each value
-        of ``field`` among them: one query for a page's worth of latest records."""
-        ...
-
-
 @dataclass(frozen=True)
 class SearchSpec:
     """A search as the index runs it: the query, the kinds, whose reading (``reader``: an agent,
@@ -286,27 +153,6 @@ class SearchIndex(Protocol):
 
 
 FEED = "events"  # the hub topic that wakes the event feed's readers
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """A stored resource: its table name, model, key field, and whether the key is generated."""
-
-    name: str
-    model: type[BaseModel]
-    key: str
-    generated_key: bool
-
-    def keyed(self, record: BaseModel, key: Any) -> None:
-        """Give ``record`` its generated ``key``."""
-        setattr(record, self.key, key)
-
-
-TABLES: tuple[TableSpec, ...] = (
-    TableSpec("tasks", m.Task, "task_id", True),
-    TableSpec("bridge_offsets", records.BridgeOffset, "bridge", False),
-    TableSpec("stream_tickets", records.StreamTicket, "ticket_hash", False),
-)
 
 
 class UnitOfWork(Protocol):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from relay_api import models as m
+from relay_core.storage.json_text import encode_json
 from relay_core.storage.queries import Statements
-from relay_core.storage.rows import encode_json
 
 
 class InterventionsStore:

@@ -9,7 +9,7 @@ from typing import Any
 
 from relay_core.ports import SearchRow, SearchSpec
 from relay_core.search_query import SNIPPET_CHARS, tsquery
-from relay_core.storage.postgres.tables import Transaction
+from relay_core.storage.postgres.transaction import Transaction
 
 HEADLINE = (
     "StartSel=[, StopSel=], MaxWords=35, MinWords=15, ShortWord=0, MaxFragments=1, "

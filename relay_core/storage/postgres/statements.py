@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from relay_core.ports import FEED, JsonRecords, StaleWrite
 from relay_core.storage.postgres.driver import INTEGRITY
-from relay_core.storage.postgres.tables import Held, Transaction, affected
+from relay_core.storage.postgres.transaction import Held, Transaction, affected
 from relay_core.storage.queries import R, Statement
 
 

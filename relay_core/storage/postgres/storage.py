@@ -1,10 +1,9 @@
-"""PostgreSQL storage on asyncpg: statements written once per table, prepared per connection.
+"""PostgreSQL storage on asyncpg: the named statements of ``queries/``, prepared per connection.
 
-Every table's SQL text is derived at start from the tables of ``schema.py`` (the tables Alembic
-migrates, through SQLAlchemy, which is used for migrations only). Statements go to asyncpg as
-text with ``$n`` parameters; asyncpg prepares each text once per connection and reuses it, so a
-request pays for the round trips, not for building and planning statements. Rows become models
-through the builders of ``rows.py``; JSON columns are (de)coded by orjson in asyncpg's codec.
+Statements go to asyncpg as text with ``$n`` parameters; asyncpg prepares each text once per
+connection and reuses it, so a request pays for the round trips, not for building and planning
+statements. JSON columns are (de)coded by orjson in asyncpg's codec (``json_text``); SQLAlchemy
+serves Alembic's migrations only.
 
 Other instances are told of commits by LISTEN/NOTIFY. Rows of the event feed take their ids
 from their transaction's id and become visible to readers once every older transaction has
@@ -29,13 +28,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_api import models as m
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
-from relay_core.ports import (
-    FEED,
-    TABLES,
-    StaleWrite,
-    UnitOfWork,
-)
+from relay_core.ports import FEED, StaleWrite, UnitOfWork
 from relay_core.storage import queries
+from relay_core.storage.json_text import decode_json, encode_json
 from relay_core.storage.postgres.driver import asyncpg
 from relay_core.storage.postgres.feed import CHANNEL, HintSender, install_feed_functions
 from relay_core.storage.postgres.outages import (
@@ -46,12 +41,9 @@ from relay_core.storage.postgres.outages import (
     unavailable,
 )
 from relay_core.storage.postgres.search import PgSearch
-from relay_core.storage.postgres.sql import Composed, TableSql
 from relay_core.storage.postgres.statements import PgStatements
-from relay_core.storage.postgres.tables import PgTable, Transaction
+from relay_core.storage.postgres.transaction import Transaction
 from relay_core.storage.queries import Statement
-from relay_core.storage.rows import decode_json, encode_json
-from relay_core.storage.schema import metadata
 from relay_core.storage.stores import STORES, EventsStore, Store
 
 log = logging.getLogger("relay.storage")
@@ -68,22 +60,16 @@ _COMMIT_NOT_WAITING = "SET LOCAL synchronous_commit = off; COMMIT"
 
 
 class PgUnitOfWork:
-    """Every table over one connection; a write unit's transaction is committed by ``commit``,
+    """Every store over one connection; a write unit's transaction is committed by ``commit``,
     a read unit runs each statement on its own (READ COMMITTED gives each statement its own
     snapshot either way)."""
 
-    events: EventsStore  # made on first use, as every store and table (``__getattr__``)
+    events: EventsStore  # made on first use, as every store (``__getattr__``)
 
     def __init__(
-        self,
-        tx: Transaction,
-        sqls: Mapping[str, TableSql],
-        statements: Mapping[str, Statement],
-        hub: Hub,
-        hints: HintSender,
+        self, tx: Transaction, statements: Mapping[str, Statement], hub: Hub, hints: HintSender
     ) -> None:
         self._tx = tx
-        self._sqls = sqls
         self._statements = statements
         self._hub = hub
         self._hints = hints
@@ -97,15 +83,12 @@ class PgUnitOfWork:
         """The search index, in this unit's transaction."""
         return PgSearch(self._tx)
 
-    def __getattr__(self, name: str) -> PgTable[Any] | Store:
-        """A store or a table, made on first use (a unit touches few of them)."""
+    def __getattr__(self, name: str) -> Store:
+        """A store, made on first use (a unit touches few of them)."""
         store = STORES.get(name)
-        if store is not None:
-            made: PgTable[Any] | Store = store(self._named)
-        elif name in self._sqls:
-            made = PgTable(self._sqls[name], self._tx)
-        else:
+        if store is None:
             raise AttributeError(name)
+        made = store(self._named)
         setattr(self, name, made)
         return made
 
@@ -128,7 +111,7 @@ class PgUnitOfWork:
             # flush.
             await conn.execute("COMMIT" if durable else _COMMIT_NOT_WAITING)
         elif held:
-            await tx.send_unsent_alone()  # alone, the statement is its own transaction
+            await tx.send_held()  # alone, the statement is its own transaction
         tx.committed = True
         topics = tx.topics
         if topics:
@@ -162,9 +145,7 @@ class PostgresStorage:
             self._pool_settings["synchronous_commit"] = synchronous_commit
         # SQLAlchemy serves Alembic's migrations only; requests go through the asyncpg pool.
         self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=self._connect_args)
-        self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
         self._statements = queries.load("postgres")
-        self._composed: dict[Any, Composed] = {}  # held writes' statements, by their shape
         self._pool: Any = None
         self._pool_lock = asyncio.Lock()
         self._held_reads: dict[str, int] = {}  # feed topic → reads in a row that found rows held
@@ -257,8 +238,8 @@ class PostgresStorage:
         try:
             pool = await self._connections()
             async with pool.acquire() as conn:
-                tx = Transaction(conn, write, self._composed)
-                uow = PgUnitOfWork(tx, self._sqls, self._statements, self.hub, self._hints)
+                tx = Transaction(conn, write)
+                uow = PgUnitOfWork(tx, self._statements, self.hub, self._hints)
                 if not write:
                     yield uow  # type: ignore[misc]
                     self._poke_if_held(tx)

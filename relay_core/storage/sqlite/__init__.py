@@ -1,7 +1,9 @@
 """SQLite storage, the embedded default: one process serves one file.
 
-- ``sql.py``: each table's SQL text and value codecs, derived from ``schema.py``;
-- ``tables.py``: each table's verbs on one connection;
+- ``queries/``: each resource's named statements, run by ``statements.py`` on one connection
+  (the stores are ``relay_core/storage/<resource>.py``);
+- ``times.py``: times as SQLite keeps them;
+- ``search.py``: the full-text index;
 - ``writer.py``: the group-commit writer and the units of work;
 - ``storage.py``: the adapter: connections, migrations, the checkpointer, the readers' pool.
 """

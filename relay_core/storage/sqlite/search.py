@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 from relay_core.ports import SearchRow, SearchSpec
 from relay_core.search_query import SNIPPET_CHARS, fts5
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.sql import bound, decode_datetime, encode_datetime
+from relay_core.storage.sqlite.times import decode_datetime, encode_datetime
 
 # A title's words weigh twice a body's; the readers (revision 0026) weigh nothing.
 SCORE = "-bm25(search_index, 2.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0.0)"
@@ -187,7 +187,7 @@ class SqliteSearch:
             f"SELECT rowid, kind, ref_id, title, {SCORE}, created_at, from_agent, room_id, "
             f"{SNIPPET if inline else 'NULL'} "
             f"FROM search_index WHERE search_index MATCH :match{where} "
-            f"ORDER BY 5 DESC, created_at DESC, rowid DESC LIMIT {bound(':limit')}",
+            f"ORDER BY 5 DESC, created_at DESC, rowid DESC LIMIT +:limit",
             params | {"match": match, "limit": spec.limit},
         ).fetchall()
         snippets = {} if inline else _snippets(conn, match, [row[0] for row in found])

@@ -23,14 +23,11 @@ from sqlalchemy.engine import make_url
 from relay_api.errors import StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.paths import private_dir, private_file
-from relay_core.ports import TABLES
 from relay_core.storage import queries
 from relay_core.storage.locks import ProcessLocks
-from relay_core.storage.schema import metadata
 from relay_core.storage.sqlite import search
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.sql import TableSql
-from relay_core.storage.sqlite.tables import Unit, tables_on
+from relay_core.storage.sqlite.statements import Unit, stores_on
 from relay_core.storage.sqlite.writer import OutageGuard, ReadUnit, Writer, WriteUnit
 
 log = logging.getLogger("relay.storage")
@@ -130,17 +127,16 @@ class SqliteStorage:
         self._synchronous = synchronous.upper()
         self._busy_timeout_ms = busy_timeout_ms
         self._locks = ProcessLocks()
-        self._sqls = {spec.name: TableSql(spec, metadata.tables[spec.name]) for spec in TABLES}
         self._statements = queries.load("sqlite")
         self._writer: Writer | None = None
         self._on_commit: Callable[[int, float], None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
         self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
         self._searches = search.SearchThreads(self.connect)
-        self._write_unit: type[WriteUnit] = WriteUnit
+        self._writer_stores: Unit = {}
         self._outages = OutageGuard(self.path)
         self._readers: list[sqlite3.Connection] = []
-        self._reader_tables: dict[int, Unit] = {}
+        self._reader_stores: dict[int, Unit] = {}
         self._all: list[sqlite3.Connection] = []
         self._removed_on_close: Path | None = None
 
@@ -246,9 +242,7 @@ class SqliteStorage:
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._writer.on_commit = self._on_commit
             self._keep_index(self._writer)
-            self._write_unit = WriteUnit.with_tables(
-                tables_on(self._sqls, self._statements, conn, self._searches)
-            )
+            self._writer_stores = stores_on(self._statements, conn, self._searches)
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
             )
@@ -294,10 +288,8 @@ class SqliteStorage:
             conn = self.connect()
             conn.execute("PRAGMA query_only=ON")
             self._all.append(conn)
-            self._reader_tables[id(conn)] = tables_on(
-                self._sqls, self._statements, conn, self._searches
-            )
-        return conn, self._reader_tables[id(conn)]
+            self._reader_stores[id(conn)] = stores_on(self._statements, conn, self._searches)
+        return conn, self._reader_stores[id(conn)]
 
     def unit_of_work(self, *, write: bool) -> WriteUnit | ReadUnit:
         if write:
@@ -305,7 +297,7 @@ class SqliteStorage:
             if writer is None:
                 with self._outages:
                     writer = self._writer_for_loop()
-            return self._write_unit(writer, self._outages)
+            return WriteUnit(writer, self._writer_stores, self._outages)
         return ReadUnit(self)
 
     def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:

@@ -33,7 +33,7 @@ from relay_core import waiters
 from relay_core.hub import Hub
 from relay_core.ports import FEED, UnitOfWork
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.tables import Unit
+from relay_core.storage.sqlite.statements import Unit
 from relay_core.storage.stores import EventsStore
 
 if TYPE_CHECKING:
@@ -239,18 +239,12 @@ class Writer:
 
 
 class WriteUnit:
-    """A unit of work on the writer connection. Its tables are attributes of its class, made
-    once per writer connection (``with_tables``), rather than copied into every unit: a unit is
-    made for every write."""
+    """A unit of work on the writer connection, its stores those of the connection."""
 
     events: EventsStore
 
-    @classmethod
-    def with_tables(cls, tables: Unit) -> type[WriteUnit]:
-        """The class of units whose tables are these."""
-        return type(cls.__name__, (cls,), dict(tables))
-
-    def __init__(self, writer: Writer, outages: OutageGuard) -> None:
+    def __init__(self, writer: Writer, stores: Unit, outages: OutageGuard) -> None:
+        self.__dict__.update(stores)
         self._writer = writer
         self._outages = outages  # shared by every unit of the storage: it holds only the path
         self._topics: set[str] = set()
@@ -303,8 +297,8 @@ class ReadUnit:
 
     async def __aenter__(self) -> UnitOfWork:
         with OutageGuard(self._storage.path):
-            self._conn, tables = self._storage._reader()
-            self.__dict__.update(tables)
+            self._conn, stores = self._storage._reader()
+            self.__dict__.update(stores)
             self._conn.execute("BEGIN")
         return self  # type: ignore[return-value]
 
