@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from relay_api import models as m
 from relay_api.errors import Conflict, NotFound, PermissionDenied
@@ -74,6 +75,15 @@ async def with_applicants(uow: UnitOfWork, approvals: list[m.Approval]) -> list[
         return approval.model_copy(update={"applicant": who})
 
     return [applicant(a) for a in approvals]
+
+
+class Settled(NamedTuple):
+    """What a decision's (or a withdrawal's) unit left: the approval as it stands, whether
+    this unit decided it, and an expiry it found on the way (shown once committed)."""
+
+    approval: m.Approval
+    decided: bool
+    expired: m.Approval | None
 
 
 class ApprovalsService(Service):
@@ -162,16 +172,16 @@ class ApprovalsService(Service):
     async def _expire(self, due: Due) -> Approvals:
         """Store the expiry of the approvals ``due`` finds that are past their deadline, then
         show it on the platforms; those it expired (none decided meanwhile)."""
-        newly: Approvals = []
 
-        async def work(uow: UnitOfWork) -> None:
-            newly.clear()  # a retried unit starts again
+        async def work(uow: UnitOfWork) -> Approvals:
+            newly: Approvals = []
             for approval in await due(uow):
                 expired = await expire_if_due(uow, approval, self.now())
-                if expired is not approval:
+                if expired is not approval:  # this unit expired it
                     newly.append(expired)
+            return newly
 
-        await self.write(work)
+        newly = await self.write(work)
         for expired in newly:
             await show_decision(self, expired)
         return newly
@@ -204,12 +214,12 @@ class ApprovalsService(Service):
     async def _decide(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision, outcome: m.ApprovalStatus
     ) -> m.Approval:
-        async def work(uow: UnitOfWork) -> m.Approval:
+        async def work(uow: UnitOfWork) -> Settled:
             now = self.now()
             found = await require_approval(uow, approval_id)
             approval = await expire_if_due(uow, found, now)
-            if approval is not found:  # its deadline passed just now: shown once committed
-                expired[:] = [approval]
+            # Its deadline passed just now: shown once committed.
+            expired = approval if approval is not found else None
             if approval.kind == "enrollment" and approval.status == "pending":
                 enrollment = await uow.enrollments.get(int(approval.subject_id))
                 if enrollment is not None:
@@ -218,7 +228,7 @@ class ApprovalsService(Service):
                     )
                     approval = await require_approval(uow, approval_id)
             if approval.status != "pending":
-                return approval  # already decided (or expired just now): said after commit
+                return Settled(approval, False, expired)  # said after the commit
             decided = await uow.approvals.decide(
                 approval_id, outcome, now, body.decided_by or caller.name, body.note
             )
@@ -229,30 +239,21 @@ class ApprovalsService(Service):
             elif decided.kind == "intervention":
                 await interventions.apply_decision(uow, decided, now)
             await announce_approval(uow, decided, "approval.decided", now)
-            newly.append(decided)
-            return decided
+            return Settled(decided, True, expired)
 
-        newly: list[m.Approval] = []
-        expired: list[m.Approval] = []
         # An expiry found here is committed, not rolled back with the conflict it causes.
-        approval = await self.write(work)
-        return await self._settled(approval, newly, expired, outcome)
+        return await self._settled(await self.write(work), outcome)
 
-    async def _settled(
-        self,
-        approval: m.Approval,
-        newly: Approvals,
-        expired: Approvals,
-        outcome: m.ApprovalStatus,
-    ) -> m.Approval:
+    async def _settled(self, settled: Settled, outcome: m.ApprovalStatus) -> m.Approval:
         """The answer to a decision (or a withdrawal) whose unit committed: what it changed, or
         an expiry it found, shown on every platform; ``changed`` said; a conflict when the
         approval was already otherwise."""
-        if newly:
-            await show_decision(self, newly[-1])
+        approval = settled.approval
+        if settled.decided:
+            await show_decision(self, approval)
             return approval.model_copy(update={"changed": True})
-        if expired:
-            await show_decision(self, expired[-1])
+        if settled.expired is not None:
+            await show_decision(self, settled.expired)
         approval_id = approval.approval_id
         if approval.status == "expired":
             raise Conflict(
@@ -271,7 +272,7 @@ class ApprovalsService(Service):
         nobody, shown so on every platform. Twice answers the same with ``changed`` false; a
         decided one, or anything but a request, is a conflict."""
 
-        async def work(uow: UnitOfWork) -> m.Approval:
+        async def work(uow: UnitOfWork) -> Settled:
             now = self.now()
             found = await require_approval(uow, approval_id, caller)
             if found.requested_by != caller.name:
@@ -281,21 +282,16 @@ class ApprovalsService(Service):
             if found.kind != "request":
                 raise Conflict(f"approval {approval_id} is no request: only a request is withdrawn")
             approval = await expire_if_due(uow, found, now)
-            if approval is not found:  # its deadline passed just now: shown once committed
-                expired[:] = [approval]
+            expired = approval if approval is not found else None  # shown once committed
             if approval.status != "pending":
-                return approval
+                return Settled(approval, False, expired)
             withdrawn = await uow.approvals.decide(approval_id, "withdrawn", now, None, body.reason)
             if withdrawn is None:
                 raise StaleWrite("approval decided concurrently")
             await announce_approval(uow, withdrawn, "approval.decided", now)
-            newly.append(withdrawn)
-            return withdrawn
+            return Settled(withdrawn, True, expired)
 
-        newly: list[m.Approval] = []
-        expired: list[m.Approval] = []
-        approval = await self.write(work)
-        return await self._settled(approval, newly, expired, "withdrawn")
+        return await self._settled(await self.write(work), "withdrawn")
 
     async def by_platform_message(self, bridge: str, platform_message_id: str) -> m.Approval | None:
         """The approval shown as this message on that platform, if any."""

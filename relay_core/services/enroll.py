@@ -123,7 +123,6 @@ class EnrollService(Service):
             await uow.enrollments.set_approval(enrollment.enroll_id, approval.approval_id)
             if approval.status != "pending":  # a policy decided it
                 await apply_decision(uow, approval, now)
-            asked[:] = [approval]
             return m.EnrollmentCreated(
                 enroll_id=enrollment.enroll_id,
                 agent_id=body.agent_id,
@@ -132,10 +131,15 @@ class EnrollService(Service):
                 approval_id=approval.approval_id,
             )
 
-        asked: list[m.Approval] = []
         created = await self.write_answer(work)
-        if asked and asked[-1].status == "pending":
-            await present(self, asked[-1])
+        if created.status == "pending":  # for the operator: shown on every platform
+
+            async def asked(uow: UnitOfWork) -> m.Approval | None:
+                return await uow.approvals.get(created.approval_id)
+
+            approval = await self.read(asked)
+            if approval is not None and approval.status == "pending":
+                await present(self, approval)
         return created
 
     async def status(self, enroll_id: int, claim: str = "") -> m.EnrollmentState:

@@ -147,16 +147,22 @@ class MessagesService(Service):
                 return message
             message = await uow.messages.insert(message)
             await announce_post(uow, message)
-            if self.ctx.config.mirror_bridges:
-                found = await uow.room_threads.of_room(room.room_id)
-                threads[:] = [t for t in found if t.bridge in self.ctx.config.mirror_bridges]
             return message
 
-        threads: list[records.RoomThread] = []
         message = await self.write_answer(work)
-        for thread in threads:
-            await self._mirror(thread, message)
+        if message.room_id is not None and self.ctx.config.mirror_bridges:
+            await self._mirror_everywhere(message, message.room_id)
         return message
+
+    async def _mirror_everywhere(self, message: m.Message, room_id: str) -> None:
+        """Copy a room post to the room's thread on each platform that mirrors rooms."""
+
+        async def threads(uow: UnitOfWork) -> list[records.RoomThread]:
+            return await uow.room_threads.of_room(room_id)
+
+        for thread in await self.read(threads):
+            if thread.bridge in self.ctx.config.mirror_bridges:
+                await self._mirror(thread, message)
 
     async def _mirror(self, thread: records.RoomThread, message: m.Message) -> None:
         """Copy a room post to the room's thread on a platform (best effort)."""
