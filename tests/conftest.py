@@ -72,7 +72,7 @@ async def _postgres_schema() -> tuple[str, str]:
     return url, schema
 
 
-async def _drop_schema(url: str, schema: str) -> None:
+async def release_schema(url: str, schema: str) -> None:
     """Done with ``schema``: the next test may have it, emptied (``tests.migrated``)."""
     await SCHEMAS.release(schema)
 
@@ -105,7 +105,7 @@ async def storage(request: pytest.FixtureRequest, sqlite_url: str) -> AsyncItera
     yield store
     await store.close()
     if cleanup is not None:
-        await _drop_schema(*cleanup)
+        await release_schema(*cleanup)
 
 
 @asynccontextmanager

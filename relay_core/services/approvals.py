@@ -228,7 +228,7 @@ class ApprovalsService(Service):
                     )
                     approval = await require_approval(uow, approval_id)
             if approval.status != "pending":
-                return Settled(approval, False, expired)  # said after the commit
+                return Settled(approval, decided=False, expired=expired)  # said after the commit
             decided = await uow.approvals.decide(
                 approval_id, outcome, now, body.decided_by or caller.name, body.note
             )
@@ -239,7 +239,7 @@ class ApprovalsService(Service):
             elif decided.kind == "intervention":
                 await interventions.apply_decision(uow, decided, now)
             await announce_approval(uow, decided, "approval.decided", now)
-            return Settled(decided, True, expired)
+            return Settled(decided, decided=True, expired=expired)
 
         # An expiry found here is committed, not rolled back with the conflict it causes.
         return await self._settled(await self.write(work), outcome)
@@ -284,12 +284,12 @@ class ApprovalsService(Service):
             approval = await expire_if_due(uow, found, now)
             expired = approval if approval is not found else None  # shown once committed
             if approval.status != "pending":
-                return Settled(approval, False, expired)
+                return Settled(approval, decided=False, expired=expired)
             withdrawn = await uow.approvals.decide(approval_id, "withdrawn", now, None, body.reason)
             if withdrawn is None:
                 raise StaleWrite("approval decided concurrently")
             await announce_approval(uow, withdrawn, "approval.decided", now)
-            return Settled(withdrawn, True, expired)
+            return Settled(withdrawn, decided=True, expired=expired)
 
         return await self._settled(await self.write(work), "withdrawn")
 

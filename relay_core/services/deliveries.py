@@ -31,7 +31,9 @@ async def deliver(
         try:
             platform_id = await call(bridge)
         except BridgeError as exc:
-            ctx.health[bridge.name] = BridgeHealth(False, exc.detail, ctx.clock())
+            ctx.health[bridge.name] = BridgeHealth(
+                ok=False, last_error=exc.detail, failed_at=ctx.clock()
+            )
             return m.Delivery(
                 bridge=bridge.name, status="failed", error=exc.detail, created_at=ctx.clock()
             )
@@ -94,7 +96,9 @@ async def update_everywhere(
         try:
             await change(bridge, post.platform_message_id)
         except BridgeError as exc:
-            ctx.health[bridge.name] = BridgeHealth(False, exc.detail, ctx.clock())
+            ctx.health[bridge.name] = BridgeHealth(
+                ok=False, last_error=exc.detail, failed_at=ctx.clock()
+            )
             log.warning("%s not shown on %s: %s", what, bridge.name, exc.detail)
 
     await asyncio.gather(*(one(post) for post in posts))

@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from relay_core.ports import Bridge
 from relay_server import create_app
 from relay_server.settings import settings_from
-from tests.conftest import BACKENDS, Clock, _drop_schema, make_storage
+from tests.conftest import BACKENDS, Clock, make_storage, release_schema
 from tests.server.fake_slack import FakeSlack
 
 OPERATOR_TOKEN = "rly_op_test-operator-token-0123456789"
@@ -103,7 +103,7 @@ async def make_api(
         await client.close()
     for cleanup in cleanups:
         if cleanup is not None:
-            await _drop_schema(*cleanup)
+            await release_schema(*cleanup)
 
 
 @pytest.fixture

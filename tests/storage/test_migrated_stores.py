@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from tests.conftest import PG_DSN, PG_SKIP, PG_URL, SCHEMAS, _drop_schema, make_storage
+from tests.conftest import PG_DSN, PG_SKIP, PG_URL, SCHEMAS, make_storage, release_schema
 from tests.storage.test_contract import agent, note
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
@@ -19,7 +19,7 @@ async def test_a_schema_used_again_is_empty_and_counts_from_the_start() -> None:
         first = await uow.notifications.insert(note("a-1"))
         await uow.commit()
     await store.close()
-    await _drop_schema(url, schema)
+    await release_schema(url, schema)
 
     again, (_, taken) = await make_storage("postgres", "")
     try:
@@ -32,7 +32,7 @@ async def test_a_schema_used_again_is_empty_and_counts_from_the_start() -> None:
         assert second.notification_id == first.notification_id
     finally:
         await again.close()
-        await _drop_schema(url, taken)
+        await release_schema(url, taken)
 
 
 async def test_a_schema_whose_shape_a_test_changed_is_dropped() -> None:
@@ -41,7 +41,7 @@ async def test_a_schema_whose_shape_a_test_changed_is_dropped() -> None:
     conn = await asyncpg.connect(PG_DSN)
     try:
         await conn.execute(f'ALTER TABLE "{schema}".agents ADD COLUMN extra TEXT')
-        await _drop_schema(url, schema)
+        await release_schema(url, schema)
         gone = await conn.fetchval("SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema)
     finally:
         await conn.close()

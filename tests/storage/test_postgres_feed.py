@@ -15,7 +15,7 @@ import pytest
 from relay_api import models as m
 from relay_core.ports import FEED
 from relay_core.storage.postgres import PostgresStorage
-from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage, other_application
+from tests.conftest import PG_SKIP, PG_URL, make_storage, other_application, release_schema
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
 
@@ -32,7 +32,7 @@ async def storage(sqlite_url: str) -> AsyncIterator[PostgresStorage]:
     assert isinstance(store, PostgresStorage)
     yield store
     await store.close()
-    await _drop_schema(url, schema)
+    await release_schema(url, schema)
 
 
 async def read_feed(storage: PostgresStorage, after: int = 0) -> list[str]:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from relay_core.storage.postgres import PostgresStorage
-from tests.conftest import PG_SKIP, PG_URL, _drop_schema, _postgres_schema
+from tests.conftest import PG_SKIP, PG_URL, _postgres_schema, release_schema
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
 
@@ -27,7 +27,7 @@ async def instances() -> AsyncIterator[tuple[PostgresStorage, PostgresStorage]]:
     yield a, b
     await a.close()
     await b.close()
-    await _drop_schema(url, schema)
+    await release_schema(url, schema)
 
 
 def heard(storage: PostgresStorage, topics: list[str]) -> dict[str, int]:

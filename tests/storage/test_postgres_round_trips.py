@@ -13,7 +13,7 @@ import pytest
 from relay_api import models as m
 from relay_core.ports import UnitOfWork
 from relay_core.storage.postgres import PostgresStorage
-from tests.conftest import PG_SKIP, PG_URL, _drop_schema, make_storage
+from tests.conftest import PG_SKIP, PG_URL, make_storage, release_schema
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
 
@@ -29,7 +29,7 @@ async def storage(sqlite_url: str) -> AsyncIterator[PostgresStorage]:
         await uow.commit()
     yield store
     await store.close()
-    await _drop_schema(url, schema)
+    await release_schema(url, schema)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from relay_core.storage.postgres import PostgresStorage
-from tests.conftest import PG_SKIP, PG_URL, _drop_schema, _postgres_schema
+from tests.conftest import PG_SKIP, PG_URL, _postgres_schema, release_schema
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
 
@@ -19,7 +19,7 @@ async def schema() -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """A fresh schema: the URL, and the connect_args that put a storage in it."""
     url, name = await _postgres_schema()
     yield url, {"server_settings": {"search_path": name}}
-    await _drop_schema(url, name)
+    await release_schema(url, name)
 
 
 async def _session_setting(storage: PostgresStorage, name: str) -> str:

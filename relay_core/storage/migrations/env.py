@@ -2,14 +2,13 @@
 
 from alembic import context
 
-from relay_core.storage.schema import metadata
-
 connection = context.config.attributes.get("connection")
 if connection is None:
     raise RuntimeError(
         "run migrations through relay_core.storage.migrate, which passes a connection"
     )
 
-context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
+# The revisions are the schema's one description: there is no model to compare them with.
+context.configure(connection=connection, render_as_batch=True)
 with context.begin_transaction():
     context.run_migrations()

@@ -35,8 +35,8 @@ def _sqlite(task: str, noted: str) -> None:
     indexed again by it."""
     for trigger in ("search_tasks", "search_tasks_changed", "search_task_events"):
         op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    new = search._entry("tasks", "NEW", True, task)
-    each = search._entry("tasks", "tasks", True, task)
+    new = search._entry("tasks", "NEW", sqlite=True, values=task)
+    each = search._entry("tasks", "tasks", sqlite=True, values=task)
     op.execute(
         f"CREATE TRIGGER search_tasks AFTER INSERT ON tasks BEGIN {queue.QUEUED} {new}, 0; END"
     )
@@ -58,8 +58,8 @@ def _sqlite(task: str, noted: str) -> None:
 
 
 def _postgres(task: str, noted: str) -> None:
-    new = search._entry("tasks", "NEW", False, task)
-    each = search._entry("tasks", "tasks", False, task)
+    new = search._entry("tasks", "NEW", sqlite=False, values=task)
+    each = search._entry("tasks", "tasks", sqlite=False, values=task)
     op.execute(
         "CREATE OR REPLACE FUNCTION search_tasks() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
         f"INSERT INTO search_docs ({search.COLUMNS}) SELECT {new} {search.UPSERT}; "
