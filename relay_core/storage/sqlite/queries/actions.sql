@@ -1,5 +1,7 @@
 -- The action log: what agents and the operator did, and every refused request (relay_core/
 -- storage/actions.py runs these). A statement that answers actions selects each as JSON.
+-- The JSON is written once, by the view actions_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: insert_action
 -- A new action logged; its id.
@@ -9,11 +11,7 @@ RETURNING action_id;
 
 -- name: get_action
 -- One action.
-SELECT json_object(
-    'action_id', action_id, 'agent_id', agent_id, 'action', action, 'target', target,
-    'params', json(params), 'outcome', outcome, 'task_id', task_id,
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM actions WHERE action_id = :action_id;
+SELECT encoded FROM actions_encoded WHERE action_id = :action_id;
 
 -- name: set_action_params
 -- An action's parameters replaced.
@@ -22,10 +20,6 @@ UPDATE actions SET params = :params WHERE action_id = :action_id;
 -- name: page_actions
 -- A page of the log, newest first, before :before (NULL: from the newest), of :agent_id
 -- (NULL: of everyone).
-SELECT json_object(
-    'action_id', action_id, 'agent_id', agent_id, 'action', action, 'target', target,
-    'params', json(params), 'outcome', outcome, 'task_id', task_id,
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM actions
+SELECT encoded FROM actions_encoded
 WHERE (:agent_id IS NULL OR agent_id = :agent_id) AND (:before IS NULL OR action_id < :before)
 ORDER BY action_id DESC LIMIT +:limit;

@@ -1,15 +1,11 @@
 -- Agents (relay_core/storage/agents.py runs these). A statement that answers agents selects
 -- each as JSON, read into the model (its token's hash too, which the model never shows).
+-- The JSON is written once, by the view agents_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_agent
 -- One agent.
-SELECT json_object(
-    'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
-    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
-) FROM agents WHERE agent_id = :agent_id;
+SELECT encoded FROM agents_encoded WHERE agent_id = :agent_id;
 
 -- name: count_agent
 -- 1 if the agent is registered, else 0 (cheaper than reading it).
@@ -83,12 +79,6 @@ SELECT count(*) FROM agents WHERE last_seen_at > :since;
 
 -- name: page_agents
 -- A page of agents by id, after :after (NULL: from the first).
-SELECT json_object(
-    'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
-    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
-) FROM agents
+SELECT encoded FROM agents_encoded
 WHERE (:after IS NULL OR agent_id > :after)
 ORDER BY agent_id LIMIT +:limit;

@@ -1,17 +1,11 @@
 -- Approvals: what agents and enrollments ask the operator (relay_core/storage/approvals.py
 -- runs these). A statement that answers approvals selects each as JSON.
+-- The JSON is written once, by the view approvals_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_approval
 -- One approval.
-SELECT json_object(
-    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
-    'subject_id', subject_id, 'audience', audience,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
-) FROM approvals WHERE approval_id = :approval_id;
+SELECT encoded FROM approvals_encoded WHERE approval_id = :approval_id;
 
 -- name: insert_approval
 -- A new approval (pending, or decided at once by a policy); its id.
@@ -55,27 +49,11 @@ RETURNING json_object(
 
 -- name: approval_on_platform
 -- The approval that names the platform's message itself (shown before posts were kept).
-SELECT json_object(
-    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
-    'subject_id', subject_id, 'audience', audience,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
-) FROM approvals WHERE platform_message_id = :platform_message_id LIMIT 1;
+SELECT encoded FROM approvals_encoded WHERE platform_message_id = :platform_message_id LIMIT 1;
 
 -- name: approvals_past_deadline
 -- Up to :limit pending approvals whose deadline is before :now.
-SELECT json_object(
-    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
-    'subject_id', subject_id, 'audience', audience,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
-) FROM approvals
+SELECT encoded FROM approvals_encoded
 WHERE status = 'pending' AND expires_at < :now
 LIMIT +:limit;
 
@@ -83,15 +61,7 @@ LIMIT +:limit;
 -- A page of approvals, newest first, before :before (NULL: from the newest), in :status
 -- (NULL: in any), of those :seen_by may see (NULL: all; else the ones for everyone, '*' as
 -- relay_api.models.EVERYONE, and its own).
-SELECT json_object(
-    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
-    'subject_id', subject_id, 'audience', audience,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
-) FROM approvals
+SELECT encoded FROM approvals_encoded
 WHERE (:status IS NULL OR status = :status)
     AND (:seen_by IS NULL OR audience IN ('*', :seen_by))
     AND (:before IS NULL OR approval_id < :before)

@@ -1,25 +1,15 @@
 -- Enrollments: agents asking to join, each with its approval (relay_core/storage/
 -- enrollments.py runs these). A statement that answers enrollments selects each as JSON.
+-- The JSON is written once, by the view enrollments_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_enrollment
 -- One enrollment.
-SELECT json_object(
-    'enroll_id', enroll_id, 'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'reason', reason,
-    'status', status, 'approval_id', approval_id, 'token_delivered', token_delivered,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z', 'claim_hash', claim_hash
-) FROM enrollments WHERE enroll_id = :enroll_id;
+SELECT encoded FROM enrollments_encoded WHERE enroll_id = :enroll_id;
 
 -- name: enrollments_by_id
 -- The enrollments of :enroll_ids, by id.
-SELECT json_object(
-    'enroll_id', enroll_id, 'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'reason', reason,
-    'status', status, 'approval_id', approval_id, 'token_delivered', token_delivered,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z', 'claim_hash', claim_hash
-) FROM enrollments
+SELECT encoded FROM enrollments_encoded
 WHERE enroll_id IN (SELECT value FROM json_each(:enroll_ids))
 ORDER BY enroll_id;
 
@@ -63,12 +53,6 @@ RETURNING json_object(
 
 -- name: enrollments_past_time
 -- Up to :limit pending enrollments made before :before, oldest first.
-SELECT json_object(
-    'enroll_id', enroll_id, 'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'reason', reason,
-    'status', status, 'approval_id', approval_id, 'token_delivered', token_delivered,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z', 'claim_hash', claim_hash
-) FROM enrollments
+SELECT encoded FROM enrollments_encoded
 WHERE status = 'pending' AND created_at < :before
 ORDER BY created_at LIMIT +:limit;

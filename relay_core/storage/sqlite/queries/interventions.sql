@@ -2,16 +2,12 @@
 -- interventions.py runs these), with their diagnostics and remediation actions. A statement
 -- that answers records selects each as JSON.
 -- A diagnostic's content and an action's evidence come as JSON text (a string or an object).
+-- The JSON is written once, by the view interventions_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_intervention
 -- One intervention.
-SELECT json_object(
-    'intervention_id', intervention_id, 'status', status, 'title', title, 'risk', risk,
-    'proposed_action', proposed_action, 'approval_id', approval_id,
-    'approval_status', approval_status, 'created_by', created_by,
-    'participants', json(participants), 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM interventions WHERE intervention_id = :intervention_id;
+SELECT encoded FROM interventions_encoded WHERE intervention_id = :intervention_id;
 
 -- name: insert_intervention
 -- A new intervention.
@@ -71,13 +67,7 @@ RETURNING json_object(
 -- name: page_interventions
 -- A page of interventions, newest first (by creation, then id), after the one created at
 -- :before_at with id :before_id (NULL: from the newest).
-SELECT json_object(
-    'intervention_id', intervention_id, 'status', status, 'title', title, 'risk', risk,
-    'proposed_action', proposed_action, 'approval_id', approval_id,
-    'approval_status', approval_status, 'created_by', created_by,
-    'participants', json(participants), 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM interventions
+SELECT encoded FROM interventions_encoded
 WHERE :before_at IS NULL
     OR (created_at, intervention_id) < (:before_at, :before_id)
 ORDER BY created_at DESC, intervention_id DESC LIMIT +:limit;

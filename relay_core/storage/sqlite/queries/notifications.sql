@@ -1,14 +1,11 @@
 -- Notifications to the operator (relay_core/storage/notifications.py runs these). A statement
 -- that answers notifications selects each as JSON.
+-- The JSON is written once, by the view notifications_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_notification
 -- One notification.
-SELECT json_object(
-    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
-    'platform_message_id', platform_message_id, 'status', status, 'error', error,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
-) FROM notifications WHERE notification_id = :notification_id;
+SELECT encoded FROM notifications_encoded WHERE notification_id = :notification_id;
 
 -- name: insert_notification
 -- A new notification; its id.
@@ -20,12 +17,7 @@ RETURNING notification_id;
 
 -- name: notification_on_platform
 -- The notification that names the platform's message itself (sent before posts were kept).
-SELECT json_object(
-    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
-    'platform_message_id', platform_message_id, 'status', status, 'error', error,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
-) FROM notifications
+SELECT encoded FROM notifications_encoded
 WHERE bridge = :bridge AND platform_message_id = :platform_message_id
 LIMIT 1;
 
@@ -56,12 +48,7 @@ RETURNING json_object(
 -- name: page_notifications
 -- A page of notifications, newest first, before :before (NULL: from the newest), of
 -- :agent_id (NULL: of everyone).
-SELECT json_object(
-    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
-    'platform_message_id', platform_message_id, 'status', status, 'error', error,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
-) FROM notifications
+SELECT encoded FROM notifications_encoded
 WHERE (:agent_id IS NULL OR agent_id = :agent_id)
     AND (:before IS NULL OR notification_id < :before)
 ORDER BY notification_id DESC LIMIT +:limit;

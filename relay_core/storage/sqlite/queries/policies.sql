@@ -1,15 +1,12 @@
 -- The operator's policies, their kept versions and the decisions their limits count
 -- (relay_core/storage/policies.py runs these). A statement that answers policies selects
 -- each as JSON.
+-- The JSON is written once, by the view policies_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_policy
 -- One policy, as it is now.
-SELECT json_object(
-    'policy_id', policy_id, 'name', name, 'decision', decision, 'note', note,
-    'priority', priority, 'enabled', enabled, 'match', json(match), 'limit', json("limit"),
-    'version', version, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM policies WHERE policy_id = :policy_id;
+SELECT encoded FROM policies_encoded WHERE policy_id = :policy_id;
 
 -- name: insert_policy
 -- A new policy; its id.
@@ -42,23 +39,13 @@ RETURNING json_object(
 
 -- name: page_policies
 -- A page of policies by id, after :after (NULL: from the first).
-SELECT json_object(
-    'policy_id', policy_id, 'name', name, 'decision', decision, 'note', note,
-    'priority', priority, 'enabled', enabled, 'match', json(match), 'limit', json("limit"),
-    'version', version, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM policies
+SELECT encoded FROM policies_encoded
 WHERE (:after IS NULL OR policy_id > :after)
 ORDER BY policy_id LIMIT +:limit;
 
 -- name: enabled_policies
 -- Up to :limit enabled policies, by id.
-SELECT json_object(
-    'policy_id', policy_id, 'name', name, 'decision', decision, 'note', note,
-    'priority', priority, 'enabled', enabled, 'match', json(match), 'limit', json("limit"),
-    'version', version, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM policies WHERE enabled ORDER BY policy_id LIMIT +:limit;
+SELECT encoded FROM policies_encoded WHERE enabled ORDER BY policy_id LIMIT +:limit;
 
 -- name: insert_policy_version
 -- A version of a policy, kept as it was.

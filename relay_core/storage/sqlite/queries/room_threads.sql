@@ -1,5 +1,7 @@
 -- Rooms' places on the operator's platforms (relay_core/storage/room_threads.py runs
 -- these). A statement that answers records selects each as JSON, read into the model.
+-- The JSON is written once, by the view room_threads_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: insert_room_thread
 -- A room's new place on a platform.
@@ -8,14 +10,8 @@ VALUES (:room_id, :bridge, :platform_thread_id, :created_at);
 
 -- name: room_threads_of_room
 -- A room's places on the platforms.
-SELECT json_object(
-    'thread_key', thread_key, 'room_id', room_id, 'bridge', bridge,
-    'platform_thread_id', platform_thread_id, 'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM room_threads WHERE room_id = :room_id ORDER BY thread_key;
+SELECT encoded FROM room_threads_encoded WHERE room_id = :room_id ORDER BY thread_key;
 
 -- name: room_threads_on_bridge
 -- Every room's place on one platform.
-SELECT json_object(
-    'thread_key', thread_key, 'room_id', room_id, 'bridge', bridge,
-    'platform_thread_id', platform_thread_id, 'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM room_threads WHERE bridge = :bridge ORDER BY thread_key;
+SELECT encoded FROM room_threads_encoded WHERE bridge = :bridge ORDER BY thread_key;

@@ -1,13 +1,11 @@
 -- Rooms and their members (relay_core/storage/rooms.py runs these). A statement that answers
 -- records selects each as JSON, read into the model.
+-- The JSON is written once, by the view rooms_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_room
 -- One room.
-SELECT json_object(
-    'room_id', room_id, 'name', name, 'topic', topic, 'space_id', space_id,
-    'created_by', created_by, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'platform_thread_id', platform_thread_id
-) FROM rooms WHERE room_id = :room_id;
+SELECT encoded FROM rooms_encoded WHERE room_id = :room_id;
 
 -- name: insert_room
 -- A new room.
@@ -16,21 +14,13 @@ VALUES (:room_id, :name, :topic, :space_id, :created_by, :created_at, :platform_
 
 -- name: page_rooms
 -- A page of rooms by id, after :after (NULL: from the first).
-SELECT json_object(
-    'room_id', room_id, 'name', name, 'topic', topic, 'space_id', space_id,
-    'created_by', created_by, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'platform_thread_id', platform_thread_id
-) FROM rooms
+SELECT encoded FROM rooms_encoded
 WHERE (:after IS NULL OR room_id > :after)
 ORDER BY room_id LIMIT +:limit;
 
 -- name: rooms_in_spaces
 -- The rooms of the spaces :space_ids, by id.
-SELECT json_object(
-    'room_id', room_id, 'name', name, 'topic', topic, 'space_id', space_id,
-    'created_by', created_by, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'platform_thread_id', platform_thread_id
-) FROM rooms
+SELECT encoded FROM rooms_encoded
 WHERE space_id IN (SELECT value FROM json_each(:space_ids))
 ORDER BY room_id;
 

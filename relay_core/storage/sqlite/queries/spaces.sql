@@ -1,13 +1,11 @@
 -- Spaces, groups of rooms (relay_core/storage/spaces.py runs these). A statement that answers
 -- records selects each as JSON, read into the model.
+-- The JSON is written once, by the view spaces_encoded (revision 0029); a RETURNING
+-- writes it itself.
 
 -- name: get_space
 -- One space.
-SELECT json_object(
-    'space_id', space_id, 'name', name, 'description', description, 'status', status,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'archived_at', replace(archived_at, ' ', 'T') || 'Z'
-) FROM spaces WHERE space_id = :space_id;
+SELECT encoded FROM spaces_encoded WHERE space_id = :space_id;
 
 -- name: insert_space
 -- A new space.
@@ -26,28 +24,16 @@ RETURNING json_object(
 
 -- name: page_spaces
 -- A page of spaces by id, after :after (NULL: from the first).
-SELECT json_object(
-    'space_id', space_id, 'name', name, 'description', description, 'status', status,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'archived_at', replace(archived_at, ' ', 'T') || 'Z'
-) FROM spaces
+SELECT encoded FROM spaces_encoded
 WHERE (:after IS NULL OR space_id > :after)
 ORDER BY space_id LIMIT +:limit;
 
 -- name: page_active_spaces
 -- page_spaces of the active ones.
-SELECT json_object(
-    'space_id', space_id, 'name', name, 'description', description, 'status', status,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'archived_at', replace(archived_at, ' ', 'T') || 'Z'
-) FROM spaces
+SELECT encoded FROM spaces_encoded
 WHERE status = 'active' AND (:after IS NULL OR space_id > :after)
 ORDER BY space_id LIMIT +:limit;
 
 -- name: active_spaces
 -- Every active space, by id.
-SELECT json_object(
-    'space_id', space_id, 'name', name, 'description', description, 'status', status,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'archived_at', replace(archived_at, ' ', 'T') || 'Z'
-) FROM spaces WHERE status = 'active' ORDER BY space_id;
+SELECT encoded FROM spaces_encoded WHERE status = 'active' ORDER BY space_id;

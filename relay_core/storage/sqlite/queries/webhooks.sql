@@ -1,17 +1,12 @@
 -- Webhooks: the operator's endpoints and the deliveries of events to them
 -- (relay_core/storage/webhooks.py runs these). A statement that answers records selects
 -- each as JSON.
+-- The JSON is written once, by the views webhook_deliveries_encoded and webhooks_encoded
+-- (revision 0029); a RETURNING writes it itself.
 
 -- name: get_webhook
 -- One endpoint.
-SELECT json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM webhooks WHERE webhook_id = :webhook_id;
+SELECT encoded FROM webhooks_encoded WHERE webhook_id = :webhook_id;
 
 -- name: insert_webhook
 -- A new endpoint; its id.
@@ -25,49 +20,23 @@ RETURNING webhook_id;
 
 -- name: page_webhooks
 -- A page of endpoints by id, after :after (NULL: from the first).
-SELECT json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM webhooks
+SELECT encoded FROM webhooks_encoded
 WHERE (:after IS NULL OR webhook_id > :after)
 ORDER BY webhook_id LIMIT +:limit;
 
 -- name: every_webhook
 -- Every endpoint, by id (the operator keeps a handful).
-SELECT json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM webhooks ORDER BY webhook_id;
+SELECT encoded FROM webhooks_encoded ORDER BY webhook_id;
 
 -- name: enabled_webhooks
 -- The enabled endpoints, by id.
-SELECT json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM webhooks WHERE enabled ORDER BY webhook_id;
+SELECT encoded FROM webhooks_encoded WHERE enabled ORDER BY webhook_id;
 
 -- name: webhooks_by_id
 -- The endpoints of :webhook_ids, by id.
-SELECT json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-) FROM webhooks WHERE webhook_id IN (SELECT value FROM json_each(:webhook_ids)) ORDER BY webhook_id;
+SELECT encoded FROM webhooks_encoded
+WHERE webhook_id IN (SELECT value FROM json_each(:webhook_ids))
+ORDER BY webhook_id;
 
 -- name: replace_webhook
 -- An endpoint's URL, events and description replaced.
@@ -130,13 +99,7 @@ RETURNING json_object(
 
 -- name: get_webhook_delivery
 -- One delivery.
-SELECT json_object(
-    'delivery_id', delivery_id, 'webhook_id', webhook_id, 'event_id', event_id,
-    'event_type', event_type, 'message_id', message_id, 'body', body, 'attempts', attempts,
-    'status', status, 'last_status_code', last_status_code, 'last_error', last_error,
-    'next_attempt_at', replace(next_attempt_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM webhook_deliveries WHERE delivery_id = :delivery_id;
+SELECT encoded FROM webhook_deliveries_encoded WHERE delivery_id = :delivery_id;
 
 -- name: insert_webhook_delivery
 -- A new delivery; its id.
@@ -151,13 +114,7 @@ RETURNING delivery_id;
 -- name: page_webhook_deliveries
 -- A page of an endpoint's deliveries, newest first, before :before (NULL: from the newest),
 -- in :status (NULL: in any).
-SELECT json_object(
-    'delivery_id', delivery_id, 'webhook_id', webhook_id, 'event_id', event_id,
-    'event_type', event_type, 'message_id', message_id, 'body', body, 'attempts', attempts,
-    'status', status, 'last_status_code', last_status_code, 'last_error', last_error,
-    'next_attempt_at', replace(next_attempt_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM webhook_deliveries
+SELECT encoded FROM webhook_deliveries_encoded
 WHERE webhook_id = :webhook_id AND (:status IS NULL OR status = :status)
     AND (:before IS NULL OR delivery_id < :before)
 ORDER BY delivery_id DESC LIMIT +:limit;
@@ -187,13 +144,7 @@ WHERE delivery_id = :delivery_id AND status = 'pending' AND attempts = :attempts
 -- Up to :limit deliveries due by :now, by when they fall due then by id (what fan_out added
 -- at once, in feed order), but those to the endpoints :left_out. Not "webhook_id IN" the
 -- endpoints taking some: the planner would read by endpoint.
-SELECT json_object(
-    'delivery_id', delivery_id, 'webhook_id', webhook_id, 'event_id', event_id,
-    'event_type', event_type, 'message_id', message_id, 'body', body, 'attempts', attempts,
-    'status', status, 'last_status_code', last_status_code, 'last_error', last_error,
-    'next_attempt_at', replace(next_attempt_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM webhook_deliveries
+SELECT encoded FROM webhook_deliveries_encoded
 WHERE next_attempt_at <= :now AND NOT (webhook_id IN (SELECT value FROM json_each(:left_out)))
 ORDER BY next_attempt_at, delivery_id LIMIT +:limit;
 
@@ -206,4 +157,5 @@ ORDER BY created_at, delivery_id LIMIT +:limit;
 -- name: delete_finished_webhook_deliveries
 -- The deliveries of :delivery_ids that are finished (succeeded or failed) deleted.
 DELETE FROM webhook_deliveries
-WHERE delivery_id IN (SELECT value FROM json_each(:delivery_ids)) AND status IN ('succeeded', 'failed');
+WHERE delivery_id IN (SELECT value FROM json_each(:delivery_ids))
+    AND status IN ('succeeded', 'failed');
