@@ -121,6 +121,19 @@ async def other_application() -> AsyncIterator[asyncpg.Connection]:
         await conn.close()  # which ends the transaction if it is still open
 
 
+# The tests that run one at a time, as without pytest-xdist, on one worker: those that use
+# PostgreSQL (a read of the event feed sees a commit once every older transaction of the
+# cluster has ended, so another worker's would hold it back) and those that start servers and
+# tools of their own (tests/e2e). The others are spread over the rest.
+ONE_AT_A_TIME = pytest.mark.xdist_group("one-at-a-time")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("postgres") or item.nodeid.startswith("tests/e2e/"):
+            item.add_marker(ONE_AT_A_TIME)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Before anything runs: a home of the run's own, and a watch on the real one."""
     config.stash[REAL_HOME_BEFORE] = home.start_run()

@@ -27,7 +27,10 @@ PLACES = {
     "XDG_STATE_HOME": ".local/state",
     "XDG_CACHE_HOME": ".cache",
 }
-REAL_HOME = Path(os.path.expanduser("~")).resolve()
+# Named by the run's first process for those it starts (pytest-xdist's workers start with the
+# run's home as theirs).
+REAL_HOME_VARIABLE = "RELAY_TEST_REAL_HOME"
+REAL_HOME = Path(os.environ.get(REAL_HOME_VARIABLE) or os.path.expanduser("~")).resolve()
 # Relay's own directories in the real home, whoever writes them.
 RELAY_DIRS = [REAL_HOME / under / "relay" for under in list(PLACES.values())[1:]]
 # Under the real home, what a test run may write: the checkout (caches, bytecode), the
@@ -103,6 +106,7 @@ def snapshot() -> dict[str, tuple[int, float]]:
 def start_run() -> dict[str, tuple[int, float]]:
     """Give the run a home of its own and start watching the real one; what it holds now."""
     before = snapshot()
+    os.environ[REAL_HOME_VARIABLE] = str(REAL_HOME)
     use_home(Path(tempfile.mkdtemp(prefix="relay-test-home-")))
     sys.addaudithook(_guard)
     return before
