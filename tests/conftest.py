@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -124,14 +125,34 @@ async def other_application() -> AsyncIterator[asyncpg.Connection]:
 # The tests that run one at a time, as without pytest-xdist, on one worker: those that use
 # PostgreSQL (a read of the event feed sees a commit once every older transaction of the
 # cluster has ended, so another worker's would hold it back) and those that start servers and
-# tools of their own (tests/e2e). The others are spread over the rest.
-ONE_AT_A_TIME = pytest.mark.xdist_group("one-at-a-time")
+# tools of their own (tests/e2e). The others are spread over the rest. By the test's id: the
+# scheduler sees ids, not marks (and pytest 9 keeps pytest-xdist's xdist_group from the id).
+ONE_AT_A_TIME = ("tests/e2e/", "tests/storage/")
+ON_POSTGRES = re.compile(r"[\[-]postgres[\]-]")
+
+
+def one_at_a_time(nodeid: str) -> bool:
+    return nodeid.startswith(ONE_AT_A_TIME) or ON_POSTGRES.search(nodeid) is not None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses PostgreSQL is one the scheduler runs one at a time."""
     for item in items:
-        if item.get_closest_marker("postgres") or item.nodeid.startswith("tests/e2e/"):
-            item.add_marker(ONE_AT_A_TIME)
+        if item.get_closest_marker("postgres") and not one_at_a_time(item.nodeid):
+            raise pytest.UsageError(f"{item.nodeid} uses PostgreSQL: put it in tests/storage")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadGroupScheduling
+
+    class OneAtATime(LoadGroupScheduling):
+        """Load scheduling, the tests ``one_at_a_time`` names in one unit of work."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return "one-at-a-time" if one_at_a_time(nodeid) else nodeid
+
+    return OneAtATime(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
