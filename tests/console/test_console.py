@@ -306,7 +306,10 @@ def test_a_coding_agents_prompt_becomes_a_policy_in_two_clicks(
     shown = long_card.locator(".command").inner_text()
     assert shown.startswith("$ echo xxx") and shown.endswith("x | sh"), shown[-40:]
     assert "characters left out" in shown and len(shown) <= 2010
-    long_card.get_by_role("button", name="Reject").click()
+    reject = long_card.get_by_role("button", name="Reject")
+    reject.click()
+    # The queue drawn again with the decision: the next card is not caught mid-redraw.
+    reject.wait_for(state="detached")
     card = page.locator(f"[data-approval='{asked['approval_id']}']")
     card.wait_for()
     text = card.inner_text()
