@@ -104,7 +104,7 @@ class PgUnitOfWork:
 
     async def commit(self, *, durable: bool = True) -> None:
         tx = self._tx
-        held = tx.statements_held()
+        held = len(tx.held)
         if tx.begun or held > 1 or (held and not durable):
             conn = await tx.ready()
             # Not durable is PostgreSQL's own setting: the COMMIT does not wait for the WAL's

@@ -52,10 +52,6 @@ class Transaction:
             await self.send_held()
         return self.conn
 
-    def statements_held(self) -> int:
-        """How many statements sending what is held back takes."""
-        return len(self.held)
-
     async def send_held(self) -> None:
         """Run the named statements held back, in order; a run of one statement that answers
         to nobody goes as one ``executemany`` (one round trip: the events of an inbox's
