@@ -183,7 +183,7 @@ class AgentsService(Service):
             else:
                 # Every read is a delivery: the count tells the agent it saw one before.
                 read = [message_id for message_id, _, _ in found]
-                await uow.messages.count_reads(read)
+                await uow.messages.count_reads(agent_id, read)
                 pending = [(mid, sender) for mid, status, sender in found if status == "pending"]
                 if pending:
                     now = self.now()

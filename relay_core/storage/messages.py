@@ -53,9 +53,10 @@ class MessagesStore:
         rows = await self._sql.rows("unacked_to", agent_id=agent_id, limit=limit)
         return [(message_id, status, sender) for message_id, status, sender in rows]
 
-    async def count_reads(self, message_ids: list[int]) -> None:
-        """Messages read from an inbox once more (``delivery_count``)."""
-        await self._sql.run("count_reads", message_ids=message_ids)
+    async def count_reads(self, agent_id: str, message_ids: list[int]) -> None:
+        """The messages ``message_ids`` (ascending), just read by ``unacked_to(agent_id, …)``
+        in this unit, read once more (``delivery_count``)."""
+        await self._sql.run("count_reads", agent_id=agent_id, message_ids=message_ids)
 
     async def mark_delivered(self, message_ids: list[int], now: datetime) -> None:
         """Pending messages delivered at ``now``."""

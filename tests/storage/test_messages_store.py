@@ -80,10 +80,10 @@ async def test_ack_and_delivery_change_only_what_they_may(storage: Storage) -> N
         assert await uow.messages.ack(sent.message_id, "bob", later) is None  # acked before
         assert await uow.messages.ack(999_999, "bob", later) is None
         first_read = await uow.messages.unacked_to("cy", 1)
-        await uow.messages.count_reads([read[0].message_id])
+        await uow.messages.count_reads("cy", [read[0].message_id])
         await uow.messages.mark_delivered([read[0].message_id], NOW)
         unacked = await uow.messages.unacked_to("cy", 2)
-        await uow.messages.count_reads([message.message_id for message in read[:2]])
+        await uow.messages.count_reads("cy", [message.message_id for message in read[:2]])
         await uow.messages.mark_delivered([read[1].message_id], later)
         assert await uow.messages.count_unacked_to("cy") == 3
         assert await uow.messages.count_unacked_to("bob") == 0

@@ -60,9 +60,9 @@ ORDER BY message_id LIMIT :limit
 FOR UPDATE SKIP LOCKED;
 
 -- name: count_reads
--- The messages :message_ids read from an inbox once more.
+-- The messages :message_ids, unacknowledged to :agent_id, read from its inbox once more.
 UPDATE messages SET delivery_count = delivery_count + 1
-WHERE message_id = ANY(:message_ids::bigint[]);
+WHERE message_id = ANY(:message_ids::bigint[]) AND "to" = :agent_id;
 
 -- name: mark_delivered
 -- The pending messages :message_ids delivered.

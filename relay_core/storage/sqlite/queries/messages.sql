@@ -63,9 +63,14 @@ WHERE "to" = :agent_id AND status IN ('pending', 'delivered')
 ORDER BY message_id LIMIT +:limit;
 
 -- name: count_reads
--- The messages :message_ids read from an inbox once more.
+-- The messages :message_ids (ascending), unacknowledged to :agent_id, read from its inbox once
+-- more. The unit that read them holds the one writer, so they are all of the agent's
+-- unacknowledged messages from the first to the last: a range of ix_messages_inbox, 22% fewer
+-- instructions than finding each id (docs/performance.md, "Figures behind the code").
 UPDATE messages SET delivery_count = delivery_count + 1
-WHERE message_id IN (SELECT value FROM json_each(:message_ids));
+WHERE "to" = :agent_id AND status IN ('pending', 'delivered')
+    AND message_id BETWEEN json_extract(:message_ids, '$[0]')
+    AND json_extract(:message_ids, '$[#-1]');
 
 -- name: mark_delivered
 -- The pending messages :message_ids delivered. A statement of its own: one that set the
