@@ -44,7 +44,8 @@ KEPT_ERROR = 200
 # How often the sender looks for due deliveries when nothing wakes it.
 IDLE_SECONDS = 1.0
 # While the API presses on the process (relay_server.pressure), the sender keeps to a floor: a
-# round a pause at most, and this many requests in flight (docs/performance.md, "Webhooks").
+# round a pause at most, and this many requests in flight (docs/performance.md, "Figures behind
+# the code").
 PRESSED_IN_FLIGHT = 8
 PRESSED_PAUSE = 0.1
 USER_AGENT = "Relay-Webhooks/1"

@@ -2,7 +2,7 @@
 and all at once only past sixty-four on a level ('crisismerge', so that incremental merging
 keeps every level below it). Each commit writes a segment of its own, and each merge rewrites
 its words: the fewer merges cost every write less CPU, no search longer and no commit longer
-(docs/performance.md, "A fleet's writes"). PostgreSQL is unchanged.
+(docs/performance.md, "Figures behind the code"). PostgreSQL is unchanged.
 
 Revision ID: 0024
 Revises: 0023
