@@ -30,8 +30,10 @@ if CHROMIUM is None:
     )
 
 ARTIFACTS = Path(__file__).parents[2] / "artifacts" / "console"
-# The card docs/coding-agents.md shows, taken afresh by every run of the test below.
-DOCS_CARD = Path(__file__).parents[2] / "docs" / "images" / "console-request-card.png"
+# The card docs/coding-agents.md shows (docs/images/console-request-card.png), taken afresh by
+# every run of the test below beside the other screenshots, not over the committed one: copy it
+# there when the card's look changes.
+DOCS_CARD = ARTIFACTS / "console-request-card.png"
 FLAGS = [
     "--headless",
     "--no-sandbox",
