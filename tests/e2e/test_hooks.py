@@ -170,7 +170,9 @@ def test_nobody_deciding_in_time_prints_nothing_and_the_approval_expires(
     out, err = process.communicate(timeout=30)
     took = time.monotonic() - started
     assert process.returncode == 0 and out == b"", err
-    assert took < 2 + 2, took
+    # It waited out its two seconds, then returned; the margin is the interpreter's start and
+    # the approval's expiry on a loaded machine (four test workers on two cores).
+    assert 2 <= took < 2 + 10, took
     op = {"Authorization": f"Bearer {server.operator_token}"}
     mine = [
         a
