@@ -456,8 +456,10 @@ class Process:
             self.process = subprocess.Popen(
                 command, env=env, stdout=subprocess.DEVNULL, stderr=stderr
             )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        # The wait ends when the server answers; the bound is for a loaded machine (two workers
+        # migrating and starting over PostgreSQL beside a test suite took over 30 s on 2 cores).
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 if httpx.get(f"{self.url}{probe}", timeout=1).status_code == 200:
                     return
