@@ -122,12 +122,20 @@ async def other_application() -> AsyncIterator[asyncpg.Connection]:
         await conn.close()  # which ends the transaction if it is still open
 
 
-# The tests that run one at a time, as without pytest-xdist, on one worker: those that use
-# PostgreSQL (a read of the event feed sees a commit once every older transaction of the
-# cluster has ended, so another worker's would hold it back) and those that start servers and
-# tools of their own (tests/e2e). The others are spread over the rest. By the test's id: the
-# scheduler sees ids, not marks (and pytest 9 keeps pytest-xdist's xdist_group from the id).
-ONE_AT_A_TIME = ("tests/e2e/", "tests/storage/")
+# The tests that run one at a time, as without pytest-xdist, on one worker: those that use the
+# PostgreSQL server of RELAY_TEST_DATABASE_URL. A read of the event feed sees a commit once
+# every older transaction of the cluster has ended, so another worker's would hold it back.
+# The others (SQLite, and the end-to-end tests of a private cluster or none) are spread over
+# the rest. By the test's id: the scheduler sees ids, not marks (and under pytest 9
+# pytest-xdist's xdist_group, which it appends to the id, groups nothing).
+ONE_AT_A_TIME = (
+    "tests/storage/",
+    "tests/e2e/test_bench_smoke.py",
+    "tests/e2e/test_container.py",
+    "tests/e2e/test_deploy_database.py",
+    "tests/e2e/test_instances.py",
+    "tests/e2e/test_pg_concurrency.py",
+)
 ON_POSTGRES = re.compile(r"[\[-]postgres[\]-]")
 
 
@@ -136,10 +144,13 @@ def one_at_a_time(nodeid: str) -> bool:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses PostgreSQL is one the scheduler runs one at a time."""
+    """Every test that uses the PostgreSQL server is one the scheduler runs one at a time."""
     for item in items:
-        if item.get_closest_marker("postgres") and not one_at_a_time(item.nodeid):
-            raise pytest.UsageError(f"{item.nodeid} uses PostgreSQL: put it in tests/storage")
+        uses_postgres = item.get_closest_marker("postgres") or "database" in getattr(
+            item, "fixturenames", ()
+        )
+        if uses_postgres and not one_at_a_time(item.nodeid):
+            raise pytest.UsageError(f"{item.nodeid} uses PostgreSQL: add it to ONE_AT_A_TIME")
 
 
 @pytest.hookimpl(optionalhook=True)
