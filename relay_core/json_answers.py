@@ -9,8 +9,7 @@ around them.
 
 from __future__ import annotations
 
-import functools
-from typing import Any, get_origin
+from typing import Any
 
 import orjson
 from pydantic import BaseModel
@@ -23,7 +22,7 @@ def answer_json(answer: BaseModel) -> bytes:
     """``answer``'s JSON, as ``model_dump_json`` writes it; records held as stored JSON are
     embedded as they are."""
     values = answer.__dict__
-    if not any(isinstance(values[name], JsonRecords) for name in _record_lists(type(answer))):
+    if not any(isinstance(value, JsonRecords) for value in values.values()):
         return answer.model_dump_json().encode()
     fields: dict[str, Any] = {}
     for name, field in type(answer).model_fields.items():
@@ -35,11 +34,3 @@ def answer_json(answer: BaseModel) -> bytes:
         else:
             fields[name] = to_jsonable_python(value)
     return orjson.dumps(fields)
-
-
-@functools.cache
-def _record_lists(model: type[BaseModel]) -> tuple[str, ...]:
-    """The list fields of ``model``: where it may hold records as stored."""
-    return tuple(
-        name for name, field in model.model_fields.items() if get_origin(field.annotation) is list
-    )

@@ -11,14 +11,14 @@ on either database.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar, cast, overload
 
-from pydantic import BaseModel, TypeAdapter
+import orjson
+from pydantic import BaseModel
 
 from relay_api import models as m
 from relay_core.hub import Hub
@@ -72,7 +72,8 @@ class JsonRecords(Sequence[R]):
     @classmethod
     def of(cls, model: type[R], records: list[R]) -> JsonRecords[R]:
         """``records``, written as one array."""
-        return cls(model, len(records), _adapter(model).dump_json(records).decode())
+        array = ",".join(record.model_dump_json() for record in records)
+        return cls(model, len(records), f"[{array}]")
 
     def as_field(self) -> list[R]:
         """These records as the value of a model's list field (``model_construct``): they read
@@ -81,7 +82,7 @@ class JsonRecords(Sequence[R]):
 
     def _records(self) -> list[R]:
         if self._decoded is None:
-            self._decoded = _adapter(self.model).validate_json(self.json)
+            self._decoded = [self.model.model_validate(row) for row in orjson.loads(self.json)]
         return self._decoded
 
     @overload
@@ -103,11 +104,6 @@ class JsonRecords(Sequence[R]):
 
     def __repr__(self) -> str:
         return f"JsonRecords({self.model.__name__}, {self.json!r})"
-
-
-@functools.cache
-def _adapter(model: type[R]) -> TypeAdapter[list[R]]:
-    return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
