@@ -1,5 +1,7 @@
 """The stores of named statements, one a resource, by the name a unit of work holds each."""
 
+from collections.abc import Callable
+
 from relay_core.storage.actions import ActionsStore
 from relay_core.storage.agents import AgentsStore
 from relay_core.storage.approvals import ApprovalsStore
@@ -12,6 +14,7 @@ from relay_core.storage.messages import MessagesStore
 from relay_core.storage.notifications import NotificationsStore
 from relay_core.storage.policies import PoliciesStore
 from relay_core.storage.posts import PostsStore
+from relay_core.storage.queries import Statements
 from relay_core.storage.room_threads import RoomThreadsStore
 from relay_core.storage.rooms import RoomsStore
 from relay_core.storage.spaces import SpacesStore
@@ -20,30 +23,8 @@ from relay_core.storage.task_events import TaskEventsStore
 from relay_core.storage.tasks import TasksStore
 from relay_core.storage.webhooks import WebhookDeliveriesStore, WebhooksStore
 
-Store = (
-    AgentsStore
-    | WebhookDeliveriesStore
-    | WebhooksStore
-    | InterventionsStore
-    | EnrollmentsStore
-    | ApprovalsStore
-    | PoliciesStore
-    | NotificationsStore
-    | ActionsStore
-    | PostsStore
-    | IdempotencyKeysStore
-    | BridgeOffsetsStore
-    | EventsStore
-    | MessagesStore
-    | RoomThreadsStore
-    | RoomsStore
-    | SpacesStore
-    | StreamTicketsStore
-    | TaskEventsStore
-    | TasksStore
-)
-
-STORES: dict[str, type[Store]] = {
+# Each built over a unit's named statements (``queries.Statements``).
+STORES: dict[str, Callable[[Statements], object]] = {
     "webhook_deliveries": WebhookDeliveriesStore,
     "webhooks": WebhooksStore,
     "interventions": InterventionsStore,
@@ -65,28 +46,3 @@ STORES: dict[str, type[Store]] = {
     "task_events": TaskEventsStore,
     "tasks": TasksStore,
 }
-
-__all__ = [
-    "STORES",
-    "WebhookDeliveriesStore",
-    "WebhooksStore",
-    "InterventionsStore",
-    "EnrollmentsStore",
-    "ApprovalsStore",
-    "PoliciesStore",
-    "NotificationsStore",
-    "ActionsStore",
-    "PostsStore",
-    "IdempotencyKeysStore",
-    "AgentsStore",
-    "BridgeOffsetsStore",
-    "EventsStore",
-    "MessagesStore",
-    "RoomThreadsStore",
-    "RoomsStore",
-    "SpacesStore",
-    "Store",
-    "StreamTicketsStore",
-    "TaskEventsStore",
-    "TasksStore",
-]

@@ -30,6 +30,7 @@ from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
 from relay_core.ports import FEED, StaleWrite, UnitOfWork
 from relay_core.storage import queries
+from relay_core.storage.events import EventsStore
 from relay_core.storage.json_text import decode_json, encode_json
 from relay_core.storage.postgres.driver import asyncpg
 from relay_core.storage.postgres.feed import CHANNEL, HintSender, install_feed_functions
@@ -44,7 +45,7 @@ from relay_core.storage.postgres.search import PgSearch
 from relay_core.storage.postgres.statements import PgStatements
 from relay_core.storage.postgres.transaction import Transaction
 from relay_core.storage.queries import Statement
-from relay_core.storage.stores import STORES, EventsStore, Store
+from relay_core.storage.stores import STORES
 
 log = logging.getLogger("relay.storage")
 
@@ -83,7 +84,7 @@ class PgUnitOfWork:
         """The search index, in this unit's transaction."""
         return PgSearch(self._tx)
 
-    def __getattr__(self, name: str) -> Store:
+    def __getattr__(self, name: str) -> Any:
         """A store, made on first use (a unit touches few of them)."""
         store = STORES.get(name)
         if store is None:

@@ -32,9 +32,9 @@ from relay_api.errors import StorageUnavailable
 from relay_core import waiters
 from relay_core.hub import Hub
 from relay_core.ports import FEED, UnitOfWork
+from relay_core.storage.events import EventsStore
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.statements import Unit
-from relay_core.storage.stores import EventsStore
 
 if TYPE_CHECKING:
     from relay_core.storage.sqlite.storage import SqliteStorage
