@@ -170,9 +170,10 @@ def test_nobody_deciding_in_time_prints_nothing_and_the_approval_expires(
     out, err = process.communicate(timeout=30)
     took = time.monotonic() - started
     assert process.returncode == 0 and out == b"", err
-    # It waited out its two seconds, then returned; the margin is the interpreter's start and
-    # the approval's expiry on a loaded machine (four test workers on two cores).
-    assert 2 <= took < 2 + 10, took
+    # It waited until less than a second of its two was left (it returns before the host's
+    # own timeout would kill it), then returned; the upper margin is the interpreter's start
+    # and the approval's expiry on a loaded machine (four test workers on two cores).
+    assert 2 - 1 < took < 2 + 10, took
     op = {"Authorization": f"Bearer {server.operator_token}"}
     mine = [
         a
