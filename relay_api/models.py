@@ -312,6 +312,13 @@ class ApprovalDecision(RequestBody):
     """The operator's decision note; ``decided_by`` labels who decided (default: operator)."""
 
     note: LongText | None = None
+    payload: SmallJson | None = Field(
+        default=None,
+        description="approve only, an agent's request only: the payload as the operator"
+        " approves it (a changed command, a narrower path), kept as the approval's"
+        " approved_payload; the request's own payload is kept as asked. Refused (409) on a"
+        " prompt whose host cannot run it changed (Codex's hook, a Claude Code channel)",
+    )
     decided_by: ShortText | None = Field(
         default=None,
         description="who decided, for the audit (default: operator); never one of Relay's own"
@@ -722,8 +729,10 @@ class Approval(Resource):
     status: ApprovalStatus = "pending"
     title: str
     detail: str | None = None
-    # What is to be approved, machine-readable (a request's).
+    # What is to be approved, machine-readable (a request's), as the agent asked it.
     payload: JsonObject | None = None
+    # The payload as the operator approved it, when it is not as asked (an edited command).
+    approved_payload: JsonObject | None = None
     requested_by: str
     subject_id: str
     # Who may see it besides the operator: everyone (``*``), or the agent that asked (a

@@ -511,7 +511,9 @@ APPROVALS_APPROVE = Op(
     path_params=p.ApprovalPath,
     doc=(
         "Approve; approving twice answers the same with ``changed`` false, approving a "
-        "decided one is a conflict."
+        "decided one is a conflict. With ``payload``, an agent's request is approved as the "
+        "operator changed it (``approved_payload``); on anything else, or on a prompt whose host "
+        "cannot run it changed (Codex's, a channel's), that is a conflict."
     ),
     operator_only=True,
 )

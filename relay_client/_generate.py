@@ -49,6 +49,8 @@ class Shape:
 SHAPES = {
     # complete and fail share their body (TaskFinish): an error or a retry is a failure's.
     "tasks.complete": Shape(omit=("error", "retry")),
+    # approve and reject share their body (ApprovalDecision): a changed payload is an approval's.
+    "approvals.reject": Shape(omit=("payload",)),
     # An enrollment's status is read with the claim that proves it is the caller's.
     "enroll.status": Shape(positional=("claim",)),
 }

@@ -389,6 +389,8 @@ def _approval_state(approval: m.Approval, intervention_id: str | None = None) ->
         "act as approved, then record_remediation with evidence"
         if intervention_id
         else "go ahead, as asked"
+        if approval.approved_payload is None
+        else "go ahead, but as the operator changed it (approved_payload), not as asked"
     )
     next_ = {
         "pending": f"check_approval({again}, wait_seconds=50) later; act only once approved",

@@ -154,6 +154,7 @@ class ApprovalState(Answer):
     approval_id: int
     status: str
     note: str | None = None
+    approved_payload: dict[str, Any] | None = None
     expires_at: datetime | None = None
     next: str | None = None
 

@@ -269,7 +269,8 @@ class Channel:
         # close() withdraws it.
         del self._asked[params.request_id]
         if approval.status == "approved":
-            return "allow"
+            # Approved changed (Relay refuses that for a channel's prompts): not as asked.
+            return "allow" if approval.approved_payload is None else None
         if approval.status == "rejected":
             return "deny"
         return None  # expired: nobody answered in time

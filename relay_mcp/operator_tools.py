@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError
 
 from relay_api import models as m
 from relay_api.elision import elide
+from relay_api.prompts import command_of, with_command
 from relay_client import AsyncRelayClient
 from relay_mcp import answers as a
 from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, PAGE, READ, WRITE, Cursor
@@ -53,13 +54,17 @@ async def list_pending_approvals(
 QUESTION_FIELD = 2000  # characters of each long field in the question: its head and its tail
 
 
-async def _question(ctx: Context, verb: str, approval_id: int, note: str | None) -> str:
-    """What the human is asked before ``verb`` (approve, reject) of the approval."""
+async def _question(
+    ctx: Context, verb: str, approval_id: int, note: str | None, changed: str | None = None
+) -> str:
+    """What the human is asked before ``verb`` (approve, reject) of the approval, and, when
+    approving it with a ``changed`` command, that command."""
     relay = ctx.mcp_server.clients(ctx)  # type: ignore[attr-defined]
     asked = await relay.approvals.show(approval_id)
-    tool_input = (asked.payload or {}).get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    shown = [f"Command: {elide(command, QUESTION_FIELD)}"] if isinstance(command, str) else []
+    command = command_of(asked.payload)
+    shown = [f"Command: {elide(command, QUESTION_FIELD)}"] if command is not None else []
+    if changed is not None:
+        shown.append(f"Changed, it runs instead: {elide(changed, QUESTION_FIELD)}")
     if asked.detail:
         shown.append(elide(asked.detail, QUESTION_FIELD))
     if asked.payload:
@@ -77,9 +82,9 @@ async def _question(ctx: Context, verb: str, approval_id: int, note: str | None)
 
 
 async def _confirm_approve(
-    ctx: Context, approval_id: int, note: str | None
+    ctx: Context, approval_id: int, note: str | None, command: str | None
 ) -> Elicit[Confirmation] | Confirmation:
-    return ask(ctx, await _question(ctx, "approve", approval_id, note))
+    return ask(ctx, await _question(ctx, "approve", approval_id, note, command))
 
 
 async def _confirm_reject(
@@ -93,11 +98,19 @@ async def approve(
     relay: AsyncRelayClient,
     approval_id: ApprovalId,
     note: Note = None,
+    command: Annotated[
+        str | None,
+        Field(
+            description="approve it to run this command instead of the one asked",
+            min_length=1,
+            max_length=m.MAX_JSON_BYTES,  # it goes in the payload, bounded as a whole
+        ),
+    ] = None,
     *,
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_approve)],
 ) -> Annotated[CallToolResult, a.Decided]:
-    """Approve a pending approval, once the human confirms it."""
-    return await _decide(relay, "approve", approval_id, note, confirmed)
+    """Approve a pending approval (or its command changed), once the human confirms it."""
+    return await _decide(relay, "approve", approval_id, note, confirmed, command)
 
 
 @operator_tool(FINAL, "Reject")
@@ -118,11 +131,22 @@ async def _decide(
     approval_id: int,
     note: str | None,
     confirmed: ElicitationResult[Confirmation],
+    command: str | None = None,
 ) -> CallToolResult:
-    """``verb`` the approval, if the human confirmed it."""
+    """``verb`` the approval (to run ``command`` instead of the one asked), if the human
+    confirmed it."""
     require_confirmed(confirmed, f"{verb.removesuffix('e')}ing approval {approval_id}")
-    decide = relay.approvals.approve if verb == "approve" else relay.approvals.reject
-    decided = await decide(approval_id, note=note)
+    if verb == "reject":
+        decided = await relay.approvals.reject(approval_id, note=note)
+    else:
+        payload = None
+        if command is not None:
+            asked = await relay.approvals.show(approval_id)
+            try:
+                payload = with_command(asked.payload, command)
+            except ValueError as exc:
+                return refusal("validation_error", f"command: approval {approval_id}: {exc}")
+        decided = await relay.approvals.approve(approval_id, note=note, payload=payload)
     return await answer(relay, a.Decided.model_validate(decided, from_attributes=True))
 
 

@@ -8,6 +8,7 @@ import typer
 
 from relay_api import operations as ops
 from relay_api.models import Approval
+from relay_api.prompts import command_of, with_command
 from relay_cli._common import (
     JsonOutput,
     ago,
@@ -16,6 +17,7 @@ from relay_cli._common import (
     render,
 )
 from relay_cli.listing import list_command
+from relay_client import RelayClient
 
 app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
 
@@ -48,9 +50,15 @@ def show(
     Example: relay approvals show 12 --wait 30
     """
     approval = call(ctx, lambda c: c.approvals.show(approval_id, wait=wait))
-    tool_input = (approval.payload or {}).get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    render(approval, as_json, lead={"command": command} if isinstance(command, str) else None)
+    render(approval, as_json, lead=_commands(approval) or None)
+
+
+def _commands(approval: Approval) -> dict[str, str]:
+    """The command asked, and the one approved where the operator changed it."""
+    shown = {"command": command_of(approval.payload), "approved command": None}
+    if approval.approved_payload is not None:
+        shown["approved command"] = command_of(approval.approved_payload)
+    return {name: command for name, command in shown.items() if command is not None}
 
 
 @app.command()
@@ -80,14 +88,39 @@ def request(
 
 @app.command()
 def approve(
-    ctx: typer.Context, approval_id: ApprovalId, note: Note = None, as_json: JsonOutput = False
+    ctx: typer.Context,
+    approval_id: ApprovalId,
+    note: Note = None,
+    payload: Annotated[
+        str | None,
+        typer.Option(help="Approve an agent's request changed: its payload as you approve it."),
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option(help="Approve a coding agent's request to run a command with this one."),
+    ] = None,
+    as_json: JsonOutput = False,
 ) -> None:
-    """Approve a pending approval.
+    """Approve a pending approval, as asked or changed.
 
-    Example: relay approvals approve 12 --note "go ahead"
+    Example: relay approvals approve 12 --command "npm test -- --runInBand"
     """
-    decided = call(ctx, lambda c: c.approvals.approve(approval_id, note=note))
-    render(decided, as_json, headline=_outcome(decided, "Approved"))
+    if payload is not None and command is not None:
+        raise typer.BadParameter("give --payload or --command, not both")
+    changed = parse_json(payload, "--payload")
+
+    def decide(client: RelayClient) -> Approval:
+        body = changed
+        if command is not None:
+            body = with_command(client.approvals.show(approval_id).payload, command)
+        return client.approvals.approve(approval_id, note=note, payload=body)
+
+    decided = call(ctx, decide)
+    headline = _outcome(decided, "Approved")
+    approved = _commands(decided).get("approved command")
+    if decided.changed and approved is not None:
+        headline += f"\nchanged: it runs {approved}"
+    render(decided, as_json, headline=headline)
 
 
 @app.command()

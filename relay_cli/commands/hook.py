@@ -79,10 +79,26 @@ def _answer(
                 return None
             approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
     if approval.status == "approved":
-        return output("allow", None)
+        return allowed(source, approval.approved_payload)
     if approval.status == "rejected":
         return output("deny", approval.note or "rejected by the operator")
     return None  # expired: nobody answered in time
+
+
+def allowed(source: Source, approved_payload: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The hook's answer to an approval: allowed as asked, or, when the operator changed what
+    runs, allowed with the input as they approved it (Claude Code's ``updatedInput``). None
+    where the change cannot be given to the host (Codex refuses ``updatedInput``; no tool
+    input in it): nothing else than what was approved may run, so the agent asks in its
+    terminal."""
+    if approved_payload is None:
+        return output("allow", None)
+    tool_input = approved_payload.get("tool_input")
+    if source != "claude-code" or not isinstance(tool_input, dict):
+        return None
+    answer = output("allow", None)
+    answer["hookSpecificOutput"]["decision"]["updatedInput"] = tool_input
+    return answer
 
 
 def run(ctx: typer.Context, source: Source, timeout: int) -> None:

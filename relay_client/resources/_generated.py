@@ -614,14 +614,21 @@ class Approvals(Resource[C]):
 
     @flow_method
     def approve(
-        self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
+        self,
+        approval_id: int,
+        *,
+        note: str | None = None,
+        payload: dict[str, Any] | None = None,
+        decided_by: str | None = None,
     ) -> Send[m.Approval]:
         """Approve; approving twice answers the same with ``changed`` false, approving a decided one
-        is a conflict."""
+        is a conflict. With ``payload``, an agent's request is approved as the operator changed it
+        (``approved_payload``); on anything else, or on a prompt whose host cannot run it changed
+        (Codex's, a channel's), that is a conflict."""
         return Send(
             ops.APPROVALS_APPROVE,
             {"approval_id": approval_id},
-            json=wire(note=note, decided_by=decided_by),
+            json=wire(note=note, payload=payload, decided_by=decided_by),
         )
 
     @flow_method

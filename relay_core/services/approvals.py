@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from relay_api import models as m
-from relay_api.errors import Conflict, NotFound, PermissionDenied
+from relay_api.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
+from relay_api.prompts import UNCHANGEABLE
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
@@ -75,6 +76,22 @@ async def with_applicants(uow: UnitOfWork, approvals: list[m.Approval]) -> list[
         return approval.model_copy(update={"applicant": who})
 
     return [applicant(a) for a in approvals]
+
+
+def changed_payload(approval: m.Approval, given: m.JsonObject | None) -> m.JsonObject | None:
+    """The payload the operator approves ``approval`` with, when it is not as asked (None when
+    unchanged); a conflict where nothing could run a changed one."""
+    if given is None or given == approval.payload:
+        return None
+    if approval.kind != "request":
+        raise Conflict(
+            f"approval {approval.approval_id} is an {approval.kind}'s: only an agent's request"
+            " is approved with a changed payload"
+        )
+    why = UNCHANGEABLE.get(str((approval.payload or {}).get("source")))
+    if why is not None:
+        raise Conflict(f"approval {approval.approval_id} is approved or rejected as asked: {why}")
+    return given
 
 
 class Settled(NamedTuple):
@@ -214,6 +231,13 @@ class ApprovalsService(Service):
     async def _decide(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision, outcome: m.ApprovalStatus
     ) -> m.Approval:
+        if body.payload is not None and outcome != "approved":
+            raise InvalidInput(
+                "payload",
+                "only an approval takes a changed payload; a rejection's note says why",
+                "body",
+            )
+
         async def work(uow: UnitOfWork) -> Settled:
             now = self.now()
             found = await require_approval(uow, approval_id)
@@ -230,7 +254,12 @@ class ApprovalsService(Service):
             if approval.status != "pending":
                 return Settled(approval, decided=False, expired=expired)  # said after the commit
             decided = await uow.approvals.decide(
-                approval_id, outcome, now, body.decided_by or caller.name, body.note
+                approval_id,
+                outcome,
+                now,
+                body.decided_by or caller.name,
+                body.note,
+                approved_payload=changed_payload(approval, body.payload),
             )
             if decided is None:
                 raise StaleWrite("approval decided concurrently")

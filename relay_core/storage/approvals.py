@@ -4,6 +4,7 @@ named statement of ``sqlite/queries/approvals.sql`` or ``postgres/queries/approv
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from relay_api import models as m
 from relay_core.storage.queries import Statements
@@ -30,8 +31,10 @@ class ApprovalsStore:
         decided_at: datetime,
         decided_by: str | None,
         note: str | None = None,
+        approved_payload: dict[str, Any] | None = None,
     ) -> m.Approval | None:
-        """The approval decided, if it was pending; else None, and nothing changed."""
+        """The approval decided, if it was pending (approved as the operator changed it, with
+        ``approved_payload``); else None, and nothing changed."""
         return await self._sql.record(
             m.Approval,
             "decide_approval",
@@ -40,6 +43,7 @@ class ApprovalsStore:
             decided_at=decided_at,
             decided_by=decided_by,
             note=note,
+            approved_payload=approved_payload,
         )
 
     async def set_platform_message(

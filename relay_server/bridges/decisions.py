@@ -9,11 +9,14 @@ from typing import Any
 
 from relay_api.errors import RelayError
 from relay_api.models import ApprovalDecision
+from relay_api.prompts import with_command
 from relay_core.auth import OPERATOR_CALLER
 from relay_core.services import Services
 
 # A reply to an approval's message: "approve", "reject", or either with a note after it.
 DECISION = re.compile(r"^\s*(approve|reject)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
+# A reply that changes the command of a request before approving it: "edit <command>".
+EDIT = re.compile(r"^\s*edit\s+(\S.*?)\s*$", re.IGNORECASE | re.DOTALL)
 
 
 async def decide(
@@ -28,6 +31,23 @@ async def decide(
     except RelayError as exc:
         return exc.detail
     return f"{decided.status} #{decided.approval_id}"
+
+
+async def approve_changed(
+    services: Services, approval_id: int, command: str, decided_by: str
+) -> str | None:
+    """Approve the request to run ``command`` instead of the command it asked; why not, if
+    not."""
+    try:
+        approval = await services.approvals.show(OPERATOR_CALLER, approval_id)
+        payload = with_command(approval.payload, command)
+        decision = ApprovalDecision(payload=payload, decided_by=decided_by[:200])
+        await services.approvals.approve(OPERATOR_CALLER, approval_id, decision)
+    except RelayError as exc:
+        return exc.detail
+    except ValueError as exc:  # pydantic's ValidationError among them
+        return str(exc)
+    return None
 
 
 def fields(value: object) -> dict[str, Any]:

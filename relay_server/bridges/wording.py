@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from relay_api import models as m
 from relay_api.elision import fit
+from relay_api.prompts import UNCHANGEABLE, command_of
 
 TITLE_SHARE = 600  # a title has at most 500 characters: whole, but for escaping
 
@@ -32,7 +33,7 @@ def describe(
         if approval.expires_at is not None
         else None
     )
-    long_parts = [f"Command: {command}" for command in [_command(approval.payload)] if command]
+    long_parts = [f"Command: {command}" for command in [command_of(approval.payload)] if command]
     if approval.detail:
         long_parts.append(approval.detail)
     if approval.payload:
@@ -48,11 +49,12 @@ def describe(
     return "\n".join(lines)[:limit]
 
 
-def _command(payload: dict[str, object] | None) -> str | None:
-    """The shell command a coding agent's payload carries, if any."""
-    tool_input = (payload or {}).get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    return command if isinstance(command, str) else None
+def editable_command(approval: m.Approval) -> str | None:
+    """The command of an agent's request the operator may approve changed, if it is one: a
+    request to run a command whose host can run it changed."""
+    if approval.kind != "request" or (approval.payload or {}).get("source") in UNCHANGEABLE:
+        return None
+    return command_of(approval.payload)
 
 
 def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str] = _plain) -> str:
@@ -64,4 +66,7 @@ def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str]
         return f"{strong}WITHDRAWN{strong}: {why}"
     by = escape(approval.decided_by or "operator")
     said = f"{strong}{approval.status.upper()}{strong} by {by}"
+    if approval.approved_payload is not None:
+        command = command_of(approval.approved_payload)
+        said += f", changed: it runs {escape(command)}" if command else ", changed"
     return f"{said}: {escape(approval.note)}" if approval.note else said

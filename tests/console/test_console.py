@@ -487,6 +487,46 @@ def test_the_console_on_a_phone(phone: Any, server: LiveServer) -> None:
         assert controls_too_small(phone) == [], view
 
 
+def test_a_command_is_approved_changed_on_a_phone(phone: Any, server: LiveServer) -> None:
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "claude-2"}).json()["token"]
+    agent = {"Authorization": f"Bearer {token}"}
+
+    def ask(source: str, command: str) -> int:
+        payload = {"source": source, "tool_name": "Bash", "tool_input": {"command": command}}
+        asked = httpx.post(
+            f"{server.url}/v1/approvals",
+            json={"title": f"Bash: {command}", "payload": payload},
+            headers=agent,
+        )
+        return int(asked.json()["approval_id"])
+
+    codex = ask("codex", "cargo build")
+    claude = ask("claude-code", "npm test")
+    sign_in(phone, server)
+    card = phone.locator(f"[data-approval='{claude}']")
+    edit = card.get_by_label("Command to approve (change it to approve it changed)")
+    assert edit.input_value() == "npm test"
+    edit.fill("npm test -- --runInBand")
+    fits_the_width(phone)
+    shot(phone, "phone-approval-changed")
+    codex_card = phone.locator(f"[data-approval='{codex}']")
+    assert "Codex cannot run a changed command" in codex_card.inner_text()
+    assert codex_card.locator("textarea").count() == 0  # nothing to change there
+    approve = card.get_by_role("button", name="Approve")
+    approve.tap()
+    approve.wait_for(state="detached")
+    with operator(server) as op:
+        approved = op.get(f"/v1/approvals/{claude}").json()
+    assert approved["status"] == "approved"
+    assert approved["payload"]["tool_input"] == {"command": "npm test"}  # as asked, kept
+    assert approved["approved_payload"]["tool_input"] == {"command": "npm test -- --runInBand"}
+    decided = phone.locator(f"tr:has([data-approval='{claude}'])")
+    assert "runs: npm test -- --runInBand" in decided.inner_text()
+    fits_the_width(phone)
+    shot(phone, "phone-approval-changed-decided")
+
+
 def test_words_stay_whole_in_a_wide_table(page: Any, server: LiveServer) -> None:
     """At 1280 px the notifications' table keeps an agent's id on one line."""
     with operator(server) as op:

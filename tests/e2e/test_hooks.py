@@ -21,6 +21,9 @@ HOOKS = Path(__file__).with_name("hooks")
 CODEX_OUTPUT = json.loads(
     (HOOKS / "codex" / "permission-request.command.output.schema.json").read_text()
 )
+CLAUDE_CODE_OUTPUT = json.loads(
+    (HOOKS / "claude-code" / "sync-hook-output.schema.json").read_text()
+)
 TITLES = {
     ("claude-code", "bash"): "Bash: npm publish --tag next",
     ("claude-code", "edit"): "Edit: src/app.py",
@@ -98,9 +101,17 @@ def answered(process: subprocess.Popen[bytes], source: str) -> dict[str, Any]:
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     answer = json.loads(out)
-    if source == "codex":
-        jsonschema.validate(answer, CODEX_OUTPUT)
+    jsonschema.validate(answer, CODEX_OUTPUT if source == "codex" else CLAUDE_CODE_OUTPUT)
     return dict(answer)
+
+
+def operator_cli(server: LiveServer, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``relay <args>`` as the operator runs it in a terminal."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_TOKEN": server.operator_token, "HOME": str(home)}
+    return subprocess.run(
+        [*relay_command(), *args], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 @pytest.mark.parametrize(("source", "name"), sorted(TITLES), ids=lambda v: str(v))
@@ -124,6 +135,38 @@ def test_the_operator_allows_or_denies_each_prompt(
             assert decision["decision"] == {"behavior": "allow"}
         else:
             assert decision["decision"] == {"behavior": "deny", "message": "not on a Friday"}
+
+
+def test_a_command_the_operator_changed_is_what_claude_code_runs(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    prompt = (HOOKS / "claude-code" / "bash.json").read_bytes()
+    recorded = json.loads(prompt)
+    process = hook("claude-code", prompt, server.url, coder, tmp_path)
+    asked = pending_titled(server, TITLES[("claude-code", "bash")])
+    instead = "npm publish --tag next --dry-run"
+    said = operator_cli(
+        server, tmp_path, "approvals", "approve", str(asked["approval_id"]), "--command", instead
+    )
+    assert said.returncode == 0, said.stderr
+    assert f"changed: it runs {instead}" in said.stdout
+    decision = answered(process, "claude-code")["hookSpecificOutput"]["decision"]
+    changed_input = {**recorded["tool_input"], "command": instead}
+    assert decision == {"behavior": "allow", "updatedInput": changed_input}
+
+
+def test_a_codex_prompt_is_approved_only_as_asked(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    prompt = (HOOKS / "codex" / "bash.json").read_bytes()
+    process = hook("codex", prompt, server.url, coder, tmp_path)
+    asked = pending_titled(server, TITLES[("codex", "bash")])
+    approval_id = str(asked["approval_id"])
+    said = operator_cli(server, tmp_path, "approvals", "approve", approval_id, "--command", "ls")
+    assert said.returncode != 0 and "Codex" in said.stderr and "HTTP 409" in said.stderr
+    assert pending_titled(server, TITLES[("codex", "bash")])["approval_id"] == asked["approval_id"]
+    assert operator_cli(server, tmp_path, "approvals", "approve", approval_id).returncode == 0
+    assert answered(process, "codex")["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
 
 
 def test_a_rejection_without_a_note_says_who_rejected(

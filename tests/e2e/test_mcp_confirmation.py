@@ -71,6 +71,30 @@ async def test_the_question_shows_the_command_head_and_tail(server: LiveServer) 
     assert "characters left out" in shown and len(shown) < 2100
 
 
+async def test_the_human_confirms_a_changed_command_and_it_is_what_is_approved(
+    server: LiveServer,
+) -> None:
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register("changed-asker").token
+    payload = {"source": "claude-code", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    with RelayClient(server.url, token=token) as agent:
+        approval_id = agent.approvals.request("Bash: make", payload=payload).approval_id
+    human = Human()
+    async with Client(operator_mcp(server), elicitation_callback=human) as op:
+        arguments = {"approval_id": approval_id, "command": "make -j1"}
+        decided = await op.call_tool("approve", arguments)
+        assert data(decided)["status"] == "approved"
+        [question] = human.read  # the change is in what the human confirms
+        assert "Command: make\n" in question and "it runs instead: make -j1" in question
+        plain = pending_approval(server, "nothing to run")
+        refused = await op.call_tool("approve", {"approval_id": plain, "command": "ls"})
+        assert error(refused)[0] == "validation_error" and status_of(server, plain) == "pending"
+    with RelayClient(server.url, token=token) as agent:
+        approved = agent.approvals.show(approval_id)
+    assert approved.payload == payload  # as asked, kept
+    assert approved.approved_payload == {**payload, "tool_input": {"command": "make -j1"}}
+
+
 @pytest.mark.parametrize(
     ("action", "confirm", "said"),
     [("decline", True, "declined"), ("cancel", True, "cancelled"), ("accept", False, "declined")],

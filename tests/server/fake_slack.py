@@ -57,6 +57,10 @@ class FakeSlack:
                     "text": params["text"],
                 }
             )
+        if method == "views.open":
+            if not params.get("trigger_id"):  # Slack's answer to a missing or stale trigger
+                return web.json_response({"ok": False, "error": "invalid_trigger_id"})
+            return web.json_response({"ok": True, "view": {"id": "V0EDIT", **params["view"]}})
         return web.json_response({"ok": False, "error": "unknown_method"})
 
     def called(self, method: str) -> list[dict[str, Any]]:
@@ -99,12 +103,35 @@ async def click(api: Api, approval_id: int, verb: str, user: str = OPERATOR) -> 
     payload = {
         "type": "block_actions",
         "user": {"id": user},
+        "trigger_id": "13345224609.738474920.8088930838d88f008e0",
         "actions": [{"action_id": verb, "value": str(approval_id), "type": "button"}],
     }
+    status, _ = await interact(api, payload)
+    return status
+
+
+async def submit_edit(
+    api: Api, view: dict[str, Any], command: str, user: str = OPERATOR
+) -> tuple[int, Any]:
+    """The operator submits the edit's modal (``view``, as Relay opened it) with ``command``."""
+    [field] = [block for block in view["blocks"] if block["type"] == "input"]
+    value = {"type": "plain_text_input", "value": command}
+    state = {"values": {field["block_id"]: {field["element"]["action_id"]: value}}}
+    payload = {
+        "type": "view_submission",
+        "user": {"id": user},
+        "view": {**view, "state": state},
+    }
+    return await interact(api, payload)
+
+
+async def interact(api: Api, payload: dict[str, Any]) -> tuple[int, Any]:
+    """An interaction payload as Slack posts it: form-encoded, signed; the answer."""
     body = urlencode({"payload": json.dumps(payload)}).encode()
     answer = await api.client.post(
         "/v1/bridges/slack/interactions",
         data=body,
         headers={**signed(body), "Content-Type": "application/x-www-form-urlencoded"},
     )
-    return answer.status
+    text = await answer.text()
+    return answer.status, json.loads(text) if text else None

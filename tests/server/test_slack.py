@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import Api
+from tests.server.conftest import ONE_BACKEND, Api
 from tests.server.fake_slack import (
     BOT_TOKEN,
     CHANNEL,
@@ -18,8 +18,10 @@ from tests.server.fake_slack import (
     SIGNING_SECRET,
     FakeSlack,
     click,
+    interact,
     post_event,
     signed,
+    submit_edit,
     thread_reply,
 )
 
@@ -116,6 +118,50 @@ async def test_an_approval_gets_buttons_and_only_an_operators_click_decides(
     assert "actions" not in {b["type"] for b in updated["blocks"]}  # no buttons left
 
 
+async def test_edit_and_approve_opens_a_modal_whose_command_is_what_runs(
+    api: Api, slack: tuple[FakeSlack, str]
+) -> None:
+    fake, _ = slack
+
+    async def ask(source: str, command: str) -> int:
+        payload = {"source": source, "tool_name": "Bash", "tool_input": {"command": command}}
+        body = {"title": f"Bash: {command}", "payload": payload}
+        return int((await api.post("/v1/approvals", body, as_="alice", expect=201))["approval_id"])
+
+    asked = await ask("claude-code", "make deploy")
+    codex = await ask("codex", "make deploy")
+    buttons = [
+        [e["action_id"] for b in posted["blocks"] if b["type"] == "actions" for e in b["elements"]]
+        for posted in fake.called("chat.postMessage")
+    ]
+    assert buttons == [["approve", "reject", "edit"], ["approve", "reject"]]  # Codex: as asked
+
+    assert await click(api, asked, "edit", user="U0STRANGER") == 200
+    assert fake.called("views.open") == []
+    assert await click(api, asked, "edit") == 200
+    [opened] = fake.called("views.open")
+    view = opened["view"]
+    assert opened["trigger_id"] and view["private_metadata"] == str(asked)
+    [field] = [block for block in view["blocks"] if block["type"] == "input"]
+    assert field["element"]["initial_value"] == "make deploy"
+
+    status, refused = await submit_edit(api, view, "make deploy-dry <!channel>", user="U0STRANGER")
+    assert status == 200 and (await api.get(f"/v1/approvals/{asked}"))["status"] == "pending"
+    status, answer = await submit_edit(api, view, "make deploy-dry <!channel>")
+    assert status == 200 and answer is None  # an empty 200 closes the modal
+    approved = await api.get(f"/v1/approvals/{asked}")
+    assert approved["status"] == "approved" and approved["decided_by"] == f"slack:{OPERATOR}"
+    assert approved["approved_payload"]["tool_input"] == {"command": "make deploy-dry <!channel>"}
+    [updated] = fake.called("chat.update")
+    assert "changed: it runs make deploy-dry &lt;!channel&gt;" in updated["text"]  # literal
+
+    # A Codex prompt's modal, were one submitted, is refused under its input; nothing decided.
+    status, refused = await submit_edit(api, {**view, "private_metadata": str(codex)}, "ls")
+    assert status == 200 and refused["response_action"] == "errors"
+    assert "Codex" in refused["errors"][field["block_id"]]
+    assert (await api.get(f"/v1/approvals/{codex}"))["status"] == "pending"
+
+
 async def test_a_thread_reply_decides_and_a_cli_decision_updates_the_message(
     api: Api, slack: tuple[FakeSlack, str]
 ) -> None:
@@ -182,6 +228,25 @@ async def test_malformed_callbacks_are_refused_audited_and_throttled(api: Api) -
     # The refusal limit's burst is 20: past it, the address is answered 429 without checking.
     statuses = [await post_event(api, body, {}) for _ in range(25)]
     assert 429 in statuses and 500 not in statuses
+
+
+@ONE_BACKEND
+@pytest.mark.parametrize(
+    "payload",
+    [
+        [],
+        {"type": "block_actions", "user": {"id": OPERATOR}, "actions": ["approve"]},
+        {"type": "view_submission", "user": {"id": OPERATOR}, "view": []},
+        {
+            "type": "view_submission",
+            "user": {"id": OPERATOR},
+            "view": {"callback_id": "approve-changed", "private_metadata": "1", "state": []},
+        },
+    ],
+)
+async def test_signed_interactions_of_another_shape_are_400(api: Api, payload: Any) -> None:
+    status, refused = await interact(api, payload)
+    assert status == 400 and refused["code"] == "invalid"
 
 
 async def test_text_relay_did_not_write_is_escaped_on_slack(

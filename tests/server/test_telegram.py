@@ -308,6 +308,52 @@ async def test_a_text_reply_decides_and_a_cli_decision_edits_the_message(
     assert any("APPROVED by operator: ok" in t for t in texts)
 
 
+async def test_an_edit_reply_is_echoed_and_one_more_tap_approves_it_changed(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    sending = bot.post("/sendMessage").mock(side_effect=[sent(n) for n in (903, 904, 906, 907)])
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    bot.post("/answerCallbackQuery").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": True})
+    )
+    await api.agent("builder")
+    payload = {"source": "claude-code", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    asked = await api.post(
+        "/v1/approvals", {"title": "Bash: make", "payload": payload}, as_="builder", expect=201
+    )
+    approval_id = asked["approval_id"]
+    assert await hook(api, reply(30, "edit make -j1 <b>", to=903)) == 200
+    echo = json.loads(sending.calls[1].request.content)
+    assert echo["text"] == f"Approve #{approval_id} changed? It runs:\nmake -j1 <b>"  # literal
+    assert echo["reply_parameters"] == {"message_id": 1030}  # the operator's "edit" message
+    [[button]] = echo["reply_markup"]["inline_keyboard"]
+    assert (await api.get(f"/v1/approvals/{approval_id}"))["status"] == "pending"  # one more tap
+
+    tap = tapped(31, button["callback_data"], 904)
+    tap["callback_query"]["message"]["text"] = echo["text"]  # the bot's own echo, as sent
+    assert await hook(api, tap) == 200
+    approved = await api.get(f"/v1/approvals/{approval_id}")
+    assert approved["status"] == "approved" and approved["decided_by"] == "telegram:sam"
+    assert approved["approved_payload"]["tool_input"] == {"command": "make -j1 <b>"}
+    card = [json.loads(c.request.content) for c in edited.calls]
+    assert [c["message_id"] for c in card] == [903]
+    assert "APPROVED by telegram:sam, changed: it runs make -j1 <b>" in card[0]["text"]
+
+    # A Codex prompt is approved as asked or rejected: the edit is refused in words.
+    codex = await api.post(
+        "/v1/approvals",
+        {"title": "Bash: make", "payload": payload | {"source": "codex"}},
+        as_="builder",
+        expect=201,
+    )
+    assert await hook(api, reply(32, "edit ls", to=906)) == 200
+    said = json.loads(sending.calls[3].request.content)["text"]
+    assert said == f"Approval #{codex['approval_id']} can only be approved as asked or rejected."
+    assert (await api.get(f"/v1/approvals/{codex['approval_id']}"))["status"] == "pending"
+
+
 async def test_only_the_lock_holder_polls(api: Api, bot: respx.MockRouter) -> None:
     route = bot.post("/getUpdates").mock(
         return_value=httpx.Response(200, json={"ok": True, "result": []})

@@ -1,9 +1,10 @@
 """Slack's way back in: the Events API (a reply in a message's thread) and interactivity (an
-Approve / Reject click). Every request is checked as Slack signs it, with Slack's own verifier:
-``X-Slack-Signature`` v0 over the timestamp and the raw body, and a timestamp within 5 minutes.
-Anything else (a timestamp that is no number, a body that is not UTF-8 included) is 401 and
-changes nothing, and is refused like a bad token: audited, and counted against the address's
-refusal limit, past which it is 429 before any checking.
+Approve / Reject click; Edit & approve, which opens a modal whose submission approves the
+request with the command as the operator changed it). Every request is checked as Slack signs
+it, with Slack's own verifier: ``X-Slack-Signature`` v0 over the timestamp and the raw body, and
+a timestamp within 5 minutes. Anything else (a timestamp that is no number, a body that is not
+UTF-8 included) is 401 and changes nothing, and is refused like a bad token: audited, and
+counted against the address's refusal limit, past which it is 429 before any checking.
 
 Slack retries an event it did not see acknowledged within 3 seconds; each event's id makes it
 once (kept like an ``Idempotency-Key``), so a reply reaches the agent once, across restarts too.
@@ -19,12 +20,19 @@ from urllib.parse import parse_qs
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from relay_api.errors import AuthenticationError, NotFound
+from relay_api.errors import AuthenticationError, NotFound, RelayError
+from relay_core.auth import OPERATOR_CALLER
 from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.app_keys import REFUSALS, SERVICES, SETTINGS
-from relay_server.bridges.decisions import DECISION, decide, fingerprint
-from relay_server.bridges.slack.sending import SlackBridge, platform_id
+from relay_server.bridges.decisions import DECISION, approve_changed, decide, fingerprint
+from relay_server.bridges.slack.sending import (
+    EDIT_BLOCK,
+    EDIT_VIEW,
+    SlackBridge,
+    editable,
+    platform_id,
+)
 from relay_server.middleware import error_response
 from relay_server.validation import read_body
 
@@ -111,26 +119,66 @@ async def _on_event(
 
 
 async def interactions(request: web.Request) -> web.Response:
-    """POST /v1/bridges/slack/interactions: a click on an approval's Approve / Reject."""
+    """POST /v1/bridges/slack/interactions: a click on an approval's Approve / Reject / Edit &
+    approve, and the submission of the edit's modal."""
     checked = await _verified(request)
     if isinstance(checked, web.Response):
         return checked
-    body, _ = checked
+    body, bridge = checked
+    command: object = None
     try:
         payload = json.loads(parse_qs(body.decode())["payload"][0])
-        if payload.get("type") != "block_actions":
+        kind, user = payload.get("type"), str(payload["user"]["id"])
+        if kind == "view_submission" and payload["view"]["callback_id"] == EDIT_VIEW:
+            view = payload["view"]
+            value = str(view["private_metadata"])
+            command = view["state"]["values"][EDIT_BLOCK][EDIT_BLOCK]["value"]
+            verb = "edited"
+        elif kind == "block_actions":
+            [action] = payload["actions"][:1]
+            verb, value = action.get("action_id"), str(action.get("value", ""))
+        else:
             return web.Response()
-        user = str(payload["user"]["id"])
-        [action] = payload["actions"][:1]
-        verb, value = action.get("action_id"), str(action.get("value", ""))
-    except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, RecursionError):
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        AttributeError,
+        UnicodeDecodeError,
+        RecursionError,
+    ):
         return error_response(400, "invalid", "not a Slack interaction")
     operators = request.app[SETTINGS].slack.operators
+    services = request.app[SERVICES]
     if operators and user not in operators:
         log.info("a click by %s, who is not among RELAY_SLACK_OPERATORS, was ignored", user)
-    elif verb in ("approve", "reject") and value.isdigit():
-        await decide(request.app[SERVICES], int(value), verb, None, f"slack:{user}")
+    elif not value.isdigit():
+        pass
+    elif verb in ("approve", "reject"):
+        await decide(services, int(value), verb, None, f"slack:{user}")
+    elif verb == "edit":
+        await _open_edit(services, bridge, int(value), str(payload.get("trigger_id", "")))
+    elif verb == "edited" and isinstance(command, str):
+        refused = await approve_changed(services, int(value), command, f"slack:{user}")
+        if refused is not None:  # shown under the input; the modal stays open
+            return web.json_response(
+                {"response_action": "errors", "errors": {EDIT_BLOCK: refused[:150]}}
+            )
     return web.Response()  # the message itself is updated by the decision (chat.update)
+
+
+async def _open_edit(
+    services: Services, bridge: SlackBridge, approval_id: int, trigger_id: str
+) -> None:
+    """Open the edit's modal for a pending request the operator may approve changed."""
+    try:
+        approval = await services.approvals.show(OPERATOR_CALLER, approval_id)
+        command = editable(approval)
+        if approval.status == "pending" and command is not None:
+            await bridge.open_edit(trigger_id, approval, command)
+    except RelayError as exc:  # BridgeError among them
+        log.warning("cannot open the edit of approval %s on Slack: %s", approval_id, exc)
 
 
 def add_slack(app: web.Application) -> None:

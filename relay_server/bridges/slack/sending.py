@@ -18,9 +18,12 @@ from relay_api import models as m
 from relay_api.elision import fit
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, outcome
+from relay_server.bridges.wording import describe, editable_command, outcome
 
 DEFAULT_API_URL = "https://slack.com/api/"
+EDIT_VIEW = "approve-changed"  # the modal's callback_id
+EDIT_BLOCK = "command"  # its input's block_id and action_id
+MAX_INPUT = 3000  # characters a plain_text_input holds
 RATE_LIMIT_RETRIES = 3  # each waits the Retry-After Slack sent with its 429
 
 
@@ -88,20 +91,54 @@ class SlackBridge:
     async def ask(self, approval: m.Approval) -> str | None:
         text = describe(approval, 2900, strong="*", escape=escaped)
         hint = "Click a button, or reply in the thread `approve [note]` / `reject [note]`."
+        buttons = [
+            _button("Approve", "approve", approval, "primary"),
+            _button("Reject", "reject", approval, "danger"),
+        ]
+        if editable(approval) is not None:
+            buttons.append(_button("Edit & approve", "edit", approval))
         blocks = [
             {"type": "section", "text": {"type": "mrkdwn", "text": text}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]},
             {
                 "type": "actions",
                 "block_id": f"approval-{approval.approval_id}",
-                "elements": [
-                    _button("Approve", "approve", "primary", approval),
-                    _button("Reject", "reject", "danger", approval),
-                ],
+                "elements": buttons,
             },
         ]
         posted = await self.call("chat.postMessage", channel=self.channel, text=text, blocks=blocks)
         return platform_id(posted["channel"], posted["ts"])
+
+    async def open_edit(self, trigger_id: str, approval: m.Approval, command: str) -> None:
+        """Open the modal in which the operator changes ``approval``'s command and approves
+        it changed (``EDIT_VIEW`` comes back as a ``view_submission``)."""
+        view = {
+            "type": "modal",
+            "callback_id": EDIT_VIEW,
+            "private_metadata": str(approval.approval_id),
+            "title": {"type": "plain_text", "text": "Approve changed"},
+            "submit": {"type": "plain_text", "text": "Approve"},
+            "close": {"type": "plain_text", "text": "Cancel"},
+            "blocks": [
+                {
+                    "type": "section",
+                    "text": {"type": "mrkdwn", "text": describe(approval, 2900, "*", escaped)},
+                },
+                {
+                    "type": "input",
+                    "block_id": EDIT_BLOCK,
+                    "label": {"type": "plain_text", "text": "Command to approve"},
+                    "element": {
+                        "type": "plain_text_input",
+                        "action_id": EDIT_BLOCK,
+                        "multiline": True,
+                        "initial_value": command,
+                        "max_length": MAX_INPUT,
+                    },
+                },
+            ],
+        }
+        await self.call("views.open", trigger_id=trigger_id, view=view)
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         channel, ts = split_platform_id(platform_message_id)
@@ -123,11 +160,20 @@ class SlackBridge:
         return None  # the SDK opens and closes an HTTP session for each call
 
 
-def _button(label: str, verb: str, style: str, approval: m.Approval) -> dict[str, Any]:
-    return {
+def editable(approval: m.Approval) -> str | None:
+    """The command of a request the operator may approve changed in a modal, if it is one and
+    short enough for Slack's text input."""
+    command = editable_command(approval)
+    return command if command is not None and len(command) <= MAX_INPUT else None
+
+
+def _button(
+    label: str, verb: str, approval: m.Approval, style: str | None = None
+) -> dict[str, Any]:
+    button = {
         "type": "button",
         "text": {"type": "plain_text", "text": label},
-        "style": style,
         "action_id": verb,
         "value": str(approval.approval_id),
     }
+    return button | {"style": style} if style else button

@@ -12,12 +12,21 @@ from typing import Any
 
 from aiohttp import web
 
+from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.services import Services
 from relay_server.app_keys import SERVICES, SETTINGS
 from relay_server.background import on_one_instance
-from relay_server.bridges.decisions import DECISION, decide, fields, text_of
-from relay_server.bridges.telegram.sending import TelegramBridge, platform_id
+from relay_server.bridges.decisions import (
+    DECISION,
+    EDIT,
+    approve_changed,
+    decide,
+    fields,
+    text_of,
+)
+from relay_server.bridges.telegram.sending import TelegramBridge, edited_command, platform_id
+from relay_server.bridges.wording import editable_command
 from relay_server.middleware import error_response
 from relay_server.validation import read_body
 
@@ -65,16 +74,42 @@ async def apply(
     elif text:
         replied = fields(message.get("reply_to_message")).get("message_id")
         replied_to = platform_id(chat_id, replied) if isinstance(replied, int) else None
-        decision = DECISION.match(text)
-        if replied_to and decision:
+        decision, edit = DECISION.match(text), EDIT.match(text)
+        if replied_to and (decision or edit):
             approval = await services.approvals.by_platform_message(bridge.name, replied_to)
-            if approval is not None:
+            if approval is not None and decision:
                 who = text_of(sender.get("username")) or "operator"
                 verb, note = decision[1].lower(), decision[2]
                 await decide(services, approval.approval_id, verb, note, f"telegram:{who}")
                 text = ""  # handled: only the offset moves
+            elif approval is not None and edit:
+                await _echo_edit(bridge, approval, edit[1], message.get("message_id"))
+                text = ""
     # An empty text moves only the offset: the update is accounted for, nothing is delivered.
     await services.notify.receive_update(bridge.name, update_id, replied_to if text else None, text)
+
+
+async def _echo_edit(
+    bridge: TelegramBridge, approval: m.Approval, command: str, reply_to: object
+) -> None:
+    """Answer an ``edit <command>`` reply to an approval's card: the command it would run and
+    a button to approve it so, or why it cannot be changed."""
+    try:
+        if not isinstance(reply_to, int):
+            return
+        if approval.status != "pending":
+            await bridge.send(
+                f"Approval #{approval.approval_id} is already {approval.status}.", reference=""
+            )
+        elif editable_command(approval) is None:
+            await bridge.send(
+                f"Approval #{approval.approval_id} can only be approved as asked or rejected.",
+                reference="",
+            )
+        else:
+            await bridge.confirm_edit(approval, command, reply_to)
+    except BridgeError as exc:
+        log.warning("cannot answer an edit on Telegram: %s", exc.detail)
 
 
 async def _tapped(
@@ -91,6 +126,16 @@ async def _tapped(
     elif verb in ("approve", "reject") and approval_id.isdigit():
         who = text_of(sender.get("username")) or "operator"
         answer = await decide(services, int(approval_id), verb, None, f"telegram:{who}")
+    elif verb == "approve-changed" and approval_id.isdigit():
+        who = text_of(sender.get("username")) or "operator"
+        echo = text_of(fields(callback.get("message")).get("text"))
+        command = edited_command(echo, int(approval_id))
+        refused = (
+            await approve_changed(services, int(approval_id), command, f"telegram:{who}")
+            if command is not None
+            else "Not a decision Relay knows."
+        )
+        answer = refused or f"approved #{approval_id} changed"
     else:
         answer = "Not a decision Relay knows."
     try:

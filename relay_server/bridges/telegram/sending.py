@@ -37,6 +37,16 @@ class _RedactToken(logging.Filter):
         return True
 
 
+MAX_TEXT = 4096  # characters of a message's text
+EDIT_ECHO = "Approve #{} changed? It runs:"  # then the command, on the lines below
+
+
+def edited_command(echo: str, approval_id: int) -> str | None:
+    """The command an edit's echo (``TelegramBridge.confirm_edit``) holds, if it is one."""
+    head = EDIT_ECHO.format(approval_id) + "\n"
+    return echo.removeprefix(head) if echo.startswith(head) else None
+
+
 def platform_id(chat_id: int | str, message_id: int | str) -> str:
     """The id Relay keeps for a Telegram message."""
     return f"{chat_id}:{message_id}"
@@ -146,6 +156,28 @@ class TelegramBridge:
             reply_markup={"inline_keyboard": keyboard},
         )
         return platform_id(message["chat"]["id"], message["message_id"])
+
+    async def confirm_edit(self, approval: m.Approval, command: str, reply_to: int) -> None:
+        """Echo, in reply to the operator's ``edit`` message, what the request would run, with
+        one more button to approve it so. The echo holds the command: the tap reads it back
+        from the bot's own message (``edited_command``)."""
+        text = f"{EDIT_ECHO.format(approval.approval_id)}\n{command}"
+        if len(text) > MAX_TEXT:
+            text = (
+                f"The command is too long to change here: use the console, or relay approvals"
+                f" approve {approval.approval_id} --command …"
+            )
+            keyboard = []
+        else:
+            data = f"approve-changed:{approval.approval_id}"
+            keyboard = [[{"text": "Approve changed", "callback_data": data}]]
+        await self.call(
+            "sendMessage",
+            chat_id=self.chat_id,
+            text=text,
+            reply_parameters={"message_id": reply_to},
+            reply_markup={"inline_keyboard": keyboard},
+        )
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         chat_id, message_id = platform_message_id.split(":", 1)

@@ -79,9 +79,18 @@ function webLink(url) {
 }
 
 // The shell command of a coding agent's request, if it carries one.
-function commandOf(approval) {
-  const input = approval.payload && approval.payload.tool_input;
+function commandOf(approval, payload = approval.payload) {
+  const input = payload && payload.tool_input;
   return input && typeof input.command === "string" ? input.command : null;
+}
+
+// Why a prompt's host cannot run it changed (relay_api/prompts.py says the same), or null.
+const UNCHANGEABLE = {
+  "codex": "Codex cannot run a changed command: approve or reject it as asked.",
+  "claude-code-channel": "A channel's prompt is allowed or denied as asked, never changed.",
+};
+function unchangeable(approval) {
+  return (approval.payload && UNCHANGEABLE[approval.payload.source]) || null;
 }
 
 // A table, or `empty` in words when there is no row. Each cell carries its column's label, which
@@ -155,12 +164,25 @@ function bringIntoView(selector) {
   });
 }
 
-// Note, Approve and Reject for one approval: where it is shown, it can be decided.
-function decision(approvalId) {
+// Note, Approve and Reject for one approval: where it is shown, it can be decided. A request
+// to run a command (`approval`) can be approved with the command changed, where its host can
+// run it so.
+function decision(approvalId, approval = null) {
   const note = el("input", { type: "text", id: `note-${approvalId}`, "aria-label": "Note" });
+  const asked = approval ? commandOf(approval) : null;
+  const why = approval ? unchangeable(approval) : null;
+  const command = asked !== null && !why
+    ? el("textarea", { id: `command-${approvalId}`, class: "command-edit", rows: "2" }, asked) : null;
+  const changed = () => {
+    if (!command || command.value === asked) return null;
+    const payload = approval.payload;
+    return { ...payload, tool_input: { ...payload.tool_input, command: command.value } };
+  };
   const decide = (verb) => async () => {
+    const body = note.value ? { note: note.value } : {};
+    if (verb === "approve" && changed()) body.payload = changed();
     try {
-      const decided = await api("POST", `/v1/approvals/${approvalId}/${verb}`, note.value ? { note: note.value } : {});
+      const decided = await api("POST", `/v1/approvals/${approvalId}/${verb}`, body);
       if (decided.changed === false) {
         alert(`Approval ${decided.approval_id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
       }
@@ -168,6 +190,9 @@ function decision(approvalId) {
     } catch (error) { alert(error.message); }
   };
   return el("div", { class: "decision" },
+    command ? el("label", { class: "field", for: `command-${approvalId}` },
+      "Command to approve (change it to approve it changed)", command) : null,
+    asked !== null && why ? el("p", { class: "muted" }, why) : null,
     el("label", { for: `note-${approvalId}` }, "Note "), note, " ",
     el("button", { type: "button", class: "approve", on: { click: decide("approve") } }, "Approve"), " ",
     el("button", { type: "button", class: "reject", on: { click: decide("reject") } }, "Reject"));
@@ -213,7 +238,7 @@ async function approvalsView() {
     approval.kind === "intervention"
       ? (diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic uploaded."))
       : null,
-    decision(approval.approval_id),
+    decision(approval.approval_id, approval.kind === "request" ? approval : null),
     approval.kind === "request"
       ? el("button", { type: "button", class: "always", on: { click: () => draftPolicyLike(approval) } },
         alwaysLabel(approval))
@@ -227,6 +252,8 @@ async function approvalsView() {
     table([
       ["#", (a) => el("span", { "data-approval": a.approval_id }, a.approval_id)], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
       ["Outcome", (a) => el("span", { class: "status" }, a.status)],
+      ["Changed", (a) => a.approved_payload
+        ? `runs: ${elide(commandOf(a, a.approved_payload) ?? pretty(a.approved_payload), 200)}` : ""],
       ["By", (a) => a.decided_by || ""], ["When", (a) => when(a.decided_at)], ["Note", (a) => a.note || ""],
     ], decided, "Nothing decided yet."),
   ];

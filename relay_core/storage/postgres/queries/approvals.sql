@@ -16,10 +16,11 @@ VALUES
 RETURNING approval_id;
 
 -- name: decide_approval
--- A pending approval decided (approved, rejected, withdrawn, expired); nothing if it was not
--- pending.
+-- A pending approval decided (approved, rejected, withdrawn, expired), approved as the
+-- operator changed it if :approved_payload is not null; nothing if it was not pending.
 UPDATE approvals
-SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note
+SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note,
+    approved_payload = :approved_payload
 WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING *;
 

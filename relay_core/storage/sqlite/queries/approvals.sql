@@ -18,15 +18,16 @@ VALUES
 RETURNING approval_id;
 
 -- name: decide_approval
--- A pending approval decided (approved, rejected, withdrawn, expired); nothing if it was not
--- pending.
+-- A pending approval decided (approved, rejected, withdrawn, expired), approved as the
+-- operator changed it if :approved_payload is not null; nothing if it was not pending.
 UPDATE approvals
-SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note
+SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note,
+    approved_payload = :approved_payload
 WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
-    'subject_id', subject_id, 'audience', audience,
+    'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
+    'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
@@ -39,8 +40,8 @@ UPDATE approvals SET platform_message_id = :platform_message_id
 WHERE approval_id = :approval_id
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'requested_by', requested_by,
-    'subject_id', subject_id, 'audience', audience,
+    'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
+    'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
