@@ -15,6 +15,12 @@ UNCHANGEABLE = {
 }
 
 
+def unchangeable(payload: Mapping[str, Any] | None) -> str | None:
+    """Why a request with this payload is approved or rejected as asked only, if it is."""
+    source = (payload or {}).get("source")
+    return UNCHANGEABLE.get(source) if isinstance(source, str) else None
+
+
 def command_of(payload: Mapping[str, Any] | None) -> str | None:
     """The shell command a request asks to run, if it asks to run one."""
     tool_input = (payload or {}).get("tool_input")

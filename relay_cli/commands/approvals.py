@@ -55,9 +55,10 @@ def show(
 
 def _commands(approval: Approval) -> dict[str, str]:
     """The command asked, and the one approved where the operator changed it."""
-    shown = {"command": command_of(approval.payload), "approved command": None}
-    if approval.approved_payload is not None:
-        shown["approved command"] = command_of(approval.approved_payload)
+    shown = {
+        "command": command_of(approval.payload),
+        "approved command": command_of(approval.approved_payload),
+    }
     return {name: command for name, command in shown.items() if command is not None}
 
 
@@ -117,7 +118,7 @@ def approve(
 
     decided = call(ctx, decide)
     headline = _outcome(decided, "Approved")
-    approved = _commands(decided).get("approved command")
+    approved = command_of(decided.approved_payload)
     if decided.changed and approved is not None:
         headline += f"\nchanged: it runs {approved}"
     render(decided, as_json, headline=headline)

@@ -46,11 +46,16 @@ Timeout = Annotated[
 ]
 
 
-def output(behavior: str, message: str | None) -> dict[str, Any]:
-    """The hook's answer, as Claude Code and Codex read it (the same shape for both)."""
+def output(
+    behavior: str, message: str | None, updated_input: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The hook's answer, as Claude Code and Codex read it (the same shape for both; only
+    Claude Code takes ``updatedInput``)."""
     decision: dict[str, Any] = {"behavior": behavior}
     if message is not None:
         decision["message"] = message
+    if updated_input is not None:
+        decision["updatedInput"] = updated_input
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
@@ -96,9 +101,7 @@ def allowed(source: Source, approved_payload: dict[str, Any] | None) -> dict[str
     tool_input = approved_payload.get("tool_input")
     if source != "claude-code" or not isinstance(tool_input, dict):
         return None
-    answer = output("allow", None)
-    answer["hookSpecificOutput"]["decision"]["updatedInput"] = tool_input
-    return answer
+    return output("allow", None, tool_input)
 
 
 def run(ctx: typer.Context, source: Source, timeout: int) -> None:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from relay_api import models as m
 from relay_api.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
-from relay_api.prompts import UNCHANGEABLE
+from relay_api.prompts import unchangeable
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
@@ -88,7 +88,7 @@ def changed_payload(approval: m.Approval, given: m.JsonObject | None) -> m.JsonO
             f"approval {approval.approval_id} is an {approval.kind}'s: only an agent's request"
             " is approved with a changed payload"
         )
-    why = UNCHANGEABLE.get(str((approval.payload or {}).get("source")))
+    why = unchangeable(approval.payload)
     if why is not None:
         raise Conflict(f"approval {approval.approval_id} is approved or rejected as asked: {why}")
     return given

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from relay_api import models as m
 from relay_api.elision import fit
-from relay_api.prompts import UNCHANGEABLE, command_of
+from relay_api.prompts import command_of, unchangeable
 
 TITLE_SHARE = 600  # a title has at most 500 characters: whole, but for escaping
 
@@ -52,7 +52,7 @@ def describe(
 def editable_command(approval: m.Approval) -> str | None:
     """The command of an agent's request the operator may approve changed, if it is one: a
     request to run a command whose host can run it changed."""
-    if approval.kind != "request" or (approval.payload or {}).get("source") in UNCHANGEABLE:
+    if approval.kind != "request" or unchangeable(approval.payload) is not None:
         return None
     return command_of(approval.payload)
 

@@ -153,14 +153,16 @@ async def interactions(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     if operators and user not in operators:
         log.info("a click by %s, who is not among RELAY_SLACK_OPERATORS, was ignored", user)
-    elif not value.isdigit():
-        pass
-    elif verb in ("approve", "reject"):
-        await decide(services, int(value), verb, None, f"slack:{user}")
+        return web.Response()
+    if not value.isdigit():
+        return web.Response()
+    approval_id = int(value)
+    if verb in ("approve", "reject"):
+        await decide(services, approval_id, verb, None, f"slack:{user}")
     elif verb == "edit":
-        await _open_edit(services, bridge, int(value), str(payload.get("trigger_id", "")))
+        await _open_edit(services, bridge, approval_id, str(payload.get("trigger_id", "")))
     elif verb == "edited" and isinstance(command, str):
-        refused = await approve_changed(services, int(value), command, f"slack:{user}")
+        refused = await approve_changed(services, approval_id, command, f"slack:{user}")
         if refused is not None:  # shown under the input; the modal stays open
             return web.json_response(
                 {"response_action": "errors", "errors": {EDIT_BLOCK: refused[:150]}}
