@@ -197,6 +197,21 @@ def edits_of(server: Homeserver, event_id: str) -> list[str]:
     return [e["content"]["m.new_content"]["body"] for e in chunk]
 
 
+def bot_replies_to(server: Homeserver, event_id: str) -> list[dict[str, Any]]:
+    """The bot's latest messages in reply to an event (each its id and content), newest
+    first."""
+    with server.client(server.operator) as client:
+        path = f"rooms/{quote(server.room_id)}/messages"
+        events = client.get(path, params={"dir": "b", "limit": 100}).json().get("chunk", [])
+    return [
+        e
+        for e in events
+        if e.get("sender") == server.bot.user_id
+        and e["content"].get("m.relates_to", {}).get("m.in_reply_to", {}).get("event_id")
+        == event_id
+    ]
+
+
 def eventually(check: Any, timeout: float = 20) -> Any:
     deadline = time.monotonic() + timeout
     while True:

@@ -57,6 +57,26 @@ def editable_command(approval: m.Approval) -> str | None:
     return command_of(approval.payload)
 
 
+def edit_hint(
+    approval: m.Approval, how: str = "Reply 'edit <command>' to approve it changed."
+) -> str:
+    """What a card says of approving its command changed: ``how``, or why it cannot be."""
+    if approval.kind != "request" or command_of(approval.payload) is None:
+        return ""
+    why = unchangeable(approval.payload)
+    return f"No edit: {why}." if why else how
+
+
+def edit_refused(approval: m.Approval) -> str | None:
+    """Why the operator's ``edit <command>`` cannot change ``approval``, if it cannot."""
+    if approval.status != "pending":
+        return f"Approval #{approval.approval_id} is already {approval.status}."
+    if editable_command(approval) is None:
+        why = unchangeable(approval.payload) or "it asks to run no command"
+        return f"Approval #{approval.approval_id} can only be approved as asked: {why}."
+    return None
+
+
 def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str] = _plain) -> str:
     """How it was decided, by whom, with the note: ``APPROVED by slack:U0AB: go ahead``."""
     if approval.status == "expired" and approval.decided_by == "deadline":

@@ -15,6 +15,7 @@ from tests.live import free_port, live_server, relay_command
 from tests.synapse import (
     SERVER_NAME,
     Homeserver,
+    bot_replies_to,
     edits_of,
     event_of,
     eventually,
@@ -107,6 +108,64 @@ def test_replies_reactions_and_edits_through_a_real_homeserver(
         with RelayClient(again.url, token=token, agent_id="alice") as alice:
             time.sleep(2)  # a sync round
             assert [m.text for m in alice.agents.inbox().messages] == ["clearing /tmp"]
+
+
+def react(server: Homeserver, event_id: str, key: str = "✅") -> None:
+    annotation = {"rel_type": "m.annotation", "event_id": event_id, "key": key}
+    send(server, server.operator, {"m.relates_to": annotation})
+
+
+def test_the_operator_edits_a_command_and_approves_it_with_a_reaction_on_the_echo(
+    homeserver: Homeserver, tmp_path: Path
+) -> None:
+    """``edit <command>`` in reply to a request's card: the bot echoes what would run, and a ✅
+    on the echo (the bot's own message, read back from the homeserver) approves it changed."""
+    with live_server(tmp_path, **relay_env(homeserver)) as server:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            token = op.agents.register("builder").token
+            with RelayClient(server.url, token=token, agent_id="builder") as builder:
+
+                def ask(source: str, command: str) -> tuple[int, str]:
+                    tool_input = {"command": command}
+                    payload = {"source": source, "tool_name": "Bash", "tool_input": tool_input}
+                    asked = builder.approvals.request(f"Bash: {command}", payload=payload)
+                    shown = eventually(
+                        lambda: op.approvals.show(asked.approval_id).platform_message_id
+                    )
+                    return asked.approval_id, event_of(shown)
+
+                approval_id, card = ask("claude-code", "npm test")
+                edit = reply(homeserver, homeserver.operator, card, "edit npm test -- -i", "Bash")
+                echo = eventually(lambda: bot_replies_to(homeserver, edit))[0]
+                body = echo["content"]["body"]
+                assert body.startswith(f"Approve #{approval_id} changed? It runs:\nnpm test -- -i")
+
+                # A message that only looks like the echo is not the bot's: no decision.
+                forged_id = send(homeserver, homeserver.operator, echo["content"])
+                react(homeserver, forged_id)
+                time.sleep(2)  # a sync round
+                assert op.approvals.show(approval_id).status == "pending"
+
+                react(homeserver, echo["event_id"])
+                assert eventually(lambda: op.approvals.show(approval_id).status == "approved")
+                approved = op.approvals.show(approval_id)
+                assert approved.approved_payload is not None
+                assert approved.approved_payload["tool_input"] == {"command": "npm test -- -i"}
+                assert approved.decided_by == f"matrix:{homeserver.operator.user_id}"
+                assert any(
+                    "changed: it runs npm test -- -i" in text
+                    for text in eventually(lambda: edits_of(homeserver, card))
+                )
+
+                # Codex's hook cannot run a changed command: the bot says so, nothing changes.
+                codex_id, codex_card = ask("codex", "make")
+                refused = reply(homeserver, homeserver.operator, codex_card, "edit make -j4", "B")
+                why = eventually(lambda: bot_replies_to(homeserver, refused))[0]["content"]["body"]
+                assert why == (
+                    f"Approval #{codex_id} can only be approved as asked: "
+                    "Codex's hook cannot run a changed command (it refuses updatedInput)."
+                )
+                assert op.approvals.show(codex_id).status == "pending"
 
 
 def test_an_encrypted_room_is_refused_at_start(homeserver: Homeserver, tmp_path: Path) -> None:

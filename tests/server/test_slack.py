@@ -135,6 +135,16 @@ async def test_edit_and_approve_opens_a_modal_whose_command_is_what_runs(
         for posted in fake.called("chat.postMessage")
     ]
     assert buttons == [["approve", "reject", "edit"], ["approve", "reject"]]  # Codex: as asked
+    hints = [
+        b["elements"][0]["text"]
+        for posted in fake.called("chat.postMessage")
+        for b in posted["blocks"]
+        if b["type"] == "context"
+    ]
+    assert "No edit" not in hints[0]
+    assert hints[1].endswith(
+        "No edit: Codex's hook cannot run a changed command (it refuses updatedInput)."
+    )
 
     assert await click(api, asked, "edit", user="U0STRANGER") == 200
     assert fake.called("views.open") == []

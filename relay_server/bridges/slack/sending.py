@@ -18,7 +18,7 @@ from relay_api import models as m
 from relay_api.elision import fit
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, editable_command, outcome
+from relay_server.bridges.wording import describe, edit_hint, editable_command, outcome
 
 DEFAULT_API_URL = "https://slack.com/api/"
 EDIT_VIEW = "approve-changed"  # the modal's callback_id
@@ -91,6 +91,7 @@ class SlackBridge:
     async def ask(self, approval: m.Approval) -> str | None:
         text = describe(approval, 2900, strong="*", escape=escaped)
         hint = "Click a button, or reply in the thread `approve [note]` / `reject [note]`."
+        hint = f"{hint} {edit_hint(approval, how='')}".rstrip()
         buttons = [
             _button("Approve", "approve", approval, "primary"),
             _button("Reject", "reject", approval, "danger"),

@@ -26,7 +26,7 @@ from relay_server.bridges.decisions import (
     text_of,
 )
 from relay_server.bridges.telegram.sending import TelegramBridge, edited_command, platform_id
-from relay_server.bridges.wording import editable_command
+from relay_server.bridges.wording import edit_refused
 from relay_server.middleware import error_response
 from relay_server.validation import read_body
 
@@ -97,15 +97,9 @@ async def _echo_edit(
     try:
         if not isinstance(reply_to, int):
             return
-        if approval.status != "pending":
-            await bridge.send(
-                f"Approval #{approval.approval_id} is already {approval.status}.", reference=""
-            )
-        elif editable_command(approval) is None:
-            await bridge.send(
-                f"Approval #{approval.approval_id} can only be approved as asked or rejected.",
-                reference="",
-            )
+        refused = edit_refused(approval)
+        if refused is not None:
+            await bridge.send(refused, reference="")
         else:
             await bridge.confirm_edit(approval, command, reply_to)
     except BridgeError as exc:

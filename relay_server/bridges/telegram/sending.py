@@ -16,7 +16,7 @@ import httpx
 from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, outcome
+from relay_server.bridges.wording import describe, edit_hint, outcome
 
 log = logging.getLogger("relay.telegram")
 
@@ -139,10 +139,8 @@ class TelegramBridge:
         return platform_id(self.chat_id, topic["message_thread_id"])
 
     async def ask(self, approval: m.Approval) -> str | None:
-        text = (
-            describe(approval, 3500)
-            + "\n\nTap a button, or reply 'approve [note]' / 'reject [note]'."
-        )
+        hint = f"Tap a button, or reply 'approve [note]' / 'reject [note]'. {edit_hint(approval)}"
+        text = f"{describe(approval, 3500)}\n\n{hint.rstrip()}"
         keyboard = [
             [
                 {"text": "Approve", "callback_data": f"approve:{approval.approval_id}"},
