@@ -308,6 +308,29 @@ class ApprovalWithdrawal(RequestBody):
     reason: ShortText | None = None
 
 
+class PolicyLimit(RequestBody):
+    """At most ``count`` decisions per requesting agent in any ``per_seconds``."""
+
+    count: int = Field(ge=1, le=1_000_000)
+    per_seconds: int = Field(ge=1, le=31_536_000)
+
+
+class RememberScope(RequestBody):
+    """How widely a remembered approval's policy approves again."""
+
+    agents: Literal["this", "every"] = Field(
+        default="this", description="the agent that asked (default), or every agent"
+    )
+    command: Literal["approved", "asked"] = Field(
+        default="approved",
+        description="the command as approved (the operator's edit of it, if any; default), or"
+        " as the agent asked it",
+    )
+    limit: PolicyLimit | None = Field(
+        default=None, description="at most this many approvals per agent in a window"
+    )
+
+
 class ApprovalDecision(RequestBody):
     """The operator's decision note; ``decided_by`` labels who decided (default: operator)."""
 
@@ -319,11 +342,29 @@ class ApprovalDecision(RequestBody):
         " approved_payload; the request's own payload is kept as asked. Refused (409) on a"
         " prompt whose host cannot run it changed (Codex's hook, a Claude Code channel)",
     )
+    remember: bool = Field(
+        default=False,
+        description="approve only, an agent's tool request only: also approve requests like this"
+        " one from now on, without asking. A policy is created in the same transaction,"
+        " narrowed to the request (the same tool; for a command, the same programs and"
+        " arguments through the command condition, nothing chained, substituted or redirected"
+        " out of its directory; the same agent unless remember_scope widens it); the approval"
+        " names it (remembered_policy_id). Refused (409) on what cannot be narrowed so",
+    )
+    remember_scope: RememberScope | None = Field(
+        default=None, description="with remember: how widely (default: this agent, as approved)"
+    )
     decided_by: ShortText | None = Field(
         default=None,
         description="who decided, for the audit (default: operator); never one of Relay's own"
         " actors (policy:…, deadline, system, anonymous)",
     )
+
+    @model_validator(mode="after")
+    def _scope_with_remember(self) -> ApprovalDecision:
+        if self.remember_scope is not None and not self.remember:
+            raise ValueError("remember_scope is given with remember: true only")
+        return self
 
     @field_validator("decided_by")
     @classmethod
@@ -733,6 +774,8 @@ class Approval(Resource):
     payload: JsonObject | None = None
     # The payload as the operator approved it, when it is not as asked (an edited command).
     approved_payload: JsonObject | None = None
+    # The policy the operator's "always allow this" created with the decision (remember).
+    remembered_policy_id: int | None = None
     requested_by: str
     subject_id: str
     # Who may see it besides the operator: everyone (``*``), or the agent that asked (a
@@ -1117,13 +1160,6 @@ class ApprovalMatch(RequestBody):
         default=None, max_length=100, description="JSON Pointer → condition"
     )
     hours: HoursWindow | None = None
-
-
-class PolicyLimit(RequestBody):
-    """At most ``count`` decisions per requesting agent in any ``per_seconds``."""
-
-    count: int = Field(ge=1, le=1_000_000)
-    per_seconds: int = Field(ge=1, le=31_536_000)
 
 
 class PolicyCreate(RequestBody):

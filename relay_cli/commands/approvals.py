@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from relay_api import operations as ops
-from relay_api.models import Approval
+from relay_api.models import Approval, PolicyLimit, RememberScope
 from relay_api.prompts import command_of, with_command
 from relay_cli._common import (
     JsonOutput,
@@ -100,28 +100,76 @@ def approve(
         str | None,
         typer.Option(help="Approve a coding agent's request to run a command with this one."),
     ] = None,
+    remember: Annotated[
+        bool,
+        typer.Option(
+            "--remember",
+            help="Always allow this: a policy approves requests like it from now on (this"
+            " agent, this exact command or tool input).",
+        ),
+    ] = False,
+    every_agent: Annotated[
+        bool, typer.Option("--every-agent", help="With --remember: for every agent.")
+    ] = False,
+    as_asked: Annotated[
+        bool,
+        typer.Option("--as-asked", help="With --remember: the command as asked, not as changed."),
+    ] = False,
+    limit: Annotated[
+        str | None,
+        typer.Option(
+            help="With --remember: at most COUNT/SECONDS approvals per agent (5/3600).",
+            metavar="COUNT/SECONDS",
+        ),
+    ] = None,
     as_json: JsonOutput = False,
 ) -> None:
-    """Approve a pending approval, as asked or changed.
+    """Approve a pending approval, as asked or changed, once or from now on (--remember).
 
     Example: relay approvals approve 12 --command "npm test -- --runInBand"
+    Example: relay approvals approve 12 --remember
     """
     if payload is not None and command is not None:
         raise typer.BadParameter("give --payload or --command, not both")
+    if (every_agent or as_asked or limit) and not remember:
+        raise typer.BadParameter("--every-agent, --as-asked and --limit go with --remember")
     changed = parse_json(payload, "--payload")
+    scope = _scope(every_agent, as_asked, limit) if remember else None
 
     def decide(client: RelayClient) -> Approval:
         body = changed
         if command is not None:
             body = with_command(client.approvals.show(approval_id).payload, command)
-        return client.approvals.approve(approval_id, note=note, payload=body)
+        return client.approvals.approve(
+            approval_id, note=note, payload=body, remember=remember, remember_scope=scope
+        )
 
     decided = call(ctx, decide)
     headline = _outcome(decided, "Approved")
     approved = command_of(decided.approved_payload)
     if decided.changed and approved is not None:
         headline += f"\nchanged: it runs {approved}"
+    policy_id = decided.remembered_policy_id
+    if decided.changed and policy_id is not None:
+        headline += (
+            f"\nremembered as policy {policy_id}: requests like it are approved from now on"
+            f" (undo: relay policies disable {policy_id})"
+        )
     render(decided, as_json, headline=headline)
+
+
+def _scope(every_agent: bool, as_asked: bool, limit: str | None) -> RememberScope | None:
+    """What --remember's options say; None for its defaults."""
+    if not (every_agent or as_asked or limit):
+        return None
+    count, _, seconds = (limit or "").partition("/")
+    if limit is not None and not (count.isdigit() and seconds.isdigit()):
+        raise typer.BadParameter("--limit is COUNT/SECONDS, e.g. 5/3600")
+    return RememberScope(
+        agents="every" if every_agent else "this",
+        command="asked" if as_asked else "approved",
+        limit=PolicyLimit(count=int(count), per_seconds=int(seconds)) if limit else None,
+    )
 
 
 @app.command()

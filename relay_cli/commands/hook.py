@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from relay_api.models import Approval
+from relay_api.prompts import command_of
 from relay_cli import handover
 from relay_cli._common import Connection
 from relay_client import RelayClient
@@ -46,16 +48,27 @@ Timeout = Annotated[
 ]
 
 
+# What keeps a command out of a Claude Code session rule: a rule's `*` is a wildcard there,
+# and a line of several commands is matched part by part. Such a command stays Relay's policy's
+# alone (which reads the line with a shell parser).
+NOT_FOR_A_RULE = frozenset("*;&|<>$`()\n\\'\"")
+
+
 def output(
-    behavior: str, message: str | None, updated_input: dict[str, Any] | None = None
+    behavior: str,
+    message: str | None,
+    updated_input: dict[str, Any] | None = None,
+    updated_permissions: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The hook's answer, as Claude Code and Codex read it (the same shape for both; only
-    Claude Code takes ``updatedInput``)."""
+    Claude Code takes ``updatedInput`` and ``updatedPermissions``)."""
     decision: dict[str, Any] = {"behavior": behavior}
     if message is not None:
         decision["message"] = message
     if updated_input is not None:
         decision["updatedInput"] = updated_input
+    if updated_permissions:
+        decision["updatedPermissions"] = updated_permissions
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
 
@@ -84,24 +97,40 @@ def _answer(
                 return None
             approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
     if approval.status == "approved":
-        return allowed(source, approval.approved_payload)
+        return allowed(source, approval)
     if approval.status == "rejected":
         return output("deny", approval.note or "rejected by the operator")
     return None  # expired: nobody answered in time
 
 
-def allowed(source: Source, approved_payload: dict[str, Any] | None) -> dict[str, Any] | None:
+def allowed(source: Source, approval: Approval) -> dict[str, Any] | None:
     """The hook's answer to an approval: allowed as asked, or, when the operator changed what
     runs, allowed with the input as they approved it (Claude Code's ``updatedInput``). None
     where the change cannot be given to the host (Codex refuses ``updatedInput``; no tool
     input in it): nothing else than what was approved may run, so the agent asks in its
     terminal."""
+    approved_payload = approval.approved_payload
     if approved_payload is None:
-        return output("allow", None)
+        rule = session_rule(approval) if source == "claude-code" else None
+        return output("allow", None, updated_permissions=rule)
     tool_input = approved_payload.get("tool_input")
     if source != "claude-code" or not isinstance(tool_input, dict):
         return None
     return output("allow", None, tool_input)
+
+
+def session_rule(approval: Approval) -> list[dict[str, Any]] | None:
+    """For an approval the operator remembered as a policy ("always allow this"), Claude Code's
+    session rule allowing its exact command, so that the session stops asking for it: only for
+    one plain command, whose rule can mean nothing wider (``NOT_FOR_A_RULE``)."""
+    command = command_of(approval.payload)
+    tool = (approval.payload or {}).get("tool_name")
+    if approval.remembered_policy_id is None or command is None or tool != "Bash":
+        return None
+    if not command.strip() or NOT_FOR_A_RULE.intersection(command):
+        return None
+    rule = {"toolName": "Bash", "ruleContent": command.strip()}
+    return [{"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}]
 
 
 def run(ctx: typer.Context, source: Source, timeout: int) -> None:

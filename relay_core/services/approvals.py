@@ -21,12 +21,13 @@ from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
 from relay_core.ports import FEED, StaleWrite, UnitOfWork
+from relay_core.remembered_policies import remembered_policy
 from relay_core.services import enroll, interventions
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
 from relay_core.services.events import announce_approval
 from relay_core.services.operator import present, show_decision
-from relay_core.services.policies import open_approval, screen
+from relay_core.services.policies import insert_policy, open_approval, screen
 
 DEADLINE = "deadline"  # decided_by of an approval nobody answered in time
 
@@ -237,6 +238,14 @@ class ApprovalsService(Service):
                 "only an approval takes a changed payload; a rejection's note says why",
                 "body",
             )
+        if body.remember and outcome != "approved":
+            raise InvalidInput("remember", "only an approval is remembered as a policy", "body")
+        decided_by = body.decided_by or caller.name
+        # The policy is made from the request as asked, which never changes: off the unit, so
+        # that the shell parser does not run inside the transaction.
+        remembered = (
+            await self._remembered(approval_id, body, decided_by) if body.remember else None
+        )
 
         async def work(uow: UnitOfWork) -> Settled:
             now = self.now()
@@ -253,13 +262,15 @@ class ApprovalsService(Service):
                     approval = await require_approval(uow, approval_id)
             if approval.status != "pending":
                 return Settled(approval, decided=False, expired=expired)  # said after the commit
+            policy = await insert_policy(uow, remembered, now) if remembered else None
             decided = await uow.approvals.decide(
                 approval_id,
                 outcome,
                 now,
-                body.decided_by or caller.name,
+                decided_by,
                 body.note,
                 approved_payload=changed_payload(approval, body.payload),
+                remembered_policy_id=policy.policy_id if policy else None,
             )
             if decided is None:
                 raise StaleWrite("approval decided concurrently")
@@ -272,6 +283,17 @@ class ApprovalsService(Service):
 
         # An expiry found here is committed, not rolled back with the conflict it causes.
         return await self._settled(await self.write(work), outcome)
+
+    async def _remembered(
+        self, approval_id: int, body: m.ApprovalDecision, decided_by: str
+    ) -> m.PolicyCreate | None:
+        """The policy an approval with ``remember`` creates, if the approval is still pending."""
+        asked = await self.read(lambda uow: require_approval(uow, approval_id))
+        if asked.status != "pending":
+            return None  # answered as it stands by the unit: already decided, or expired
+        scope = body.remember_scope or m.RememberScope()
+        approved = changed_payload(asked, body.payload)
+        return remembered_policy(asked, approved, scope, decided_by)
 
     async def _settled(self, settled: Settled, outcome: m.ApprovalStatus) -> m.Approval:
         """The answer to a decision (or a withdrawal) whose unit committed: what it changed, or

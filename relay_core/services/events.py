@@ -65,7 +65,14 @@ async def audiences(uow: UnitOfWork, agent_id: str) -> list[str]:
 # What an event says about the resource it concerns, by the resource's type.
 EVENT_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
     m.Task: ("task_id", "status", "assignee", "claimed_by"),
-    m.Approval: ("approval_id", "kind", "status", "subject_id", "approved_payload"),
+    m.Approval: (
+        "approval_id",
+        "kind",
+        "status",
+        "subject_id",
+        "approved_payload",
+        "remembered_policy_id",
+    ),
     m.Intervention: ("intervention_id", "status", "approval_status", "approval_id"),
 }
 

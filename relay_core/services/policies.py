@@ -145,6 +145,27 @@ def _stored(body: m.PolicyCreate) -> dict[str, object]:
     }
 
 
+async def insert_policy(uow: UnitOfWork, body: m.PolicyCreate, now: datetime) -> m.Policy:
+    """A new policy, version 1, kept as its first version; every process reads its book again."""
+    policy = await uow.policies.insert(
+        m.Policy(**_stored(body), version=1, created_at=now, updated_at=now)
+    )
+    await _keep_version(uow, policy)
+    return policy
+
+
+async def _keep_version(uow: UnitOfWork, policy: m.Policy) -> None:
+    await uow.policies.keep_version(
+        records.PolicyVersion(
+            policy_id=policy.policy_id,
+            version=policy.version,
+            policy=policy.model_dump(mode="json"),
+            created_at=policy.updated_at,
+        )
+    )
+    uow.publish(POLICIES)
+
+
 class PoliciesService(Service):
     """The operator's policies: create, replace, read (any version), enable, disable,
     simulate."""
@@ -153,12 +174,7 @@ class PoliciesService(Service):
         """A new policy, version 1; it decides approvals created from now on."""
 
         async def work(uow: UnitOfWork) -> m.Policy:
-            now = self.now()
-            policy = await uow.policies.insert(
-                m.Policy(**_stored(body), version=1, created_at=now, updated_at=now)
-            )
-            await self._keep_version(uow, policy)
-            return policy
+            return await insert_policy(uow, body, self.now())
 
         return await self.write_answer(work)
 
@@ -198,7 +214,7 @@ class PoliciesService(Service):
         )
         if updated is None:
             raise StaleWrite("policy changed")
-        await self._keep_version(uow, updated)
+        await _keep_version(uow, updated)
         return updated
 
     async def show(self, caller: Caller, policy_id: int, version: int | None = None) -> m.Policy:
@@ -266,14 +282,3 @@ class PoliciesService(Service):
         if policy is None:
             raise NotFound(f"policy {policy_id} does not exist")
         return policy
-
-    async def _keep_version(self, uow: UnitOfWork, policy: m.Policy) -> None:
-        await uow.policies.keep_version(
-            records.PolicyVersion(
-                policy_id=policy.policy_id,
-                version=policy.version,
-                policy=policy.model_dump(mode="json"),
-                created_at=policy.updated_at,
-            )
-        )
-        uow.publish(POLICIES)

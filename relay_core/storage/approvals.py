@@ -32,9 +32,11 @@ class ApprovalsStore:
         decided_by: str | None,
         note: str | None = None,
         approved_payload: dict[str, Any] | None = None,
+        remembered_policy_id: int | None = None,
     ) -> m.Approval | None:
         """The approval decided, if it was pending (approved as the operator changed it, with
-        ``approved_payload``); else None, and nothing changed."""
+        ``approved_payload``; naming the policy that remembers it); else None, and nothing
+        changed."""
         return await self._sql.record(
             m.Approval,
             "decide_approval",
@@ -44,6 +46,7 @@ class ApprovalsStore:
             decided_by=decided_by,
             note=note,
             approved_payload=approved_payload,
+            remembered_policy_id=remembered_policy_id,
         )
 
     async def set_platform_message(

@@ -13,8 +13,11 @@ from relay_api.prompts import with_command
 from relay_core.auth import OPERATOR_CALLER
 from relay_core.services import Services
 
-# A reply to an approval's message: "approve", "reject", or either with a note after it.
-DECISION = re.compile(r"^\s*(approve|reject)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
+# A reply to an approval's message: "approve", "reject", "always" (approve, and remember it as
+# a policy), with a note after it or not; or "undo" (forget what "always" remembered).
+DECISION = re.compile(r"^\s*(approve|reject|always)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
+UNDO = re.compile(r"^\s*undo\s*$", re.IGNORECASE)
+UNDO_SECONDS = 600  # how long after an "always" its card's one tap undoes it
 # A reply that changes the command of a request before approving it: "edit <command>".
 EDIT = re.compile(r"^\s*edit\s+(\S.*?)\s*$", re.IGNORECASE | re.DOTALL)
 
@@ -22,15 +25,39 @@ EDIT = re.compile(r"^\s*edit\s+(\S.*?)\s*$", re.IGNORECASE | re.DOTALL)
 async def decide(
     services: Services, approval_id: int, verb: str, note: str | None, decided_by: str
 ) -> str:
-    """Approve or reject as the operator, recording who on which platform; a short word on
-    how it went."""
-    decision = ApprovalDecision(note=note or None, decided_by=decided_by[:200])
-    method = services.approvals.approve if verb == "approve" else services.approvals.reject
+    """Approve, reject, or approve and remember (``always``) as the operator, recording who on
+    which platform; a short word on how it went."""
+    remember = verb == "always"
+    decision = ApprovalDecision(note=note or None, remember=remember, decided_by=decided_by[:200])
+    method = services.approvals.reject if verb == "reject" else services.approvals.approve
     try:
         decided = await method(OPERATOR_CALLER, approval_id, decision)
     except RelayError as exc:
         return exc.detail
+    if decided.remembered_policy_id is not None:
+        return (
+            f"approved #{decided.approval_id}, remembered as policy #{decided.remembered_policy_id}"
+        )
     return f"{decided.status} #{decided.approval_id}"
+
+
+async def forget(services: Services, approval_id: int) -> str:
+    """Undo an approval's "always" within ``UNDO_SECONDS`` of it: its policy disabled; a short
+    word on how it went."""
+    try:
+        approval = await services.approvals.show(OPERATOR_CALLER, approval_id)
+        policy_id = approval.remembered_policy_id
+        if policy_id is None or approval.decided_at is None:
+            return f"Approval #{approval_id} remembered nothing."
+        if (services.approvals.now() - approval.decided_at).total_seconds() > UNDO_SECONDS:
+            return (
+                f"Too late for one tap: disable policy #{policy_id} in the console, or with"
+                f" relay policies disable {policy_id}."
+            )
+        await services.policies.disable(OPERATOR_CALLER, policy_id)
+    except RelayError as exc:
+        return exc.detail
+    return f"Policy #{policy_id} disabled: approval #{approval_id} is no longer remembered."
 
 
 async def approve_changed(

@@ -67,6 +67,12 @@ def edit_hint(
     return f"No edit: {why}." if why else how
 
 
+def rememberable(approval: m.Approval) -> bool:
+    """Whether the operator is offered "always allow this": a coding agent's tool request (the
+    server refuses, saying why, one it cannot narrow)."""
+    return approval.kind == "request" and isinstance((approval.payload or {}).get("tool_name"), str)
+
+
 def edit_refused(approval: m.Approval) -> str | None:
     """Why the operator's ``edit <command>`` cannot change ``approval``, if it cannot."""
     if approval.status != "pending":
@@ -89,4 +95,6 @@ def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str]
     if approval.approved_payload is not None:
         command = command_of(approval.approved_payload)
         said += f", changed: it runs {escape(command)}" if command else ", changed"
+    if approval.remembered_policy_id is not None:
+        said += f", and remembered as policy #{approval.remembered_policy_id}"
     return f"{said}: {escape(approval.note)}" if approval.note else said

@@ -272,6 +272,30 @@ def test_human_output_is_tables_and_confirmations(relay: Any) -> None:
     assert relay("approvals", "approve", approval_id).stdout.startswith(f"Approved {approval_id}:")
 
 
+def test_remember_makes_a_policy_with_its_scope_and_says_how_to_undo_it(relay: Any) -> None:
+    agent = f"coder-{uuid.uuid4().hex[:6]}"
+    relay("agents", "register", agent)
+    payload = {"source": "claude-code", "tool_name": "Bash", "tool_input": {"command": "make"}}
+
+    def ask() -> str:
+        asked = relay.json(
+            "--agent", agent, "approvals", "request", "Bash: make", "--payload", json.dumps(payload)
+        )
+        return str(asked["approval_id"])
+
+    first = ask()
+    misused = relay("approvals", "approve", first, "--every-agent", code=2)
+    assert "go with --remember" in misused.stderr
+    bad = relay("approvals", "approve", first, "--remember", "--limit", "five", code=2)
+    assert "COUNT/SECONDS" in bad.stderr
+    said = relay("approvals", "approve", first, "--remember", "--every-agent", "--limit", "5/60")
+    policy_id = said.stdout.split("remembered as policy ")[1].split(":")[0]
+    assert f"(undo: relay policies disable {policy_id})" in said.stdout
+    policy = relay.json("policies", "show", policy_id)
+    assert "agents" not in policy["match"] and policy["limit"] == {"count": 5, "per_seconds": 60}
+    assert relay.json("approvals", "show", ask())["status"] == "approved"
+
+
 def test_ids_are_never_cut_at_80_columns(relay: Any) -> None:
     """The ids a reader types next are whole in an 80-column table; the other columns wrap or
     give way."""

@@ -155,6 +155,39 @@ def test_a_command_the_operator_changed_is_what_claude_code_runs(
     assert decision == {"behavior": "allow", "updatedInput": changed_input}
 
 
+def test_always_allow_adds_a_session_rule_for_the_exact_command(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    """``--remember``: the policy answers the next prompt at once, and Claude Code is told to
+    stop asking for this command in the session (``updatedPermissions``)."""
+    recorded = json.loads((HOOKS / "claude-code" / "bash.json").read_text())
+    recorded["tool_input"]["command"] = "npm run lint"
+    prompt = json.dumps(recorded).encode()
+    process = hook("claude-code", prompt, server.url, coder, tmp_path)
+    asked = pending_titled(server, "Bash: npm run lint")
+    said = operator_cli(
+        server, tmp_path, "approvals", "approve", str(asked["approval_id"]), "--remember"
+    )
+    assert said.returncode == 0, said.stderr
+    assert "remembered as policy" in said.stdout and "relay policies disable" in said.stdout
+    decision = answered(process, "claude-code")["hookSpecificOutput"]["decision"]
+    rule = {"toolName": "Bash", "ruleContent": "npm run lint"}
+    assert decision == {
+        "behavior": "allow",
+        "updatedPermissions": [
+            {"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}
+        ],
+    }
+    again = answered(hook("claude-code", prompt, server.url, coder, tmp_path), "claude-code")
+    assert again["hookSpecificOutput"]["decision"]["behavior"] == "allow"
+    policy_id = said.stdout.split("remembered as policy ")[1].split(":")[0]
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    newest = httpx.get(server.url + "/v1/approvals", headers=op).json()["approvals"][0]
+    assert newest["title"] == "Bash: npm run lint"
+    assert newest["decided_by"] == f"policy:{policy_id}@1"  # nobody was asked
+    assert operator_cli(server, tmp_path, "policies", "disable", policy_id).returncode == 0
+
+
 def test_a_codex_prompt_is_approved_only_as_asked(
     server: LiveServer, coder: str, tmp_path: Path
 ) -> None:

@@ -168,6 +168,38 @@ def test_the_operator_edits_a_command_and_approves_it_with_a_reaction_on_the_ech
                 assert op.approvals.show(codex_id).status == "pending"
 
 
+def test_always_remembers_a_policy_and_undo_disables_it(
+    homeserver: Homeserver, tmp_path: Path
+) -> None:
+    with live_server(tmp_path, **relay_env(homeserver)) as server:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            token = op.agents.register("tester").token
+            with RelayClient(server.url, token=token, agent_id="tester") as tester:
+                payload = {"tool_name": "Bash", "tool_input": {"command": "make check"}}
+                asked = tester.approvals.request("Bash: make check", payload=payload)
+                shown = eventually(lambda: op.approvals.show(asked.approval_id).platform_message_id)
+                card = event_of(shown)
+                always = reply(homeserver, homeserver.operator, card, "always fine by me", "Bash")
+                said = eventually(lambda: bot_replies_to(homeserver, always))[0]["content"]["body"]
+                decided = op.approvals.show(asked.approval_id)
+                policy_id = decided.remembered_policy_id
+                assert decided.status == "approved" and decided.note == "fine by me"
+                assert said == f"approved #{asked.approval_id}, remembered as policy #{policy_id}"
+                assert any(
+                    f"remembered as policy #{policy_id}: fine by me\nReply 'undo'" in text
+                    for text in eventually(lambda: edits_of(homeserver, card))
+                )
+                again = tester.approvals.request("Bash: make check", payload=payload)
+                assert again.status == "approved"
+
+                undo = reply(homeserver, homeserver.operator, card, "undo", "Bash")
+                said = eventually(lambda: bot_replies_to(homeserver, undo))[0]["content"]["body"]
+                assert said.startswith(f"Policy #{policy_id} disabled")
+                assert op.policies.show(policy_id).enabled is False
+                later = tester.approvals.request("Bash: make check", payload=payload)
+                assert later.status == "pending"
+
+
 def test_an_encrypted_room_is_refused_at_start(homeserver: Homeserver, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= relay_env(homeserver, homeserver.encrypted_room_id)

@@ -99,11 +99,16 @@ async def post_event(api: Api, body: bytes, headers: dict[str, str] | None = Non
     return answer.status
 
 
-async def click(api: Api, approval_id: int, verb: str, user: str = OPERATOR) -> int:
+async def click(
+    api: Api, approval_id: int, verb: str, user: str = OPERATOR, ts: str = "1700000000.000100"
+) -> int:
+    """A click on a button of the message ``ts``, as Slack posts a block action."""
     payload = {
         "type": "block_actions",
         "user": {"id": user},
         "trigger_id": "13345224609.738474920.8088930838d88f008e0",
+        "channel": {"id": CHANNEL, "name": "relay"},
+        "message": {"type": "message", "ts": ts},
         "actions": [{"action_id": verb, "value": str(approval_id), "type": "button"}],
     }
     status, _ = await interact(api, payload)

@@ -134,7 +134,7 @@ async def test_edit_and_approve_opens_a_modal_whose_command_is_what_runs(
         [e["action_id"] for b in posted["blocks"] if b["type"] == "actions" for e in b["elements"]]
         for posted in fake.called("chat.postMessage")
     ]
-    assert buttons == [["approve", "reject", "edit"], ["approve", "reject"]]  # Codex: as asked
+    assert buttons == [["approve", "reject", "edit", "always"], ["approve", "reject", "always"]]
     hints = [
         b["elements"][0]["text"]
         for posted in fake.called("chat.postMessage")
@@ -170,6 +170,44 @@ async def test_edit_and_approve_opens_a_modal_whose_command_is_what_runs(
     assert status == 200 and refused["response_action"] == "errors"
     assert "Codex" in refused["errors"][field["block_id"]]
     assert (await api.get(f"/v1/approvals/{codex}"))["status"] == "pending"
+
+
+async def test_always_allow_remembers_a_policy_and_its_undo_button_disables_it(
+    api: Api, slack: tuple[FakeSlack, str]
+) -> None:
+    fake, _ = slack
+
+    async def ask(command: str) -> dict[str, Any]:
+        payload = {"source": "claude-code", "tool_name": "Bash", "tool_input": {"command": command}}
+        body = {"title": f"Bash: {command}", "payload": payload}
+        return await api.post("/v1/approvals", body, as_="alice", expect=201)
+
+    asked = await ask("make test")
+    card_ts = fake.posted[-1]
+    assert await click(api, asked["approval_id"], "always", ts=card_ts) == 200
+    decided = await api.get(f"/v1/approvals/{asked['approval_id']}")
+    policy_id = decided["remembered_policy_id"]
+    assert decided["status"] == "approved" and decided["decided_by"] == f"slack:{OPERATOR}"
+    [updated] = fake.called("chat.update")
+    assert f"and remembered as policy #{policy_id}" in updated["text"]
+    [undo] = [e for b in updated["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert undo["action_id"] == "forget" and undo["value"] == str(asked["approval_id"])
+    said = fake.called("chat.postMessage")[-1]
+    assert said["thread_ts"] == card_ts and f"policy #{policy_id}" in said["text"]
+    assert (await ask("make test"))["status"] == "approved"
+
+    assert await click(api, asked["approval_id"], "forget", ts=card_ts) == 200
+    assert (await api.get(f"/v1/policies/{policy_id}"))["enabled"] is False
+    said = fake.called("chat.postMessage")[-1]
+    assert said["thread_ts"] == card_ts and said["text"].startswith(f"Policy #{policy_id} disabled")
+    assert (await ask("make test"))["status"] == "pending"
+
+    # "always" in the thread of a line that cannot be remembered: why, in the thread.
+    refused = await ask("make $(whoami)")
+    assert await post_event(api, thread_reply(fake.posted[-1], "always", event_id="Ev9")) == 200
+    said = fake.called("chat.postMessage")[-1]
+    assert "cannot be remembered" in said["text"]
+    assert (await api.get(f"/v1/approvals/{refused['approval_id']}"))["status"] == "pending"
 
 
 async def test_a_thread_reply_decides_and_a_cli_decision_updates_the_message(

@@ -357,6 +357,57 @@ async def test_an_edit_reply_is_echoed_and_one_more_tap_approves_it_changed(
     assert (await api.get(f"/v1/approvals/{codex['approval_id']}"))["status"] == "pending"
 
 
+async def test_always_allow_remembers_a_policy_and_one_tap_undoes_it(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    sending = bot.post("/sendMessage").mock(side_effect=[sent(n) for n in range(910, 920)])
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    answered = bot.post("/answerCallbackQuery").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": True})
+    )
+    await api.agent("builder")
+
+    async def ask(command: str) -> dict[str, Any]:
+        payload = {"source": "claude-code", "tool_name": "Bash", "tool_input": {"command": command}}
+        body = {"title": f"Bash: {command}", "payload": payload}
+        return await api.post("/v1/approvals", body, as_="builder", expect=201)
+
+    asked = await ask("npm test")
+    card = json.loads(sending.calls[0].request.content)
+    [row] = card["reply_markup"]["inline_keyboard"]
+    assert row[-1] == {"text": "Always allow", "callback_data": f"always:{asked['approval_id']}"}
+    assert await hook(api, tapped(40, row[-1]["callback_data"], 910)) == 200
+    decided = await api.get(f"/v1/approvals/{asked['approval_id']}")
+    policy_id = decided["remembered_policy_id"]
+    assert decided["status"] == "approved" and policy_id is not None
+    toast = json.loads(answered.calls.last.request.content)["text"]
+    assert toast == f"approved #{asked['approval_id']}, remembered as policy #{policy_id}"
+    settled = json.loads(edited.calls.last.request.content)
+    assert f"APPROVED by telegram:sam, and remembered as policy #{policy_id}" in settled["text"]
+    [[undo]] = settled["reply_markup"]["inline_keyboard"]
+    assert undo["callback_data"] == f"forget:{asked['approval_id']}"
+    assert (await ask("npm test"))["status"] == "approved"  # the policy answers
+
+    assert await hook(api, tapped(41, undo["callback_data"], 910)) == 200
+    toast = json.loads(answered.calls.last.request.content)["text"]
+    assert toast.startswith(f"Policy #{policy_id} disabled")
+    assert (await api.get(f"/v1/policies/{policy_id}"))["enabled"] is False
+    again = await ask("npm test")
+    assert again["status"] == "pending"
+
+    # A text reply "always" to a line that cannot be remembered says why; nothing decided.
+    refused = await ask("npm test $(whoami)")  # its card: message 912 (911 is the last ask's)
+    assert json.loads(sending.calls.last.request.content)["text"].startswith(
+        f"Approval #{refused['approval_id']}"
+    )
+    assert await hook(api, reply(42, "always", to=912)) == 200
+    said = json.loads(sending.calls.last.request.content)["text"]
+    assert "cannot be remembered" in said
+    assert (await api.get(f"/v1/approvals/{refused['approval_id']}"))["status"] == "pending"
+
+
 async def test_only_the_lock_holder_polls(api: Api, bot: respx.MockRouter) -> None:
     route = bot.post("/getUpdates").mock(
         return_value=httpx.Response(200, json={"ok": True, "result": []})

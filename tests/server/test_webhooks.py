@@ -75,6 +75,18 @@ async def deliveries(api: Api, webhook_id: int, **query: Any) -> list[dict[str, 
     return list((await api.get(f"/v1/webhooks/{webhook_id}/deliveries", **query))["deliveries"])
 
 
+async def attempted(api: Api, webhook_id: int, attempts: int, timeout: float = 15) -> None:
+    """Once the newest delivery's first ``attempts`` attempts are stored (with each failure,
+    the time of its next attempt)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        newest = (await deliveries(api, webhook_id))[0]
+        if newest["attempts"] >= attempts:
+            return
+        assert asyncio.get_running_loop().time() < deadline, newest
+        await asyncio.sleep(0.05)
+
+
 async def settled(api: Api, webhook_id: int, timeout: float = 15) -> list[dict[str, Any]]:
     """The endpoint's deliveries once none is pending."""
     deadline = asyncio.get_running_loop().time() + timeout
@@ -124,7 +136,9 @@ async def test_failures_are_retried_with_the_same_webhook_id_until_the_schedule_
         if attempt == 0:
             await api.post("/v1/tasks", {"title": "t"}, as_="cy", expect=201)
         else:
-            api.clock.now += timedelta(seconds=2)  # past the schedule's next delay (1 s ± 10%)
+            # past the schedule's next delay (1 s ± 10%), once the failure before is stored
+            await attempted(api, created["webhook_id"], attempt)
+            api.clock.now += timedelta(seconds=2)
         await receiver.wait_for(attempt + 1)
     ids = {got.headers["webhook-id"] for got in receiver.received}
     assert len(ids) == 1
@@ -138,7 +152,7 @@ async def test_failures_are_retried_with_the_same_webhook_id_until_the_schedule_
     await api.post("/v1/tasks", {"title": "u"}, as_="cy", expect=201)
     for attempt in range(4):
         await receiver.wait_for(4 + attempt)
-        await asyncio.sleep(0.2)
+        await attempted(api, created["webhook_id"], attempt + 1)
         api.clock.now += timedelta(seconds=2)
     failed = await deliveries(api, created["webhook_id"], status="failed")
     assert len(failed) == 1 and failed[0]["attempts"] == 4

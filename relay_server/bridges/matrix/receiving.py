@@ -4,6 +4,8 @@ lock), resuming from the ``next_batch`` stored after each batch is applied.
 In the operator room, from an operator (``RELAY_MATRIX_OPERATORS``; empty: anyone there):
 - a reply (``m.relates_to.m.in_reply_to``) to an approval's message saying ``approve [note]`` /
   ``reject [note]`` decides it; a reaction ✅ / ❌ on it decides it too;
+- a reply ``always [note]`` approves a request and remembers it as a policy, and ``undo`` within
+  ten minutes disables that policy;
 - a reply ``edit <command>`` to a request's message is echoed (the command it would run) and a
   ✅ on the echo approves the request with that command;
 - a reply to a notification reaches its agent. Each event's id makes it once (kept like an
@@ -22,10 +24,12 @@ from relay_server.background import on_one_instance
 from relay_server.bridges.decisions import (
     DECISION,
     EDIT,
+    UNDO,
     approve_changed,
     decide,
     fields,
     fingerprint,
+    forget,
     text_of,
 )
 from relay_server.bridges.matrix.sending import MatrixBridge, platform_id
@@ -113,11 +117,18 @@ async def apply(
     if event.get("type") != "m.room.message" or not replied or relates.get("rel_type"):
         return  # not a reply (or an edit of one)
     text = _without_quote(text_of(content.get("body")))
+    reply_id = text_of(event.get("event_id"))
     decision = DECISION.match(text)
     if decision and await _decide_on(
-        services, bridge, replied, decision[1].lower(), decision[2], who
+        services, bridge, replied, decision[1].lower(), decision[2], who, reply_id
     ):
         return
+    if UNDO.match(text):
+        shown = platform_id(bridge.room_id, replied)
+        approval = await services.approvals.by_platform_message(bridge.name, shown)
+        if approval is not None:
+            await bridge.reply(reply_id, await forget(services, approval.approval_id))
+            return
     edit = EDIT.match(text)
     if edit and await _echo_edit(
         services, bridge, replied, edit[1], text_of(event.get("event_id"))
@@ -141,13 +152,17 @@ async def _decide_on(
     verb: str,
     note: str | None,
     who: str,
+    reply_id: str = "",
 ) -> bool:
-    """Decide the approval shown as that event, if it is one."""
+    """Decide the approval shown as that event, if it is one; an "always" is answered (in
+    reply to ``reply_id``) with what was remembered, or why nothing was."""
     shown = platform_id(bridge.room_id, event_id)
     approval = await services.approvals.by_platform_message(bridge.name, shown)
     if approval is None:
         return False
-    await decide(services, approval.approval_id, verb, note, who)
+    said = await decide(services, approval.approval_id, verb, note, who)
+    if verb == "always" and reply_id:
+        await bridge.reply(reply_id, said)
     return True
 
 

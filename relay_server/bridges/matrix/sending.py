@@ -19,7 +19,7 @@ import httpx
 from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, edit_hint, outcome
+from relay_server.bridges.wording import describe, edit_hint, outcome, rememberable
 
 MAX_RETRY_AFTER = 10.0  # seconds of M_LIMIT_EXCEEDED worth waiting out
 # The content key of the bot's echo of an operator's "edit <command>": the approval and the
@@ -172,9 +172,16 @@ class MatrixBridge:
         await self.call("PUT", path, {"msgtype": "m.text", "body": text})
 
     async def ask(self, approval: m.Approval) -> str | None:
-        hint = f"Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌. {edit_hint(approval)}"
+        hints = [
+            "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌.",
+            edit_hint(approval),
+            "Reply 'always' to approve it and requests like it from now on."
+            if rememberable(approval)
+            else "",
+        ]
+        hint = " ".join(h for h in hints if h)
         return await self._post(
-            {"msgtype": "m.text", "body": f"{describe(approval, 4000)}\n\n{hint.rstrip()}"}
+            {"msgtype": "m.text", "body": f"{describe(approval, 4000)}\n\n{hint}"}
         )
 
     async def reply(self, event_id: str, text: str, extra: dict[str, Any] | None = None) -> None:
@@ -229,6 +236,8 @@ class MatrixBridge:
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         said = outcome(approval)
+        if approval.remembered_policy_id is not None:
+            said += "\nReply 'undo' within ten minutes to forget it."
         await self._edit(platform_message_id, f"{describe(approval, 4000)}\n\n{said}")
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:

@@ -20,12 +20,19 @@ from urllib.parse import parse_qs
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from relay_api.errors import AuthenticationError, NotFound, RelayError
+from relay_api.errors import AuthenticationError, BridgeError, NotFound, RelayError
 from relay_core.auth import OPERATOR_CALLER
 from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.app_keys import REFUSALS, SERVICES, SETTINGS
-from relay_server.bridges.decisions import DECISION, approve_changed, decide, fingerprint
+from relay_server.bridges.decisions import (
+    DECISION,
+    UNDO,
+    approve_changed,
+    decide,
+    fingerprint,
+    forget,
+)
 from relay_server.bridges.slack.sending import (
     EDIT_BLOCK,
     EDIT_VIEW,
@@ -101,12 +108,17 @@ async def _on_event(
         log.info("a reply from %s, who is not among RELAY_SLACK_OPERATORS, was ignored", user)
         return
     replied_to = platform_id(bridge.channel, thread_ts)
-    decision = DECISION.match(text)
-    if decision:
+    decision, undo = DECISION.match(text), UNDO.match(text)
+    if decision or undo:
         approval = await services.approvals.by_platform_message(bridge.name, replied_to)
-        if approval is not None:
+        if approval is not None and decision:
             verb, note = decision[1].lower(), decision[2]
-            await decide(services, approval.approval_id, verb, note, f"slack:{user}")
+            said = await decide(services, approval.approval_id, verb, note, f"slack:{user}")
+            if verb == "always":  # what was remembered, or why nothing was
+                await _say_in(bridge, replied_to, said)
+            return
+        if approval is not None:
+            await _say_in(bridge, replied_to, await forget(services, approval.approval_id))
             return
     once = RetryKey("slack-events", str(payload["event_id"]), fingerprint(replied_to, text))
     try:
@@ -159,6 +171,13 @@ async def interactions(request: web.Request) -> web.Response:
     approval_id = int(value)
     if verb in ("approve", "reject"):
         await decide(services, approval_id, verb, None, f"slack:{user}")
+    elif verb in ("always", "forget"):
+        said = (
+            await decide(services, approval_id, verb, None, f"slack:{user}")
+            if verb == "always"
+            else await forget(services, approval_id)
+        )
+        await _say(bridge, payload, said)
     elif verb == "edit":
         await _open_edit(services, bridge, approval_id, str(payload.get("trigger_id", "")))
     elif verb == "edited" and isinstance(command, str):
@@ -168,6 +187,20 @@ async def interactions(request: web.Request) -> web.Response:
                 {"response_action": "errors", "errors": {EDIT_BLOCK: refused[:150]}}
             )
     return web.Response()  # the message itself is updated by the decision (chat.update)
+
+
+async def _say(bridge: SlackBridge, payload: dict[str, Any], text: str) -> None:
+    """Answer a click in the thread of the message clicked on."""
+    message, channel = payload.get("message"), payload.get("channel")
+    if isinstance(message, dict) and isinstance(channel, dict):
+        await _say_in(bridge, platform_id(str(channel.get("id")), str(message.get("ts"))), text)
+
+
+async def _say_in(bridge: SlackBridge, platform_message_id: str, text: str) -> None:
+    try:
+        await bridge.say_in_thread(platform_message_id, text)
+    except BridgeError as exc:
+        log.warning("cannot answer the operator on Slack: %s", exc.detail)
 
 
 async def _open_edit(

@@ -18,7 +18,13 @@ from relay_api import models as m
 from relay_api.elision import fit
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, edit_hint, editable_command, outcome
+from relay_server.bridges.wording import (
+    describe,
+    edit_hint,
+    editable_command,
+    outcome,
+    rememberable,
+)
 
 DEFAULT_API_URL = "https://slack.com/api/"
 EDIT_VIEW = "approve-changed"  # the modal's callback_id
@@ -98,6 +104,8 @@ class SlackBridge:
         ]
         if editable(approval) is not None:
             buttons.append(_button("Edit & approve", "edit", approval))
+        if rememberable(approval):
+            buttons.append(_button("Always allow", "always", approval))
         blocks = [
             {"type": "section", "text": {"type": "mrkdwn", "text": text}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]},
@@ -145,8 +153,19 @@ class SlackBridge:
         channel, ts = split_platform_id(platform_message_id)
         said = outcome(approval, strong="*", escape=escaped)
         text = f"{describe(approval, 2900, strong='*', escape=escaped)}\n\n{said}"
-        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+        blocks: list[dict[str, Any]] = [
+            {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+        ]
+        if approval.remembered_policy_id is not None:  # one button left: undo the "always"
+            undo = _button("Undo always", "forget", approval)
+            blocks.append({"type": "actions", "elements": [undo]})
         await self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
+
+    async def say_in_thread(self, platform_message_id: str, text: str) -> None:
+        """A line in the thread of one of Relay's messages (an answer to a click)."""
+        channel, ts = split_platform_id(platform_message_id)
+        shown = fit(text, 40000, escaped)
+        await self.call("chat.postMessage", channel=channel, thread_ts=ts, text=shown)
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         channel, ts = split_platform_id(platform_message_id)

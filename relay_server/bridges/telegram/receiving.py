@@ -20,9 +20,11 @@ from relay_server.background import on_one_instance
 from relay_server.bridges.decisions import (
     DECISION,
     EDIT,
+    UNDO,
     approve_changed,
     decide,
     fields,
+    forget,
     text_of,
 )
 from relay_server.bridges.telegram.sending import TelegramBridge, edited_command, platform_id
@@ -74,19 +76,31 @@ async def apply(
     elif text:
         replied = fields(message.get("reply_to_message")).get("message_id")
         replied_to = platform_id(chat_id, replied) if isinstance(replied, int) else None
-        decision, edit = DECISION.match(text), EDIT.match(text)
-        if replied_to and (decision or edit):
+        decision, edit, undo = DECISION.match(text), EDIT.match(text), UNDO.match(text)
+        if replied_to and (decision or edit or undo):
             approval = await services.approvals.by_platform_message(bridge.name, replied_to)
             if approval is not None and decision:
                 who = text_of(sender.get("username")) or "operator"
                 verb, note = decision[1].lower(), decision[2]
-                await decide(services, approval.approval_id, verb, note, f"telegram:{who}")
+                said = await decide(services, approval.approval_id, verb, note, f"telegram:{who}")
+                if verb == "always":  # what was remembered, or why nothing was
+                    await _say(bridge, said)
                 text = ""  # handled: only the offset moves
             elif approval is not None and edit:
                 await _echo_edit(bridge, approval, edit[1], message.get("message_id"))
                 text = ""
+            elif approval is not None and undo:
+                await _say(bridge, await forget(services, approval.approval_id))
+                text = ""
     # An empty text moves only the offset: the update is accounted for, nothing is delivered.
     await services.notify.receive_update(bridge.name, update_id, replied_to if text else None, text)
+
+
+async def _say(bridge: TelegramBridge, text: str) -> None:
+    try:
+        await bridge.send(text, reference="")
+    except BridgeError as exc:
+        log.warning("cannot answer the operator on Telegram: %s", exc.detail)
 
 
 async def _echo_edit(
@@ -117,9 +131,11 @@ async def _tapped(
         answer = "Only the operator's chat may decide."
     elif not _may_answer(sender, operators):
         answer = "Only the operator may decide."
-    elif verb in ("approve", "reject") and approval_id.isdigit():
+    elif verb in ("approve", "reject", "always") and approval_id.isdigit():
         who = text_of(sender.get("username")) or "operator"
         answer = await decide(services, int(approval_id), verb, None, f"telegram:{who}")
+    elif verb == "forget" and approval_id.isdigit():
+        answer = await forget(services, int(approval_id))
     elif verb == "approve-changed" and approval_id.isdigit():
         who = text_of(sender.get("username")) or "operator"
         echo = text_of(fields(callback.get("message")).get("text"))

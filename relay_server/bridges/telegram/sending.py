@@ -16,7 +16,7 @@ import httpx
 from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, edit_hint, outcome
+from relay_server.bridges.wording import describe, edit_hint, outcome, rememberable
 
 log = logging.getLogger("relay.telegram")
 
@@ -141,12 +141,13 @@ class TelegramBridge:
     async def ask(self, approval: m.Approval) -> str | None:
         hint = f"Tap a button, or reply 'approve [note]' / 'reject [note]'. {edit_hint(approval)}"
         text = f"{describe(approval, 3500)}\n\n{hint.rstrip()}"
-        keyboard = [
-            [
-                {"text": "Approve", "callback_data": f"approve:{approval.approval_id}"},
-                {"text": "Reject", "callback_data": f"reject:{approval.approval_id}"},
-            ]
+        row = [
+            {"text": "Approve", "callback_data": f"approve:{approval.approval_id}"},
+            {"text": "Reject", "callback_data": f"reject:{approval.approval_id}"},
         ]
+        if rememberable(approval):
+            row.append({"text": "Always allow", "callback_data": f"always:{approval.approval_id}"})
+        keyboard = [row]
         message = await self.call(
             "sendMessage",
             chat_id=self.chat_id,
@@ -178,13 +179,20 @@ class TelegramBridge:
         )
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
+        """The card's outcome; an "always" keeps one button, to undo it (``forget``)."""
         chat_id, message_id = platform_message_id.split(":", 1)
         said = outcome(approval)
+        undo = (
+            [[{"text": "Undo always", "callback_data": f"forget:{approval.approval_id}"}]]
+            if approval.remembered_policy_id is not None
+            else []
+        )
         await self.call(
             "editMessageText",
             chat_id=int(chat_id),
             message_id=int(message_id),
             text=f"{describe(approval, 3500)}\n\n{said}",
+            reply_markup={"inline_keyboard": undo},
         )
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:

@@ -189,13 +189,55 @@ function decision(approvalId, approval = null) {
       await render();
     } catch (error) { alert(error.message); }
   };
+  // "Always allow": approved, and a policy as narrow as the request approves its like from now
+  // on (the server makes it, or says why it cannot), for this agent or every agent.
+  const scope = approval && rememberable(approval) ? el("select", { id: `scope-${approvalId}`, class: "scope" },
+    el("option", { value: "this" }, `${approval.requested_by} only`),
+    el("option", { value: "every" }, "every agent")) : null;
+  const always = async () => {
+    const body = { remember: true, remember_scope: { agents: scope.value } };
+    if (note.value) body.note = note.value;
+    if (changed()) body.payload = changed();
+    try {
+      const decided = await api("POST", `/v1/approvals/${approvalId}/approve`, body);
+      if (decided.remembered_policy_id !== null) {
+        alert(`Approved. From now on policy #${decided.remembered_policy_id} approves requests like it; Undo in the Decided table for ten minutes.`);
+      }
+      await render();
+    } catch (error) { alert(error.message); }
+  };
   return el("div", { class: "decision" },
     command ? el("label", { class: "field", for: `command-${approvalId}` },
       "Command to approve (change it to approve it changed)", command) : null,
     asked !== null && why ? el("p", { class: "muted" }, why) : null,
     el("label", { for: `note-${approvalId}` }, "Note "), note, " ",
     el("button", { type: "button", class: "approve", on: { click: decide("approve") } }, "Approve"), " ",
-    el("button", { type: "button", class: "reject", on: { click: decide("reject") } }, "Reject"));
+    el("button", { type: "button", class: "reject", on: { click: decide("reject") } }, "Reject"),
+    scope ? el("div", { class: "always-allow" },
+      el("button", { type: "button", class: "always", on: { click: always } }, alwaysLabel(approval)), " ",
+      el("label", { for: `scope-${approvalId}` }, "for "), scope) : null);
+}
+
+// Whether "Always allow" is offered: a coding agent's tool request (relay_server's wording.py
+// says the same).
+function rememberable(approval) {
+  return approval.kind === "request" && !!approval.payload && typeof approval.payload.tool_name === "string";
+}
+
+const UNDO_SECONDS = 600;  // an "always" is undone in one tap for this long (the bridges' too)
+
+// The policy an "always" created, and its Undo while it is recent and still deciding.
+function remembered(approval, policies) {
+  const id = approval.remembered_policy_id;
+  if (id === null || id === undefined) return "";
+  const policy = policies.get(id);
+  const recent = Date.now() - Date.parse(approval.decided_at) < UNDO_SECONDS * 1000;
+  const undo = policy && policy.enabled && recent ? actionButton("Undo", async () => {
+    await api("POST", `/v1/policies/${id}/disable`);
+    await render();
+  }) : null;
+  const state = policy && !policy.enabled ? " (disabled)" : "";
+  return el("span", { class: "remembered" }, `policy #${id}${state} `, undo);
 }
 
 function diagnosticSection(diagnostic) {
@@ -224,6 +266,11 @@ async function approvalsView() {
   const approvals = await listAll("/v1/approvals", "approvals");
   const pending = approvals.filter((a) => a.status === "pending");
   const decided = approvals.filter((a) => a.status !== "pending");
+  // The policies "always" made lately, to show whether each still decides (one read each).
+  const recent = decided.filter((a) => a.remembered_policy_id !== null && a.remembered_policy_id !== undefined
+    && Date.now() - Date.parse(a.decided_at) < UNDO_SECONDS * 1000);
+  const policies = new Map((await Promise.all(recent.map((a) => api("GET", `/v1/policies/${a.remembered_policy_id}`))))
+    .map((p) => [p.policy_id, p]));
   const evidence = await Promise.all(pending.map((a) =>
     a.kind === "intervention" ? latestDiagnostic(a.subject_id) : null));
   const card = (approval, diagnostic) => el("article", { "data-approval": approval.approval_id },
@@ -239,9 +286,9 @@ async function approvalsView() {
       ? (diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic uploaded."))
       : null,
     decision(approval.approval_id, approval.kind === "request" ? approval : null),
-    approval.kind === "request"
-      ? el("button", { type: "button", class: "always", on: { click: () => draftPolicyLike(approval) } },
-        alwaysLabel(approval))
+    approval.kind === "request" && !rememberable(approval)
+      ? el("button", { type: "button", class: "draft", on: { click: () => draftPolicyLike(approval) } },
+        "Draft a policy for requests like this…")
       : null);
   const one = named();  // #approvals/12: a search's link to one
   if (one) bringIntoView(`[data-approval="${CSS.escape(one)}"]`);
@@ -254,6 +301,7 @@ async function approvalsView() {
       ["Outcome", (a) => el("span", { class: "status" }, a.status)],
       ["Changed", (a) => a.approved_payload
         ? `runs: ${elide(commandOf(a, a.approved_payload) ?? pretty(a.approved_payload), 200)}` : ""],
+      ["Always", (a) => remembered(a, policies)],
       ["By", (a) => a.decided_by || ""], ["When", (a) => when(a.decided_at)], ["Note", (a) => a.note || ""],
     ], decided, "Nothing decided yet."),
   ];
@@ -368,38 +416,20 @@ async function notificationsView() {
   ], notifications, "No notification yet: agents send them with relay notify.")];
 }
 
-// A policy that would approve approvals like this one: the same kind from the same agent, and
-// the same tool (a coding agent's prompt) or the same title. The operator edits it before saving.
-// What "always approve" would approve, in words: the button's label and the draft's summary.
+// What "Always allow" approves from now on, in words: the button's label.
 function alwaysLabel(approval) {
-  const tool = approval.payload && approval.payload.tool_name;
-  if (commandOf(approval) !== null) return `Draft a policy: always let ${approval.requested_by} run this command…`;
-  if (typeof tool === "string") return `Draft a policy: always let ${approval.requested_by} use ${tool} with this input…`;
-  return `Draft a policy: always approve "${elide(approval.title, 80)}" from ${approval.requested_by}…`;
+  if (commandOf(approval) !== null) return "Always allow this command";
+  return `Always allow ${approval.payload.tool_name} with this input`;
 }
 
-// The narrowest policy that approves this request again: the same agent and kind, and for a
-// coding agent's tool the same tool with this command exactly (read by the `command` condition,
-// so nothing chained, substituted or redirected rides along) or this input exactly.
+// A draft of the narrowest policy that approves a request naming no tool again, for the operator
+// to read and save ("Always allow" makes one at once for a coding agent's tool request): the
+// same agent and kind, and this title exactly.
 function draftPolicyLike(approval) {
-  const match = { kinds: [approval.kind], agents: [approval.requested_by] };
-  const tool = approval.payload && approval.payload.tool_name;
-  const command = commandOf(approval);
-  let summary;
-  if (typeof tool === "string" && command !== null) {
-    match.payload = { "/tool_name": { eq: tool }, "/tool_input/command": { command: { allow: [command] } } };
-    summary = `Approves, without asking you, ${approval.requested_by}'s ${tool} requests to run exactly: ${elide(command, 500)} ` +
-      "(the same program and arguments, alone: nothing chained, substituted or redirected outside its directory).";
-  } else if (typeof tool === "string") {
-    match.payload = { "/tool_name": { eq: tool }, "/tool_input": { eq: approval.payload.tool_input ?? null } };
-    summary = `Approves, without asking you, ${approval.requested_by}'s ${tool} requests with exactly this input: ` +
-      elide(JSON.stringify(approval.payload.tool_input ?? null), 500);
-  } else {
-    match.title = "^" + approval.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$";
-    summary = `Approves, without asking you, ${approval.kind} approvals from ${approval.requested_by} titled exactly: ${approval.title}`;
-  }
-  const name = typeof tool === "string" ? `${tool} from ${approval.requested_by}` : approval.title;
-  sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ name: `Approve ${name}`.slice(0, 200), match, summary }));
+  const title = "^" + approval.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$";
+  const match = { kinds: [approval.kind], agents: [approval.requested_by], title };
+  const summary = `Approves, without asking you, ${approval.kind} approvals from ${approval.requested_by} titled exactly: ${approval.title}`;
+  sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ name: `Approve ${approval.title}`.slice(0, 200), match, summary }));
   location.hash = "#policies";
 }
 

@@ -17,10 +17,11 @@ RETURNING approval_id;
 
 -- name: decide_approval
 -- A pending approval decided (approved, rejected, withdrawn, expired), approved as the
--- operator changed it if :approved_payload is not null; nothing if it was not pending.
+-- operator changed it if :approved_payload is not null, naming the policy that remembers it
+-- if :remembered_policy_id is not null; nothing if it was not pending.
 UPDATE approvals
 SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note,
-    approved_payload = :approved_payload
+    approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id
 WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING *;
 

@@ -19,14 +19,16 @@ RETURNING approval_id;
 
 -- name: decide_approval
 -- A pending approval decided (approved, rejected, withdrawn, expired), approved as the
--- operator changed it if :approved_payload is not null; nothing if it was not pending.
+-- operator changed it if :approved_payload is not null, naming the policy that remembers it
+-- if :remembered_policy_id is not null; nothing if it was not pending.
 UPDATE approvals
 SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note,
-    approved_payload = :approved_payload
+    approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id
 WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
     'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
+    'remembered_policy_id', remembered_policy_id,
     'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
@@ -41,6 +43,7 @@ WHERE approval_id = :approval_id
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
     'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
+    'remembered_policy_id', remembered_policy_id,
     'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
