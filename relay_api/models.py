@@ -354,6 +354,11 @@ class ApprovalDecision(RequestBody):
     remember_scope: RememberScope | None = Field(
         default=None, description="with remember: how widely (default: this agent, as approved)"
     )
+    interrupt: bool = Field(
+        default=False,
+        description="reject only: also ask the agent to stop what it is doing, not only this"
+        " (Claude Code's hook ends the agent's turn; the note says why)",
+    )
     decided_by: ShortText | None = Field(
         default=None,
         description="who decided, for the audit (default: operator); never one of Relay's own"
@@ -776,6 +781,8 @@ class Approval(Resource):
     approved_payload: JsonObject | None = None
     # The policy the operator's "always allow this" created with the decision (remember).
     remembered_policy_id: int | None = None
+    # Rejected, and the agent asked to stop what it is doing (interrupt), not only this.
+    interrupt: bool = False
     requested_by: str
     subject_id: str
     # Who may see it besides the operator: everyone (``*``), or the agent that asked (a

@@ -542,7 +542,8 @@ APPROVALS_REJECT = Op(
     path_params=p.ApprovalPath,
     doc=(
         "Reject; rejecting twice answers the same with ``changed`` false, rejecting a decided "
-        "one is a conflict."
+        "one is a conflict. The note reaches the agent as the reason; with ``interrupt`` the "
+        "agent is also asked to stop what it is doing (Claude Code's hook ends its turn)."
     ),
     operator_only=True,
 )

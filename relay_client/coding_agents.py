@@ -121,6 +121,10 @@ def task_news(task: m.Task) -> News:
     return text + f"\nclaim_task with task_id {task.task_id} to take it.", meta
 
 
+# What an agent is told of a rejection that asks it to stop (``interrupt``).
+STOP = "The operator asks you to stop what you are doing and wait for their instructions."
+
+
 def approval_news(approval: m.Approval) -> News | None:
     """The decision on a request the agent asked for; None when it is no news to it: not a
     request, one a hook or the channel files and waits on itself (``PROMPT_SOURCES``), or one
@@ -140,4 +144,20 @@ def approval_news(approval: m.Approval) -> News | None:
     text = f'Your approval request #{approval.approval_id} "{approval.title}" {verdict}.'
     if approval.note:
         text += f"\nThe operator's note: {approval.note}"
+    if approval.interrupt:
+        text += f"\n{STOP}"
+    return text, meta
+
+
+def denial_news(approval: m.Approval) -> News | None:
+    """Why the operator denied a permission prompt the channel filed, for the session: the
+    verdict Claude Code reads carries no reason. None when there is nothing to add."""
+    if approval.status != "rejected" or not (approval.note or approval.interrupt):
+        return None
+    meta = {"kind": "approval", "approval_id": str(approval.approval_id), "from": m.OPERATOR}
+    text = f'The operator denied "{approval.title}".'
+    if approval.note:
+        text += f"\nThe operator's note: {approval.note}"
+    if approval.interrupt:
+        text += f"\n{STOP}"
     return text, meta

@@ -395,7 +395,10 @@ def _approval_state(approval: m.Approval, intervention_id: str | None = None) ->
     next_ = {
         "pending": f"check_approval({again}, wait_seconds=50) later; act only once approved",
         "approved": approved,
-        "rejected": "do not do it; the note says why",
+        "rejected": "stop what you are doing and wait for the operator's instructions; the note"
+        " says why"
+        if approval.interrupt
+        else "do not do it; the note says why",
         "expired": "it expired unanswered: do not do it; ask again if it is still needed",
         "withdrawn": "it was withdrawn (nobody waits for it): do not do it on its strength",
     }.get(approval.status)

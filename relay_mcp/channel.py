@@ -35,6 +35,7 @@ from relay_client import AsyncRelayClient, errors
 from relay_client.coding_agents import (
     SOURCE_CHANNEL,
     approval_news,
+    denial_news,
     message_news,
     prompt_payload,
     task_news,
@@ -233,14 +234,19 @@ class Channel:
 
     async def _answer(self, params: PermissionRequestParams) -> None:
         try:
-            behavior = await self._decision(params)
+            approval = await self._decided(params)
         except Exception as exc:  # the terminal's own prompt stays: never an allow by default
             log.warning("permission prompt %s: no decision (%s)", params.request_id, exc)
             return
+        behavior = _verdict(approval)
         if behavior is not None:
             await self._send(PERMISSION, {"request_id": params.request_id, "behavior": behavior})
+        why = denial_news(approval)
+        if why is not None:  # the verdict has no room for the reason: said in the session
+            await self._send(PUSH, _params(why))
 
-    async def _decision(self, params: PermissionRequestParams) -> Behavior | None:
+    async def _decided(self, params: PermissionRequestParams) -> m.Approval:
+        """The prompt filed as an approval request, once decided (or no longer waited on)."""
         tool_input = _whole_input(params.input_preview)
         cwd = os.getcwd()
         payload = prompt_payload(
@@ -268,12 +274,7 @@ class Channel:
         # Not reached when the session ends first (this task is cancelled) or Relay fails:
         # close() withdraws it.
         del self._asked[params.request_id]
-        if approval.status == "approved":
-            # Approved changed (Relay refuses that for a channel's prompts): not as asked.
-            return "allow" if approval.approved_payload is None else None
-        if approval.status == "rejected":
-            return "deny"
-        return None  # expired: nobody answered in time
+        return approval
 
     def install(self, server: MCPServer) -> None:
         """Hear ``server``'s host's permission prompts."""
@@ -295,6 +296,16 @@ class Channel:
                 await self.relay.approvals.withdraw(approval_id, reason=SESSION_ENDED)
             except errors.RelayError as exc:
                 log.warning("approval %s not withdrawn: %s", approval_id, exc)
+
+
+def _verdict(approval: m.Approval) -> Behavior | None:
+    """The channel's verdict on a prompt filed as ``approval``: None while nobody answered."""
+    if approval.status == "approved":
+        # Approved changed (Relay refuses that for a channel's prompts): not as asked.
+        return "allow" if approval.approved_payload is None else None
+    if approval.status == "rejected":
+        return "deny"
+    return None  # expired: nobody answered in time
 
 
 def _params(news: tuple[str, dict[str, str]]) -> dict[str, Any]:

@@ -174,14 +174,28 @@ def _scope(every_agent: bool, as_asked: bool, limit: str | None) -> RememberScop
 
 @app.command()
 def reject(
-    ctx: typer.Context, approval_id: ApprovalId, note: Note = None, as_json: JsonOutput = False
+    ctx: typer.Context,
+    approval_id: ApprovalId,
+    note: Note = None,
+    stop: Annotated[
+        bool,
+        typer.Option(
+            "--stop",
+            help="Also ask the agent to stop what it is doing (Claude Code ends its turn).",
+        ),
+    ] = False,
+    as_json: JsonOutput = False,
 ) -> None:
-    """Reject a pending approval.
+    """Reject a pending approval (with --stop, and ask the agent to stop what it is doing).
 
     Example: relay approvals reject 12 --note "not during the freeze"
+    Example: relay approvals reject 12 --stop --note "wrong branch: wait for me"
     """
-    decided = call(ctx, lambda c: c.approvals.reject(approval_id, note=note))
-    render(decided, as_json, headline=_outcome(decided, "Rejected"))
+    decided = call(ctx, lambda c: c.approvals.reject(approval_id, note=note, interrupt=stop))
+    headline = _outcome(decided, "Rejected")
+    if decided.changed and decided.interrupt:
+        headline += "\nthe agent is asked to stop what it is doing"
+    render(decided, as_json, headline=headline)
 
 
 @app.command()

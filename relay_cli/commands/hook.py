@@ -59,12 +59,15 @@ def output(
     message: str | None,
     updated_input: dict[str, Any] | None = None,
     updated_permissions: list[dict[str, Any]] | None = None,
+    interrupt: bool = False,
 ) -> dict[str, Any]:
     """The hook's answer, as Claude Code and Codex read it (the same shape for both; only
-    Claude Code takes ``updatedInput`` and ``updatedPermissions``)."""
+    Claude Code takes ``updatedInput``, ``updatedPermissions`` and ``interrupt``)."""
     decision: dict[str, Any] = {"behavior": behavior}
     if message is not None:
         decision["message"] = message
+    if interrupt:
+        decision["interrupt"] = True
     if updated_input is not None:
         decision["updatedInput"] = updated_input
     if updated_permissions:
@@ -99,7 +102,9 @@ def _answer(
     if approval.status == "approved":
         return allowed(source, approval)
     if approval.status == "rejected":
-        return output("deny", approval.note or "rejected by the operator")
+        # Codex's hook fails closed on interrupt (its schema reserves it): a plain deny there.
+        stop = approval.interrupt and source == "claude-code"
+        return output("deny", approval.note or "rejected by the operator", interrupt=stop)
     return None  # expired: nobody answered in time
 
 

@@ -651,14 +651,20 @@ class Approvals(Resource[C]):
 
     @flow_method
     def reject(
-        self, approval_id: int, *, note: str | None = None, decided_by: str | None = None
+        self,
+        approval_id: int,
+        *,
+        note: str | None = None,
+        interrupt: bool = False,
+        decided_by: str | None = None,
     ) -> Send[m.Approval]:
         """Reject; rejecting twice answers the same with ``changed`` false, rejecting a decided one
-        is a conflict."""
+        is a conflict. The note reaches the agent as the reason; with ``interrupt`` the agent is
+        also asked to stop what it is doing (Claude Code's hook ends its turn)."""
         return Send(
             ops.APPROVALS_REJECT,
             {"approval_id": approval_id},
-            json=wire(note=note, decided_by=decided_by),
+            json=wire(note=note, interrupt=interrupt, decided_by=decided_by),
         )
 
 

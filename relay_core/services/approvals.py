@@ -240,6 +240,8 @@ class ApprovalsService(Service):
             )
         if body.remember and outcome != "approved":
             raise InvalidInput("remember", "only an approval is remembered as a policy", "body")
+        if body.interrupt and outcome != "rejected":
+            raise InvalidInput("interrupt", "only a rejection asks the agent to stop", "body")
         decided_by = body.decided_by or caller.name
         # The policy is made from the request as asked, which never changes: off the unit, so
         # that the shell parser does not run inside the transaction.
@@ -271,6 +273,7 @@ class ApprovalsService(Service):
                 body.note,
                 approved_payload=changed_payload(approval, body.payload),
                 remembered_policy_id=policy.policy_id if policy else None,
+                interrupt=body.interrupt,
             )
             if decided is None:
                 raise StaleWrite("approval decided concurrently")

@@ -72,6 +72,8 @@ EVENT_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
         "subject_id",
         "approved_payload",
         "remembered_policy_id",
+        "note",
+        "interrupt",
     ),
     m.Intervention: ("intervention_id", "status", "approval_status", "approval_id"),
 }

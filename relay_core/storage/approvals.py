@@ -33,10 +33,11 @@ class ApprovalsStore:
         note: str | None = None,
         approved_payload: dict[str, Any] | None = None,
         remembered_policy_id: int | None = None,
+        interrupt: bool = False,
     ) -> m.Approval | None:
         """The approval decided, if it was pending (approved as the operator changed it, with
-        ``approved_payload``; naming the policy that remembers it); else None, and nothing
-        changed."""
+        ``approved_payload``; naming the policy that remembers it; asking the agent to stop,
+        ``interrupt``); else None, and nothing changed."""
         return await self._sql.record(
             m.Approval,
             "decide_approval",
@@ -47,6 +48,7 @@ class ApprovalsStore:
             note=note,
             approved_payload=approved_payload,
             remembered_policy_id=remembered_policy_id,
+            interrupt=interrupt,
         )
 
     async def set_platform_message(

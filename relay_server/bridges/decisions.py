@@ -14,8 +14,9 @@ from relay_core.auth import OPERATOR_CALLER
 from relay_core.services import Services
 
 # A reply to an approval's message: "approve", "reject", "always" (approve, and remember it as
-# a policy), with a note after it or not; or "undo" (forget what "always" remembered).
-DECISION = re.compile(r"^\s*(approve|reject|always)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
+# a policy), "stop" (reject, and ask the agent to stop what it is doing), with a note after it
+# or not; or "undo" (forget what "always" remembered).
+DECISION = re.compile(r"^\s*(approve|reject|always|stop)\b\s*(.*)$", re.IGNORECASE | re.DOTALL)
 UNDO = re.compile(r"^\s*undo\s*$", re.IGNORECASE)
 UNDO_SECONDS = 600  # how long after an "always" its card's one tap undoes it
 # A reply that changes the command of a request before approving it: "edit <command>".
@@ -25,11 +26,17 @@ EDIT = re.compile(r"^\s*edit\s+(\S.*?)\s*$", re.IGNORECASE | re.DOTALL)
 async def decide(
     services: Services, approval_id: int, verb: str, note: str | None, decided_by: str
 ) -> str:
-    """Approve, reject, or approve and remember (``always``) as the operator, recording who on
-    which platform; a short word on how it went."""
-    remember = verb == "always"
-    decision = ApprovalDecision(note=note or None, remember=remember, decided_by=decided_by[:200])
-    method = services.approvals.reject if verb == "reject" else services.approvals.approve
+    """Approve, reject, approve and remember (``always``), or reject and ask the agent to stop
+    (``stop``) as the operator, recording who on which platform; a short word on how it
+    went."""
+    decision = ApprovalDecision(
+        note=note or None,
+        remember=verb == "always",
+        interrupt=verb == "stop",
+        decided_by=decided_by[:200],
+    )
+    rejects = verb in ("reject", "stop")
+    method = services.approvals.reject if rejects else services.approvals.approve
     try:
         decided = await method(OPERATOR_CALLER, approval_id, decision)
     except RelayError as exc:

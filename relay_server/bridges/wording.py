@@ -73,6 +73,18 @@ def rememberable(approval: m.Approval) -> bool:
     return approval.kind == "request" and isinstance((approval.payload or {}).get("tool_name"), str)
 
 
+def hints(*said: str) -> str:
+    """A card's hints in one line, the empty ones left out."""
+    return " ".join(hint for hint in said if hint)
+
+
+def stop_hint(approval: m.Approval) -> str:
+    """How a card says to reject an agent's request and stop the agent, where it can be."""
+    return (
+        "Reply 'stop [note]' to reject it and stop the agent." if approval.kind == "request" else ""
+    )
+
+
 def edit_refused(approval: m.Approval) -> str | None:
     """Why the operator's ``edit <command>`` cannot change ``approval``, if it cannot."""
     if approval.status != "pending":
@@ -97,4 +109,6 @@ def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str]
         said += f", changed: it runs {escape(command)}" if command else ", changed"
     if approval.remembered_policy_id is not None:
         said += f", and remembered as policy #{approval.remembered_policy_id}"
+    if approval.interrupt:
+        said += ", and the agent asked to stop"
     return f"{said}: {escape(approval.note)}" if approval.note else said

@@ -311,10 +311,11 @@ def test_a_coding_agents_prompt_is_always_allowed_in_one_tap_and_undone_in_anoth
     shown = long_card.locator(".command").inner_text()
     assert shown.startswith("$ echo xxx") and shown.endswith("x | sh"), shown[-40:]
     assert "characters left out" in shown and len(shown) <= 2010
-    reject = long_card.get_by_role("button", name="Reject")
+    reject = long_card.get_by_role("button", name="Reject and stop")
     reject.click()
     # The queue drawn again with the decision: the next card is not caught mid-redraw.
     reject.wait_for(state="detached")
+    page.get_by_text("rejected, agent stopped").wait_for()
     card = page.locator(f"[data-approval='{asked['approval_id']}']")
     card.wait_for()
     text = card.inner_text()

@@ -320,9 +320,18 @@ async def test_permission_prompts_are_decided_by_policy_and_operator(
 
                 await ask(claude, prompt("kmnop", "git push --force"))
                 asked = await asyncio.to_thread(pending_for, server, "kmnop")
-                op.approvals.reject(asked["approval_id"], note="not on main")
+                op.approvals.reject(asked["approval_id"], note="not on main", interrupt=True)
                 verdict = await asyncio.wait_for(host.verdicts.get(), ARRIVES)
                 assert verdict == Verdict(request_id="kmnop", behavior="deny")
+                # The verdict has no room for the reason: the session is told it, and to stop.
+                why = await host.next_event()
+                assert why.meta["kind"] == "approval" and why.meta["from"] == "operator"
+                assert why.content == (
+                    'The operator denied "Bash: git push --force".\n'
+                    "The operator's note: not on main\n"
+                    "The operator asks you to stop what you are doing and wait for their"
+                    " instructions."
+                )
 
                 # A cut preview is no command a policy may allow: the operator is asked.
                 cut = PermissionRequest(

@@ -202,6 +202,33 @@ def test_a_codex_prompt_is_approved_only_as_asked(
     assert answered(process, "codex")["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
 
 
+@pytest.mark.parametrize("source", ["claude-code", "codex"])
+def test_reject_and_stop_ends_claude_codes_turn(
+    server: LiveServer, coder: str, tmp_path: Path, source: str
+) -> None:
+    """``--stop``: Claude Code's hook denies with ``interrupt``; Codex's, whose hook fails
+    closed on it, denies with the reason alone."""
+    recorded = json.loads((HOOKS / source / "bash.json").read_text())
+    recorded["tool_input"]["command"] = f"git push --force origin main # {source}"
+    process = hook(source, json.dumps(recorded).encode(), server.url, coder, tmp_path)
+    asked = pending_titled(server, f"Bash: git push --force origin main # {source}")
+    said = operator_cli(
+        server,
+        tmp_path,
+        "approvals",
+        "reject",
+        str(asked["approval_id"]),
+        "--stop",
+        "--note",
+        "never force-push main; wait for me",
+    )
+    assert said.returncode == 0, said.stderr
+    assert "the agent is asked to stop what it is doing" in said.stdout
+    decision = answered(process, source)["hookSpecificOutput"]["decision"]
+    stop = {"interrupt": True} if source == "claude-code" else {}
+    assert decision == {"behavior": "deny", "message": "never force-push main; wait for me"} | stop
+
+
 def test_a_rejection_without_a_note_says_who_rejected(
     server: LiveServer, coder: str, tmp_path: Path
 ) -> None:

@@ -142,9 +142,10 @@ async def test_edit_and_approve_opens_a_modal_whose_command_is_what_runs(
         if b["type"] == "context"
     ]
     assert "No edit" not in hints[0]
-    assert hints[1].endswith(
-        "No edit: Codex's hook cannot run a changed command (it refuses updatedInput)."
+    assert (
+        "No edit: Codex's hook cannot run a changed command (it refuses updatedInput)." in hints[1]
     )
+    assert hints[1].endswith("Reply 'stop [note]' to reject it and stop the agent.")
 
     assert await click(api, asked, "edit", user="U0STRANGER") == 200
     assert fake.called("views.open") == []

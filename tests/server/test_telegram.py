@@ -408,6 +408,28 @@ async def test_always_allow_remembers_a_policy_and_one_tap_undoes_it(
     assert (await api.get(f"/v1/approvals/{refused['approval_id']}"))["status"] == "pending"
 
 
+async def test_a_stop_reply_rejects_and_asks_the_agent_to_stop(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    asked_on = bot.post("/sendMessage").mock(return_value=sent(930))
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    await api.agent("builder")
+    payload = {"source": "claude-code", "tool_name": "Bash", "tool_input": {"command": "git push"}}
+    asked = await api.post(
+        "/v1/approvals", {"title": "Bash: git push", "payload": payload}, as_="builder", expect=201
+    )
+    card = json.loads(asked_on.calls.last.request.content)["text"]
+    assert card.endswith("Reply 'stop [note]' to reject it and stop the agent.")
+    assert await hook(api, reply(50, "stop not before the review", to=930)) == 200
+    decided = await api.get(f"/v1/approvals/{asked['approval_id']}")
+    assert decided["status"] == "rejected" and decided["interrupt"] is True
+    assert decided["note"] == "not before the review"
+    settled = json.loads(edited.calls.last.request.content)["text"]
+    assert "REJECTED by telegram:operator, and the agent asked to stop: not before" in settled
+
+
 async def test_only_the_lock_holder_polls(api: Api, bot: respx.MockRouter) -> None:
     route = bot.post("/getUpdates").mock(
         return_value=httpx.Response(200, json={"ok": True, "result": []})

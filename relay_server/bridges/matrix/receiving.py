@@ -5,7 +5,7 @@ In the operator room, from an operator (``RELAY_MATRIX_OPERATORS``; empty: anyon
 - a reply (``m.relates_to.m.in_reply_to``) to an approval's message saying ``approve [note]`` /
   ``reject [note]`` decides it; a reaction ✅ / ❌ on it decides it too;
 - a reply ``always [note]`` approves a request and remembers it as a policy, and ``undo`` within
-  ten minutes disables that policy;
+  ten minutes disables that policy; ``stop [note]`` rejects it and asks the agent to stop;
 - a reply ``edit <command>`` to a request's message is echoed (the command it would run) and a
   ✅ on the echo approves the request with that command;
 - a reply to a notification reaches its agent. Each event's id makes it once (kept like an

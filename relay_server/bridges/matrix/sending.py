@@ -19,7 +19,14 @@ import httpx
 from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, edit_hint, outcome, rememberable
+from relay_server.bridges.wording import (
+    describe,
+    edit_hint,
+    hints,
+    outcome,
+    rememberable,
+    stop_hint,
+)
 
 MAX_RETRY_AFTER = 10.0  # seconds of M_LIMIT_EXCEEDED worth waiting out
 # The content key of the bot's echo of an operator's "edit <command>": the approval and the
@@ -172,14 +179,14 @@ class MatrixBridge:
         await self.call("PUT", path, {"msgtype": "m.text", "body": text})
 
     async def ask(self, approval: m.Approval) -> str | None:
-        hints = [
+        hint = hints(
             "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌.",
             edit_hint(approval),
             "Reply 'always' to approve it and requests like it from now on."
             if rememberable(approval)
             else "",
-        ]
-        hint = " ".join(h for h in hints if h)
+            stop_hint(approval),
+        )
         return await self._post(
             {"msgtype": "m.text", "body": f"{describe(approval, 4000)}\n\n{hint}"}
         )

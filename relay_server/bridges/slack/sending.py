@@ -22,8 +22,10 @@ from relay_server.bridges.wording import (
     describe,
     edit_hint,
     editable_command,
+    hints,
     outcome,
     rememberable,
+    stop_hint,
 )
 
 DEFAULT_API_URL = "https://slack.com/api/"
@@ -96,8 +98,11 @@ class SlackBridge:
 
     async def ask(self, approval: m.Approval) -> str | None:
         text = describe(approval, 2900, strong="*", escape=escaped)
-        hint = "Click a button, or reply in the thread `approve [note]` / `reject [note]`."
-        hint = f"{hint} {edit_hint(approval, how='')}".rstrip()
+        hint = hints(
+            "Click a button, or reply in the thread `approve [note]` / `reject [note]`.",
+            edit_hint(approval, how=""),
+            stop_hint(approval),
+        )
         buttons = [
             _button("Approve", "approve", approval, "primary"),
             _button("Reject", "reject", approval, "danger"),

@@ -16,7 +16,14 @@ import httpx
 from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.wording import describe, edit_hint, outcome, rememberable
+from relay_server.bridges.wording import (
+    describe,
+    edit_hint,
+    hints,
+    outcome,
+    rememberable,
+    stop_hint,
+)
 
 log = logging.getLogger("relay.telegram")
 
@@ -139,8 +146,12 @@ class TelegramBridge:
         return platform_id(self.chat_id, topic["message_thread_id"])
 
     async def ask(self, approval: m.Approval) -> str | None:
-        hint = f"Tap a button, or reply 'approve [note]' / 'reject [note]'. {edit_hint(approval)}"
-        text = f"{describe(approval, 3500)}\n\n{hint.rstrip()}"
+        hint = hints(
+            "Tap a button, or reply 'approve [note]' / 'reject [note]'.",
+            edit_hint(approval),
+            stop_hint(approval),
+        )
+        text = f"{describe(approval, 3500)}\n\n{hint}"
         row = [
             {"text": "Approve", "callback_data": f"approve:{approval.approval_id}"},
             {"text": "Reject", "callback_data": f"reject:{approval.approval_id}"},

@@ -178,9 +178,10 @@ function decision(approvalId, approval = null) {
     const payload = approval.payload;
     return { ...payload, tool_input: { ...payload.tool_input, command: command.value } };
   };
-  const decide = (verb) => async () => {
+  const decide = (verb, stop = false) => async () => {
     const body = note.value ? { note: note.value } : {};
     if (verb === "approve" && changed()) body.payload = changed();
+    if (stop) body.interrupt = true;
     try {
       const decided = await api("POST", `/v1/approvals/${approvalId}/${verb}`, body);
       if (decided.changed === false) {
@@ -213,6 +214,8 @@ function decision(approvalId, approval = null) {
     el("label", { for: `note-${approvalId}` }, "Note "), note, " ",
     el("button", { type: "button", class: "approve", on: { click: decide("approve") } }, "Approve"), " ",
     el("button", { type: "button", class: "reject", on: { click: decide("reject") } }, "Reject"),
+    approval ? [" ", el("button", { type: "button", class: "reject", title: "Reject, and ask the agent to stop what it is doing",
+      on: { click: decide("reject", true) } }, "Reject and stop")] : null,
     scope ? el("div", { class: "always-allow" },
       el("button", { type: "button", class: "always", on: { click: always } }, alwaysLabel(approval)), " ",
       el("label", { for: `scope-${approvalId}` }, "for "), scope) : null);
@@ -298,7 +301,7 @@ async function approvalsView() {
     el("h2", {}, "Decided"),
     table([
       ["#", (a) => el("span", { "data-approval": a.approval_id }, a.approval_id)], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
-      ["Outcome", (a) => el("span", { class: "status" }, a.status)],
+      ["Outcome", (a) => el("span", { class: "status" }, a.interrupt ? `${a.status}, agent stopped` : a.status)],
       ["Changed", (a) => a.approved_payload
         ? `runs: ${elide(commandOf(a, a.approved_payload) ?? pretty(a.approved_payload), 200)}` : ""],
       ["Always", (a) => remembered(a, policies)],

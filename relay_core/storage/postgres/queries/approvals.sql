@@ -18,10 +18,12 @@ RETURNING approval_id;
 -- name: decide_approval
 -- A pending approval decided (approved, rejected, withdrawn, expired), approved as the
 -- operator changed it if :approved_payload is not null, naming the policy that remembers it
--- if :remembered_policy_id is not null; nothing if it was not pending.
+-- if :remembered_policy_id is not null, asking the agent to stop if :interrupt; nothing if it
+-- was not pending.
 UPDATE approvals
 SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note,
-    approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id
+    approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id,
+    interrupt = :interrupt
 WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING *;
 

@@ -20,10 +20,12 @@ RETURNING approval_id;
 -- name: decide_approval
 -- A pending approval decided (approved, rejected, withdrawn, expired), approved as the
 -- operator changed it if :approved_payload is not null, naming the policy that remembers it
--- if :remembered_policy_id is not null; nothing if it was not pending.
+-- if :remembered_policy_id is not null, asking the agent to stop if :interrupt; nothing if it
+-- was not pending.
 UPDATE approvals
 SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note,
-    approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id
+    approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id,
+    interrupt = :interrupt
 WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
@@ -33,7 +35,8 @@ RETURNING json_object(
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+    'decided_by', decided_by, 'note', note, 'interrupt', interrupt,
+    'platform_message_id', platform_message_id
 );
 
 -- name: set_approval_platform_message
@@ -48,7 +51,8 @@ RETURNING json_object(
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id
+    'decided_by', decided_by, 'note', note, 'interrupt', interrupt,
+    'platform_message_id', platform_message_id
 );
 
 -- name: approval_on_platform
