@@ -71,8 +71,8 @@ Evidence = Annotated[str, StringConstraints(max_length=1_000_000)] | JsonObject
 
 MessageStatus = Literal["pending", "delivered", "acked", "posted"]
 TaskStatus = Literal["open", "claimed", "in_progress", "completed", "failed"]
-ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "withdrawn"]
-ApprovalKind = Literal["enrollment", "intervention", "request"]
+ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "withdrawn", "answered"]
+ApprovalKind = Literal["enrollment", "intervention", "request", "question"]
 EnrollmentStatus = ApprovalStatus
 SpaceStatus = Literal["active", "archived"]
 InterventionStatus = Literal[
@@ -301,6 +301,37 @@ class EnrollRequest(RequestBody):
         return self
 
 
+OptionLabel = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+MAX_OTHER_ANSWER = 2000  # characters of an answer in the operator's own words
+
+
+class QuestionOption(RequestBody):
+    """One answer a question offers."""
+
+    label: OptionLabel
+    description: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+class ApprovalAnswer(RequestBody):
+    """The operator's answer to a question: the labels chosen (one, unless it takes several),
+    or, where it allows another answer, the operator's own words as the one item."""
+
+    answer: list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_OTHER_ANSWER)]] = (
+        Field(min_length=1, max_length=10)
+    )
+    note: LongText | None = None
+    decided_by: ShortText | None = Field(
+        default=None, description="who answered, for the audit (default: operator)"
+    )
+
+    @field_validator("decided_by")
+    @classmethod
+    def _a_person(cls, name: str | None) -> str | None:
+        if name is not None and name != OPERATOR:
+            _not_an_actor_of_relays(name)
+        return name
+
+
 class ApprovalWithdrawal(RequestBody):
     """Why the agent that asked no longer asks (shown on every platform in place of the
     question): ``the session answered at its terminal``."""
@@ -393,17 +424,42 @@ MAX_EXPIRES_IN = 604_800  # a week
 
 
 class ApprovalRequest(RequestBody):
-    """An agent asks the operator to approve what it is about to do."""
+    """An agent asks the operator to approve what it is about to do, or (``kind: question``)
+    asks a question with options for the operator to answer."""
 
+    kind: Literal["request", "question"] = "request"
     title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
     detail: LongText | None = None
     payload: SmallJson | None = None
+    options: list[QuestionOption] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=10,
+        description="a question's answers to choose from (2 to 10, their labels distinct)",
+    )
+    multiple: bool = Field(default=False, description="a question: several options may be chosen")
+    allow_other: bool = Field(
+        default=False, description="a question: the operator may answer in their own words"
+    )
     expires_in: int | None = Field(
         default=None,
         ge=1,
         le=MAX_EXPIRES_IN,
         description="Seconds until the approval expires unanswered; none: it waits for ever",
     )
+
+    @model_validator(mode="after")
+    def _options_for_a_question(self) -> ApprovalRequest:
+        if self.kind != "question":
+            if self.options is not None or self.multiple or self.allow_other:
+                raise ValueError("options, multiple and allow_other are a question's")
+            return self
+        if self.options is None:
+            raise ValueError("a question offers options (2 to 10)")
+        labels = [option.label for option in self.options]
+        if len(set(labels)) != len(labels):
+            raise ValueError("a question's options have distinct labels")
+        return self
 
 
 class InterventionParticipant(RequestBody):
@@ -783,6 +839,12 @@ class Approval(Resource):
     remembered_policy_id: int | None = None
     # Rejected, and the agent asked to stop what it is doing (interrupt), not only this.
     interrupt: bool = False
+    # A question's: the answers offered, whether several may be chosen or the operator's own
+    # words given, and the answer once ``answered`` (labels, or the operator's words).
+    options: list[QuestionOption] | None = None
+    multiple: bool = False
+    allow_other: bool = False
+    answer: list[str] | None = None
     requested_by: str
     subject_id: str
     # Who may see it besides the operator: everyone (``*``), or the agent that asked (a
@@ -1158,7 +1220,7 @@ class ApprovalMatch(RequestBody):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    kinds: list[ApprovalKind] | None = Field(default=None, max_length=3)
+    kinds: list[ApprovalKind] | None = Field(default=None, max_length=4)
     agents: list[AgentPattern] | None = Field(
         default=None, max_length=1000, description="agent ids; '*' matches any characters"
     )

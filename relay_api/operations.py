@@ -547,6 +547,21 @@ APPROVALS_REJECT = Op(
     ),
     operator_only=True,
 )
+APPROVALS_ANSWER = Op(
+    "approvals.answer",
+    "POST",
+    "/v1/approvals/{approval_id}/answer",
+    m.Approval,
+    body=m.ApprovalAnswer,
+    path_params=p.ApprovalPath,
+    doc=(
+        "Answer a question (an approval of kind ``question``): the labels chosen, or the "
+        "operator's own words where it allows them; it is then ``answered``. The first answer "
+        "stands: answering again answers the same with ``changed`` false. An answer that is "
+        "not among its options is invalid; anything but a pending question is a conflict."
+    ),
+    operator_only=True,
+)
 
 POLICIES_CREATE = Op(
     "policies.create",

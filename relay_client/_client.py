@@ -16,7 +16,6 @@ from relay_client._flow import C, Send
 from relay_client.resources._generated import (
     Actions,
     Agents,
-    Approvals,
     Enroll,
     Interventions,
     Messages,
@@ -28,6 +27,7 @@ from relay_client.resources._generated import (
     Tasks,
     Webhooks,
 )
+from relay_client.resources.approvals import Approvals
 from relay_client.resources.events import Events
 
 M = TypeVar("M", bound=BaseModel)

@@ -316,6 +316,8 @@ class Rule:
             return why
         if self.kinds is not None and facts.kind not in self.kinds:
             return f"kind {facts.kind} is not among {sorted(self.kinds)}"
+        if facts.kind == "question" and self.policy.decision == "approve":
+            return "it approves, and a question is answered, not approved"
         if self.agents is not None and not _any_glob(self.agents, facts.agent_id):
             return f"agent {facts.agent_id} matches none of its agents"
         if self.hours is not None and not _within(self.hours, at):

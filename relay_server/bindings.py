@@ -61,6 +61,7 @@ def bind(services: Services) -> dict[str, Serve]:
         ops.APPROVALS_SHOW.id: services.approvals.show,
         ops.APPROVALS_APPROVE.id: services.approvals.approve,
         ops.APPROVALS_REJECT.id: services.approvals.reject,
+        ops.APPROVALS_ANSWER.id: services.approvals.answer,
         ops.APPROVALS_WITHDRAW.id: services.approvals.withdraw,
         ops.POLICIES_CREATE.id: services.policies.create,
         ops.POLICIES_LIST.id: services.policies.list,

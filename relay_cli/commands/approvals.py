@@ -1,4 +1,4 @@
-"""``relay approvals list|show|request|approve|reject``."""
+"""``relay approvals list|show|request|ask|approve|reject|answer|withdraw``."""
 
 from __future__ import annotations
 
@@ -85,6 +85,81 @@ def request(
         lambda c: c.approvals.request(title, detail=detail, payload=body, expires_in=expires_in),
     )
     render(asked, as_json, headline=f"Approval {asked.approval_id} requested: {asked.status}")
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="The question, in a line.")],
+    option: Annotated[
+        list[str],
+        typer.Option("--option", "-o", help="An answer to choose from (2 to 10; repeat it)."),
+    ],
+    detail: Annotated[str | None, typer.Option(help="More words for the operator.")] = None,
+    multiple: Annotated[
+        bool, typer.Option("--multiple", help="Several options may be chosen.")
+    ] = False,
+    allow_other: Annotated[
+        bool, typer.Option("--allow-other", help="The operator may answer in their own words.")
+    ] = False,
+    expires_in: Annotated[
+        int | None, typer.Option(help="Seconds until it expires unanswered (a week at most).")
+    ] = None,
+    wait: Annotated[
+        float | None,
+        typer.Option(help="Wait up to this many seconds (60 at most) for the answer."),
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Ask the operator a question with options, as an agent (--agent, or an agent's token).
+
+    Example: relay --agent builder approvals ask "Which database?" -o Postgres -o SQLite --wait 60
+    """
+
+    def asked(client: RelayClient) -> Approval:
+        approval = client.approvals.ask(
+            question,
+            option,
+            detail=detail,
+            multiple=multiple,
+            allow_other=allow_other,
+            expires_in=expires_in,
+        )
+        if wait and approval.status == "pending":
+            approval = client.approvals.show(approval.approval_id, wait=wait)
+        return approval
+
+    approval = call(ctx, asked)
+    said = f"Question {approval.approval_id} asked: {approval.status}"
+    if approval.answer is not None:
+        said += f"\nanswer: {', '.join(approval.answer)}"
+    render(approval, as_json, headline=said)
+
+
+@app.command()
+def answer(
+    ctx: typer.Context,
+    approval_id: ApprovalId,
+    chosen: Annotated[
+        list[str],
+        typer.Argument(
+            help="The option (several, where it takes several), or your own words where it"
+            " allows them.",
+            metavar="ANSWER...",
+        ),
+    ],
+    note: Note = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Answer an agent's question.
+
+    Example: relay approvals answer 12 Postgres
+    """
+    answered = call(ctx, lambda c: c.approvals.answer(approval_id, chosen, note=note))
+    headline = _outcome(answered, "Answered")
+    if answered.changed and answered.answer is not None:
+        headline += f"\nanswer: {', '.join(answered.answer)}"
+    render(answered, as_json, headline=headline)
 
 
 @app.command()

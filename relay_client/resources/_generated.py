@@ -591,14 +591,27 @@ class Approvals(Resource[C]):
         self,
         title: str,
         *,
+        kind: str | None = None,
         detail: str | None = None,
         payload: dict[str, Any] | None = None,
+        options: Sequence[m.QuestionOption | dict[str, Any]] | None = None,
+        multiple: bool = False,
+        allow_other: bool = False,
         expires_in: int | None = None,
     ) -> Send[m.Approval]:
         """An agent asks the operator to approve something; every platform shows it."""
         return Send(
             ops.APPROVALS_REQUEST,
-            json=wire(title=title, detail=detail, payload=payload, expires_in=expires_in),
+            json=wire(
+                kind=kind,
+                title=title,
+                detail=detail,
+                payload=payload,
+                options=options,
+                multiple=multiple,
+                allow_other=allow_other,
+                expires_in=expires_in,
+            ),
         )
 
     @flow_method
@@ -665,6 +678,25 @@ class Approvals(Resource[C]):
             ops.APPROVALS_REJECT,
             {"approval_id": approval_id},
             json=wire(note=note, interrupt=interrupt, decided_by=decided_by),
+        )
+
+    @flow_method
+    def answer(
+        self,
+        approval_id: int,
+        answer: Sequence[str],
+        *,
+        note: str | None = None,
+        decided_by: str | None = None,
+    ) -> Send[m.Approval]:
+        """Answer a question (an approval of kind ``question``): the labels chosen, or the
+        operator's own words where it allows them; it is then ``answered``. The first answer stands:
+        answering again answers the same with ``changed`` false. An answer that is not among its
+        options is invalid; anything but a pending question is a conflict."""
+        return Send(
+            ops.APPROVALS_ANSWER,
+            {"approval_id": approval_id},
+            json=wire(answer=answer, note=note, decided_by=decided_by),
         )
 
 

@@ -95,6 +95,23 @@ def changed_payload(approval: m.Approval, given: m.JsonObject | None) -> m.JsonO
     return given
 
 
+def answer_of(question: m.Approval, given: list[str]) -> list[str]:
+    """``given`` as the answer to ``question``: labels among its options (one, unless it takes
+    several), or the operator's own words where it allows them; invalid input otherwise."""
+    labels = [option.label for option in question.options or []]
+    chosen = list(dict.fromkeys(given))  # a label given twice is chosen once
+    if all(label in labels for label in chosen):
+        if len(chosen) > 1 and not question.multiple:
+            raise InvalidInput("answer", "this question takes one answer", "body")
+        return chosen
+    if question.allow_other and len(chosen) == 1:
+        return chosen  # the operator's own words
+    offered = ", ".join(repr(label) for label in labels)
+    raise InvalidInput(
+        "answer", f"the answer is not among the question's options: {offered}", "body"
+    )
+
+
 class Settled(NamedTuple):
     """What a decision's (or a withdrawal's) unit left: the approval as it stands, whether
     this unit decided it, and an expiry it found on the way (shown once committed)."""
@@ -137,7 +154,7 @@ class ApprovalsService(Service):
                 "an approval request is an agent's: the operator asks as one with X-Agent-ID"
             )
         agent_id = caller.agent_id
-        screened = await screen(self, Facts("request", agent_id, body.title, body.payload))
+        screened = await screen(self, Facts(body.kind, agent_id, body.title, body.payload))
 
         async def work(uow: UnitOfWork) -> m.Approval:
             now = self.now()
@@ -146,10 +163,13 @@ class ApprovalsService(Service):
                 self,
                 uow,
                 m.Approval(
-                    kind="request",
+                    kind=body.kind,
                     title=body.title,
                     detail=body.detail,
                     payload=body.payload,
+                    options=body.options,
+                    multiple=body.multiple,
+                    allow_other=body.allow_other,
                     requested_by=agent_id,
                     subject_id=agent_id,
                     audience=agent_id,
@@ -252,6 +272,11 @@ class ApprovalsService(Service):
         async def work(uow: UnitOfWork) -> Settled:
             now = self.now()
             found = await require_approval(uow, approval_id)
+            if found.kind == "question" and outcome == "approved":
+                raise Conflict(
+                    f"approval {approval_id} is a question: answer it"
+                    f" (POST /v1/approvals/{approval_id}/answer), or reject it"
+                )
             approval = await expire_if_due(uow, found, now)
             # Its deadline passed just now: shown once committed.
             expired = approval if approval is not found else None
@@ -286,6 +311,37 @@ class ApprovalsService(Service):
 
         # An expiry found here is committed, not rolled back with the conflict it causes.
         return await self._settled(await self.write(work), outcome)
+
+    async def answer(self, caller: Caller, approval_id: int, body: m.ApprovalAnswer) -> m.Approval:
+        """Answer a question; the first answer stands (answering again answers the same with
+        ``changed`` false), answering a decided one is a conflict."""
+
+        async def work(uow: UnitOfWork) -> Settled:
+            now = self.now()
+            found = await require_approval(uow, approval_id)
+            if found.kind != "question":
+                raise Conflict(
+                    f"approval {approval_id} is an {found.kind}'s, no question: approve or"
+                    " reject it"
+                )
+            approval = await expire_if_due(uow, found, now)
+            expired = approval if approval is not found else None  # shown once committed
+            if approval.status != "pending":
+                return Settled(approval, decided=False, expired=expired)
+            answered = await uow.approvals.decide(
+                approval_id,
+                "answered",
+                now,
+                body.decided_by or caller.name,
+                body.note,
+                answer=answer_of(approval, body.answer),
+            )
+            if answered is None:
+                raise StaleWrite("approval decided concurrently")
+            await announce_approval(uow, answered, "approval.decided", now)
+            return Settled(answered, decided=True, expired=expired)
+
+        return await self._settled(await self.write(work), "answered")
 
     async def _remembered(
         self, approval_id: int, body: m.ApprovalDecision, decided_by: str
@@ -333,8 +389,11 @@ class ApprovalsService(Service):
                 raise PermissionDenied(
                     f"only the agent that asked may withdraw approval {approval_id}"
                 )
-            if found.kind != "request":
-                raise Conflict(f"approval {approval_id} is no request: only a request is withdrawn")
+            if found.kind not in ("request", "question"):
+                raise Conflict(
+                    f"approval {approval_id} is no request: only a request or a question is"
+                    " withdrawn"
+                )
             approval = await expire_if_due(uow, found, now)
             expired = approval if approval is not found else None  # shown once committed
             if approval.status != "pending":

@@ -74,6 +74,7 @@ EVENT_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
         "remembered_policy_id",
         "note",
         "interrupt",
+        "answer",
     ),
     m.Intervention: ("intervention_id", "status", "approval_status", "approval_id"),
 }

@@ -21,7 +21,11 @@ class ApprovalsStore:
 
     async def insert(self, approval: m.Approval) -> m.Approval:
         """Store a new approval; ``approval`` is given its id and returned."""
-        approval.approval_id = await self._sql.value("insert_approval", **vars(approval))
+        offered = approval.options
+        options = [option.model_dump() for option in offered] if offered is not None else None
+        approval.approval_id = await self._sql.value(
+            "insert_approval", **(vars(approval) | {"options": options})
+        )
         return approval
 
     async def decide(
@@ -34,10 +38,11 @@ class ApprovalsStore:
         approved_payload: dict[str, Any] | None = None,
         remembered_policy_id: int | None = None,
         interrupt: bool = False,
+        answer: list[str] | None = None,
     ) -> m.Approval | None:
         """The approval decided, if it was pending (approved as the operator changed it, with
         ``approved_payload``; naming the policy that remembers it; asking the agent to stop,
-        ``interrupt``); else None, and nothing changed."""
+        ``interrupt``; a question with its ``answer``); else None, and nothing changed."""
         return await self._sql.record(
             m.Approval,
             "decide_approval",
@@ -49,6 +54,7 @@ class ApprovalsStore:
             approved_payload=approved_payload,
             remembered_policy_id=remembered_policy_id,
             interrupt=interrupt,
+            answer=answer,
         )
 
     async def set_platform_message(

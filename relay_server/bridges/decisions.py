@@ -7,11 +7,13 @@ import hashlib
 import re
 from typing import Any
 
+from relay_api import models as m
 from relay_api.errors import RelayError
-from relay_api.models import ApprovalDecision
+from relay_api.models import ApprovalAnswer, ApprovalDecision
 from relay_api.prompts import with_command
 from relay_core.auth import OPERATOR_CALLER
 from relay_core.services import Services
+from relay_server.bridges.wording import answer_hint
 
 # A reply to an approval's message: "approve", "reject", "always" (approve, and remember it as
 # a policy), "stop" (reject, and ask the agent to stop what it is doing), with a note after it
@@ -46,6 +48,71 @@ async def decide(
             f"approved #{decided.approval_id}, remembered as policy #{decided.remembered_policy_id}"
         )
     return f"{decided.status} #{decided.approval_id}"
+
+
+# A reply naming a question's options by their numbers: "2", "1 3", "1, 3".
+NUMBERS = re.compile(r"^\s*\d+(\s*[, ]\s*\d+)*\s*$")
+
+
+def chosen_in(question: m.Approval, reply: str) -> list[str] | None:
+    """What a reply to a question's card answers: the options it numbers, or, where the
+    question allows it, the reply's own words; None when it answers nothing."""
+    labels = [option.label for option in question.options or []]
+    if NUMBERS.match(reply):
+        numbers = [int(n) for n in re.findall(r"\d+", reply)]
+        if all(1 <= n <= len(labels) for n in numbers):
+            return [labels[n - 1] for n in numbers]
+    if reply.strip() in labels:
+        return [reply.strip()]
+    return [reply.strip()] if question.allow_other and reply.strip() else None
+
+
+async def answer(services: Services, approval_id: int, chosen: list[str], decided_by: str) -> str:
+    """Answer a question as the operator, recording who on which platform; a short word on
+    how it went."""
+    try:
+        given = ApprovalAnswer(answer=chosen, decided_by=decided_by[:200])
+        answered = await services.approvals.answer(OPERATOR_CALLER, approval_id, given)
+    except RelayError as exc:
+        return exc.detail
+    except ValueError as exc:  # pydantic's ValidationError among them
+        return str(exc)
+    if not answered.changed:
+        return f"#{approval_id} was already {answered.status}"
+    return f"answered #{approval_id}: {', '.join(answered.answer or [])}"
+
+
+async def answer_option(services: Services, approval_id: int, index: str, who: str) -> str:
+    """An option's button (its index among the question's options): answer with it."""
+    try:
+        question = await services.approvals.show(OPERATOR_CALLER, approval_id)
+    except RelayError as exc:
+        return exc.detail
+    options = question.options or []
+    if not index.isdigit() or int(index) >= len(options):
+        return "Not an option of this question."
+    return await answer(services, approval_id, [options[int(index)].label], who)
+
+
+async def apply_reply(
+    services: Services, approval: m.Approval, text: str, who: str
+) -> tuple[bool, str | None]:
+    """Apply the operator's reply to an approval's card, the same on every platform: a
+    decision, an answer to a question, an undo. Whether it was one (else the platform delivers
+    it as any reply), and what to tell the operator (None: the card's update says it)."""
+    decision, undo = DECISION.match(text), UNDO.match(text)
+    verb = decision[1].lower() if decision else None
+    if approval.kind == "question" and verb not in ("reject", "stop"):
+        chosen = chosen_in(approval, text)
+        if chosen is None:
+            return True, answer_hint(approval)
+        return True, await answer(services, approval.approval_id, chosen, who)
+    if decision and verb is not None:
+        said = await decide(services, approval.approval_id, verb, decision[2], who)
+        return True, said if verb == "always" else None  # what was remembered, or why not
+    if undo:
+        return True, await forget(services, approval.approval_id)
+    return False, None
 
 
 async def forget(services: Services, approval_id: int) -> str:

@@ -27,7 +27,7 @@ def describe(
         f"{strong}Approval #{approval.approval_id}{strong} ({approval.kind}) "
         f"from {escape(approval.requested_by)}"
     )
-    lines = [head, fit(approval.title, TITLE_SHARE, escape)]
+    lines = [head, fit(approval.title, TITLE_SHARE, escape), *options_of(approval, escape)]
     expiry = (
         f"Expires {approval.expires_at:%Y-%m-%d %H:%M:%S} UTC unanswered"
         if approval.expires_at is not None
@@ -47,6 +47,26 @@ def describe(
     if expiry:
         lines.append(expiry)
     return "\n".join(lines)[:limit]
+
+
+def options_of(approval: m.Approval, escape: Callable[[str], str] = _plain) -> list[str]:
+    """A question's options, numbered as a reply names them (``2. SQLite: the local file``)."""
+    return [
+        f"{n}. {escape(option.label)}"
+        + (f": {escape(option.description)}" if option.description else "")
+        for n, option in enumerate(approval.options or [], start=1)
+    ]
+
+
+def answer_hint(approval: m.Approval) -> str:
+    """How a question's card says to answer it."""
+    how = (
+        "Reply with the numbers of your answers (1 3)"
+        if approval.multiple
+        else "Reply with its number"
+    )
+    other = ", or in your own words" if approval.allow_other else ""
+    return f"{how}{other}; 'reject [note]' declines."
 
 
 def editable_command(approval: m.Approval) -> str | None:
@@ -103,6 +123,9 @@ def outcome(approval: m.Approval, strong: str = "", escape: Callable[[str], str]
         why = escape(approval.note or "the agent no longer asks")
         return f"{strong}WITHDRAWN{strong}: {why}"
     by = escape(approval.decided_by or "operator")
+    if approval.status == "answered":
+        said = f"{strong}ANSWERED{strong} by {by}: {escape(', '.join(approval.answer or []))}"
+        return f"{said} ({escape(approval.note)})" if approval.note else said
     said = f"{strong}{approval.status.upper()}{strong} by {by}"
     if approval.approved_payload is not None:
         command = command_of(approval.approved_payload)

@@ -296,6 +296,27 @@ def test_remember_makes_a_policy_with_its_scope_and_says_how_to_undo_it(relay: A
     assert relay.json("approvals", "show", ask())["status"] == "approved"
 
 
+def test_an_agent_asks_a_question_and_the_operator_answers_it(relay: Any) -> None:
+    agent = f"asker-{uuid.uuid4().hex[:6]}"
+    relay("agents", "register", agent)
+    asked = relay.json(
+        "--agent", agent, "approvals", "ask", "Which DB?", "-o", "Postgres", "-o", "SQLite"
+    )
+    assert asked["kind"] == "question" and [o["label"] for o in asked["options"]] == [
+        "Postgres",
+        "SQLite",
+    ]
+    refused = relay("approvals", "answer", str(asked["approval_id"]), "MySQL", code=1)
+    assert "not among the question's options" in refused.stderr and "HTTP 422" in refused.stderr
+    said = relay("approvals", "answer", str(asked["approval_id"]), "Postgres").stdout
+    assert (
+        said.startswith(f"Answered {asked['approval_id']}: Which DB?")
+        and "answer: Postgres" in said
+    )
+    shown = relay.json("--agent", agent, "approvals", "show", str(asked["approval_id"]))
+    assert shown["status"] == "answered" and shown["answer"] == ["Postgres"]
+
+
 def test_ids_are_never_cut_at_80_columns(relay: Any) -> None:
     """The ids a reader types next are whole in an 80-column table; the other columns wrap or
     give way."""

@@ -185,6 +185,15 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     with pytest.raises(NotFoundError):
         await newcomer.enroll.status(created.enroll_id, "wrong")
 
+    question = await alice.approvals.ask("Which database?", ["Postgres", "SQLite"])
+    assert question.kind == "question" and [o.label for o in question.options or []] == [
+        "Postgres",
+        "SQLite",
+    ]
+    answered = await op.approvals.answer(question.approval_id, ["SQLite"])
+    shown = await alice.approvals.show(question.approval_id)
+    assert shown.answer == answered.answer == ["SQLite"]
+
     incident = f"inc-{run}"
     diagnostic = await alice.interventions.diagnostic(incident, summary="slow", content={"p99": 9})
     assert await alice.interventions.show_diagnostic(incident) == diagnostic
@@ -265,7 +274,8 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
         await op.rooms.messages(room, limit=0)
     assert invalid.value.errors[0]["loc"] == ["query", "limit"]
 
-    assert calls == {route.id for route in OPERATIONS}
+    # Every operation, and the method written by hand on top of one (ask: a request).
+    assert calls == {route.id for route in OPERATIONS} | {"approvals.ask"}
 
 
 async def every_webhook_operation(op: Any, receiver: Receiver, run: str) -> None:

@@ -550,6 +550,44 @@ def test_a_command_is_approved_changed_on_a_phone(phone: Any, server: LiveServer
     shot(phone, "phone-approval-changed-decided")
 
 
+def test_a_question_is_answered_on_a_phone(phone: Any, server: LiveServer) -> None:
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "planner"}).json()["token"]
+    agent = {"Authorization": f"Bearer {token}"}
+
+    def ask(**more: Any) -> int:
+        options = [
+            {"label": "Postgres", "description": "the shared cluster"},
+            {"label": "SQLite", "description": "a file beside the service"},
+            {"label": "<b>DuckDB</b>"},
+        ]
+        body = {"kind": "question", "title": "Which database for the cache?", "options": options}
+        asked = httpx.post(f"{server.url}/v1/approvals", json=body | more, headers=agent)
+        return int(asked.json()["approval_id"])
+
+    single = ask()
+    several = ask(multiple=True, allow_other=True)
+    sign_in(phone, server)
+    card = phone.locator(f"[data-approval='{single}']")
+    card.wait_for()
+    assert card.get_by_role("button", name="<b>DuckDB</b>").count() == 1  # literal
+    fits_the_width(phone)
+    shot(phone, "phone-question")
+    option = card.get_by_role("button", name="SQLite")
+    option.tap()
+    option.wait_for(state="detached")
+    other = phone.locator(f"[data-approval='{several}']")
+    other.get_by_label("Postgres").check()
+    other.get_by_label("SQLite").check()
+    other.get_by_role("button", name="Answer").tap()
+    phone.get_by_role("cell", name="Postgres, SQLite").wait_for()
+    with operator(server) as op:
+        assert op.get(f"/v1/approvals/{single}").json()["answer"] == ["SQLite"]
+        assert op.get(f"/v1/approvals/{several}").json()["answer"] == ["Postgres", "SQLite"]
+    fits_the_width(phone)
+    shot(phone, "phone-question-answered")
+
+
 def test_words_stay_whole_in_a_wide_table(page: Any, server: LiveServer) -> None:
     """At 1280 px the notifications' table keeps an agent's id on one line."""
     with operator(server) as op:

@@ -200,6 +200,28 @@ def test_always_remembers_a_policy_and_undo_disables_it(
                 assert later.status == "pending"
 
 
+def test_a_question_is_answered_by_a_numbered_reply(homeserver: Homeserver, tmp_path: Path) -> None:
+    with live_server(tmp_path, **relay_env(homeserver)) as server:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            token = op.agents.register("asker").token
+            with RelayClient(server.url, token=token, agent_id="asker") as asker:
+                asked = asker.approvals.ask("Which database?", ["Postgres", "SQLite"])
+                shown = eventually(lambda: op.approvals.show(asked.approval_id).platform_message_id)
+                card = event_of(shown)
+                unclear = reply(homeserver, homeserver.operator, card, "the fast one", "Which")
+                said = eventually(lambda: bot_replies_to(homeserver, unclear))[0]["content"]
+                assert said["body"] == "Reply with its number; 'reject [note]' declines."
+                reply(homeserver, homeserver.operator, card, "2", "Which database?")
+                assert eventually(lambda: op.approvals.show(asked.approval_id).status == "answered")
+                answered = asker.approvals.show(asked.approval_id)
+                assert answered.answer == ["SQLite"]
+                assert answered.decided_by == f"matrix:{homeserver.operator.user_id}"
+                assert any(
+                    "ANSWERED by matrix:" in text and text.endswith(": SQLite")
+                    for text in eventually(lambda: edits_of(homeserver, card))
+                )
+
+
 def test_an_encrypted_room_is_refused_at_start(homeserver: Homeserver, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= relay_env(homeserver, homeserver.encrypted_room_id)

@@ -64,6 +64,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "enroll.request": {"agent_id": "dave"},
     "approvals.approve": {},
     "approvals.reject": {},
+    "approvals.answer": {"answer": ["yes"]},
     "approvals.withdraw": {},
     "interventions.request_approval": {"title": "t", "reason": "r", "proposed_action": "p"},
     "interventions.diagnostic": {"summary": "s", "content": "c"},
@@ -82,6 +83,7 @@ DECLARED = {
     ("InterventionActionCreate", "status"),  # the remediation's outcome
     ("MessageCreate", "from_agent"),  # the operator's only (403 for an agent)
     ("ApprovalDecision", "decided_by"),  # a label, operator only
+    ("ApprovalAnswer", "decided_by"),  # the same label, on an answer
 }
 IDENTITIES = ("none", "bad", "A", "B", "A as B", "operator")
 

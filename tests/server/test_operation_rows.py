@@ -26,6 +26,7 @@ SPEC_OPERATOR_ONLY = {
     "spaces.archive",
     "approvals.approve",
     "approvals.reject",
+    "approvals.answer",
     "notify.reply",
     "interventions.add_participant",
     *(f"policies.{verb}" for verb in ("create", "list", "show", "replace", "disable")),
@@ -80,6 +81,11 @@ async def request_of(
         body = {"agent_id": "alice", "message": "half way"}
     if op.id in ("approvals.reject", "approvals.withdraw"):  # one still pending, alice's
         asked = await api.post("/v1/approvals", {"title": "t"}, as_="alice", expect=201)
+        found = {**found, "approval_id": str(asked["approval_id"])}
+    if op.id == "approvals.answer":  # a question of alice's, still pending
+        options = [{"label": "yes"}, {"label": "no"}]
+        question = {"kind": "question", "title": "q?", "options": options}
+        asked = await api.post("/v1/approvals", question, as_="alice", expect=201)
         found = {**found, "approval_id": str(asked["approval_id"])}
     if op.id == "tasks.fail":  # one still held (the world's may be completed by now)
         held = await api.post("/v1/tasks", {"title": "t"}, expect=201)

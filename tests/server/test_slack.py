@@ -211,6 +211,33 @@ async def test_always_allow_remembers_a_policy_and_its_undo_button_disables_it(
     assert (await api.get(f"/v1/approvals/{refused['approval_id']}"))["status"] == "pending"
 
 
+async def test_a_question_is_answered_by_its_option_button_or_in_the_thread(
+    api: Api, slack: tuple[FakeSlack, str]
+) -> None:
+    fake, _ = slack
+    options = [{"label": "Postgres"}, {"label": "SQLite <!channel>"}]
+    body = {"kind": "question", "title": "Which database?", "options": options}
+    first = await api.post("/v1/approvals", body, as_="alice", expect=201)
+    posted = fake.called("chat.postMessage")[-1]
+    assert "2. SQLite &lt;!channel&gt;" in posted["text"]  # literal
+    [buttons] = [b["elements"] for b in posted["blocks"] if b["type"] == "actions"]
+    assert [b["action_id"] for b in buttons] == ["answer:0", "answer:1", "reject"]
+    assert buttons[1]["text"]["text"] == "SQLite <!channel>"  # plain text: shown as written
+    card_ts = fake.posted[-1]
+    assert await click(api, first["approval_id"], "answer:1", ts=card_ts) == 200
+    got = await api.get(f"/v1/approvals/{first['approval_id']}")
+    assert got["status"] == "answered" and got["answer"] == ["SQLite <!channel>"]
+    assert got["decided_by"] == f"slack:{OPERATOR}"
+    [updated] = fake.called("chat.update")
+    assert "ANSWERED" in updated["text"]
+
+    second = await api.post("/v1/approvals", body | {"multiple": True}, as_="alice", expect=201)
+    thread = fake.posted[-1]
+    assert await post_event(api, thread_reply(thread, "1, 2", event_id="EvQ")) == 200
+    got = await api.get(f"/v1/approvals/{second['approval_id']}")
+    assert got["answer"] == ["Postgres", "SQLite <!channel>"]
+
+
 async def test_a_thread_reply_decides_and_a_cli_decision_updates_the_message(
     api: Api, slack: tuple[FakeSlack, str]
 ) -> None:

@@ -430,6 +430,57 @@ async def test_a_stop_reply_rejects_and_asks_the_agent_to_stop(
     assert "REJECTED by telegram:operator, and the agent asked to stop: not before" in settled
 
 
+async def test_a_question_is_answered_by_a_button_or_a_numbered_reply(
+    api: Api, bot: respx.MockRouter
+) -> None:
+    asked_on = bot.post("/sendMessage").mock(side_effect=[sent(n) for n in range(940, 950)])
+    edited = bot.post("/editMessageText").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": {}})
+    )
+    answered = bot.post("/answerCallbackQuery").mock(
+        return_value=httpx.Response(200, json={"ok": True, "result": True})
+    )
+    await api.agent("builder")
+    options = [{"label": "Postgres", "description": "the <b>shared</b> one"}, {"label": "SQLite"}]
+
+    async def ask(**more: Any) -> dict[str, Any]:
+        body = {"kind": "question", "title": "Which database?", "options": options} | more
+        return await api.post("/v1/approvals", body, as_="builder", expect=201)
+
+    single = await ask()
+    card = json.loads(asked_on.calls.last.request.content)
+    assert "1. Postgres: the <b>shared</b> one\n2. SQLite" in card["text"]  # literal
+    assert card["text"].endswith("Reply with its number; 'reject [note]' declines.")
+    rows = card["reply_markup"]["inline_keyboard"]
+    assert [row[0]["text"] for row in rows] == ["Postgres", "SQLite", "Reject"]
+    assert await hook(api, tapped(60, rows[1][0]["callback_data"], 940)) == 200
+    got = await api.get(f"/v1/approvals/{single['approval_id']}")
+    assert got["status"] == "answered" and got["answer"] == ["SQLite"]
+    assert got["decided_by"] == "telegram:sam"
+    toast = json.loads(answered.calls.last.request.content)["text"]
+    assert toast == f"answered #{single['approval_id']}: SQLite"
+    settled = json.loads(edited.calls.last.request.content)["text"]
+    assert "ANSWERED by telegram:sam: SQLite" in settled
+
+    several = await ask(multiple=True, allow_other=True)  # card 941
+    card = json.loads(asked_on.calls.last.request.content)
+    assert [row[0]["text"] for row in card["reply_markup"]["inline_keyboard"]] == ["Reject"]
+    assert await hook(api, reply(61, "2 1", to=941)) == 200
+    got = await api.get(f"/v1/approvals/{several['approval_id']}")
+    assert got["answer"] == ["SQLite", "Postgres"]
+
+    other = await ask(allow_other=True)  # card 943 (942 said what was answered)
+    assert await hook(api, reply(62, "DuckDB, in memory", to=943)) == 200
+    got = await api.get(f"/v1/approvals/{other['approval_id']}")
+    assert got["answer"] == ["DuckDB, in memory"]
+
+    strict = await ask()  # card 945
+    assert await hook(api, reply(63, "whatever", to=945)) == 200
+    told = json.loads(asked_on.calls.last.request.content)["text"]
+    assert told == "Reply with its number; 'reject [note]' declines."
+    assert (await api.get(f"/v1/approvals/{strict['approval_id']}"))["status"] == "pending"
+
+
 async def test_only_the_lock_holder_polls(api: Api, bot: respx.MockRouter) -> None:
     route = bot.post("/getUpdates").mock(
         return_value=httpx.Response(200, json={"ok": True, "result": []})

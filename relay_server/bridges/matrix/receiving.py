@@ -6,6 +6,8 @@ In the operator room, from an operator (``RELAY_MATRIX_OPERATORS``; empty: anyon
   ``reject [note]`` decides it; a reaction ✅ / ❌ on it decides it too;
 - a reply ``always [note]`` approves a request and remembers it as a policy, and ``undo`` within
   ten minutes disables that policy; ``stop [note]`` rejects it and asks the agent to stop;
+- a reply to a question's card answers it: the numbers of its options (``2``, ``1 3``), or
+  the operator's own words where it allows them;
 - a reply ``edit <command>`` to a request's message is echoed (the command it would run) and a
   ✅ on the echo approves the request with that command;
 - a reply to a notification reaches its agent. Each event's id makes it once (kept like an
@@ -17,19 +19,18 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from relay_api import models as m
 from relay_api.errors import BridgeError, NotFound, StorageUnavailable
 from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.background import on_one_instance
 from relay_server.bridges.decisions import (
-    DECISION,
     EDIT,
-    UNDO,
+    apply_reply,
     approve_changed,
     decide,
     fields,
     fingerprint,
-    forget,
     text_of,
 )
 from relay_server.bridges.matrix.sending import MatrixBridge, platform_id
@@ -110,7 +111,7 @@ async def apply(
         reacted = text_of(relates.get("event_id"))
         if relates.get("rel_type") != "m.annotation" or verb is None:
             return
-        if not await _decide_on(services, bridge, reacted, verb, None, who) and verb == "approve":
+        if not await _decide_on(services, bridge, reacted, verb, who) and verb == "approve":
             await _approve_echo(services, bridge, reacted, who)
         return
     replied = text_of(fields(relates.get("m.in_reply_to")).get("event_id"))
@@ -118,22 +119,18 @@ async def apply(
         return  # not a reply (or an edit of one)
     text = _without_quote(text_of(content.get("body")))
     reply_id = text_of(event.get("event_id"))
-    decision = DECISION.match(text)
-    if decision and await _decide_on(
-        services, bridge, replied, decision[1].lower(), decision[2], who, reply_id
-    ):
-        return
-    if UNDO.match(text):
-        shown = platform_id(bridge.room_id, replied)
-        approval = await services.approvals.by_platform_message(bridge.name, shown)
-        if approval is not None:
-            await bridge.reply(reply_id, await forget(services, approval.approval_id))
+    shown = platform_id(bridge.room_id, replied)
+    approval = await services.approvals.by_platform_message(bridge.name, shown)
+    if approval is not None:
+        edit = EDIT.match(text)
+        if edit and approval.kind != "question":
+            await _echo_edit(services, bridge, approval, edit[1], reply_id)
             return
-    edit = EDIT.match(text)
-    if edit and await _echo_edit(
-        services, bridge, replied, edit[1], text_of(event.get("event_id"))
-    ):
-        return
+        handled, said = await apply_reply(services, approval, text, who)
+        if said is not None:
+            await bridge.reply(reply_id, said)
+        if handled:
+            return
     replied_to = platform_id(bridge.room_id, replied)
     once = RetryKey("matrix-events", text_of(event.get("event_id")), fingerprint(replied_to, text))
     try:
@@ -146,41 +143,27 @@ async def apply(
 
 
 async def _decide_on(
-    services: Services,
-    bridge: MatrixBridge,
-    event_id: str,
-    verb: str,
-    note: str | None,
-    who: str,
-    reply_id: str = "",
+    services: Services, bridge: MatrixBridge, event_id: str, verb: str, who: str
 ) -> bool:
-    """Decide the approval shown as that event, if it is one; an "always" is answered (in
-    reply to ``reply_id``) with what was remembered, or why nothing was."""
+    """Decide the approval shown as that event (a reaction on it), if it is one."""
     shown = platform_id(bridge.room_id, event_id)
     approval = await services.approvals.by_platform_message(bridge.name, shown)
     if approval is None:
         return False
-    said = await decide(services, approval.approval_id, verb, note, who)
-    if verb == "always" and reply_id:
-        await bridge.reply(reply_id, said)
+    await decide(services, approval.approval_id, verb, None, who)
     return True
 
 
 async def _echo_edit(
-    services: Services, bridge: MatrixBridge, replied: str, command: str, reply_to: str
-) -> bool:
-    """Answer an ``edit <command>`` reply to the approval shown as ``replied``, if it is one:
-    the command it would run, to be approved with a ✅, or why it cannot be changed."""
-    shown = platform_id(bridge.room_id, replied)
-    approval = await services.approvals.by_platform_message(bridge.name, shown)
-    if approval is None:
-        return False
+    services: Services, bridge: MatrixBridge, approval: m.Approval, command: str, reply_to: str
+) -> None:
+    """Answer an ``edit <command>`` reply to a request's card: the command it would run, to
+    be approved with a ✅, or why it cannot be changed."""
     refused = edit_refused(approval)
     if refused is not None:
         await bridge.reply(reply_to, refused)
     else:
         await bridge.confirm_edit(approval, command, reply_to)
-    return True
 
 
 async def _approve_echo(services: Services, bridge: MatrixBridge, event_id: str, who: str) -> None:

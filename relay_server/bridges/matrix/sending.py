@@ -20,6 +20,7 @@ from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 from relay_server.bridges.wording import (
+    answer_hint,
     describe,
     edit_hint,
     hints,
@@ -179,13 +180,17 @@ class MatrixBridge:
         await self.call("PUT", path, {"msgtype": "m.text", "body": text})
 
     async def ask(self, approval: m.Approval) -> str | None:
-        hint = hints(
-            "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌.",
-            edit_hint(approval),
-            "Reply 'always' to approve it and requests like it from now on."
-            if rememberable(approval)
-            else "",
-            stop_hint(approval),
+        hint = (
+            answer_hint(approval)
+            if approval.kind == "question"
+            else hints(
+                "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌.",
+                edit_hint(approval),
+                "Reply 'always' to approve it and requests like it from now on."
+                if rememberable(approval)
+                else "",
+                stop_hint(approval),
+            )
         )
         return await self._post(
             {"msgtype": "m.text", "body": f"{describe(approval, 4000)}\n\n{hint}"}

@@ -26,8 +26,8 @@ from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.app_keys import REFUSALS, SERVICES, SETTINGS
 from relay_server.bridges.decisions import (
-    DECISION,
-    UNDO,
+    answer_option,
+    apply_reply,
     approve_changed,
     decide,
     fingerprint,
@@ -108,17 +108,12 @@ async def _on_event(
         log.info("a reply from %s, who is not among RELAY_SLACK_OPERATORS, was ignored", user)
         return
     replied_to = platform_id(bridge.channel, thread_ts)
-    decision, undo = DECISION.match(text), UNDO.match(text)
-    if decision or undo:
-        approval = await services.approvals.by_platform_message(bridge.name, replied_to)
-        if approval is not None and decision:
-            verb, note = decision[1].lower(), decision[2]
-            said = await decide(services, approval.approval_id, verb, note, f"slack:{user}")
-            if verb == "always":  # what was remembered, or why nothing was
-                await _say_in(bridge, replied_to, said)
-            return
-        if approval is not None:
-            await _say_in(bridge, replied_to, await forget(services, approval.approval_id))
+    approval = await services.approvals.by_platform_message(bridge.name, replied_to)
+    if approval is not None:
+        handled, said = await apply_reply(services, approval, text, f"slack:{user}")
+        if said is not None:
+            await _say_in(bridge, replied_to, said)
+        if handled:
             return
     once = RetryKey("slack-events", str(payload["event_id"]), fingerprint(replied_to, text))
     try:
@@ -171,6 +166,10 @@ async def interactions(request: web.Request) -> web.Response:
     approval_id = int(value)
     if verb in ("approve", "reject"):
         await decide(services, approval_id, verb, None, f"slack:{user}")
+    elif isinstance(verb, str) and verb.startswith("answer:"):
+        index = verb.removeprefix("answer:")
+        said = await answer_option(services, approval_id, index, f"slack:{user}")
+        await _say(bridge, payload, said)
     elif verb in ("always", "forget"):
         said = (
             await decide(services, approval_id, verb, None, f"slack:{user}")

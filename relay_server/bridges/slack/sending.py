@@ -15,10 +15,11 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from relay_api import models as m
-from relay_api.elision import fit
+from relay_api.elision import elide, fit
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 from relay_server.bridges.wording import (
+    answer_hint,
     describe,
     edit_hint,
     editable_command,
@@ -98,19 +99,17 @@ class SlackBridge:
 
     async def ask(self, approval: m.Approval) -> str | None:
         text = describe(approval, 2900, strong="*", escape=escaped)
-        hint = hints(
-            "Click a button, or reply in the thread `approve [note]` / `reject [note]`.",
-            edit_hint(approval, how=""),
-            stop_hint(approval),
-        )
-        buttons = [
-            _button("Approve", "approve", approval, "primary"),
-            _button("Reject", "reject", approval, "danger"),
-        ]
-        if editable(approval) is not None:
-            buttons.append(_button("Edit & approve", "edit", approval))
-        if rememberable(approval):
-            buttons.append(_button("Always allow", "always", approval))
+        if approval.kind == "question":
+            hint = f"{answer_hint(approval)} (in the thread)"
+            buttons = [] if approval.multiple else _option_buttons(approval)
+            buttons.append(_button("Reject", "reject", approval, "danger"))
+        else:
+            hint = hints(
+                "Click a button, or reply in the thread `approve [note]` / `reject [note]`.",
+                edit_hint(approval, how=""),
+                stop_hint(approval),
+            )
+            buttons = _decision_buttons(approval)
         blocks = [
             {"type": "section", "text": {"type": "mrkdwn", "text": text}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]},
@@ -190,6 +189,27 @@ def editable(approval: m.Approval) -> str | None:
     short enough for Slack's text input."""
     command = editable_command(approval)
     return command if command is not None and len(command) <= MAX_INPUT else None
+
+
+def _decision_buttons(approval: m.Approval) -> list[dict[str, Any]]:
+    """Approve and Reject, and, on a coding agent's request, Edit & approve and Always allow."""
+    buttons = [
+        _button("Approve", "approve", approval, "primary"),
+        _button("Reject", "reject", approval, "danger"),
+    ]
+    if editable(approval) is not None:
+        buttons.append(_button("Edit & approve", "edit", approval))
+    if rememberable(approval):
+        buttons.append(_button("Always allow", "always", approval))
+    return buttons
+
+
+def _option_buttons(question: m.Approval) -> list[dict[str, Any]]:
+    """A button for each of a question's options (``answer:<index>``)."""
+    return [
+        _button(elide(option.label, 75), f"answer:{n}", question)  # a button: 75 at most
+        for n, option in enumerate(question.options or [])
+    ]
 
 
 def _button(

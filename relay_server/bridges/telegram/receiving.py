@@ -18,9 +18,9 @@ from relay_core.services import Services
 from relay_server.app_keys import SERVICES, SETTINGS
 from relay_server.background import on_one_instance
 from relay_server.bridges.decisions import (
-    DECISION,
     EDIT,
-    UNDO,
+    answer_option,
+    apply_reply,
     approve_changed,
     decide,
     fields,
@@ -76,24 +76,38 @@ async def apply(
     elif text:
         replied = fields(message.get("reply_to_message")).get("message_id")
         replied_to = platform_id(chat_id, replied) if isinstance(replied, int) else None
-        decision, edit, undo = DECISION.match(text), EDIT.match(text), UNDO.match(text)
-        if replied_to and (decision or edit or undo):
-            approval = await services.approvals.by_platform_message(bridge.name, replied_to)
-            if approval is not None and decision:
-                who = text_of(sender.get("username")) or "operator"
-                verb, note = decision[1].lower(), decision[2]
-                said = await decide(services, approval.approval_id, verb, note, f"telegram:{who}")
-                if verb == "always":  # what was remembered, or why nothing was
-                    await _say(bridge, said)
-                text = ""  # handled: only the offset moves
-            elif approval is not None and edit:
-                await _echo_edit(bridge, approval, edit[1], message.get("message_id"))
-                text = ""
-            elif approval is not None and undo:
-                await _say(bridge, await forget(services, approval.approval_id))
-                text = ""
+        approval = (
+            await services.approvals.by_platform_message(bridge.name, replied_to)
+            if replied_to
+            else None
+        )
+        who = f"telegram:{text_of(sender.get('username')) or 'operator'}"
+        if approval is not None and await _reply_to_approval(
+            services, bridge, approval, text, who, message.get("message_id")
+        ):
+            text = ""  # handled: only the offset moves
     # An empty text moves only the offset: the update is accounted for, nothing is delivered.
     await services.notify.receive_update(bridge.name, update_id, replied_to if text else None, text)
+
+
+async def _reply_to_approval(
+    services: Services,
+    bridge: TelegramBridge,
+    approval: m.Approval,
+    text: str,
+    who: str,
+    message_id: object,
+) -> bool:
+    """Apply the operator's reply to an approval's card (``apply_reply``, and an edit to echo);
+    whether it was one (else it is delivered as any reply)."""
+    edit = EDIT.match(text)
+    if edit and approval.kind != "question":
+        await _echo_edit(bridge, approval, edit[1], message_id)
+        return True
+    handled, said = await apply_reply(services, approval, text, who)
+    if said is not None:
+        await _say(bridge, said)
+    return handled
 
 
 async def _say(bridge: TelegramBridge, text: str) -> None:
@@ -123,33 +137,36 @@ async def _echo_edit(
 async def _tapped(
     services: Services, bridge: TelegramBridge, callback: dict[str, Any], operators: Sequence[int]
 ) -> None:
-    """An Approve / Reject button: decide, then close the button's spinner."""
+    """A button (Approve, Reject, Always allow, an option…): decide, then close the button's
+    spinner with a word on how it went."""
     chat_id = fields(fields(callback.get("message")).get("chat")).get("id")
     sender = fields(callback.get("from"))
     verb, _, approval_id = text_of(callback.get("data")).partition(":")
+    who = f"telegram:{text_of(sender.get('username')) or 'operator'}"
     if chat_id != bridge.chat_id:
-        answer = "Only the operator's chat may decide."
+        said = "Only the operator's chat may decide."
     elif not _may_answer(sender, operators):
-        answer = "Only the operator may decide."
+        said = "Only the operator may decide."
     elif verb in ("approve", "reject", "always") and approval_id.isdigit():
-        who = text_of(sender.get("username")) or "operator"
-        answer = await decide(services, int(approval_id), verb, None, f"telegram:{who}")
+        said = await decide(services, int(approval_id), verb, None, who)
     elif verb == "forget" and approval_id.isdigit():
-        answer = await forget(services, int(approval_id))
+        said = await forget(services, int(approval_id))
+    elif verb == "answer" and approval_id.partition(":")[0].isdigit():
+        question, _, index = approval_id.partition(":")
+        said = await answer_option(services, int(question), index, who)
     elif verb == "approve-changed" and approval_id.isdigit():
-        who = text_of(sender.get("username")) or "operator"
         echo = text_of(fields(callback.get("message")).get("text"))
         command = edited_command(echo, int(approval_id))
         refused = (
-            await approve_changed(services, int(approval_id), command, f"telegram:{who}")
+            await approve_changed(services, int(approval_id), command, who)
             if command is not None
             else "Not a decision Relay knows."
         )
-        answer = refused or f"approved #{approval_id} changed"
+        said = refused or f"approved #{approval_id} changed"
     else:
-        answer = "Not a decision Relay knows."
+        said = "Not a decision Relay knows."
     try:
-        await bridge.answer_callback(text_of(callback.get("id")), answer)
+        await bridge.answer_callback(text_of(callback.get("id")), said)
     except BridgeError as exc:
         log.warning("answerCallbackQuery failed: %s", exc.detail)
 

@@ -17,6 +17,7 @@ from relay_api import models as m
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 from relay_server.bridges.wording import (
+    answer_hint,
     describe,
     edit_hint,
     hints,
@@ -146,6 +147,8 @@ class TelegramBridge:
         return platform_id(self.chat_id, topic["message_thread_id"])
 
     async def ask(self, approval: m.Approval) -> str | None:
+        if approval.kind == "question":
+            return await self._ask_question(approval)
         hint = hints(
             "Tap a button, or reply 'approve [note]' / 'reject [note]'.",
             edit_hint(approval),
@@ -164,6 +167,24 @@ class TelegramBridge:
             chat_id=self.chat_id,
             text=text,
             reply_markup={"inline_keyboard": keyboard},
+        )
+        return platform_id(message["chat"]["id"], message["message_id"])
+
+    async def _ask_question(self, question: m.Approval) -> str:
+        """A question's card: its options numbered, a button for each where one is chosen."""
+        text = f"{describe(question, 3500)}\n\n{answer_hint(question)}"
+        qid = question.approval_id
+        rows = (
+            []
+            if question.multiple  # several are chosen in one reply: "1 3"
+            else [
+                [{"text": option.label, "callback_data": f"answer:{qid}:{n}"}]
+                for n, option in enumerate(question.options or [])
+            ]
+        )
+        rows.append([{"text": "Reject", "callback_data": f"reject:{qid}"}])
+        message = await self.call(
+            "sendMessage", chat_id=self.chat_id, text=text, reply_markup={"inline_keyboard": rows}
         )
         return platform_id(message["chat"]["id"], message["message_id"])
 

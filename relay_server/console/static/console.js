@@ -221,6 +221,44 @@ function decision(approvalId, approval = null) {
       el("label", { for: `scope-${approvalId}` }, "for "), scope) : null);
 }
 
+// A question's options and how to answer it: a button an option where one is chosen, boxes to
+// tick where several are, and the operator's own words where it allows them; Reject declines.
+function answering(question) {
+  const id = question.approval_id;
+  const note = el("input", { type: "text", id: `note-${id}`, "aria-label": "Note" });
+  const send = async (verb, body) => {
+    if (note.value) body.note = note.value;
+    try {
+      const decided = await api("POST", `/v1/approvals/${id}/${verb}`, body);
+      if (decided.changed === false) {
+        alert(`Question ${id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
+      }
+      await render();
+    } catch (error) { alert(error.message); }
+  };
+  const boxes = question.multiple ? question.options.map((option, n) =>
+    el("input", { type: "checkbox", id: `option-${id}-${n}`, value: option.label })) : [];
+  const own = question.allow_other
+    ? el("input", { type: "text", id: `other-${id}`, maxlength: 2000, "aria-label": "Your own answer" }) : null;
+  const chosen = () => {
+    const ticked = boxes.filter((box) => box.checked).map((box) => box.value);
+    return own && own.value ? [own.value] : ticked;
+  };
+  const options = question.options.map((option, n) => el("li", {},
+    question.multiple
+      ? el("label", { for: `option-${id}-${n}` }, boxes[n], ` ${option.label}`)
+      : el("button", { type: "button", class: "option", on: { click: () => send("answer", { answer: [option.label] }) } }, option.label),
+    option.description ? el("span", { class: "muted" }, ` ${option.description}`) : null));
+  return el("div", { class: "decision question" },
+    el("ol", { class: "options" }, options),
+    own ? el("label", { class: "field", for: `other-${id}` }, "Or in your own words ", own) : null,
+    question.multiple || own
+      ? el("button", { type: "button", class: "approve", on: { click: () => send("answer", { answer: chosen() }) } }, "Answer")
+      : null, " ",
+    el("label", { for: `note-${id}` }, "Note "), note, " ",
+    el("button", { type: "button", class: "reject", on: { click: () => send("reject", {}) } }, "Reject"));
+}
+
 // Whether "Always allow" is offered: a coding agent's tool request (relay_server's wording.py
 // says the same).
 function rememberable(approval) {
@@ -288,7 +326,8 @@ async function approvalsView() {
     approval.kind === "intervention"
       ? (diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic uploaded."))
       : null,
-    decision(approval.approval_id, approval.kind === "request" ? approval : null),
+    approval.kind === "question" ? answering(approval)
+      : decision(approval.approval_id, approval.kind === "request" ? approval : null),
     approval.kind === "request" && !rememberable(approval)
       ? el("button", { type: "button", class: "draft", on: { click: () => draftPolicyLike(approval) } },
         "Draft a policy for requests like this…")
@@ -305,6 +344,7 @@ async function approvalsView() {
       ["Changed", (a) => a.approved_payload
         ? `runs: ${elide(commandOf(a, a.approved_payload) ?? pretty(a.approved_payload), 200)}` : ""],
       ["Always", (a) => remembered(a, policies)],
+      ["Answer", (a) => (a.answer ? a.answer.join(", ") : "")],
       ["By", (a) => a.decided_by || ""], ["When", (a) => when(a.decided_at)], ["Note", (a) => a.note || ""],
     ], decided, "Nothing decided yet."),
   ];

@@ -11,21 +11,23 @@ SELECT encoded FROM approvals_encoded WHERE approval_id = :approval_id;
 -- A new approval (pending, or decided at once by a policy); its id.
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
-     expires_at, decided_at, decided_by, note, platform_message_id)
+     expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
+     allow_other)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
-     :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id)
+     :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
+     :multiple, :allow_other)
 RETURNING approval_id;
 
 -- name: decide_approval
--- A pending approval decided (approved, rejected, withdrawn, expired), approved as the
--- operator changed it if :approved_payload is not null, naming the policy that remembers it
--- if :remembered_policy_id is not null, asking the agent to stop if :interrupt; nothing if it
--- was not pending.
+-- A pending approval decided (approved, rejected, withdrawn, expired, answered), approved as
+-- the operator changed it if :approved_payload is not null, naming the policy that remembers
+-- it if :remembered_policy_id is not null, asking the agent to stop if :interrupt, a
+-- question's :answer; nothing if it was not pending.
 UPDATE approvals
 SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note = :note,
     approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id,
-    interrupt = :interrupt
+    interrupt = :interrupt, answer = :answer
 WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
@@ -36,7 +38,8 @@ RETURNING json_object(
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
     'decided_by', decided_by, 'note', note, 'interrupt', interrupt,
-    'platform_message_id', platform_message_id
+    'platform_message_id', platform_message_id, 'options', json(options),
+    'multiple', multiple, 'allow_other', allow_other, 'answer', json(answer)
 );
 
 -- name: set_approval_platform_message
@@ -52,7 +55,8 @@ RETURNING json_object(
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
     'decided_by', decided_by, 'note', note, 'interrupt', interrupt,
-    'platform_message_id', platform_message_id
+    'platform_message_id', platform_message_id, 'options', json(options),
+    'multiple', multiple, 'allow_other', allow_other, 'answer', json(answer)
 );
 
 -- name: approval_on_platform
