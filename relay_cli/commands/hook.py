@@ -7,8 +7,10 @@ cannot be reached, the input cannot be read, or anything else fails, it prints n
 exits 0: the coding agent then asks in its terminal as it would have without the hook. It never
 allows by default.
 
-At ``Stop``, ``SessionStart`` and ``UserPromptSubmit`` it hands the session what waits for the
-agent in Relay (``relay_cli.handover``), and on any failure prints nothing as well.
+At ``PreToolUse`` of Claude Code's ``AskUserQuestion`` it asks the operator the session's
+questions and fills in their answers. At ``Stop``, ``SessionStart`` and ``UserPromptSubmit`` it
+hands the session what waits for the agent in Relay (``relay_cli.handover``), and on any
+failure prints nothing as well.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from relay_api.models import Approval
+from relay_api.models import Approval, QuestionOption
 from relay_api.prompts import command_of
 from relay_cli import handover
 from relay_cli._common import Connection
@@ -35,6 +37,7 @@ app = typer.Typer(
 Source = Literal["claude-code", "codex"]
 MAX_INPUT = 1024 * 1024
 DEFAULT_TIMEOUT = 55  # below Claude Code's default hook timeout of 60 s
+ASK_USER_QUESTION = "AskUserQuestion"  # Claude Code's tool that asks its user questions
 CONNECT_SECONDS = 3.0  # a server that cannot be reached is given up on within this
 
 Timeout = Annotated[
@@ -138,6 +141,61 @@ def session_rule(approval: Approval) -> list[dict[str, Any]] | None:
     return [{"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}]
 
 
+def _answer_questions(
+    prompt: dict[str, Any], timeout: int, conn: Connection
+) -> dict[str, Any] | None:
+    """Claude Code's ``AskUserQuestion`` at ``PreToolUse``: each of its questions asked of the
+    operator as a Relay question (its options, and the operator's own words, as Claude Code's
+    own "Other" allows), and, once every one is answered, the tool allowed with its
+    ``answers`` filled in (the question's text to the labels chosen, joined by ", "), so that
+    Claude Code asks nobody at its terminal. Declined: denied, with the operator's note. Not
+    all answered in time: None, and the terminal asks."""
+    started = time.monotonic()
+    tool_input = prompt.get("tool_input")
+    questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
+    if not isinstance(tool_input, dict) or not isinstance(questions, list) or not questions:
+        return None
+    client = RelayClient(
+        conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
+    )
+    answers: dict[str, str] = {}
+    with client:
+        asked = [
+            client.approvals.ask(
+                str(question["question"]),
+                [
+                    QuestionOption(label=o["label"], description=o.get("description") or None)
+                    for o in question["options"]
+                ],
+                detail=question.get("header") or None,
+                multiple=bool(question.get("multiSelect")),
+                allow_other=True,
+                expires_in=timeout,
+            )
+            for question in questions
+        ]
+        for question, approval in zip(questions, asked, strict=True):
+            while approval.status == "pending":
+                left = timeout - (time.monotonic() - started)
+                if left < 1:
+                    return None
+                approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
+            if approval.status == "rejected":
+                why = approval.note or "the operator declined to answer"
+                return _pre_tool_use(
+                    {"permissionDecision": "deny", "permissionDecisionReason": why}
+                )
+            if approval.status != "answered" or approval.answer is None:
+                return None
+            answers[str(question["question"])] = ", ".join(approval.answer)
+    answered = {"permissionDecision": "allow", "updatedInput": {**tool_input, "answers": answers}}
+    return _pre_tool_use(answered)
+
+
+def _pre_tool_use(decision: dict[str, Any]) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
+
+
 def run(ctx: typer.Context, source: Source, timeout: int) -> None:
     """Answer one hook event (a permission prompt, or one that hands over what waits);
     whatever fails, print nothing and exit 0."""
@@ -147,6 +205,9 @@ def run(ctx: typer.Context, source: Source, timeout: int) -> None:
         event = given.get("hook_event_name", "PermissionRequest")
         if event in handover.EVENTS:
             answer = handover.hand_over(event, given, conn.url, conn.token, CONNECT_SECONDS)
+        elif event == "PreToolUse":
+            asks = source == "claude-code" and given.get("tool_name") == ASK_USER_QUESTION
+            answer = _answer_questions(given, timeout, conn) if asks else None
         else:
             answer = _answer(source, given, timeout, conn)
     except Exception as exc:  # the agent's own prompt is the fallback, never an allow

@@ -188,6 +188,59 @@ def test_always_allow_adds_a_session_rule_for_the_exact_command(
     assert operator_cli(server, tmp_path, "policies", "disable", policy_id).returncode == 0
 
 
+def test_claude_codes_questions_are_answered_by_the_operator(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    """AskUserQuestion at PreToolUse: each question asked in Relay; once the operator answered
+    every one, the tool is allowed with its ``answers`` filled in."""
+    prompt = (HOOKS / "claude-code" / "ask-user-question.json").read_bytes()
+    recorded = json.loads(prompt)["tool_input"]
+    process = hook("claude-code", prompt, server.url, coder, tmp_path)
+    first = pending_titled(server, "Which database should the cache use?")
+    second = pending_titled(server, "Which checks should run before the merge?")
+    assert first["kind"] == "question" and first["detail"] == "Database"
+    assert [o["label"] for o in first["options"]] == ["Postgres (Recommended)", "SQLite"]
+    assert second["multiple"] is True and second["allow_other"] is True
+    answers = (
+        (second, ["Unit tests", "Type check"]),
+        (first, ["SQLite"]),
+    )
+    for asked, chosen in answers:
+        said = operator_cli(
+            server, tmp_path, "approvals", "answer", str(asked["approval_id"]), *chosen
+        )
+        assert said.returncode == 0, said.stderr
+    output = answered(process, "claude-code")["hookSpecificOutput"]
+    assert output == {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": {
+            **recorded,
+            "answers": {
+                "Which database should the cache use?": "SQLite",
+                "Which checks should run before the merge?": "Unit tests, Type check",
+            },
+        },
+    }
+
+
+def test_a_question_the_operator_declines_is_denied_with_the_reason(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    recorded = json.loads((HOOKS / "claude-code" / "ask-user-question.json").read_text())
+    recorded["tool_input"]["questions"] = recorded["tool_input"]["questions"][:1]
+    recorded["tool_input"]["questions"][0]["question"] = "Which database, again?"
+    process = hook("claude-code", json.dumps(recorded).encode(), server.url, coder, tmp_path)
+    asked = pending_titled(server, "Which database, again?")
+    decide(server, asked["approval_id"], "reject", "decide it yourself")
+    output = answered(process, "claude-code")["hookSpecificOutput"]
+    assert output == {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "decide it yourself",
+    }
+
+
 def test_a_codex_prompt_is_approved_only_as_asked(
     server: LiveServer, coder: str, tmp_path: Path
 ) -> None:
