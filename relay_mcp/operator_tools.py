@@ -259,7 +259,7 @@ def _confirm_policy(
 async def set_policy(
     relay: AsyncRelayClient,
     policy_id: Annotated[
-        int | None, integer_id("the policy to change (the rest stays); none: a new one")
+        int | None, integer_id("the policy to change (else a new one)")
     ] = None,
     name: Annotated[str | None, like(Policy, "name", "what it is for")] = None,
     decision: Annotated[m.PolicyDecision | None, Field(description="what it decides")] = None,
