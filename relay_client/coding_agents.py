@@ -126,11 +126,12 @@ STOP = "The operator asks you to stop what you are doing and wait for their inst
 
 
 def approval_news(approval: m.Approval) -> News | None:
-    """The decision on a request the agent asked for; None when it is no news to it: not a
-    request, one a hook or the channel files and waits on itself (``PROMPT_SOURCES``), or one
-    the agent withdrew."""
+    """The decision on a request or a question the agent asked; None when it is no news to it:
+    another kind, one a hook or the channel files and waits on itself (``PROMPT_SOURCES``), or
+    one the agent withdrew."""
     source = (approval.payload or {}).get("source")
-    if approval.kind != "request" or source in PROMPT_SOURCES or approval.status == "withdrawn":
+    asked = approval.kind in ("request", "question")
+    if not asked or source in PROMPT_SOURCES or approval.status == "withdrawn":
         return None
     meta = {"kind": "approval", "approval_id": str(approval.approval_id)}
     decided_by = approval.decided_by or ""
@@ -141,7 +142,10 @@ def approval_news(approval: m.Approval) -> News | None:
     else:
         verdict = f"was {approval.status} by the operator"
         meta["from"] = m.OPERATOR
-    text = f'Your approval request #{approval.approval_id} "{approval.title}" {verdict}.'
+    what = "question" if approval.kind == "question" else "approval request"
+    text = f'Your {what} #{approval.approval_id} "{approval.title}" {verdict}.'
+    if approval.answer is not None:
+        text += f"\nThe answer: {', '.join(approval.answer)}"
     if approval.note:
         text += f"\nThe operator's note: {approval.note}"
     if approval.interrupt:

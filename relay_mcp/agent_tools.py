@@ -392,8 +392,10 @@ def _approval_state(approval: m.Approval, intervention_id: str | None = None) ->
         if approval.approved_payload is None
         else "go ahead, but as the operator changed it (approved_payload), not as asked"
     )
+    answer = ", ".join(approval.answer or [])
     next_ = {
-        "pending": f"check_approval({again}, wait_seconds=50) later; act only once approved",
+        "pending": f"check_approval({again}, wait_seconds=50) later; act only once decided",
+        "answered": f"the operator answered your question: {answer}",
         "approved": approved,
         "rejected": "stop what you are doing and wait for the operator's instructions; the note"
         " says why"

@@ -258,9 +258,7 @@ def _confirm_policy(
 @operator_tool(WRITE, "Set a policy")
 async def set_policy(
     relay: AsyncRelayClient,
-    policy_id: Annotated[
-        int | None, integer_id("the policy to change (else a new one)")
-    ] = None,
+    policy_id: Annotated[int | None, integer_id("the policy to change (else a new one)")] = None,
     name: Annotated[str | None, like(Policy, "name", "what it is for")] = None,
     decision: Annotated[m.PolicyDecision | None, Field(description="what it decides")] = None,
     note: Annotated[str | None, like(Policy, "note", "why, for the agents")] = None,

@@ -168,6 +168,8 @@ def _answer_questions(
                     for o in question["options"]
                 ],
                 detail=question.get("header") or None,
+                # Marked as the hook's: it waits for the answer itself (no news to hand over).
+                payload={"source": "claude-code", "session_id": prompt.get("session_id")},
                 multiple=bool(question.get("multiSelect")),
                 allow_other=True,
                 expires_in=timeout,

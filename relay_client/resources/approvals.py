@@ -4,6 +4,7 @@ hand on top of the request they share."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from relay_api import models as m
 from relay_api import operations as ops
@@ -22,6 +23,7 @@ class Approvals(_generated.Approvals[C]):
         options: Sequence[str | m.QuestionOption],
         *,
         detail: str | None = None,
+        payload: dict[str, Any] | None = None,
         multiple: bool = False,
         allow_other: bool = False,
         expires_in: int | None = None,
@@ -36,6 +38,7 @@ class Approvals(_generated.Approvals[C]):
                 kind="question",
                 title=question,
                 detail=detail,
+                payload=payload,
                 options=offered,
                 multiple=multiple,
                 allow_other=allow_other,

@@ -178,6 +178,15 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
             }
             assert "approved by the operator" in event.content and "go ahead" in event.content
 
+            question = a.approvals.ask("Which region first?", ["eu-west", "us-east"])
+            op.approvals.answer(question.approval_id, ["us-east"])
+            event = await host.next_event()
+            assert event.meta["approval_id"] == str(question.approval_id)
+            assert f'Your question #{question.approval_id} "Which region first?" was answered' in (
+                event.content
+            )
+            assert "The answer: us-east" in event.content
+
             notice = a.notify.send("Which region first?")
             assert notice.platform_message_id is not None
             op.notify.reply(notice.platform_message_id, "eu-west")
