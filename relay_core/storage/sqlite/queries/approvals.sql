@@ -32,14 +32,14 @@ WHERE approval_id = :approval_id AND status = 'pending'
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
     'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
-    'remembered_policy_id', remembered_policy_id,
     'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'interrupt', interrupt,
-    'platform_message_id', platform_message_id, 'options', json(options),
-    'multiple', multiple, 'allow_other', allow_other, 'answer', json(answer)
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id,
+    'remembered_policy_id', remembered_policy_id, 'interrupt', interrupt,
+    'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
+    'answer', json(answer)
 );
 
 -- name: set_approval_platform_message
@@ -49,14 +49,14 @@ WHERE approval_id = :approval_id
 RETURNING json_object(
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
     'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
-    'remembered_policy_id', remembered_policy_id,
     'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'interrupt', interrupt,
-    'platform_message_id', platform_message_id, 'options', json(options),
-    'multiple', multiple, 'allow_other', allow_other, 'answer', json(answer)
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id,
+    'remembered_policy_id', remembered_policy_id, 'interrupt', interrupt,
+    'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
+    'answer', json(answer)
 );
 
 -- name: approval_on_platform

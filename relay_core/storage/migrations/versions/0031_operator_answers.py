@@ -1,10 +1,11 @@
-"""Questions (approvals of kind question): approvals.options (the answers offered, JSON),
-multiple and allow_other (whether several may be chosen, whether the operator may answer in
-their own words), and answer (the answer given, JSON). SQLite's approvals_encoded view writes
-them in each approval's JSON.
+"""The operator's whole answer, on approvals: remembered_policy_id (the policy an "always allow
+this" created with the decision), interrupt (a rejection that also asks the agent to stop),
+and a question's options (JSON), multiple and allow_other (whether several may be chosen,
+whether the operator may answer in their own words) and answer (JSON). SQLite's
+approvals_encoded view writes them in each approval's JSON.
 
-Revision ID: 0033
-Revises: 0032
+Revision ID: 0031
+Revises: 0030
 Create Date: 2026-11-29
 """
 
@@ -13,29 +14,28 @@ from alembic import op
 
 from relay_core.storage.migrations.types import Json
 
-revision = "0033"
-down_revision = "0032"
+revision = "0031"
+down_revision = "0030"
 branch_labels = None
 depends_on = None
 
-# Each approval as the JSON its model reads, field by field (revision 0032's, and the new ones).
+# Each approval as the JSON its model reads, field by field (revision 0030's, and the new ones).
 BEFORE = """
     'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
     'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
-    'remembered_policy_id', remembered_policy_id,
     'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'expires_at', replace(expires_at, ' ', 'T') || 'Z',
     'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'interrupt', interrupt,
-    'platform_message_id', platform_message_id"""
+    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id"""
 FIELDS = (
     BEFORE
     + """,
+    'remembered_policy_id', remembered_policy_id, 'interrupt', interrupt,
     'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
     'answer', json(answer)"""
 )
-COLUMNS = ("options", "multiple", "allow_other", "answer")
+COLUMNS = ("remembered_policy_id", "interrupt", "options", "multiple", "allow_other", "answer")
 
 
 def _view(fields: str) -> str:
@@ -43,14 +43,19 @@ def _view(fields: str) -> str:
     return f"CREATE VIEW approvals_encoded AS {select}"
 
 
+def _flag(name: str) -> sa.Column[bool]:
+    return sa.Column(name, sa.Boolean, nullable=False, server_default=sa.false())
+
+
 def upgrade() -> None:
     sqlite = op.get_bind().dialect.name == "sqlite"
     if sqlite:
         op.execute("DROP VIEW approvals_encoded")
+    op.add_column("approvals", sa.Column("remembered_policy_id", sa.Integer, nullable=True))
+    op.add_column("approvals", _flag("interrupt"))
     op.add_column("approvals", sa.Column("options", Json, nullable=True))
-    for flag in ("multiple", "allow_other"):
-        column = sa.Column(flag, sa.Boolean, nullable=False, server_default=sa.false())
-        op.add_column("approvals", column)
+    op.add_column("approvals", _flag("multiple"))
+    op.add_column("approvals", _flag("allow_other"))
     op.add_column("approvals", sa.Column("answer", Json, nullable=True))
     if sqlite:
         op.execute(_view(FIELDS))
