@@ -1,5 +1,6 @@
-"""What the operator's platforms share on the way back in: a reply that decides an approval, and
-the fingerprint that makes a platform's event once."""
+"""What the operator's platforms share on the way back in: a reply or a button that decides an
+approval, answers a question, approves a command changed or undoes an "always"; and the
+fingerprint that makes a platform's event once."""
 
 from __future__ import annotations
 
