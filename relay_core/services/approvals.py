@@ -321,8 +321,8 @@ class ApprovalsService(Service):
             found = await require_approval(uow, approval_id)
             if found.kind != "question":
                 raise Conflict(
-                    f"approval {approval_id} is an {found.kind}'s, no question: approve or"
-                    " reject it"
+                    f"approval {approval_id} is no question (its kind: {found.kind}): approve"
+                    " or reject it"
                 )
             approval = await expire_if_due(uow, found, now)
             expired = approval if approval is not found else None  # shown once committed
