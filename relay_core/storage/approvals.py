@@ -21,11 +21,7 @@ class ApprovalsStore:
 
     async def insert(self, approval: m.Approval) -> m.Approval:
         """Store a new approval; ``approval`` is given its id and returned."""
-        offered = approval.options
-        options = [option.model_dump() for option in offered] if offered is not None else None
-        approval.approval_id = await self._sql.value(
-            "insert_approval", **(vars(approval) | {"options": options})
-        )
+        approval.approval_id = await self._sql.value("insert_approval", **vars(approval))
         return approval
 
     async def decide(
