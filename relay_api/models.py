@@ -53,6 +53,17 @@ def _not_an_actor_of_relays(name: str) -> None:
 # Integer ids are 64-bit in every database; a larger number cannot name anything.
 IntegerId = Annotated[int, Field(ge=0, le=2**63 - 1)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+def _a_person(name: str) -> str:
+    if name != OPERATOR:
+        _not_an_actor_of_relays(name)
+    return name
+
+
+# Who decided an approval or answered a question, for the audit: a person's label, never one
+# of Relay's own actors (the operator's name aside).
+DecidedBy = Annotated[ShortText, AfterValidator(_a_person)]
 LongText = Annotated[str, StringConstraints(max_length=65536)]
 JsonObject = dict[str, Any]
 MAX_JSON_BYTES = 65_536
@@ -320,16 +331,9 @@ class ApprovalAnswer(RequestBody):
         Field(min_length=1, max_length=10)
     )
     note: LongText | None = None
-    decided_by: ShortText | None = Field(
+    decided_by: DecidedBy | None = Field(
         default=None, description="who answered, for the audit (default: operator)"
     )
-
-    @field_validator("decided_by")
-    @classmethod
-    def _a_person(cls, name: str | None) -> str | None:
-        if name is not None and name != OPERATOR:
-            _not_an_actor_of_relays(name)
-        return name
 
 
 class ApprovalWithdrawal(RequestBody):
@@ -390,7 +394,7 @@ class ApprovalDecision(RequestBody):
         description="reject only: also ask the agent to stop what it is doing, not only this"
         " (Claude Code's hook ends the agent's turn; the note says why)",
     )
-    decided_by: ShortText | None = Field(
+    decided_by: DecidedBy | None = Field(
         default=None,
         description="who decided, for the audit (default: operator); never one of Relay's own"
         " actors (policy:…, deadline, system, anonymous)",
@@ -401,13 +405,6 @@ class ApprovalDecision(RequestBody):
         if self.remember_scope is not None and not self.remember:
             raise ValueError("remember_scope is given with remember: true only")
         return self
-
-    @field_validator("decided_by")
-    @classmethod
-    def _a_person(cls, name: str | None) -> str | None:
-        if name is not None and name != OPERATOR:
-            _not_an_actor_of_relays(name)
-        return name
 
 
 class InterventionApprovalRequest(RequestBody):
