@@ -121,6 +121,26 @@ class Settled(NamedTuple):
     expired: m.Approval | None
 
 
+async def settle_pending(
+    uow: UnitOfWork,
+    found: m.Approval,
+    now: datetime,
+    decide: Callable[[m.Approval], Awaitable[m.Approval | None]],
+) -> Settled:
+    """``found`` decided by ``decide`` (given it as still pending; None: it was not) and
+    announced, if it is pending and its deadline has not passed; else as it stands, with the
+    expiry this unit stored, if any (shown once committed)."""
+    approval = await expire_if_due(uow, found, now)
+    expired = approval if approval is not found else None
+    if approval.status != "pending":
+        return Settled(approval, decided=False, expired=expired)
+    decided = await decide(approval)
+    if decided is None:
+        raise StaleWrite("approval decided concurrently")
+    await announce_approval(uow, decided, "approval.decided", now)
+    return Settled(decided, decided=True, expired=expired)
+
+
 class ApprovalsService(Service):
     """List, show and decide approvals."""
 
@@ -324,22 +344,18 @@ class ApprovalsService(Service):
                     f"approval {approval_id} is no question (its kind: {found.kind}): approve"
                     " or reject it"
                 )
-            approval = await expire_if_due(uow, found, now)
-            expired = approval if approval is not found else None  # shown once committed
-            if approval.status != "pending":
-                return Settled(approval, decided=False, expired=expired)
-            answered = await uow.approvals.decide(
-                approval_id,
-                "answered",
-                now,
-                body.decided_by or caller.name,
-                body.note,
-                answer=answer_of(approval, body.answer),
-            )
-            if answered is None:
-                raise StaleWrite("approval decided concurrently")
-            await announce_approval(uow, answered, "approval.decided", now)
-            return Settled(answered, decided=True, expired=expired)
+
+            async def answered(question: m.Approval) -> m.Approval | None:
+                return await uow.approvals.decide(
+                    approval_id,
+                    "answered",
+                    now,
+                    body.decided_by or caller.name,
+                    body.note,
+                    answer=answer_of(question, body.answer),
+                )
+
+            return await settle_pending(uow, found, now, answered)
 
         return await self._settled(await self.write(work), "answered")
 
@@ -394,15 +410,11 @@ class ApprovalsService(Service):
                     f"approval {approval_id} is no request: only a request or a question is"
                     " withdrawn"
                 )
-            approval = await expire_if_due(uow, found, now)
-            expired = approval if approval is not found else None  # shown once committed
-            if approval.status != "pending":
-                return Settled(approval, decided=False, expired=expired)
-            withdrawn = await uow.approvals.decide(approval_id, "withdrawn", now, None, body.reason)
-            if withdrawn is None:
-                raise StaleWrite("approval decided concurrently")
-            await announce_approval(uow, withdrawn, "approval.decided", now)
-            return Settled(withdrawn, decided=True, expired=expired)
+
+            async def withdrawn(_: m.Approval) -> m.Approval | None:
+                return await uow.approvals.decide(approval_id, "withdrawn", now, None, body.reason)
+
+            return await settle_pending(uow, found, now, withdrawn)
 
         return await self._settled(await self.write(work), "withdrawn")
 
