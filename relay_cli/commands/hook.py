@@ -94,14 +94,12 @@ def _answer(
         conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
     )
     with client:
-        approval = client.approvals.request(
+        asked = client.approvals.request(
             title_of(tool_name, tool_input, cwd), payload=payload, expires_in=timeout
         )
-        while approval.status == "pending":
-            left = timeout - (time.monotonic() - started)
-            if left < 1:
-                return None
-            approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
+        approval = _decided(client, asked, started + timeout)
+    if approval is None:
+        return None  # nobody decided in time
     if approval.status == "approved":
         return allowed(source, approval)
     if approval.status == "rejected":
@@ -141,6 +139,17 @@ def session_rule(approval: Approval) -> list[dict[str, Any]] | None:
     return [{"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}]
 
 
+def _decided(client: RelayClient, approval: Approval, deadline: float) -> Approval | None:
+    """``approval`` once decided, waited for until ``deadline`` (``time.monotonic``) with
+    under a second of it to spare for the answer; None if it is still pending then."""
+    while approval.status == "pending":
+        left = deadline - time.monotonic()
+        if left < 1:
+            return None
+        approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
+    return approval
+
+
 def _answer_questions(
     prompt: dict[str, Any], timeout: int, conn: Connection
 ) -> dict[str, Any] | None:
@@ -176,12 +185,10 @@ def _answer_questions(
             )
             for question in questions
         ]
-        for question, approval in zip(questions, asked, strict=True):
-            while approval.status == "pending":
-                left = timeout - (time.monotonic() - started)
-                if left < 1:
-                    return None
-                approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
+        for question, pending in zip(questions, asked, strict=True):
+            approval = _decided(client, pending, started + timeout)
+            if approval is None:
+                return None
             if approval.status == "rejected":
                 why = approval.note or "the operator declined to answer"
                 return _pre_tool_use(
