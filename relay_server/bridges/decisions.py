@@ -95,6 +95,19 @@ async def answer_option(services: Services, approval_id: int, index: str, who: s
     return await answer(services, approval_id, [options[int(index)].label], who)
 
 
+async def pressed(services: Services, approval_id: int, verb: str, who: str) -> str | None:
+    """A card's button, the same on every platform: approve, reject, always, forget (undo an
+    "always"), ``answer:<index>`` (a question's option). A short word on how it went; None for
+    a verb no shared card offers."""
+    if verb in ("approve", "reject", "always"):
+        return await decide(services, approval_id, verb, None, who)
+    if verb == "forget":
+        return await forget(services, approval_id)
+    if verb.startswith("answer:"):
+        return await answer_option(services, approval_id, verb.removeprefix("answer:"), who)
+    return None
+
+
 async def apply_reply(
     services: Services, approval: m.Approval, text: str, who: str
 ) -> tuple[bool, str | None]:

@@ -26,12 +26,10 @@ from relay_core.idempotency import Replay, RetryKey, answering
 from relay_core.services import Services
 from relay_server.app_keys import REFUSALS, SERVICES, SETTINGS
 from relay_server.bridges.decisions import (
-    answer_option,
     apply_reply,
     approve_changed,
-    decide,
     fingerprint,
-    forget,
+    pressed,
 )
 from relay_server.bridges.slack.sending import (
     EDIT_BLOCK,
@@ -164,20 +162,7 @@ async def interactions(request: web.Request) -> web.Response:
     if not value.isdigit():
         return web.Response()
     approval_id = int(value)
-    if verb in ("approve", "reject"):
-        await decide(services, approval_id, verb, None, f"slack:{user}")
-    elif isinstance(verb, str) and verb.startswith("answer:"):
-        index = verb.removeprefix("answer:")
-        said = await answer_option(services, approval_id, index, f"slack:{user}")
-        await _say(bridge, payload, said)
-    elif verb in ("always", "forget"):
-        said = (
-            await decide(services, approval_id, verb, None, f"slack:{user}")
-            if verb == "always"
-            else await forget(services, approval_id)
-        )
-        await _say(bridge, payload, said)
-    elif verb == "edit":
+    if verb == "edit":
         await _open_edit(services, bridge, approval_id, str(payload.get("trigger_id", "")))
     elif verb == "edited" and isinstance(command, str):
         refused = await approve_changed(services, approval_id, command, f"slack:{user}")
@@ -185,6 +170,10 @@ async def interactions(request: web.Request) -> web.Response:
             return web.json_response(
                 {"response_action": "errors", "errors": {EDIT_BLOCK: refused[:150]}}
             )
+    elif isinstance(verb, str):
+        said = await pressed(services, approval_id, verb, f"slack:{user}")
+        if said is not None and verb not in ("approve", "reject"):  # the card's update says it
+            await _say(bridge, payload, said)
     return web.Response()  # the message itself is updated by the decision (chat.update)
 
 

@@ -19,12 +19,10 @@ from relay_server.app_keys import SERVICES, SETTINGS
 from relay_server.background import on_one_instance
 from relay_server.bridges.decisions import (
     EDIT,
-    answer_option,
     apply_reply,
     approve_changed,
-    decide,
     fields,
-    forget,
+    pressed,
     text_of,
 )
 from relay_server.bridges.telegram.sending import TelegramBridge, edited_command, platform_id
@@ -142,19 +140,18 @@ async def _tapped(
     chat_id = fields(fields(callback.get("message")).get("chat")).get("id")
     sender = fields(callback.get("from"))
     verb, _, approval_id = text_of(callback.get("data")).partition(":")
+    if verb == "answer":  # answer:<approval>:<index>
+        approval_id, _, index = approval_id.partition(":")
+        verb = f"answer:{index}"
     who = f"telegram:{text_of(sender.get('username')) or 'operator'}"
+    said: str | None
     if chat_id != bridge.chat_id:
         said = "Only the operator's chat may decide."
     elif not _may_answer(sender, operators):
         said = "Only the operator may decide."
-    elif verb in ("approve", "reject", "always") and approval_id.isdigit():
-        said = await decide(services, int(approval_id), verb, None, who)
-    elif verb == "forget" and approval_id.isdigit():
-        said = await forget(services, int(approval_id))
-    elif verb == "answer" and approval_id.partition(":")[0].isdigit():
-        question, _, index = approval_id.partition(":")
-        said = await answer_option(services, int(question), index, who)
-    elif verb == "approve-changed" and approval_id.isdigit():
+    elif not approval_id.isdigit():
+        said = None
+    elif verb == "approve-changed":
         echo = text_of(fields(callback.get("message")).get("text"))
         command = edited_command(echo, int(approval_id))
         refused = (
@@ -164,7 +161,8 @@ async def _tapped(
         )
         said = refused or f"approved #{approval_id} changed"
     else:
-        said = "Not a decision Relay knows."
+        said = await pressed(services, int(approval_id), verb, who)
+    said = said or "Not a decision Relay knows."
     try:
         await bridge.answer_callback(text_of(callback.get("id")), said)
     except BridgeError as exc:
