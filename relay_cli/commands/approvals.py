@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from typing import Annotated
 
 import typer
@@ -10,9 +12,13 @@ from relay_api import operations as ops
 from relay_api.models import Approval, PolicyLimit, RememberScope
 from relay_api.prompts import command_of, with_command
 from relay_cli._common import (
+    API_ERROR,
+    USAGE_ERROR,
     JsonOutput,
     ago,
     call,
+    err,
+    out,
     parse_json,
     render,
 )
@@ -165,7 +171,32 @@ def answer(
 @app.command()
 def approve(
     ctx: typer.Context,
-    approval_id: ApprovalId,
+    approval_ids: Annotated[
+        list[int] | None,
+        typer.Argument(
+            help="The approvals (one, or several decided each on its own).",
+            metavar="APPROVAL_ID...",
+        ),
+    ] = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Every pending approval that --agent and --title match (shown, and asked once).",
+        ),
+    ] = False,
+    agent: Annotated[
+        str | None, typer.Option(help="With --all: only the requests of this agent.")
+    ] = None,
+    title: Annotated[
+        str | None,
+        typer.Option(
+            help="With --all: only titles that match this pattern (* and ?).", metavar="PATTERN"
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="With --all: do not ask, approve them.")
+    ] = False,
     note: Note = None,
     payload: Annotated[
         str | None,
@@ -199,11 +230,23 @@ def approve(
     ] = None,
     as_json: JsonOutput = False,
 ) -> None:
-    """Approve a pending approval, as asked or changed, once or from now on (--remember).
+    """Approve pending approvals: one as asked or changed, once or from now on (--remember);
+    several by id, or every one that matches (--all).
 
     Example: relay approvals approve 12 --command "npm test -- --runInBand"
     Example: relay approvals approve 12 --remember
+    Example: relay approvals approve 12 13 14
+    Example: relay approvals approve --all --agent ci-7 --title 'Bash: npm test*'
     """
+    if every or agent is not None or title is not None or len(approval_ids or []) != 1:
+        single = {
+            "--payload": payload,
+            "--command": command,
+            "--remember": remember or every_agent or as_asked or limit or None,
+        }
+        _approve_several(ctx, approval_ids or [], every, agent, title, yes, note, single, as_json)
+        return
+    [approval_id] = approval_ids or []
     if payload is not None and command is not None:
         raise typer.BadParameter("give --payload or --command, not both")
     if (every_agent or as_asked or limit) and not remember:
@@ -231,6 +274,68 @@ def approve(
             f" (undo: relay policies disable {policy_id})"
         )
     render(decided, as_json, headline=headline)
+
+
+def _approve_several(
+    ctx: typer.Context,
+    approval_ids: list[int],
+    every: bool,
+    agent: str | None,
+    title: str | None,
+    yes: bool,
+    note: str | None,
+    single: Mapping[str, object],
+    as_json: bool,
+) -> None:
+    """Approve the approvals named, or with --all the pending ones that match (listed, then
+    asked once): each on its own, as asked; one that fails is said, and the others go on."""
+    given = [option for option, value in single.items() if value is not None]
+    if given:
+        raise typer.BadParameter(f"{', '.join(given)} approve one approval: name only one")
+    if every == bool(approval_ids):
+        raise typer.BadParameter("name the approvals to approve, or give --all (not both)")
+    if not every and (agent is not None or title is not None):
+        raise typer.BadParameter("--agent and --title go with --all")
+    if every:
+        chosen = call(ctx, lambda c: _matching(c, agent, title))
+        if not chosen:
+            out.print("no pending approval matches; nothing approved", markup=False)
+            return
+        shown = err if as_json else out  # the JSON alone on stdout
+        for approval in chosen:
+            shown.print(
+                f"{approval.approval_id}  {approval.requested_by}  {approval.title}", markup=False
+            )
+        if not yes and not typer.confirm(f"Approve these {len(chosen)}?"):
+            raise typer.Exit(USAGE_ERROR)
+        approval_ids = [approval.approval_id for approval in chosen]
+    failed = 0
+    for approval_id in approval_ids:
+
+        def decide(client: RelayClient, one: int = approval_id) -> Approval:
+            return client.approvals.approve(one, note=note)
+
+        try:
+            decided = call(ctx, decide)
+        except typer.Exit:
+            failed += 1  # said on stderr by call
+            continue
+        render(decided, as_json, headline=_outcome(decided, "Approved"))
+    if failed:
+        raise typer.Exit(API_ERROR)
+
+
+def _matching(client: RelayClient, agent: str | None, title: str | None) -> list[Approval]:
+    """The pending approvals an operator may approve (no question: it is answered) whose
+    agent is ``agent`` and whose title matches the pattern ``title`` (each, where given),
+    oldest first."""
+    return [
+        approval
+        for approval in reversed(list(client.approvals.iterate(status="pending")))
+        if approval.kind != "question"
+        and (agent is None or approval.requested_by == agent)
+        and (title is None or fnmatchcase(approval.title, title))
+    ]
 
 
 def _scope(every_agent: bool, as_asked: bool, limit: str | None) -> RememberScope | None:

@@ -72,8 +72,8 @@ def relay(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("RELAY_DATA_DIR", str(server.data_dir))
     runner = CliRunner()
 
-    def run(*args: str, code: int = 0) -> Result:
-        result = runner.invoke(app, list(args))
+    def run(*args: str, code: int = 0, answer: str | None = None) -> Result:
+        result = runner.invoke(app, list(args), input=answer)
         assert result.exit_code == code, (args, result.stdout, result.stderr, result.exception)
         return result
 
@@ -294,6 +294,51 @@ def test_remember_makes_a_policy_with_its_scope_and_says_how_to_undo_it(relay: A
     policy = relay.json("policies", "show", policy_id)
     assert "agents" not in policy["match"] and policy["limit"] == {"count": 5, "per_seconds": 60}
     assert relay.json("approvals", "show", ask())["status"] == "approved"
+
+
+def test_approve_several_by_id_or_all_that_match_once_asked(relay: Any) -> None:
+    agents = [f"batch-{uuid.uuid4().hex[:6]}" for _ in range(2)]
+    for agent in agents:
+        relay("agents", "register", agent)
+
+    def ask(agent: str, title: str) -> str:
+        return str(relay.json("--agent", agent, "approvals", "request", title)["approval_id"])
+
+    tests = [ask(agents[0], f"Bash: npm test -- {n}") for n in range(3)]
+    other = ask(agents[0], "Bash: rm -rf build")
+    theirs = ask(agents[1], "Bash: npm test -- 9")
+    question = relay.json(
+        "--agent", agents[0], "approvals", "ask", "Bash: npm test* or not?", "-o", "a", "-o", "b"
+    )
+
+    def status(approval_id: str) -> str:
+        return str(relay.json("approvals", "show", approval_id)["status"])
+
+    match = ("--all", "--agent", agents[0], "--title", "Bash: npm test*")
+    declined = relay("approvals", "approve", *match, code=2, answer="n\n")
+    listed = [line.split()[0] for line in declined.stdout.splitlines()[:-1]]
+    assert listed == tests and "Approve these 3?" in declined.stdout  # oldest first, no question
+    assert {status(one) for one in [*tests, other, theirs]} == {"pending"}
+    cursor = relay.json("events", "list")["cursor"]
+    approved = relay("approvals", "approve", *match, answer="y\n").stdout
+    assert [status(one) for one in tests] == ["approved"] * 3
+    events = relay.json("events", "list", "--after", str(cursor), "--limit", "100")["events"]
+    decided = [e["subject_id"] for e in events if e["kind"] == "approval.decided"]
+    assert decided == tests  # each decision audited on its own
+    assert all(f"Approved {one}: " in approved for one in tests)
+    assert status(other) == status(theirs) == "pending"
+    assert status(str(question["approval_id"])) == "pending"
+    assert relay("approvals", "approve", *match).stdout.startswith("no pending approval matches")
+
+    # By id, each on its own: one that cannot be approved is said, and the others still are.
+    said = relay("approvals", "approve", other, "999999", theirs, code=1)
+    assert "approval 999999 does not exist" in said.stderr
+    assert status(other) == status(theirs) == "approved"
+    misused = relay("approvals", "approve", tests[0], tests[1], "--remember", code=2)
+    assert "--remember approve one approval" in misused.stderr
+    assert "--agent and --title go with --all" in relay(
+        "approvals", "approve", tests[0], "--title", "x", code=2
+    ).stderr
 
 
 def test_an_agent_asks_a_question_and_the_operator_answers_it(relay: Any) -> None:
