@@ -444,6 +444,20 @@ class ApprovalRequest(RequestBody):
         le=MAX_EXPIRES_IN,
         description="Seconds until the approval expires unanswered; none: it waits for ever",
     )
+    remind_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EXPIRES_IN,
+        description="Seconds unanswered before the operator is reminded once on every "
+        "platform; none: the server's RELAY_REMIND_AFTER",
+    )
+    escalate_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EXPIRES_IN,
+        description="Seconds unanswered before it is offered on the next step of the server's "
+        "RELAY_ESCALATION (and again after as long, step by step); none: RELAY_ESCALATE_AFTER",
+    )
 
     @model_validator(mode="after")
     def _options_for_a_question(self) -> ApprovalRequest:
@@ -853,6 +867,13 @@ class Approval(Resource):
     decided_by: str | None = None
     note: str | None = None
     platform_message_id: str | None = None
+    # When the operator is (or was) reminded of it unanswered, once; when that happened.
+    remind_at: datetime | None = None
+    reminded_at: datetime | None = None
+    # When it is next offered on a further step of the escalation (none: no further step), and
+    # the step it was last escalated to (none: not escalated).
+    escalate_at: datetime | None = None
+    escalated_to: str | None = None
     # Only on the answer to approve/reject: false when the approval already had this decision,
     # so nothing changed (a note sent with it was not kept).
     changed: bool | None = None

@@ -42,6 +42,33 @@ class DomainSettings(BaseModel):
         "background; 0: only when an operation finds them",
     )
 
+    remind_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=604_800,
+        description="seconds a pending approval waits before the operator is reminded once on "
+        "every platform; none: no reminder (an approval or a policy may set its own)",
+    )
+    escalate_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=604_800,
+        description="seconds a pending approval waits on a step of the escalation before the "
+        "next step is offered it; none: it is not escalated (unless it or a policy says)",
+    )
+    escalation: str = Field(
+        default="",
+        pattern=r"^([a-z]+(,[a-z]+){0,9})?$",
+        description="the platforms an unanswered approval goes to in turn, comma-separated "
+        "(telegram,email): the first asks at once, each next one after escalate_after; "
+        "platforms not named ask at once",
+    )
+
+    @property
+    def escalation_steps(self) -> tuple[str, ...]:
+        """The platforms of the escalation, in turn (none: no escalation)."""
+        return tuple(self.escalation.split(",")) if self.escalation else ()
+
     webhook_retry_schedule: str = Field(
         default="5,300,1800,7200,18000,36000,36000",
         pattern=r"^([0-9]{1,6}(\.[0-9]+)?(,[0-9]{1,6}(\.[0-9]+)?){0,19})?$",

@@ -264,6 +264,11 @@ class Bridge(Protocol):
         """Show on the platform how an approval was decided. Raises ``BridgeError``."""
         ...
 
+    async def remind(self, platform_message_id: str, approval: m.Approval) -> None:
+        """Remind the operator of an approval still unanswered: a new message that pings,
+        quoting its card (the message ``platform_message_id``). Raises ``BridgeError``."""
+        ...
+
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         """Show on the platform that the notification ``text`` was answered with ``answer``
         (on whichever platform). Raises ``BridgeError``."""

@@ -182,6 +182,11 @@ class MatrixSettings(_Part):
         default=False, description="copy room posts to their Matrix rooms (after spaces sync)"
     )
 
+    @property
+    def configured(self) -> bool:
+        """Whether the bridge is on: a homeserver, the bot and its room."""
+        return bool(self.homeserver and self.user_id and self.access_token and self.room_id)
+
 
 # A part's fields are named with its prefix outside the model (RELAY_TELEGRAM_CHAT_ID).
 PREFIXED = {"sqlite", "postgres", "telegram", "slack", "matrix"}
@@ -247,6 +252,24 @@ class Settings(BaseSettings):
                 "RELAY_SLACK_SIGNING_SECRET is needed to verify what Slack sends (the app's "
                 "Basic Information page shows it)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _escalation_names_configured_platforms(self) -> Settings:
+        configured = {
+            "telegram": self.telegram.bot_token is not None and self.telegram.chat_id is not None,
+            "slack": self.slack.configured,
+            "matrix": self.matrix.configured,
+        }
+        steps = self.domain.escalation_steps
+        for step in steps:
+            if not configured.get(step, False):
+                raise ValueError(
+                    f"RELAY_ESCALATION names {step!r}, which is not a configured platform"
+                    f" (configured: {', '.join(n for n, on in configured.items() if on) or 'none'})"
+                )
+        if len(set(steps)) != len(steps):
+            raise ValueError("RELAY_ESCALATION names a platform twice")
         return self
 
     @property

@@ -29,6 +29,18 @@ app = typer.Typer(help="Approvals: the operator's queue.", no_args_is_help=True)
 
 ApprovalId = Annotated[int, typer.Argument(help="The approval.")]
 Note = Annotated[str | None, typer.Option(help="A note kept with the decision.")]
+RemindAfter = Annotated[
+    int | None,
+    typer.Option(
+        help="Seconds unanswered before the operator is reminded (default: the server's)."
+    ),
+]
+EscalateAfter = Annotated[
+    int | None,
+    typer.Option(
+        help="Seconds unanswered before it goes to the next platform of the server's escalation."
+    ),
+]
 
 
 app.command("list")(
@@ -79,16 +91,26 @@ def request(
     expires_in: Annotated[
         int | None, typer.Option(help="Seconds until it expires unanswered (a week at most).")
     ] = None,
+    remind_after: RemindAfter = None,
+    escalate_after: EscalateAfter = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Ask the operator to approve something, as an agent (--agent, or an agent's token).
 
     Example: relay --agent deployer approvals request "Deploy build 7" --expires-in 600
+    Example: relay --agent deployer approvals request "Deploy build 8" --remind-after 300
     """
     body = parse_json(payload, "--payload")
     asked = call(
         ctx,
-        lambda c: c.approvals.request(title, detail=detail, payload=body, expires_in=expires_in),
+        lambda c: c.approvals.request(
+            title,
+            detail=detail,
+            payload=body,
+            expires_in=expires_in,
+            remind_after=remind_after,
+            escalate_after=escalate_after,
+        ),
     )
     render(asked, as_json, headline=f"Approval {asked.approval_id} requested: {asked.status}")
 
@@ -111,6 +133,8 @@ def ask(
     expires_in: Annotated[
         int | None, typer.Option(help="Seconds until it expires unanswered (a week at most).")
     ] = None,
+    remind_after: RemindAfter = None,
+    escalate_after: EscalateAfter = None,
     wait: Annotated[
         float | None,
         typer.Option(help="Wait up to this many seconds (60 at most) for the answer."),
@@ -130,6 +154,8 @@ def ask(
             multiple=multiple,
             allow_other=allow_other,
             expires_in=expires_in,
+            remind_after=remind_after,
+            escalate_after=escalate_after,
         )
         if wait and approval.status == "pending":
             approval = client.approvals.show(approval.approval_id, wait=wait)

@@ -598,6 +598,8 @@ class Approvals(Resource[C]):
         multiple: bool = False,
         allow_other: bool = False,
         expires_in: int | None = None,
+        remind_after: int | None = None,
+        escalate_after: int | None = None,
     ) -> Send[m.Approval]:
         """An agent asks the operator to approve something; every platform shows it."""
         return Send(
@@ -611,6 +613,8 @@ class Approvals(Resource[C]):
                 multiple=multiple,
                 allow_other=allow_other,
                 expires_in=expires_in,
+                remind_after=remind_after,
+                escalate_after=escalate_after,
             ),
         )
 

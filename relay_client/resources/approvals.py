@@ -27,6 +27,8 @@ class Approvals(_generated.Approvals[C]):
         multiple: bool = False,
         allow_other: bool = False,
         expires_in: int | None = None,
+        remind_after: int | None = None,
+        escalate_after: int | None = None,
     ) -> Send[m.Approval]:
         """Ask the operator a question with 2 to 10 options (labels, or labels with a
         description); its answer is the approval's ``answer`` once it is ``answered`` (wait
@@ -43,5 +45,7 @@ class Approvals(_generated.Approvals[C]):
                 multiple=multiple,
                 allow_other=allow_other,
                 expires_in=expires_in,
+                remind_after=remind_after,
+                escalate_after=escalate_after,
             ),
         )

@@ -26,6 +26,7 @@ from relay_core.services import enroll, interventions
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
 from relay_core.services.events import announce_approval
+from relay_core.services.follow_ups import escalate_due, remind_due
 from relay_core.services.operator import present, show_decision
 from relay_core.services.policies import insert_policy, open_approval, screen
 
@@ -197,6 +198,8 @@ class ApprovalsService(Service):
                     expires_at=now + timedelta(seconds=deadline) if deadline else None,
                 ),
                 screened,
+                body.remind_after,
+                body.escalate_after,
             )
 
         approval = await self.write_answer(work)
@@ -246,14 +249,14 @@ class ApprovalsService(Service):
 
     async def sweep(self, limit: int = SWEEP_BATCH) -> int:
         """Expire up to ``limit`` pending approvals whose deadline has passed, and show it on
-        the platforms; how many."""
+        the platforms; then remind and escalate up to ``limit`` each that are due
+        (``follow_ups``); how many of all three."""
 
         async def due(uow: UnitOfWork) -> Approvals:
             return await uow.approvals.past_deadline(self.now(), limit)
 
-        if not await self.read(due):
-            return 0
-        return len(await self._expire(due))
+        expired = len(await self._expire(due)) if await self.read(due) else 0
+        return expired + await remind_due(self, limit) + await escalate_due(self, limit)
 
     async def approve(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision

@@ -92,10 +92,14 @@ def event_data_of(model: type[BaseModel], values: Mapping[str, Any]) -> dict[str
 
 
 async def announce_approval(
-    uow: UnitOfWork, approval: m.Approval, kind: str, now: datetime
+    uow: UnitOfWork,
+    approval: m.Approval,
+    kind: str,
+    now: datetime,
+    more: dict[str, Any] | None = None,
 ) -> None:
-    """An approval event, for the operator and the agent that asked."""
-    data = event_data(approval)
+    """An approval event, for the operator and the agent that asked (with ``more`` data)."""
+    data = event_data(approval) | (more or {})
     await emit(uow, kind, approval.approval_id, data, now, approval.requested_by)
 
 

@@ -8,20 +8,31 @@ approval stays decidable from the CLI, the console, the API and the other platfo
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from relay_api import models as m
 from relay_core import records
-from relay_core.ports import UnitOfWork
-from relay_core.services.base import Service
+from relay_core.ports import Bridge, UnitOfWork
+from relay_core.services.base import Context, Service
 from relay_core.services.deliveries import deliver, keep, posts_of, update_everywhere
 
 log = logging.getLogger("relay.operator")
 
 
-async def present(service: Service, approval: m.Approval) -> m.Approval:
-    """Ask every platform to show the approval with a way to decide it; the approval keeps the
-    first platform message, and each is kept as a post."""
-    deliveries = await deliver(service.ctx, service.ctx.bridges, lambda b: b.ask(approval))
+def asking_first(ctx: Context) -> tuple[Bridge, ...]:
+    """The platforms that ask as an approval is created: all but the later steps of the
+    escalation (``follow_ups``), which ask when it reaches them."""
+    later = set(ctx.config.escalation_steps[1:])
+    return tuple(bridge for bridge in ctx.bridges if bridge.name not in later)
+
+
+async def present(
+    service: Service, approval: m.Approval, bridges: Sequence[Bridge] | None = None
+) -> m.Approval:
+    """Ask the platforms (by default, those that ask first) to show the approval with a way to
+    decide it; the approval keeps the first platform message, and each is kept as a post."""
+    asking = asking_first(service.ctx) if bridges is None else bridges
+    deliveries = await deliver(service.ctx, asking, lambda b: b.ask(approval))
     for failed in (d for d in deliveries if d.status == "failed"):
         log.warning(
             "approval %s not shown on %s: %s", approval.approval_id, failed.bridge, failed.error

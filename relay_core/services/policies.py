@@ -23,6 +23,7 @@ from relay_core.policy_rules import POLICIES, UNSCREENED, Facts, Rule, Rulebook,
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
+from relay_core.services.follow_ups import timed
 
 
 def facts_of(approval: m.Approval) -> Facts:
@@ -79,16 +80,24 @@ async def deciding_rule(
 
 
 async def open_approval(
-    service: Service, uow: UnitOfWork, approval: m.Approval, screened: Screen
+    service: Service,
+    uow: UnitOfWork,
+    approval: m.Approval,
+    screened: Screen,
+    remind_after: int | None = None,
+    escalate_after: int | None = None,
 ) -> m.Approval:
     """Store a new approval, decided at once by the first policy that matches (its text as
-    ``screened`` found it), else pending for the operator. A decided one's subject (an
-    enrollment, an intervention) is the caller's to carry the decision to, once it is bound to
-    the approval."""
+    ``screened`` found it), else pending for the operator, to be reminded and escalated after
+    the seconds given (else the settings'). A decided one's subject (an enrollment, an
+    intervention) is the caller's to carry the decision to, once it is bound to the
+    approval."""
     now = approval.created_at
     rule = await deciding_rule(uow, service.ctx.rulebook, facts_of(approval), screened, now)
     if rule is not None:
         approval = approval.model_copy(update=_decision_of(rule.policy, now))
+    else:
+        approval = timed(service.ctx.config, approval, remind_after, escalate_after)
     stored = await uow.approvals.insert(approval)
     await announce_approval(uow, stored, "approval.requested", now)
     if rule is None:

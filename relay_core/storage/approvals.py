@@ -75,6 +75,41 @@ class ApprovalsStore:
         """Up to ``limit`` pending approvals whose deadline is before ``now``."""
         return await self._sql.records(m.Approval, "approvals_past_deadline", now=now, limit=limit)
 
+    async def to_remind(self, now: datetime, limit: int) -> list[m.Approval]:
+        """Up to ``limit`` pending approvals whose reminder is due at ``now``, not yet sent."""
+        return await self._sql.records(m.Approval, "approvals_to_remind", now=now, limit=limit)
+
+    async def remind(self, approval_id: int, now: datetime) -> bool:
+        """Mark the pending approval's reminder sent at ``now``; whether this did (not sent
+        before, and still pending)."""
+        return (
+            await self._sql.value("remind_approval", approval_id=approval_id, now=now) is not None
+        )
+
+    async def to_escalate(self, now: datetime, limit: int) -> list[m.Approval]:
+        """Up to ``limit`` pending approvals whose next step of the escalation is due at
+        ``now``."""
+        return await self._sql.records(m.Approval, "approvals_to_escalate", now=now, limit=limit)
+
+    async def escalate(
+        self,
+        approval_id: int,
+        due: datetime,
+        escalated_to: str | None,
+        escalate_at: datetime | None,
+    ) -> bool:
+        """The pending approval offered on the step ``escalated_to``, its next step due at
+        ``escalate_at`` (None: no further step); whether this did (it still waited for the step
+        ``due``, and was pending)."""
+        changed = await self._sql.value(
+            "escalate_approval",
+            approval_id=approval_id,
+            due=due,
+            escalated_to=escalated_to,
+            escalate_at=escalate_at,
+        )
+        return changed is not None
+
     async def page(
         self, status: str | None, seen_by: str | None, before: int | None, limit: int
     ) -> list[m.Approval]:

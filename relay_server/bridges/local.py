@@ -34,6 +34,9 @@ class LocalBridge:
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         return None
 
+    async def remind(self, platform_message_id: str, approval: m.Approval) -> None:
+        return None  # nothing is shown here: the console lists what waits
+
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         return None
 

@@ -28,6 +28,8 @@ def describe(
         f"from {escape(approval.requested_by)}"
     )
     lines = [head, fit(approval.title, TITLE_SHARE, escape), *options_of(approval, escape)]
+    if approval.escalated_to is not None:
+        lines.append(f"Escalated: unanswered since {approval.created_at:%Y-%m-%d %H:%M} UTC")
     expiry = (
         f"Expires {approval.expires_at:%Y-%m-%d %H:%M:%S} UTC unanswered"
         if approval.expires_at is not None
@@ -47,6 +49,15 @@ def describe(
     if expiry:
         lines.append(expiry)
     return "\n".join(lines)[:limit]
+
+
+def reminder(approval: m.Approval, strong: str = "", escape: Callable[[str], str] = _plain) -> str:
+    """The reminder of an approval still unanswered, said in reply to its card."""
+    return (
+        f"{strong}Reminder:{strong} approval #{approval.approval_id} from "
+        f"{escape(approval.requested_by)} still waits for you (asked "
+        f"{approval.created_at:%Y-%m-%d %H:%M} UTC): {fit(approval.title, TITLE_SHARE, escape)}"
+    )
 
 
 def options_of(approval: m.Approval, escape: Callable[[str], str] = _plain) -> list[str]:

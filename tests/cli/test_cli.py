@@ -336,9 +336,10 @@ def test_approve_several_by_id_or_all_that_match_once_asked(relay: Any) -> None:
     assert status(other) == status(theirs) == "approved"
     misused = relay("approvals", "approve", tests[0], tests[1], "--remember", code=2)
     assert "--remember approve one approval" in misused.stderr
-    assert "--agent and --title go with --all" in relay(
-        "approvals", "approve", tests[0], "--title", "x", code=2
-    ).stderr
+    assert (
+        "--agent and --title go with --all"
+        in relay("approvals", "approve", tests[0], "--title", "x", code=2).stderr
+    )
 
 
 def test_an_agent_asks_a_question_and_the_operator_answers_it(relay: Any) -> None:

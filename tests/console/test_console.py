@@ -680,3 +680,46 @@ def test_a_webhook_is_made_tested_and_a_failed_delivery_retried(page: Any, tmp_p
             page.get_by_role("button", name="Deliveries").click()
             time.sleep(0.2)
     assert receiver.forged == 0 and list(receiver.attempts.values()) == [2]
+
+
+def test_several_are_selected_and_approved_in_one_tap_on_a_phone(
+    phone: Any, server: LiveServer
+) -> None:
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "ci-7"}).json()["token"]
+    agent = {"Authorization": f"Bearer {token}"}
+
+    def ask(body: dict[str, Any]) -> int:
+        asked = httpx.post(f"{server.url}/v1/approvals", json=body, headers=agent)
+        return int(asked.json()["approval_id"])
+
+    tests = [ask({"title": f"Bash: npm test -- shard {n}"}) for n in range(3)]
+    kept = ask({"title": "Bash: git push --force"})
+    question = ask(
+        {
+            "kind": "question",
+            "title": "Which shard first?",
+            "options": [{"label": "1"}, {"label": "2"}],
+        }
+    )
+    sign_in(phone, server)
+    phone.locator(f"[data-approval='{kept}']").wait_for()
+    # A question is answered, not approved: it has no box.
+    assert phone.locator(f"[data-approval='{question}'] [data-pick]").count() == 0
+    batch = phone.get_by_role("button", name="Approve selected")
+    assert batch.is_disabled()
+    for one in tests:
+        phone.locator(f"[data-pick='{one}']").check()
+    assert batch.inner_text() == "Approve selected (3)"
+    assert controls_too_small(phone) == [] and fits_the_width(phone) is None
+    shot(phone, "phone-approve-selected")
+    said: list[str] = []
+    phone.on("dialog", lambda dialog: (said.append(dialog.message), dialog.accept()))
+    batch.tap()
+    phone.locator(f"[data-approval='{tests[0]}'] [data-pick]").wait_for(state="detached")
+    assert said == ["Approve 3 selected approvals as asked?"]
+    with operator(server) as op:
+        statuses = [op.get(f"/v1/approvals/{one}").json()["status"] for one in tests]
+        assert statuses == ["approved"] * 3
+        assert op.get(f"/v1/approvals/{kept}").json()["status"] == "pending"
+        assert op.get(f"/v1/approvals/{question}").json()["status"] == "pending"

@@ -196,6 +196,9 @@ class BrokenBridge:
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
         raise BridgeError("the platform answered 503")
 
+    async def remind(self, platform_message_id: str, approval: m.Approval) -> None:
+        raise BridgeError("the platform answered 503")
+
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         raise BridgeError("the platform answered 503")
 

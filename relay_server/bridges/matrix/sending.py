@@ -26,6 +26,7 @@ from relay_server.bridges.wording import (
     hints,
     outcome,
     rememberable,
+    reminder,
     stop_hint,
 )
 
@@ -251,6 +252,11 @@ class MatrixBridge:
         if approval.remembered_policy_id is not None:
             said += "\nReply 'undo' within ten minutes to forget it."
         await self._edit(platform_message_id, f"{describe(approval, 4000)}\n\n{said}")
+
+    async def remind(self, platform_message_id: str, approval: m.Approval) -> None:
+        """A new message in reply to the card (a client shows the card quoted above it)."""
+        _, event_id = split_platform_id(platform_message_id)
+        await self.reply(event_id, reminder(approval))
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:
         await self._edit(platform_message_id, f"{text}\n\nAnswered: {answer}")

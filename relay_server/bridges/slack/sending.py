@@ -26,6 +26,7 @@ from relay_server.bridges.wording import (
     hints,
     outcome,
     rememberable,
+    reminder,
     stop_hint,
 )
 
@@ -164,6 +165,15 @@ class SlackBridge:
             undo = _button("Undo always", "forget", approval)
             blocks.append({"type": "actions", "elements": [undo]})
         await self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
+
+    async def remind(self, platform_message_id: str, approval: m.Approval) -> None:
+        """A reply in the card's thread, also sent to the channel (``reply_broadcast``): it
+        notifies like a new message and quotes the card."""
+        channel, ts = split_platform_id(platform_message_id)
+        text = reminder(approval, strong="*", escape=escaped)
+        await self.call(
+            "chat.postMessage", channel=channel, thread_ts=ts, reply_broadcast=True, text=text
+        )
 
     async def say_in_thread(self, platform_message_id: str, text: str) -> None:
         """A line in the thread of one of Relay's messages (an answer to a click)."""

@@ -23,6 +23,7 @@ from relay_server.bridges.wording import (
     hints,
     outcome,
     rememberable,
+    reminder,
     stop_hint,
 )
 
@@ -225,6 +226,16 @@ class TelegramBridge:
             message_id=int(message_id),
             text=f"{describe(approval, 3500)}\n\n{said}",
             reply_markup={"inline_keyboard": undo},
+        )
+
+    async def remind(self, platform_message_id: str, approval: m.Approval) -> None:
+        """A new message (it notifies, where an edit does not) in reply to the card."""
+        chat_id, message_id = platform_message_id.split(":", 1)
+        await self.call(
+            "sendMessage",
+            chat_id=int(chat_id),
+            text=reminder(approval),
+            reply_parameters={"message_id": int(message_id), "allow_sending_without_reply": True},
         )
 
     async def answered(self, platform_message_id: str, text: str, answer: str) -> None:

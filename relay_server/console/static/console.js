@@ -303,6 +303,25 @@ async function latestDiagnostic(interventionId) {
   }
 }
 
+// A pending approval's reminder and escalation, where they happened.
+function followedUp(approval) {
+  const said = [];
+  if (approval.escalated_to) said.push(`Escalated to ${approval.escalated_to}`);
+  if (approval.reminded_at) said.push(`reminded ${when(approval.reminded_at)}`);
+  return said.length ? el("p", { class: "muted escalated" }, said.join(" · ")) : null;
+}
+
+// Each selected approval approved on its own, as asked; what failed is said once, the rest stand.
+async function approveSelected(ids) {
+  if (!ids.length || !confirm(`Approve ${ids.length} selected approval${ids.length === 1 ? "" : "s"} as asked?`)) return;
+  const failed = [];
+  for (const id of ids) {
+    try { await api("POST", `/v1/approvals/${id}/approve`, {}); } catch (error) { failed.push(`#${id}: ${error.message}`); }
+  }
+  if (failed.length) alert(`Not approved:\n${failed.join("\n")}`);
+  await render();
+}
+
 async function approvalsView() {
   const approvals = await listAll("/v1/approvals", "approvals");
   const pending = approvals.filter((a) => a.status === "pending");
@@ -314,7 +333,18 @@ async function approvalsView() {
     .map((p) => [p.policy_id, p]));
   const evidence = await Promise.all(pending.map((a) =>
     a.kind === "intervention" ? latestDiagnostic(a.subject_id) : null));
+  // Select-and-approve: a box on each card that can be approved as asked (no question).
+  const selected = new Set();
+  const batch = el("button", { type: "button", class: "approve-selected", disabled: "" }, "Approve selected");
+  const pick = (approval) => approval.kind === "question" ? null : el("label", { class: "pick" },
+    el("input", { type: "checkbox", "data-pick": approval.approval_id, on: { change: (event) => {
+      if (event.target.checked) selected.add(approval.approval_id); else selected.delete(approval.approval_id);
+      batch.textContent = selected.size ? `Approve selected (${selected.size})` : "Approve selected";
+      batch.disabled = !selected.size;
+    } } }), " Select");
+  batch.addEventListener("click", () => approveSelected([...selected]));
   const card = (approval, diagnostic) => el("article", { "data-approval": approval.approval_id },
+    pick(approval),
     el("h3", {}, approval.title),
     el("p", { class: "muted" },
       `#${approval.approval_id} · ${approval.kind} · requested by ${approval.requested_by} · ${when(approval.created_at)}`),
@@ -323,6 +353,7 @@ async function approvalsView() {
     approval.detail ? el("pre", {}, elide(approval.detail)) : null,
     approval.payload ? el("pre", { class: "payload" }, elide(pretty(approval.payload))) : null,
     approval.expires_at ? el("p", { class: "muted expires" }, `Expires unanswered ${until(approval.expires_at)}`) : null,
+    followedUp(approval),
     approval.kind === "intervention"
       ? (diagnostic ? diagnosticSection(diagnostic) : el("p", { class: "muted" }, "No diagnostic uploaded."))
       : null,
@@ -336,6 +367,7 @@ async function approvalsView() {
   if (one) bringIntoView(`[data-approval="${CSS.escape(one)}"]`);
   return [
     el("h2", {}, `Pending approvals (${pending.length})`),
+    pending.some((a) => a.kind !== "question") ? batch : null,
     pending.length ? pending.map((a, i) => card(a, evidence[i])) : el("p", { class: "muted" }, "Nothing waits for you."),
     el("h2", {}, "Decided"),
     table([

@@ -10,11 +10,11 @@ SELECT * FROM approvals WHERE approval_id = :approval_id;
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
      expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
-     allow_other)
+     allow_other, remind_at, escalate_at, escalated_to)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
      :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
-     :multiple, :allow_other)
+     :multiple, :allow_other, :remind_at, :escalate_at, :escalated_to)
 RETURNING approval_id;
 
 -- name: decide_approval
@@ -44,6 +44,32 @@ SELECT * FROM approvals WHERE platform_message_id = :platform_message_id LIMIT 1
 SELECT * FROM approvals
 WHERE status = 'pending' AND expires_at < :now
 LIMIT :limit;
+
+-- name: approvals_to_remind
+-- Up to :limit pending approvals whose reminder is due at :now and not yet sent.
+SELECT * FROM approvals
+WHERE status = 'pending' AND reminded_at IS NULL AND remind_at <= :now
+LIMIT :limit;
+
+-- name: remind_approval
+-- A pending approval's reminder marked sent at :now, if it was not yet; its id (nothing if
+-- it was, or the approval is decided).
+UPDATE approvals SET reminded_at = :now
+WHERE approval_id = :approval_id AND status = 'pending' AND reminded_at IS NULL
+RETURNING approval_id;
+
+-- name: approvals_to_escalate
+-- Up to :limit pending approvals whose next step of the escalation is due at :now.
+SELECT * FROM approvals
+WHERE status = 'pending' AND escalate_at <= :now
+LIMIT :limit;
+
+-- name: escalate_approval
+-- A pending approval offered on the step :escalated_to, next due at :escalate_at (NULL: no
+-- further step), if it still waited for the step due at :due; its id (nothing otherwise).
+UPDATE approvals SET escalated_to = :escalated_to, escalate_at = :escalate_at
+WHERE approval_id = :approval_id AND status = 'pending' AND escalate_at = :due
+RETURNING approval_id;
 
 -- name: page_approvals
 -- A page of approvals, newest first, before :before (NULL: from the newest), in :status

@@ -12,11 +12,11 @@ SELECT encoded FROM approvals_encoded WHERE approval_id = :approval_id;
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
      expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
-     allow_other)
+     allow_other, remind_at, escalate_at, escalated_to)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
      :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
-     :multiple, :allow_other)
+     :multiple, :allow_other, :remind_at, :escalate_at, :escalated_to)
 RETURNING approval_id;
 
 -- name: decide_approval
@@ -39,7 +39,9 @@ RETURNING json_object(
     'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id,
     'remembered_policy_id', remembered_policy_id, 'interrupt', interrupt,
     'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
-    'answer', json(answer)
+    'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
+    'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
+    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to
 );
 
 -- name: set_approval_platform_message
@@ -56,7 +58,9 @@ RETURNING json_object(
     'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id,
     'remembered_policy_id', remembered_policy_id, 'interrupt', interrupt,
     'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
-    'answer', json(answer)
+    'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
+    'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
+    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to
 );
 
 -- name: approval_on_platform
@@ -68,6 +72,32 @@ SELECT encoded FROM approvals_encoded WHERE platform_message_id = :platform_mess
 SELECT encoded FROM approvals_encoded
 WHERE status = 'pending' AND expires_at < :now
 LIMIT +:limit;
+
+-- name: approvals_to_remind
+-- Up to :limit pending approvals whose reminder is due at :now and not yet sent.
+SELECT encoded FROM approvals_encoded
+WHERE status = 'pending' AND reminded_at IS NULL AND remind_at <= :now
+LIMIT +:limit;
+
+-- name: remind_approval
+-- A pending approval's reminder marked sent at :now, if it was not yet; its id (nothing if
+-- it was, or the approval is decided).
+UPDATE approvals SET reminded_at = :now
+WHERE approval_id = :approval_id AND status = 'pending' AND reminded_at IS NULL
+RETURNING approval_id;
+
+-- name: approvals_to_escalate
+-- Up to :limit pending approvals whose next step of the escalation is due at :now.
+SELECT encoded FROM approvals_encoded
+WHERE status = 'pending' AND escalate_at <= :now
+LIMIT +:limit;
+
+-- name: escalate_approval
+-- A pending approval offered on the step :escalated_to, next due at :escalate_at (NULL: no
+-- further step), if it still waited for the step due at :due; its id (nothing otherwise).
+UPDATE approvals SET escalated_to = :escalated_to, escalate_at = :escalate_at
+WHERE approval_id = :approval_id AND status = 'pending' AND escalate_at = :due
+RETURNING approval_id;
 
 -- name: page_approvals
 -- A page of approvals, newest first, before :before (NULL: from the newest), in :status
