@@ -1038,8 +1038,9 @@ class ErrorResponse(BaseModel):
 # Policies: rules that decide approvals the moment they are created (relay_core/policy_rules.py
 # says how each part matches).
 
-PolicyDecision = Literal["approve", "reject"]
-Verdict = Literal["approve", "reject", "ask"]
+# answer: a question, with fixed options; ask: the operator, reminded and escalated as it says.
+PolicyDecision = Literal["approve", "reject", "answer", "ask"]
+Verdict = PolicyDecision
 MAX_PATTERN = 1000  # characters of one regular expression
 MAX_PROGRAM = 1000  # RE2 instructions of one: the time a match may take grows with it
 # An agent id where "*" stands for any characters.
@@ -1250,7 +1251,9 @@ class ApprovalMatch(RequestBody):
 
 
 class PolicyCreate(RequestBody):
-    """A rule that decides the approvals it matches, as soon as they are created."""
+    """A rule that decides the approvals it matches, as soon as they are created: approves,
+    rejects, answers a question with fixed options, or leaves it to the operator (``ask``),
+    reminded and escalated as it says."""
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     decision: PolicyDecision
@@ -1259,6 +1262,36 @@ class PolicyCreate(RequestBody):
     enabled: bool = True
     match: ApprovalMatch = Field(default_factory=ApprovalMatch)
     limit: PolicyLimit | None = None
+    answer: list[OptionLabel] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=10,
+        description="decision answer: the options' labels it answers a question with (a "
+        "question without them all, or taking one where these are several, is not matched)",
+    )
+    remind_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EXPIRES_IN,
+        description="decision ask: seconds unanswered before the operator is reminded",
+    )
+    escalate_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EXPIRES_IN,
+        description="decision ask: seconds unanswered before each next step of the escalation",
+    )
+
+    @model_validator(mode="after")
+    def _fields_of_its_decision(self) -> PolicyCreate:
+        if (self.answer is not None) != (self.decision == "answer"):
+            raise ValueError("an answer policy names its answer, and only it does")
+        timed = self.remind_after is not None or self.escalate_after is not None
+        if timed and self.decision != "ask":
+            raise ValueError("remind_after and escalate_after are an ask policy's")
+        if self.decision == "ask" and self.limit is not None:
+            raise ValueError("an ask policy decides nothing: it has no limit")
+        return self
 
 
 class Policy(Resource):
@@ -1272,6 +1305,9 @@ class Policy(Resource):
     enabled: bool = True
     match: JsonObject = Field(default_factory=dict)
     limit: JsonObject | None = None
+    answer: list[str] | None = None
+    remind_after: int | None = None
+    escalate_after: int | None = None
     version: int = 1
     created_at: datetime
     updated_at: datetime
@@ -1291,6 +1327,10 @@ class PolicySimulation(RequestBody):
     title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
     detail: LongText | None = None
     payload: SmallJson | None = None
+    options: list[QuestionOption] | None = Field(
+        default=None, max_length=10, description="a question's options"
+    )
+    multiple: bool = Field(default=False, description="a question: several may be chosen")
     at: datetime | None = Field(default=None, description="when; default: now")
 
 
@@ -1302,6 +1342,7 @@ class PolicyVerdict(Resource):
     policy_id: int | None = None
     version: int | None = None
     reason: str
+    answer: list[str] | None = Field(default=None, description="an answer policy's answer")
 
 
 # ---------------------------------------------------------------- webhooks

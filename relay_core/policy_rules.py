@@ -174,6 +174,8 @@ class Facts:
     agent_id: str
     title: str
     payload: dict[str, Any] | None
+    options: frozenset[str] = frozenset()  # a question's labels
+    multiple: bool = False  # a question that takes several
     _lines: dict[str, shell_commands.CommandLine] = field(default_factory=dict, compare=False)
 
     def command_line(self, text: str) -> shell_commands.CommandLine:
@@ -187,6 +189,8 @@ class Facts:
 
 
 UNSCREENED = "it changed while the approval was read"
+# Decisions from the most cautious: at one priority, a policy that rejects is tried first.
+CAUTION = ("reject", "ask", "answer", "approve")
 NO_TITLE = "the title does not match"
 Key = tuple[int, int]  # a rule's policy id and version
 
@@ -268,10 +272,11 @@ class Rule:
         )
 
     @property
-    def order(self) -> tuple[int, bool, int]:
-        """Higher priority first, then ``reject`` before ``approve``, then the older policy."""
+    def order(self) -> tuple[int, int, int]:
+        """Higher priority first, then the more cautious decision (``CAUTION``), then the older
+        policy."""
         policy = self.policy
-        return (-policy.priority, policy.decision != "reject", policy.policy_id)
+        return (-policy.priority, CAUTION.index(policy.decision), policy.policy_id)
 
     @functools.cached_property
     def key(self) -> Key:
@@ -316,12 +321,29 @@ class Rule:
             return why
         if self.kinds is not None and facts.kind not in self.kinds:
             return f"kind {facts.kind} is not among {sorted(self.kinds)}"
-        if facts.kind == "question" and self.policy.decision == "approve":
-            return "it approves, and a question is answered, not approved"
+        why = self.undecidable(facts)
+        if why is not None:
+            return why
         if self.agents is not None and not _any_glob(self.agents, facts.agent_id):
             return f"agent {facts.agent_id} matches none of its agents"
         if self.hours is not None and not _within(self.hours, at):
             return "outside its hours"
+        return None
+
+    def undecidable(self, facts: Facts) -> str | None:
+        """Why the rule's decision cannot be this approval's, or None when it can: a question
+        is answered, not approved; only a question is answered, with labels it offers."""
+        decision, answer = self.policy.decision, self.policy.answer or []
+        if facts.kind == "question" and decision == "approve":
+            return "it approves, and a question is answered, not approved"
+        if decision != "answer":
+            return None
+        if facts.kind != "question":
+            return "it answers questions"
+        if not facts.options.issuperset(answer):
+            return "its answer is not among the question's options"
+        if len(answer) > 1 and not facts.multiple:
+            return "its answer is several options, and the question takes one"
         return None
 
 

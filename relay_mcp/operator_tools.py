@@ -207,13 +207,16 @@ async def simulate_policy(
 
 Policy = m.PolicyCreate
 Match = m.ApprovalMatch
+# What set_policy makes: an answer or ask policy is made with the API or the CLI (the tool
+# listing stays within its budget); changing one here keeps its decision and its fields.
+Decision = Literal["approve", "reject"]
 
 
 async def _proposed(
     ctx: Context,
     policy_id: int | None,
     name: str | None,
-    decision: m.PolicyDecision | None,
+    decision: Decision | None,
     note: str | None,
     priority: int | None,
     enabled: bool | None,
@@ -260,7 +263,7 @@ async def set_policy(
     relay: AsyncRelayClient,
     policy_id: Annotated[int | None, integer_id("the policy to change (else a new one)")] = None,
     name: Annotated[str | None, like(Policy, "name", "what it is for")] = None,
-    decision: Annotated[m.PolicyDecision | None, Field(description="what it decides")] = None,
+    decision: Annotated[Decision | None, Field(description="what it decides")] = None,
     note: Annotated[str | None, like(Policy, "note", "why, for the agents")] = None,
     priority: Annotated[int | None, like(Policy, "priority", "higher is tried first")] = None,
     enabled: Annotated[bool | None, Field(description="false: it stops deciding")] = None,

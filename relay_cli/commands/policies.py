@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from relay_api import operations as ops
+from relay_api.models import QuestionOption
 from relay_cli._common import JsonOutput, call, parse_json, render
 from relay_cli.listing import list_command
 
@@ -19,7 +20,24 @@ app = typer.Typer(
 
 PolicyId = Annotated[int, typer.Argument(help="The policy.")]
 Name = Annotated[str, typer.Argument(help="What the policy is for, in a few words.")]
-Decision = Annotated[str, typer.Option(help="approve or reject.")]
+Decision = Annotated[
+    str,
+    typer.Option(
+        help="approve, reject, answer (a question, with --answer) or ask (the operator: with"
+        " --remind-after and --escalate-after)."
+    ),
+]
+AnswerOption = Annotated[
+    list[str] | None,
+    typer.Option("--answer", help="With --decision answer: the option's label (repeat it)."),
+]
+RemindAfter = Annotated[
+    int | None, typer.Option(help="With --decision ask: seconds before the operator is reminded.")
+]
+EscalateAfter = Annotated[
+    int | None,
+    typer.Option(help="With --decision ask: seconds before each next step of the escalation."),
+]
 MatchOption = Annotated[
     str | None,
     typer.Option(
@@ -63,7 +81,14 @@ def limit_of(value: str | None) -> dict[str, int] | None:
 
 
 def rule(
-    match: str | None, note: str | None, priority: int | None, limit: str | None, disabled: bool
+    match: str | None,
+    note: str | None,
+    priority: int | None,
+    limit: str | None,
+    disabled: bool,
+    answer: list[str] | None,
+    remind_after: int | None,
+    escalate_after: int | None,
 ) -> dict[str, Any]:
     """A policy's options as the SDK takes them (create and replace take the same)."""
     return {
@@ -72,6 +97,9 @@ def rule(
         "priority": priority,
         "enabled": False if disabled else None,
         "limit": limit_of(limit),
+        "answer": answer or None,
+        "remind_after": remind_after,
+        "escalate_after": escalate_after,
     }
 
 
@@ -110,13 +138,20 @@ def create(
     priority: Priority = None,
     limit: LimitOption = None,
     disabled: Disabled = False,
+    answer: AnswerOption = None,
+    remind_after: RemindAfter = None,
+    escalate_after: EscalateAfter = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Create a policy: from now on it decides the approvals it matches.
 
     Example: relay policies create "Reads pass" --decision approve --match '{"title": "^Read: "}'
+    Example: relay policies create "Prod waits" --decision ask --match '{"title": "prod"}'
+        --remind-after 300
+    Example: relay policies create "Our database" --decision answer --answer Postgres
+        --match '{"title": "[Dd]atabase"}'
     """
-    given = rule(match, note, priority, limit, disabled)
+    given = rule(match, note, priority, limit, disabled, answer, remind_after, escalate_after)
     created = call(ctx, lambda c: c.policies.create(name, decision, **given))
     render(created, as_json, headline=f"Policy {created.policy_id} created ({created.decision})")
 
@@ -132,13 +167,16 @@ def replace(
     priority: Priority = None,
     limit: LimitOption = None,
     disabled: Disabled = False,
+    answer: AnswerOption = None,
+    remind_after: RemindAfter = None,
+    escalate_after: EscalateAfter = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Replace a policy whole (its next version; earlier ones stay readable).
 
     Example: relay policies replace 1 "Reads pass" --decision approve --match '{"title": "^Read"}'
     """
-    given = rule(match, note, priority, limit, disabled)
+    given = rule(match, note, priority, limit, disabled, answer, remind_after, escalate_after)
     replaced = call(ctx, lambda c: c.policies.replace(policy_id, name, decision, **given))
     render(replaced, as_json, headline=f"Policy {policy_id} is at version {replaced.version}")
 
@@ -166,19 +204,35 @@ def simulate(
     ctx: typer.Context,
     agent: Annotated[str, typer.Argument(help="The agent that would ask.")],
     title: Annotated[str, typer.Argument(help="The approval's title.")],
-    kind: Annotated[str | None, typer.Option(help="request, enrollment or intervention.")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="request, question, enrollment or intervention.")
+    ] = None,
     payload: Annotated[str | None, typer.Option(help="Its payload, as JSON.")] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="A question's option (repeat it)."),
+    ] = None,
+    multiple: Annotated[
+        bool, typer.Option("--multiple", help="The question takes several options.")
+    ] = False,
     as_json: JsonOutput = False,
 ) -> None:
-    """Say what the policies would do with an approval (approve, reject or ask); creates
-    nothing.
+    """Say what the policies would do with an approval (approve, reject, answer or ask);
+    creates nothing.
 
     Example: relay policies simulate deployer "Bash: ls" --payload '{"tool_input": {}}'
-
+    Example: relay policies simulate builder "Which database?" --kind question -o Postgres
+        -o SQLite
     """
     given = parse_json(payload, "--payload")
+    options = [QuestionOption(label=label) for label in option] if option else None
     verdict = call(
         ctx,
-        lambda c: c.policies.simulate(agent, title, kind=kind, payload=given),
+        lambda c: c.policies.simulate(
+            agent, title, kind=kind, payload=given, options=options, multiple=multiple
+        ),
     )
-    render(verdict, as_json, headline=f"{verdict.decision}: {verdict.reason}")
+    said = f"{verdict.decision}: {verdict.reason}"
+    if verdict.answer is not None:
+        said += f"\nanswer: {', '.join(verdict.answer)}"
+    render(verdict, as_json, headline=said)

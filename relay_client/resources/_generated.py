@@ -718,6 +718,9 @@ class Policies(Resource[C]):
         enabled: bool = True,
         match: m.ApprovalMatch | dict[str, Any] | None = None,
         limit: m.PolicyLimit | dict[str, Any] | None = None,
+        answer: Sequence[str] | None = None,
+        remind_after: int | None = None,
+        escalate_after: int | None = None,
     ) -> Send[m.Policy]:
         """A new policy, version 1; it decides approvals created from now on."""
         return Send(
@@ -730,6 +733,9 @@ class Policies(Resource[C]):
                 enabled=enabled,
                 match=match,
                 limit=limit,
+                answer=answer,
+                remind_after=remind_after,
+                escalate_after=escalate_after,
             ),
         )
 
@@ -754,6 +760,8 @@ class Policies(Resource[C]):
         kind: str | None = None,
         detail: str | None = None,
         payload: dict[str, Any] | None = None,
+        options: Sequence[m.QuestionOption | dict[str, Any]] | None = None,
+        multiple: bool = False,
         at: datetime | None = None,
     ) -> Send[m.PolicyVerdict]:
         """What the enabled policies would do with such an approval; creates nothing (a limit is
@@ -761,7 +769,14 @@ class Policies(Resource[C]):
         return Send(
             ops.POLICIES_SIMULATE,
             json=wire(
-                agent_id=agent_id, kind=kind, title=title, detail=detail, payload=payload, at=at
+                agent_id=agent_id,
+                kind=kind,
+                title=title,
+                detail=detail,
+                payload=payload,
+                options=options,
+                multiple=multiple,
+                at=at,
             ),
         )
 
@@ -782,6 +797,9 @@ class Policies(Resource[C]):
         enabled: bool = True,
         match: m.ApprovalMatch | dict[str, Any] | None = None,
         limit: m.PolicyLimit | dict[str, Any] | None = None,
+        answer: Sequence[str] | None = None,
+        remind_after: int | None = None,
+        escalate_after: int | None = None,
     ) -> Send[m.Policy]:
         """Replace a policy whole: its next version (earlier ones stay readable)."""
         return Send(
@@ -795,6 +813,9 @@ class Policies(Resource[C]):
                 enabled=enabled,
                 match=match,
                 limit=limit,
+                answer=answer,
+                remind_after=remind_after,
+                escalate_after=escalate_after,
             ),
         )
 

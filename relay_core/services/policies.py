@@ -28,7 +28,14 @@ from relay_core.services.follow_ups import timed
 
 def facts_of(approval: m.Approval) -> Facts:
     """What the policies look at in an approval."""
-    return Facts(approval.kind, approval.requested_by, approval.title, approval.payload)
+    return Facts(
+        approval.kind,
+        approval.requested_by,
+        approval.title,
+        approval.payload,
+        frozenset(option.label for option in approval.options or []),
+        approval.multiple,
+    )
 
 
 async def screen(service: Service, facts: Facts) -> Screen:
@@ -89,11 +96,15 @@ async def open_approval(
 ) -> m.Approval:
     """Store a new approval, decided at once by the first policy that matches (its text as
     ``screened`` found it), else pending for the operator, to be reminded and escalated after
-    the seconds given (else the settings'). A decided one's subject (an enrollment, an
-    intervention) is the caller's to carry the decision to, once it is bound to the
-    approval."""
+    the seconds an ``ask`` policy that matched gives, else those given, else the settings'. A
+    decided one's subject (an enrollment, an intervention) is the caller's to carry the
+    decision to, once it is bound to the approval."""
     now = approval.created_at
     rule = await deciding_rule(uow, service.ctx.rulebook, facts_of(approval), screened, now)
+    if rule is not None and rule.policy.decision == "ask":
+        remind_after = rule.policy.remind_after or remind_after
+        escalate_after = rule.policy.escalate_after or escalate_after
+        rule = None  # the operator decides
     if rule is not None:
         approval = approval.model_copy(update=_decision_of(rule.policy, now))
     else:
@@ -133,11 +144,13 @@ async def open_approval(
 
 def _decision_of(policy: m.Policy, now: datetime) -> dict[str, object]:
     """What the policy's decision sets on an approval."""
+    status = {"approve": "approved", "reject": "rejected", "answer": "answered"}
     return {
-        "status": "approved" if policy.decision == "approve" else "rejected",
+        "status": status[policy.decision],
         "decided_at": now,
         "decided_by": f"policy:{policy.policy_id}@{policy.version}",
         "note": policy.note,
+        "answer": policy.answer,
     }
 
 
@@ -151,6 +164,9 @@ def _stored(body: m.PolicyCreate) -> dict[str, object]:
         "enabled": body.enabled,
         "match": body.match.model_dump(by_alias=True, exclude_unset=True),
         "limit": body.limit.model_dump() if body.limit is not None else None,
+        "answer": body.answer,
+        "remind_after": body.remind_after,
+        "escalate_after": body.escalate_after,
     }
 
 
@@ -258,7 +274,8 @@ class PoliciesService(Service):
     async def simulate(self, caller: Caller, body: m.PolicySimulation) -> m.PolicyVerdict:
         """What the enabled policies would do with such an approval; creates nothing (a limit
         is counted as it stands)."""
-        facts = Facts(body.kind, body.agent_id, body.title, body.payload)
+        labels = frozenset(option.label for option in body.options or [])
+        facts = Facts(body.kind, body.agent_id, body.title, body.payload, labels, body.multiple)
         at = body.at or self.now()
         screened = await screen(self, facts)
 
@@ -278,6 +295,7 @@ class PoliciesService(Service):
                         policy_id=policy.policy_id,
                         version=policy.version,
                         reason=f"policy {policy.policy_id} ({policy.name}) matches",
+                        answer=policy.answer,
                     )
                 skipped.append(f"policy {policy.policy_id}: {why}")
             reason = "; ".join(skipped) if skipped else "no policy is enabled"

@@ -538,6 +538,56 @@ def test_every_help_example_runs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch)
         assert succeeded >= len(examples) * 2 // 3, succeeded
 
 
+def test_policies_that_answer_a_question_or_leave_it_to_the_operator(relay: Any) -> None:
+    run = relay.json
+    tag = uuid.uuid4().hex[:6]
+    title = {"title": f"^{tag} "}
+    answering = run(
+        "policies",
+        "create",
+        "Our database",
+        "--decision",
+        "answer",
+        "--answer",
+        "Postgres",
+        "--match",
+        json.dumps({**title, "kinds": ["question"]}),
+    )
+    assert answering["answer"] == ["Postgres"]
+    said = relay(
+        "policies",
+        "simulate",
+        "builder",
+        f"{tag} Which database?",
+        "--kind",
+        "question",
+        "-o",
+        "Postgres",
+        "-o",
+        "SQLite",
+    ).stdout
+    assert said.startswith("answer: policy") and "answer: Postgres" in said
+    held = run(
+        "policies",
+        "create",
+        "Prod waits",
+        "--decision",
+        "ask",
+        "--match",
+        json.dumps(title),
+        "--remind-after",
+        "300",
+        "--escalate-after",
+        "900",
+    )
+    assert (held["remind_after"], held["escalate_after"]) == (300, 900)
+    assert run("policies", "simulate", "builder", f"{tag} deploy prod")["decision"] == "ask"
+    refused = relay(
+        "policies", "create", "x", "--decision", "approve", "--remind-after", "5", code=1
+    )
+    assert "ask policy" in refused.stderr and "HTTP 422" in refused.stderr
+
+
 def test_policies_from_a_file_with_a_limit_and_a_simulation(relay: Any, tmp_path: Path) -> None:
     run = relay.json
     rule = tmp_path / "reads.json"

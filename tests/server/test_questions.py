@@ -3,6 +3,7 @@ several, or their own words; the first answer stands. Over HTTP on every backend
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from tests.server.conftest import Api
@@ -98,3 +99,73 @@ async def test_policies_never_approve_a_question(api: Api) -> None:
         expect=201,
     )
     assert (await ask(api))["status"] == "rejected"
+
+
+async def test_a_policy_answers_a_question_with_a_fixed_option(api: Api) -> None:
+    await api.agent("builder")
+    for refused in (
+        {"name": "n", "decision": "answer"},  # no answer
+        {"name": "n", "decision": "approve", "answer": ["Postgres"]},
+        {"name": "n", "decision": "answer", "answer": []},
+        {"name": "n", "decision": "answer", "answer": ["x" * 101]},
+    ):
+        await api.post("/v1/policies", refused, expect=422)
+    body = {"name": "the usual", "decision": "answer", "answer": ["Postgres"], "note": "always"}
+    usual = await api.post("/v1/policies", body, expect=201)
+    assert usual["answer"] == ["Postgres"]
+    answered = await ask(api)
+    assert answered["status"] == "answered" and answered["answer"] == ["Postgres"]
+    assert answered["decided_by"] == f"policy:{usual['policy_id']}@1"
+    assert answered["note"] == "always"
+    shown = await api.get(f"/v1/approvals/{answered['approval_id']}", as_="builder")
+    assert shown["answer"] == ["Postgres"]
+    [decided] = await events_of(api, "builder", answered["approval_id"], "approval.decided")
+    assert decided["data"]["status"] == "answered" and decided["data"]["answer"] == ["Postgres"]
+
+    # Not offered, or several where one is taken, or not a question: the operator decides.
+    other = [{"label": "MySQL"}, {"label": "SQLite"}]
+    assert (await ask(api, options=other))["status"] == "pending"
+    both = {"name": "both", "decision": "answer", "answer": ["Postgres", "SQLite"], "priority": 5}
+    await api.post("/v1/policies", body | both, expect=201)
+    assert (await ask(api))["answer"] == ["Postgres"]  # one is taken: the priority 0 one
+    assert (await ask(api, multiple=True))["answer"] == ["Postgres", "SQLite"]
+    request = await api.post("/v1/approvals", {"title": "Deploy?"}, as_="builder", expect=201)
+    assert request["status"] == "pending"
+    simulated = await api.post(
+        "/v1/policies/simulate",
+        {"agent_id": "builder", "kind": "question", "title": "Which?", "options": OPTIONS},
+    )
+    assert simulated["decision"] == "answer" and simulated["answer"] == ["Postgres"]
+
+
+async def test_an_ask_policy_leaves_it_to_the_operator_with_its_own_reminder(api: Api) -> None:
+    await api.agent("builder")
+    for refused in (
+        {"name": "n", "decision": "approve", "remind_after": 60},
+        {"name": "n", "decision": "ask", "limit": {"count": 1, "per_seconds": 60}},
+        {"name": "n", "decision": "ask", "remind_after": 0},
+    ):
+        await api.post("/v1/policies", refused, expect=422)
+    await api.post("/v1/policies", {"name": "deploys pass", "decision": "approve"}, expect=201)
+    careful = {
+        "name": "prod is asked",
+        "decision": "ask",
+        "match": {"title": "prod"},
+        "remind_after": 120,
+    }
+    ask_policy = await api.post("/v1/policies", careful, expect=201)
+    assert ask_policy["remind_after"] == 120 and ask_policy["escalate_after"] is None
+    routine = await api.post(
+        "/v1/approvals", {"title": "Deploy staging"}, as_="builder", expect=201
+    )
+    assert routine["status"] == "approved"
+    mine = {"title": "Deploy prod", "remind_after": 5}
+    held = await api.post("/v1/approvals", mine, as_="builder", expect=201)
+    # Before the approve policy (more cautious at one priority), and its reminder wins.
+    assert held["status"] == "pending" and held["decided_by"] is None
+    due = datetime.fromisoformat(held["created_at"]) + timedelta(seconds=120)
+    assert datetime.fromisoformat(held["remind_at"]) == due
+    simulated = await api.post(
+        "/v1/policies/simulate", {"agent_id": "builder", "title": "Deploy prod"}
+    )
+    assert simulated["decision"] == "ask" and simulated["policy_id"] == ask_policy["policy_id"]

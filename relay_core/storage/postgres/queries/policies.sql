@@ -8,10 +8,11 @@ SELECT * FROM policies WHERE policy_id = :policy_id;
 -- name: insert_policy
 -- A new policy; its id.
 INSERT INTO policies
-    (name, decision, note, priority, enabled, match, "limit", version, created_at, updated_at)
+    (name, decision, note, priority, enabled, match, "limit", answer, remind_after,
+     escalate_after, version, created_at, updated_at)
 VALUES
-    (:name, :decision, :note, :priority, :enabled, :match, :limit, :version, :created_at,
-     :updated_at)
+    (:name, :decision, :note, :priority, :enabled, :match, :limit, :answer, :remind_after,
+     :escalate_after, :version, :created_at, :updated_at)
 RETURNING policy_id;
 
 -- name: hold_policy
@@ -24,7 +25,8 @@ WHERE policy_id = :policy_id AND version = :version AND enabled;
 -- A policy replaced whole by its next version, :version, if it is still at the one before.
 UPDATE policies
 SET name = :name, decision = :decision, note = :note, priority = :priority,
-    enabled = :enabled, match = :match, "limit" = :limit, version = :version,
+    enabled = :enabled, match = :match, "limit" = :limit, answer = :answer,
+    remind_after = :remind_after, escalate_after = :escalate_after, version = :version,
     updated_at = :updated_at
 WHERE policy_id = :policy_id AND version = :version - 1
 RETURNING *;

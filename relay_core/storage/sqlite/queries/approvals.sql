@@ -12,11 +12,11 @@ SELECT encoded FROM approvals_encoded WHERE approval_id = :approval_id;
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
      expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
-     allow_other, remind_at, escalate_at, escalated_to)
+     allow_other, answer, remind_at, escalate_at, escalated_to)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
      :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
-     :multiple, :allow_other, :remind_at, :escalate_at, :escalated_to)
+     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to)
 RETURNING approval_id;
 
 -- name: decide_approval

@@ -1,8 +1,9 @@
-"""A reminder and an escalation instead of a silent expiry, on approvals: remind_at (when the
-operator is reminded of a pending one, once) and reminded_at (when that happened), escalate_at
-(when it is next offered on a further step of RELAY_ESCALATION) and escalated_to (the step it
-was last offered on), with the sweep's indexes of the pending ones due. SQLite's
-approvals_encoded view writes them in each approval's JSON.
+"""What happens to an approval nobody answers. On approvals: remind_at (when the operator is
+reminded of a pending one, once) and reminded_at (when that happened), escalate_at (when it is
+next offered on a further step of RELAY_ESCALATION) and escalated_to (the step it was last
+offered on), with the sweep's indexes of the pending ones due. On policies: answer (JSON: the
+labels an answer policy answers a question with), remind_after and escalate_after (an ask
+policy's). SQLite's approvals_encoded and policies_encoded views write them in each row's JSON.
 
 Revision ID: 0032
 Revises: 0031
@@ -12,7 +13,7 @@ Create Date: 2026-11-29
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import UTCDateTime
+from relay_core.storage.migrations.types import Json, UTCDateTime
 
 revision = "0032"
 down_revision = "0031"
@@ -39,19 +40,35 @@ FIELDS = (
     'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to"""
 )
 COLUMNS = ("remind_at", "reminded_at", "escalate_at", "escalated_to")
+# Each policy as the JSON its model reads (revision 0029's, and the new ones).
+POLICY_BEFORE = """
+    'policy_id', policy_id, 'name', name, 'decision', decision, 'note', note,
+    'priority', priority, 'enabled', enabled, 'match', json(match), 'limit', json("limit"),
+    'version', version, 'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z'"""
+POLICY_FIELDS = (
+    POLICY_BEFORE
+    + """,
+    'answer', json(answer), 'remind_after', remind_after, 'escalate_after', escalate_after"""
+)
+POLICY_COLUMNS = ("answer", "remind_after", "escalate_after")
 TO_REMIND = sa.text("status = 'pending' AND reminded_at IS NULL AND remind_at IS NOT NULL")
 TO_ESCALATE = sa.text("status = 'pending' AND escalate_at IS NOT NULL")
 
 
-def _view(fields: str) -> str:
-    select = f"SELECT *, json_object({fields}) AS encoded FROM approvals"
-    return f"CREATE VIEW approvals_encoded AS {select}"
+def _view(table: str, fields: str) -> str:
+    select = f"SELECT *, json_object({fields}) AS encoded FROM {table}"
+    return f"CREATE VIEW {table}_encoded AS {select}"
 
 
 def upgrade() -> None:
     sqlite = op.get_bind().dialect.name == "sqlite"
     if sqlite:
         op.execute("DROP VIEW approvals_encoded")
+        op.execute("DROP VIEW policies_encoded")
+    op.add_column("policies", sa.Column("answer", Json, nullable=True))
+    op.add_column("policies", sa.Column("remind_after", sa.Integer, nullable=True))
+    op.add_column("policies", sa.Column("escalate_after", sa.Integer, nullable=True))
     op.add_column("approvals", sa.Column("remind_at", UTCDateTime(), nullable=True))
     op.add_column("approvals", sa.Column("reminded_at", UTCDateTime(), nullable=True))
     op.add_column("approvals", sa.Column("escalate_at", UTCDateTime(), nullable=True))
@@ -71,17 +88,22 @@ def upgrade() -> None:
         postgresql_where=TO_ESCALATE,
     )
     if sqlite:
-        op.execute(_view(FIELDS))
+        op.execute(_view("approvals", FIELDS))
+        op.execute(_view("policies", POLICY_FIELDS))
 
 
 def downgrade() -> None:
     sqlite = op.get_bind().dialect.name == "sqlite"
     if sqlite:
         op.execute("DROP VIEW approvals_encoded")
+        op.execute("DROP VIEW policies_encoded")
     op.drop_index("ix_approvals_to_escalate", table_name="approvals")
     op.drop_index("ix_approvals_to_remind", table_name="approvals")
     # In place on both (SQLite 3.35+): a table copied by batch mode would lose its triggers.
     for column in COLUMNS:
         op.execute(f"ALTER TABLE approvals DROP COLUMN {column}")
+    for column in POLICY_COLUMNS:
+        op.execute(f"ALTER TABLE policies DROP COLUMN {column}")
     if sqlite:
-        op.execute(_view(BEFORE))
+        op.execute(_view("approvals", BEFORE))
+        op.execute(_view("policies", POLICY_BEFORE))
