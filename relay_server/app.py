@@ -30,6 +30,7 @@ from relay_server.app_keys import (
 )
 from relay_server.background import sweep
 from relay_server.bindings import bind
+from relay_server.bridges.email import EmailBridge, add_email
 from relay_server.bridges.local import LocalBridge
 from relay_server.bridges.matrix import receiving as matrix
 from relay_server.bridges.matrix.sending import MatrixBridge
@@ -95,6 +96,23 @@ def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
         token = bot.access_token.get_secret_value()
         bridges.append(
             MatrixBridge(bot.homeserver, bot.user_id, token, bot.room_id, operators=bot.operators)
+        )
+    mail = settings.email
+    if mail.configured and mail.smtp_host and mail.sender and mail.public_url:
+        password = mail.smtp_password.get_secret_value() if mail.smtp_password else None
+        bridges.append(
+            EmailBridge(
+                host=mail.smtp_host,
+                port=mail.smtp_port,
+                security=mail.smtp_security,
+                sender=mail.sender,
+                recipients=mail.to,
+                public_url=mail.public_url,
+                secret=server_secret(settings).encode(),
+                username=mail.smtp_username,
+                password=password,
+                ca_file=mail.smtp_ca_file,
+            )
         )
     return tuple(bridges) if bridges else (LocalBridge(),)
 
@@ -204,6 +222,7 @@ def create_app(
     # A platform's callback, not an API operation: outside the route table and the SDK.
     app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
     add_slack(app)
+    add_email(app)
     add_metrics(app)
     add_console(app, token_hint(settings))
     allow_origins(app, settings.http.cors_origins)

@@ -22,8 +22,17 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -188,8 +197,47 @@ class MatrixSettings(_Part):
         return bool(self.homeserver and self.user_id and self.access_token and self.room_id)
 
 
+def _public_origin(url: str) -> str:
+    """The links' base: an http(s) URL with a host, and no query or fragment to append to."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ValueError("an http:// or https:// URL with a host: Relay as a browser reaches it")
+    return url.rstrip("/")
+
+
+class EmailSettings(_Part):
+    """The operator's email (docs/bridges/email.md): SMTP out, one-click decision links."""
+
+    smtp_host: str | None = Field(default=None, description="the SMTP server's host")
+    smtp_port: int = Field(default=587, ge=1, le=65535, description="the SMTP server's port")
+    smtp_security: Literal["starttls", "tls", "none"] = Field(
+        default="starttls",
+        description="starttls (port 587), tls (implicit, port 465) or none (a local relay)",
+    )
+    smtp_username: str | None = Field(default=None, description="the SMTP login, if any")
+    smtp_password: SecretStr | None = Field(default=None, description="the SMTP password")
+    smtp_ca_file: Path | None = Field(
+        default=None,
+        description="CA certificates to trust the SMTP server by; default: the system's",
+    )
+    sender: str | None = Field(default=None, description="the From address (relay@example.com)")
+    to: CommaSeparated[str] = Field(
+        default_factory=list, description="the operator's addresses (comma-separated)"
+    )
+    public_url: Annotated[str, AfterValidator(_public_origin)] | None = Field(
+        default=None,
+        description="Relay's address as the operator's browser reaches it, for the decision "
+        "links (https://relay.example.com)",
+    )
+
+    @property
+    def configured(self) -> bool:
+        """Whether the bridge is on: a server, a sender, an address and the links' base."""
+        return bool(self.smtp_host and self.sender and self.to and self.public_url)
+
+
 # A part's fields are named with its prefix outside the model (RELAY_TELEGRAM_CHAT_ID).
-PREFIXED = {"sqlite", "postgres", "telegram", "slack", "matrix"}
+PREFIXED = {"sqlite", "postgres", "telegram", "slack", "matrix", "email"}
 
 
 class Settings(BaseSettings):
@@ -232,6 +280,7 @@ class Settings(BaseSettings):
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     matrix: MatrixSettings = Field(default_factory=MatrixSettings)
+    email: EmailSettings = Field(default_factory=EmailSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -260,6 +309,7 @@ class Settings(BaseSettings):
             "telegram": self.telegram.bot_token is not None and self.telegram.chat_id is not None,
             "slack": self.slack.configured,
             "matrix": self.matrix.configured,
+            "email": self.email.configured,
         }
         steps = self.domain.escalation_steps
         for step in steps:

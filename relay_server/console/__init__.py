@@ -11,6 +11,8 @@ from pathlib import Path
 from aiohttp import web
 
 PAGE = Path(__file__).with_name("index.html")
+# Where an approval's email links: the request, and one tap to decide it (bridges/email).
+DECIDE_PAGE = Path(__file__).with_name("decide.html")
 STATIC = Path(__file__).with_name("static")  # only the page's own files are served
 # The page holds a bearer token in session storage: forbid framing and outside scripts.
 HEADERS = {
@@ -29,6 +31,11 @@ def add_console(app: web.Application, token_hint: str) -> None:
     async def console_page(request: web.Request) -> web.Response:
         return web.Response(body=page, content_type="text/html", charset="utf-8", headers=HEADERS)
 
+    decide = DECIDE_PAGE.read_bytes()
+
+    async def decide_page(request: web.Request) -> web.Response:
+        return web.Response(body=decide, content_type="text/html", charset="utf-8", headers=HEADERS)
+
     async def to_console(request: web.Request) -> web.Response:
         raise web.HTTPFound("/console")
 
@@ -38,5 +45,6 @@ def add_console(app: web.Application, token_hint: str) -> None:
     app.router.add_get("/", to_console, name="root")
     app.router.add_get("/console", console_page, name="console")
     app.router.add_get("/console/", to_console)
+    app.router.add_get("/console/decide", decide_page, name="console-decide")
     app.router.add_get("/favicon.ico", favicon)
     app.router.add_static("/console/static/", STATIC, name="console-static", show_index=False)

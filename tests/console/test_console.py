@@ -6,6 +6,7 @@ Screenshots of every view land in artifacts/console/ so a reviewer can look with
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -17,6 +18,9 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from tests.live import LiveServer, live_server
+from tests.smtp_server import PASSWORD as SMTP_PASSWORD
+from tests.smtp_server import USER as SMTP_USER
+from tests.smtp_server import body_of, smtp_server
 from tests.webhook_receiver import receiving
 
 playwright_api = pytest.importorskip(
@@ -723,3 +727,54 @@ def test_several_are_selected_and_approved_in_one_tap_on_a_phone(
         assert statuses == ["approved"] * 3
         assert op.get(f"/v1/approvals/{kept}").json()["status"] == "pending"
         assert op.get(f"/v1/approvals/{question}").json()["status"] == "pending"
+
+
+def test_an_emailed_link_shows_the_request_and_only_a_tap_decides_it(
+    phone: Any, tmp_path: Path
+) -> None:
+    with (
+        smtp_server(tmp_path) as box,
+        live_server(
+            tmp_path,
+            RELAY_EMAIL_SMTP_HOST="127.0.0.1",
+            RELAY_EMAIL_SMTP_PORT=str(box.port),
+            RELAY_EMAIL_SMTP_USERNAME=SMTP_USER,
+            RELAY_EMAIL_SMTP_PASSWORD=SMTP_PASSWORD,
+            RELAY_EMAIL_SMTP_CA_FILE=str(box.ca_file),
+            RELAY_EMAIL_SENDER="relay@example.com",
+            RELAY_EMAIL_TO="ops@example.com",
+            RELAY_EMAIL_PUBLIC_URL="http://public.invalid",
+        ) as server,
+    ):
+        with operator(server) as op:
+            token = op.post("/v1/agents/register", json={"agent_id": "ci-7"}).json()["token"]
+        payload = {"tool_name": "Bash", "tool_input": {"command": "npm publish <b>now</b>"}}
+        body = {"title": "Bash: npm publish", "payload": payload}
+        asked = httpx.post(
+            f"{server.url}/v1/approvals", json=body, headers={"Authorization": f"Bearer {token}"}
+        ).json()
+        [mailed] = box.wait_for(1)
+        approve = re.search(r"^Approve: (\S+)$", body_of(mailed), re.MULTILINE)
+        assert approve is not None
+        # The link as mailed, on this server: its page, with the link in the fragment.
+        url = approve[1].replace("http://public.invalid", server.url)
+        assert url.startswith(f"{server.url}/console/decide#")
+        phone.goto(url)
+        button = phone.get_by_role("button", name="Approve")
+        button.wait_for()
+        assert phone.get_by_text("$ npm publish <b>now</b>").count() == 1  # literal
+        fits_the_width(phone)
+        shot(phone, "phone-email-link")
+        with operator(server) as op:
+            path = f"/v1/approvals/{asked['approval_id']}"
+            assert op.get(path).json()["status"] == "pending"  # opening it decided nothing
+            button.tap()
+            phone.locator("#outcome").wait_for()
+            assert phone.locator("#outcome").inner_text() == "APPROVED by email:ops@example.com"
+            assert op.get(path).json()["decided_by"] == "email:ops@example.com"
+            phone.reload()
+            phone.locator("#outcome").wait_for()
+            assert phone.get_by_role("button", name="Approve").count() == 0  # once
+        log = server.log.read_text()
+        link = url.partition("#")[2]
+        assert link not in log and SMTP_PASSWORD not in log

@@ -205,9 +205,16 @@ def test_a_question_is_answered_by_a_numbered_reply(homeserver: Homeserver, tmp_
         with RelayClient(server.url, token=server.operator_token) as op:
             token = op.agents.register("asker").token
             with RelayClient(server.url, token=token, agent_id="asker") as asker:
-                asked = asker.approvals.ask("Which database?", ["Postgres", "SQLite"])
+                asked = asker.approvals.ask(
+                    "Which database?", ["Postgres", "SQLite"], remind_after=1
+                )
                 shown = eventually(lambda: op.approvals.show(asked.approval_id).platform_message_id)
                 card = event_of(shown)
+                # Unanswered a second: the sweep reminds, once, in reply to the card.
+                [reminder] = eventually(lambda: bot_replies_to(homeserver, card))
+                assert reminder["content"]["body"].startswith(
+                    f"Reminder: approval #{asked.approval_id} from asker still waits for you"
+                )
                 unclear = reply(homeserver, homeserver.operator, card, "the fast one", "Which")
                 said = eventually(lambda: bot_replies_to(homeserver, unclear))[0]["content"]
                 assert said["body"] == "Reply with its number; 'reject [note]' declines."
