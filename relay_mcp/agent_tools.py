@@ -16,10 +16,11 @@ from pydantic import Field
 
 from relay_api import models as m
 from relay_api import params as p
+from relay_api.elision import elide
 from relay_api.models import Message
 from relay_client import AsyncRelayClient, ConflictError, PermissionDeniedError
 from relay_mcp import answers as a
-from relay_mcp.arguments import agent, cursor, integer_id, like, resource_id
+from relay_mcp.arguments import agent, cursor, integer_id, like, limits_of, resource_id
 from relay_mcp.results import Clients, Tool, answer, listed_in, refusal, serve_tools
 
 # Every tool acts on Relay alone: openWorldHint false (its default, true, would be wrong). A
@@ -33,6 +34,7 @@ REPEATABLE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_
 FINAL = ToolAnnotations(idempotent_hint=True, open_world_hint=False)
 # Under the tool-call timeouts of common MCP clients (60 s): a wait answers in time.
 MAX_WAIT = 50.0
+TITLE = int(limits_of(m.ApprovalRequest, "title")["maxLength"])  # a question's, at most
 
 Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description="seconds to wait")]
 Limit = Annotated[int, Field(ge=1, le=200, description="how many at most")]
@@ -42,8 +44,8 @@ Cursor = Annotated[str | None, cursor()]
 PAGE, MESSAGES, HITS = 50, 20, 10
 Text = Annotated[str, like(m.MessageCreate, "text", "the message")]
 ReplyTo = Annotated[int | None, integer_id("the message answered")]
-TaskId = Annotated[int, integer_id("a task's id, e.g. 7")]
-InterventionId = Annotated[str, resource_id("the incident, e.g. 'disk-full'")]
+TaskId = Annotated[int, integer_id("a task's id")]
+InterventionId = Annotated[str, resource_id("the incident's id")]
 
 
 AGENT_TOOLS: list[Tool] = []
@@ -82,7 +84,7 @@ async def whoami(relay: AsyncRelayClient) -> Annotated[CallToolResult, a.Me]:
 @agent_tool(WRITE, "Send a message")
 async def send_message(
     relay: AsyncRelayClient,
-    to: Annotated[str, agent("the recipient, e.g. 'builder-2'")],
+    to: Annotated[str, agent("the recipient")],
     text: Text,
     subject: Annotated[str | None, like(m.MessageCreate, "subject", "a short subject line")] = None,
     reply_to: ReplyTo = None,
@@ -96,7 +98,7 @@ async def send_message(
 async def read_inbox(
     relay: AsyncRelayClient, limit: Limit = 20, wait_seconds: Wait = 0
 ) -> Annotated[CallToolResult, a.Inbox]:
-    """Your unacknowledged messages, oldest first (waits wait_seconds for a first)."""
+    """Your unacknowledged messages, oldest first (waits for a first)."""
     box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
     ids = [message.message_id for message in box.messages]
     next_ = f"ack_messages({ids}) once handled, or they come back" if ids else None
@@ -108,7 +110,7 @@ async def ack_messages(
     relay: AsyncRelayClient,
     message_ids: Annotated[
         list[m.IntegerId],
-        Field(min_length=1, max_length=200, description="the messages handled, e.g. [12, 13]"),
+        Field(min_length=1, max_length=200, description="the messages handled"),
     ],
 ) -> Annotated[CallToolResult, a.Acked]:
     """Acknowledge handled messages (twice is fine)."""
@@ -126,7 +128,7 @@ async def list_rooms(
     return await answer(relay, a.Rooms(rooms=rooms, next_cursor=page.next_cursor))
 
 
-RoomId = Annotated[str, resource_id("a room, e.g. 'releases'")]
+RoomId = Annotated[str, resource_id("a room's id")]
 
 
 @agent_tool(REPEATABLE, "Join a room")
@@ -290,9 +292,15 @@ async def record_action(
 async def ask_operator(
     relay: AsyncRelayClient,
     text: Annotated[str, like(m.NotifyText, "text", "the question for the human")],
+    options: Annotated[
+        list[m.OptionLabel] | None,
+        Field(min_length=2, max_length=10, description="choices to reply with"),
+    ] = None,
     wait_seconds: Wait = MAX_WAIT,
 ) -> Annotated[CallToolResult, a.Reply]:
     """Ask the human operator; waits for the reply, else answers pending."""
+    if options is not None:
+        return await _choice(relay, text, options, wait_seconds)
     cursor = (await relay.events.list(limit=1)).cursor
     sent = await relay.notify.send(text)
     reply = await _reply(relay, sent.notification_id, cursor, wait_seconds)
@@ -326,7 +334,7 @@ async def ask_approval(
         int | None, like(m.ApprovalRequest, "expires_in", "seconds until unanswered is no")
     ] = None,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
-    """Ask the operator to approve what you are about to do (a policy may decide at once)."""
+    """Ask the operator to approve what you are about to do."""
     asked = await relay.approvals.request(
         title, detail=detail, payload=payload, expires_in=expires_in
     )
@@ -360,7 +368,7 @@ async def check_approval(
     intervention_id: Annotated[str | None, resource_id("or the intervention's")] = None,
     wait_seconds: Wait = 0,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
-    """An approval's state and note, by its id or its intervention's (waits for a decision)."""
+    """An approval's state, by its id or its intervention's (it may wait)."""
     if (approval_id is None) == (intervention_id is None):
         detail = "arguments: give approval_id or intervention_id, not both"
         return refusal("validation_error", detail)
@@ -493,6 +501,28 @@ async def _reply(
         if remaining <= 0:
             return None
         cursor = (await relay.events.list(after=cursor, wait=min(remaining, MAX_WAIT))).cursor
+
+
+async def _choice(
+    relay: AsyncRelayClient, text: str, options: list[str], wait: float
+) -> CallToolResult:
+    """Ask the operator a question with options (an approval of kind question); the option
+    chosen, or where it stands."""
+    title = elide(text.splitlines()[0] if text.strip() else text, TITLE)
+    detail = text if title != text else None
+    asked = await relay.approvals.ask(title, options, detail=detail)
+    if asked.status == "pending" and wait:
+        asked = await relay.approvals.show(asked.approval_id, wait=wait)
+    approval_id = asked.approval_id
+    if asked.status == "answered":
+        value = a.Reply(approval_id=approval_id, pending=False, reply=", ".join(asked.answer or []))
+    elif asked.status == "pending":
+        next_ = f"check_approval({approval_id}) later"
+        value = a.Reply(approval_id=approval_id, pending=True, next=next_)
+    else:
+        why = f": {asked.note}" if asked.note else ""
+        value = a.Reply(approval_id=approval_id, pending=False, next=f"{asked.status}{why}")
+    return await answer(relay, value)
 
 
 async def _replied(

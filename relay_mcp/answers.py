@@ -144,7 +144,8 @@ class Recorded(Answer):
 
 
 class Reply(Answer):
-    notification_id: int
+    notification_id: int | None = None
+    approval_id: int | None = None  # a question with options
     pending: bool
     reply: str | None = None
     next: str | None = None

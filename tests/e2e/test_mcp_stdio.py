@@ -209,6 +209,51 @@ async def test_ask_operator_returns_the_reply_given_from_the_cli(server: LiveSer
         assert data(later)["pending"] is True
 
 
+async def test_ask_operator_with_options_is_a_question_the_cli_answers(
+    server: LiveServer,
+) -> None:
+    """With options, the question is an approval of kind question: the operator answers it
+    (through the SDK, as ``relay approvals answer`` does), and the waiting tool returns the
+    option; unanswered, it says where to look."""
+
+    def operator_answers() -> None:
+        with RelayClient(server.url, token=server.operator_token) as op:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                waiting = op.approvals.list(status="pending").approvals
+                asked = [a for a in waiting if a.requested_by == "quinn"]
+                if asked:
+                    op.approvals.answer(asked[0].approval_id, ["SQLite"])
+                    return
+                time.sleep(0.2)
+
+    answerer = threading.Thread(target=operator_answers)
+    async with Client(agent(server, "quinn")) as quinn:
+        answerer.start()
+        options = ["Postgres", "SQLite"]
+        text = "Which database for the cache?\nThe shared cluster is busy."
+        answered = data(
+            await quinn.call_tool(
+                "ask_operator", {"text": text, "options": options, "wait_seconds": 20}
+            )
+        )
+        answerer.join()
+        assert answered["reply"] == "SQLite" and answered["pending"] is False
+        with RelayClient(server.url, token=server.operator_token) as op:
+            asked = op.approvals.show(answered["approval_id"])
+        assert asked.kind == "question" and asked.title == "Which database for the cache?"
+        assert asked.detail == text  # the whole text, where the title is its first line
+        unanswered = data(
+            await quinn.call_tool(
+                "ask_operator", {"text": "and now?", "options": options, "wait_seconds": 0}
+            )
+        )
+        assert unanswered["pending"] is True
+        assert unanswered["next"] == f"check_approval({unanswered['approval_id']}) later"
+        refused = await quinn.call_tool("ask_operator", {"text": "one?", "options": ["only"]})
+        assert refused.is_error  # 2 options at least, by the input schema
+
+
 async def test_the_operator_token_gives_the_operator_tools(server: LiveServer) -> None:
     """Triage from an LLM: what is pending, a decision with a note, a reply to an agent."""
     with RelayClient(server.url, anonymous=True) as anonymous:
