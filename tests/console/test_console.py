@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -778,3 +780,78 @@ def test_an_emailed_link_shows_the_request_and_only_a_tap_decides_it(
         log = server.log.read_text()
         link = url.partition("#")[2]
         assert link not in log and SMTP_PASSWORD not in log
+
+
+class FakeBotApi(BaseHTTPRequestHandler):
+    """Telegram's Bot API as far as asking and editing go: every call answered ok."""
+
+    sent = 0
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        method = self.path.rsplit("/", 1)[-1]
+        if method == "sendMessage":
+            FakeBotApi.sent += 1
+            result: Any = {"message_id": FakeBotApi.sent, "chat": {"id": 42}}
+        else:
+            result = {"id": 42} if method == "getChat" else True
+        body = json.dumps({"ok": True, "result": result}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def test_an_unanswered_approval_is_escalated_to_email_and_the_card_says_so(
+    phone: Any, tmp_path: Path
+) -> None:
+    bot = ThreadingHTTPServer(("127.0.0.1", 0), FakeBotApi)
+    threading.Thread(target=bot.serve_forever, daemon=True).start()
+    try:
+        with (
+            smtp_server(tmp_path) as box,
+            live_server(
+                tmp_path,
+                RELAY_TELEGRAM_BOT_TOKEN="123:fake",
+                RELAY_TELEGRAM_CHAT_ID="42",
+                RELAY_TELEGRAM_API_URL=f"http://127.0.0.1:{bot.server_address[1]}",
+                RELAY_TELEGRAM_MODE="webhook",
+                RELAY_TELEGRAM_WEBHOOK_SECRET="hook-secret",
+                RELAY_EMAIL_SMTP_HOST="127.0.0.1",
+                RELAY_EMAIL_SMTP_PORT=str(box.port),
+                RELAY_EMAIL_SMTP_USERNAME=SMTP_USER,
+                RELAY_EMAIL_SMTP_PASSWORD=SMTP_PASSWORD,
+                RELAY_EMAIL_SMTP_CA_FILE=str(box.ca_file),
+                RELAY_EMAIL_SENDER="relay@example.com",
+                RELAY_EMAIL_TO="ops@example.com",
+                RELAY_EMAIL_PUBLIC_URL="http://public.invalid",
+                RELAY_ESCALATION="telegram,email",
+                RELAY_ESCALATE_AFTER="1",
+                RELAY_REMIND_AFTER="2",
+            ) as server,
+        ):
+            with operator(server) as op:
+                token = op.post("/v1/agents/register", json={"agent_id": "ci-7"}).json()["token"]
+            body = {"title": "Bash: terraform apply", "payload": {"workspace": "prod"}}
+            asked = httpx.post(
+                f"{server.url}/v1/approvals",
+                json=body,
+                headers={"Authorization": f"Bearer {token}"},
+            ).json()
+            assert box.messages == []  # email is the second step
+            [mailed] = box.wait_for(1)  # escalated, a second later
+            assert "Escalated: unanswered since" in body_of(mailed)
+            box.wait_for(2)  # and the reminder, in its thread
+            sign_in(phone, server)
+            line = phone.locator(f"[data-approval='{asked['approval_id']}'] .escalated")
+            line.wait_for()
+            assert line.inner_text().startswith("Escalated to email · reminded ")
+            fits_the_width(phone)
+            shot(phone, "phone-escalated")
+    finally:
+        bot.shutdown()
+        bot.server_close()
