@@ -126,6 +126,22 @@ def smtp_server(directory: Path, security: str = "starttls") -> Iterator[Mailbox
         controller.stop()
 
 
+def relay_env(
+    box: Mailbox, to: str = "ops@example.com", public_url: str = "http://public.invalid"
+) -> dict[str, str]:
+    """The settings (as variables) of a Relay that mails ``to`` through this server."""
+    return {
+        "RELAY_EMAIL_SMTP_HOST": "127.0.0.1",
+        "RELAY_EMAIL_SMTP_PORT": str(box.port),
+        "RELAY_EMAIL_SMTP_USERNAME": USER,
+        "RELAY_EMAIL_SMTP_PASSWORD": PASSWORD,
+        "RELAY_EMAIL_SMTP_CA_FILE": str(box.ca_file),
+        "RELAY_EMAIL_SENDER": "relay@example.com",
+        "RELAY_EMAIL_TO": to,
+        "RELAY_EMAIL_PUBLIC_URL": public_url,
+    }
+
+
 def body_of(message: EmailMessage, subtype: str = "plain") -> str:
     """The message's text (or HTML) part."""
     part = message.get_body(preferencelist=(subtype,))

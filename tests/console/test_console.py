@@ -21,8 +21,7 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.live import LiveServer, live_server
 from tests.smtp_server import PASSWORD as SMTP_PASSWORD
-from tests.smtp_server import USER as SMTP_USER
-from tests.smtp_server import body_of, smtp_server
+from tests.smtp_server import body_of, relay_env, smtp_server
 from tests.webhook_receiver import receiving
 
 playwright_api = pytest.importorskip(
@@ -738,14 +737,7 @@ def test_an_emailed_link_shows_the_request_and_only_a_tap_decides_it(
         smtp_server(tmp_path) as box,
         live_server(
             tmp_path,
-            RELAY_EMAIL_SMTP_HOST="127.0.0.1",
-            RELAY_EMAIL_SMTP_PORT=str(box.port),
-            RELAY_EMAIL_SMTP_USERNAME=SMTP_USER,
-            RELAY_EMAIL_SMTP_PASSWORD=SMTP_PASSWORD,
-            RELAY_EMAIL_SMTP_CA_FILE=str(box.ca_file),
-            RELAY_EMAIL_SENDER="relay@example.com",
-            RELAY_EMAIL_TO="ops@example.com",
-            RELAY_EMAIL_PUBLIC_URL="http://public.invalid",
+            **relay_env(box),
         ) as server,
     ):
         with operator(server) as op:
@@ -821,14 +813,7 @@ def test_an_unanswered_approval_is_escalated_to_email_and_the_card_says_so(
                 RELAY_TELEGRAM_API_URL=f"http://127.0.0.1:{bot.server_address[1]}",
                 RELAY_TELEGRAM_MODE="webhook",
                 RELAY_TELEGRAM_WEBHOOK_SECRET="hook-secret",
-                RELAY_EMAIL_SMTP_HOST="127.0.0.1",
-                RELAY_EMAIL_SMTP_PORT=str(box.port),
-                RELAY_EMAIL_SMTP_USERNAME=SMTP_USER,
-                RELAY_EMAIL_SMTP_PASSWORD=SMTP_PASSWORD,
-                RELAY_EMAIL_SMTP_CA_FILE=str(box.ca_file),
-                RELAY_EMAIL_SENDER="relay@example.com",
-                RELAY_EMAIL_TO="ops@example.com",
-                RELAY_EMAIL_PUBLIC_URL="http://public.invalid",
+                **relay_env(box),
                 RELAY_ESCALATION="telegram,email",
                 RELAY_ESCALATE_AFTER="1",
                 RELAY_REMIND_AFTER="2",

@@ -15,7 +15,7 @@ import pytest
 from relay_server.app_keys import SERVICES
 from relay_server.settings import Settings
 from tests.server.conftest import ONE_BACKEND, Api
-from tests.smtp_server import PASSWORD, USER, Mailbox, body_of, smtp_server
+from tests.smtp_server import PASSWORD, USER, Mailbox, body_of, relay_env, smtp_server
 
 OPS = ("ops@example.com", "oncall@example.com")
 PUBLIC = "https://relay.example.com"
@@ -28,19 +28,14 @@ def mailbox(tmp_path: Path) -> Iterator[Mailbox]:
         yield box
 
 
+def settings_of(box: Mailbox) -> dict[str, str]:
+    """The app's settings, by their flag names, to mail ``OPS`` through ``box``."""
+    env = relay_env(box, ",".join(OPS), PUBLIC)
+    return {name.removeprefix("RELAY_").lower(): value for name, value in env.items()}
+
+
 async def mailing(make_api: Any, box: Mailbox, **more: Any) -> Api:
-    api: Api = await make_api(
-        email_smtp_host="127.0.0.1",
-        email_smtp_port=box.port,
-        email_smtp_username=USER,
-        email_smtp_password=PASSWORD,
-        email_smtp_ca_file=box.ca_file,
-        email_sender="relay@example.com",
-        email_to=",".join(OPS),
-        email_public_url=PUBLIC,
-        sweep_seconds=0,
-        **more,
-    )
+    api: Api = await make_api(**settings_of(box), sweep_seconds=0, **more)
     await api.agent("ci-7")
     return api
 
@@ -161,15 +156,8 @@ async def test_implicit_tls_and_a_refused_login_that_names_no_secret(
         assert box.wait_for(2)[0]["Subject"].endswith("over TLS")
         caplog.set_level(logging.DEBUG)
         wrong = await make_api(
-            email_smtp_host="127.0.0.1",
-            email_smtp_port=box.port,
-            email_smtp_security="tls",
-            email_smtp_ca_file=box.ca_file,
-            email_smtp_username=USER,
-            email_smtp_password="wrong-password-never-shown",
-            email_sender="relay@example.com",
-            email_to=OPS[0],
-            email_public_url=PUBLIC,
+            **settings_of(box)
+            | {"email_smtp_security": "tls", "email_smtp_password": "wrong-password-never-shown"}
         )
         await wrong.agent("ci-8")
         sent = await wrong.post("/v1/notify", {"text": "are you there?"}, as_="ci-8", expect=502)

@@ -6,19 +6,6 @@
 const main = document.getElementById("decide");
 const link = decodeURIComponent(location.hash.slice(1));
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (name === "on") for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
-    else if (value !== null && value !== undefined && value !== false) node.setAttribute(name, value);
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
 async function post(path, body) {
   const response = await fetch(path, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
