@@ -12,12 +12,15 @@ RelayError                 internal
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class RelayError(Exception):
     """Base of every error Relay raises on purpose."""
 
     code = "internal"
     retry_after: float | None = None  # seconds after which trying again makes sense
+    more: dict[str, Any] | None = None  # fields the error's body carries beside these two
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
@@ -83,3 +86,11 @@ class InvalidInput(RelayError):
         super().__init__(detail)
         self.field = field
         self.where = where  # "query" or "body": what holds the field
+
+
+class Contested(Conflict):
+    """Paths another agent holds: ``more`` names each reservation in the way."""
+
+    def __init__(self, detail: str, conflicts: list[dict[str, Any]]) -> None:
+        super().__init__(detail)
+        self.more = {"conflicts": conflicts}

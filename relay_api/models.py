@@ -1345,6 +1345,85 @@ class PolicyVerdict(Resource):
     answer: list[str] | None = Field(default=None, description="an answer policy's answer")
 
 
+# ---------------------------------------------------------------- reservations
+
+# A path pattern in git's wildmatch syntax, relative to the repository's root: ``src/api/**``,
+# ``docs/*.md``, ``README.md``; a directory covers what is in it.
+PathPattern = Annotated[
+    str,
+    # Printable, and more than blanks (gitignore's rules drop trailing blanks).
+    StringConstraints(
+        min_length=1,
+        max_length=500,
+        pattern=r"^[^\x00-\x1f\x7f]*[^\x00-\x20\x7f][^\x00-\x1f\x7f]*$",
+    ),
+]
+ReservationStatus = Literal["active", "released", "expired"]
+
+
+class ReservationCreate(RequestBody):
+    """Paths an agent is about to edit in a repository the agents share."""
+
+    workspace: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
+        description="a name the agents share for one repository (its normalized remote URL)"
+    )
+    paths: list[PathPattern] = Field(
+        min_length=1, max_length=100, description="patterns in git's wildmatch syntax"
+    )
+    exclusive: bool = Field(default=True, description="false: others may hold them shared")
+    ttl_seconds: int = Field(default=3600, ge=60, le=86_400, description="until it lapses")
+    reason: Annotated[str, StringConstraints(max_length=500)] | None = None
+    task_id: IntegerId | None = Field(
+        default=None, description="released when this task is done, failed or lost"
+    )
+
+
+class ReservationRenew(RequestBody):
+    """A reservation's new time to live, from now."""
+
+    ttl_seconds: int = Field(default=3600, ge=60, le=86_400)
+
+
+class Reservation(Resource):
+    """Paths an agent holds in a workspace, until ``expires_at`` or released."""
+
+    reservation_id: int = 0
+    workspace: str
+    paths: list[str]
+    exclusive: bool = True
+    holder: str
+    reason: str | None = None
+    task_id: int | None = None
+    status: ReservationStatus = "active"
+    created_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None = None
+
+
+class ReservationsResponse(Page):
+    """Reservations, newest first."""
+
+    reservations: list[Reservation]
+
+
+class Contested(Resource):
+    """A reservation that stands in the way of a request, and why."""
+
+    reservation_id: int
+    holder: str
+    paths: list[str]
+    exclusive: bool
+    expires_at: datetime
+    reason: str | None = None
+
+
+class ReservationConflict(ErrorResponse):
+    """409 to a reservation: nothing was granted; ``conflicts`` are the reservations in the
+    way (none when the conflict is another: a task not held, a retry key reused)."""
+
+    conflicts: list[Contested] = Field(default_factory=list)
+
+
 # ---------------------------------------------------------------- webhooks
 
 # An event type, or a pattern of them with ``*`` inside (``approval.*``; ``*``: every one).

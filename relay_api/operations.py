@@ -53,6 +53,8 @@ class Operation(Generic[R]):
     idempotent: bool = False
     # The operator's alone: the server refuses an agent's token before the service is called.
     operator_only: bool = False
+    # The body of its 409, where it says more than ``ErrorResponse``.
+    conflict: type[BaseModel] | None = None
 
     def __post_init__(self) -> None:
         if self.idempotent and self.method != "POST":
@@ -634,6 +636,54 @@ POLICIES_ENABLE = Op(
     operator_only=True,
 )
 
+RESERVATIONS_CREATE = Op(
+    "reservations.create",
+    "POST",
+    "/v1/reservations",
+    m.Reservation,
+    status=201,
+    body=m.ReservationCreate,
+    errors=(errors.Contested, errors.NotFound),
+    conflict=m.ReservationConflict,
+    doc=(
+        "Reserve paths of a workspace for the calling agent: all of them, or none (409 names "
+        "the reservations in the way)."
+    ),
+    idempotent=True,
+)
+RESERVATIONS_LIST = Op(
+    "reservations.list",
+    "GET",
+    "/v1/reservations",
+    m.ReservationsResponse,
+    query=p.ReservationsQuery,
+    doc="Reservations, newest first: active ones, of a workspace, a holder or covering a path.",
+)
+RESERVATIONS_SHOW = Op(
+    "reservations.show",
+    "GET",
+    "/v1/reservations/{reservation_id}",
+    m.Reservation,
+    path_params=p.ReservationPath,
+    doc="One reservation.",
+)
+RESERVATIONS_RENEW = Op(
+    "reservations.renew",
+    "POST",
+    "/v1/reservations/{reservation_id}/renew",
+    m.Reservation,
+    body=m.ReservationRenew,
+    path_params=p.ReservationPath,
+    doc="Hold an active reservation for ``ttl_seconds`` more from now (its holder).",
+)
+RESERVATIONS_RELEASE = Op(
+    "reservations.release",
+    "POST",
+    "/v1/reservations/{reservation_id}/release",
+    m.Reservation,
+    path_params=p.ReservationPath,
+    doc="Release a reservation (its holder or the operator); releasing twice is fine.",
+)
 WEBHOOKS_CREATE = Op(
     "webhooks.create",
     "POST",

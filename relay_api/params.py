@@ -186,6 +186,22 @@ class ActionsQuery(PageQuery):
     agent_id: ResourceId | None = Field(default=None, description="Only this agent's actions")
 
 
+class ReservationPath(Params):
+    reservation_id: IntegerId
+
+
+class ReservationsQuery(PageQuery):
+    """Which reservations: a workspace's, a holder's, those that cover a path (active ones,
+    unless ``all``)."""
+
+    workspace: str | None = Field(default=None, min_length=1, max_length=200)
+    holder: ResourceId | None = None
+    path: str | None = Field(
+        default=None, min_length=1, max_length=500, description="a concrete path they cover"
+    )
+    include_ended: bool = Field(default=False, description="released and expired ones too")
+
+
 class WebhookPath(Params):
     webhook_id: IntegerId
 

@@ -26,6 +26,7 @@ from relay_cli.commands import (
     messages,
     notify,
     policies,
+    reservations,
     rooms,
     search,
     serve,
@@ -54,12 +55,15 @@ app.add_typer(enroll.app, name="enroll")
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(policies.app, name="policies")
 app.add_typer(webhooks.app, name="webhooks")
+app.add_typer(reservations.app, name="reservations")
 app.add_typer(hook.app, name="hook")
 app.add_typer(interventions.app, name="interventions")
 app.add_typer(events.app, name="events")
 app.command("inbox")(agents.inbox)
 app.command("notify")(notify.notify)
 app.command("search")(search.search)
+app.command("reserve")(reservations.reserve)
+app.command("release")(reservations.release)
 
 
 @app.callback()

@@ -21,6 +21,7 @@ from relay_client.resources._generated import (
     Messages,
     Notify,
     Policies,
+    Reservations,
     Rooms,
     Root,
     Spaces,
@@ -75,6 +76,7 @@ class _Resources(Root[C]):
         self.interventions: Interventions[C] = Interventions(client)
         self.events: Events[C] = Events(client)
         self.webhooks: Webhooks[C] = Webhooks(client)
+        self.reservations: Reservations[C] = Reservations(client)
 
 
 class RelayClient(_Resources["RelayClient"]):

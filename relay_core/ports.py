@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from relay_core.storage.notifications import NotificationsStore
     from relay_core.storage.policies import PoliciesStore
     from relay_core.storage.posts import PostsStore
+    from relay_core.storage.reservations import ReservationsStore
     from relay_core.storage.room_threads import RoomThreadsStore
     from relay_core.storage.rooms import RoomsStore
     from relay_core.storage.spaces import SpacesStore
@@ -171,6 +172,7 @@ class UnitOfWork(Protocol):
     posts: PostsStore
     room_threads: RoomThreadsStore
     policies: PoliciesStore
+    reservations: ReservationsStore
     stream_tickets: StreamTicketsStore
     webhooks: WebhooksStore
     webhook_deliveries: WebhookDeliveriesStore

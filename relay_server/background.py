@@ -39,6 +39,7 @@ async def sweep(services: Services, interval: float) -> None:
         services.tasks.sweep,
         services.enroll.sweep,
         services.approvals.sweep,
+        services.reservations.sweep,
         services.webhooks.sweep,
     )
 

@@ -10,6 +10,7 @@ import logging
 import re
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import http_exceptions, web
 
@@ -58,9 +59,12 @@ def new_request_id() -> str:
     return f"{_PROCESS_ID}{next(_REQUEST_NUMBERS):012x}"
 
 
-def error_response(status: int, code: str, detail: str) -> web.Response:
-    """The SPEC's error body: ``{"detail": ..., "code": ...}``."""
-    return web.json_response({"detail": detail, "code": code}, status=status)
+def error_response(
+    status: int, code: str, detail: str, more: dict[str, Any] | None = None
+) -> web.Response:
+    """The SPEC's error body: ``{"detail": ..., "code": ...}``, and ``more`` fields an error
+    carries (a contested reservation's ``conflicts``)."""
+    return web.json_response({"detail": detail, "code": code, **(more or {})}, status=status)
 
 
 @web.middleware
@@ -145,7 +149,7 @@ async def error_answer(request: web.Request, exc: Exception) -> web.Response:
 async def _domain_error(request: web.Request, exc: errors.RelayError) -> web.Response:
     if isinstance(exc, errors.AuthenticationError | errors.PermissionDenied):
         exc = await request.app[REFUSALS].refused(request, exc, status_of(type(exc))) or exc
-    response = error_response(status_of(type(exc)), exc.code, exc.detail)
+    response = error_response(status_of(type(exc)), exc.code, exc.detail, exc.more)
     if isinstance(exc, errors.AuthenticationError):
         # RFC 6750: a token that was sent and refused is "invalid_token"; a request without
         # one gets the bare challenge. MCP hosts read the former as "no OAuth here".

@@ -131,6 +131,8 @@ def _schemas(operations: tuple[Operation[Any], ...]) -> tuple[dict[Any, Any], di
         if op.body is not None:
             wanted.append((op.body, "validation"))
         wanted.append((op.response, "serialization"))
+        if op.conflict is not None:
+            wanted.append((op.conflict, "serialization"))
     wanted += [(HTTPValidationError, "validation"), (m.ErrorResponse, "serialization")]
     refs, top = models_json_schema(
         list(dict.fromkeys(wanted)), ref_template=REF, schema_generator=_Named
@@ -182,10 +184,10 @@ def _operation(op: Operation[Any], refs: dict[Any, Any]) -> dict[str, Any]:
     error_ref = refs[(m.ErrorResponse, "serialization")]
     invalid_ref = refs[(HTTPValidationError, "validation")]
     for status in statuses(op):
-        described: dict[str, Any] = {
-            "description": DESCRIPTIONS[status],
-            "content": content(invalid_ref if status == 422 else error_ref),
-        }
+        body = invalid_ref if status == 422 else error_ref
+        if status == 409 and op.conflict is not None:
+            body = refs[(op.conflict, "serialization")]
+        described: dict[str, Any] = {"description": DESCRIPTIONS[status], "content": content(body)}
         if status in (429, 503):
             described["headers"] = _RETRY_AFTER
         responses[str(status)] = described

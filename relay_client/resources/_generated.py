@@ -830,6 +830,102 @@ class Policies(Resource[C]):
         return Send(ops.POLICIES_ENABLE, {"policy_id": policy_id})
 
 
+class Reservations(Resource[C]):
+    """``client.reservations``."""
+
+    @flow_method
+    def create(
+        self,
+        workspace: str,
+        paths: Sequence[str],
+        *,
+        exclusive: bool = True,
+        ttl_seconds: int | None = None,
+        reason: str | None = None,
+        task_id: int | None = None,
+    ) -> Send[m.Reservation]:
+        """Reserve paths of a workspace for the calling agent: all of them, or none (409 names the
+        reservations in the way)."""
+        return Send(
+            ops.RESERVATIONS_CREATE,
+            json=wire(
+                workspace=workspace,
+                paths=paths,
+                exclusive=exclusive,
+                ttl_seconds=ttl_seconds,
+                reason=reason,
+                task_id=task_id,
+            ),
+        )
+
+    @flow_method
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        workspace: str | None = None,
+        holder: str | None = None,
+        path: str | None = None,
+        include_ended: bool = False,
+    ) -> Send[m.ReservationsResponse]:
+        """Reservations, newest first: active ones, of a workspace, a holder or covering a path."""
+        return Send(
+            ops.RESERVATIONS_LIST,
+            params=wire(
+                limit=limit,
+                cursor=cursor,
+                workspace=workspace,
+                holder=holder,
+                path=path,
+                include_ended=include_ended,
+            ),
+        )
+
+    @flow_iterator
+    def iterate(
+        self,
+        *,
+        limit: int | None = None,
+        workspace: str | None = None,
+        holder: str | None = None,
+        path: str | None = None,
+        include_ended: bool = False,
+    ) -> Items[m.Reservation]:
+        """Every item of ``list``, following its cursors page after page."""
+        return self._pages(
+            ops.RESERVATIONS_LIST,
+            wire(
+                limit=limit,
+                workspace=workspace,
+                holder=holder,
+                path=path,
+                include_ended=include_ended,
+            ),
+            None,
+            "reservations",
+        )
+
+    @flow_method
+    def show(self, reservation_id: int) -> Send[m.Reservation]:
+        """One reservation."""
+        return Send(ops.RESERVATIONS_SHOW, {"reservation_id": reservation_id})
+
+    @flow_method
+    def renew(self, reservation_id: int, *, ttl_seconds: int | None = None) -> Send[m.Reservation]:
+        """Hold an active reservation for ``ttl_seconds`` more from now (its holder)."""
+        return Send(
+            ops.RESERVATIONS_RENEW,
+            {"reservation_id": reservation_id},
+            json=wire(ttl_seconds=ttl_seconds),
+        )
+
+    @flow_method
+    def release(self, reservation_id: int) -> Send[m.Reservation]:
+        """Release a reservation (its holder or the operator); releasing twice is fine."""
+        return Send(ops.RESERVATIONS_RELEASE, {"reservation_id": reservation_id})
+
+
 class Webhooks(Resource[C]):
     """``client.webhooks``."""
 

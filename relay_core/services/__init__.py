@@ -14,6 +14,7 @@ from relay_core.services.interventions import InterventionsService
 from relay_core.services.messages import MessagesService
 from relay_core.services.notify import NotifyService
 from relay_core.services.policies import PoliciesService
+from relay_core.services.reservations import ReservationsService
 from relay_core.services.rooms import RoomsService
 from relay_core.services.search import SearchService
 from relay_core.services.spaces import SpacesService
@@ -45,3 +46,4 @@ class Services:
         self.search = SearchService(ctx)
         self.system = SystemService(ctx)
         self.webhooks = WebhooksService(ctx)
+        self.reservations = ReservationsService(ctx)

@@ -82,9 +82,7 @@ class ApprovalsStore:
     async def remind(self, approval_id: int, now: datetime) -> bool:
         """Mark the pending approval's reminder sent at ``now``; whether this did (not sent
         before, and still pending)."""
-        return (
-            await self._sql.value("remind_approval", approval_id=approval_id, now=now) is not None
-        )
+        return await self._sql.run("remind_approval", approval_id=approval_id, now=now) > 0
 
     async def to_escalate(self, now: datetime, limit: int) -> list[m.Approval]:
         """Up to ``limit`` pending approvals whose next step of the escalation is due at
@@ -101,14 +99,14 @@ class ApprovalsStore:
         """The pending approval offered on the step ``escalated_to``, its next step due at
         ``escalate_at`` (None: no further step); whether this did (it still waited for the step
         ``due``, and was pending)."""
-        changed = await self._sql.value(
+        changed = await self._sql.run(
             "escalate_approval",
             approval_id=approval_id,
             due=due,
             escalated_to=escalated_to,
             escalate_at=escalate_at,
         )
-        return changed is not None
+        return changed > 0
 
     async def page(
         self, status: str | None, seen_by: str | None, before: int | None, limit: int

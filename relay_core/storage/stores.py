@@ -15,6 +15,7 @@ from relay_core.storage.notifications import NotificationsStore
 from relay_core.storage.policies import PoliciesStore
 from relay_core.storage.posts import PostsStore
 from relay_core.storage.queries import Statements
+from relay_core.storage.reservations import ReservationsStore
 from relay_core.storage.room_threads import RoomThreadsStore
 from relay_core.storage.rooms import RoomsStore
 from relay_core.storage.spaces import SpacesStore
@@ -31,6 +32,7 @@ STORES: dict[str, Callable[[Statements], object]] = {
     "enrollments": EnrollmentsStore,
     "approvals": ApprovalsStore,
     "policies": PoliciesStore,
+    "reservations": ReservationsStore,
     "notifications": NotificationsStore,
     "actions": ActionsStore,
     "posts": PostsStore,

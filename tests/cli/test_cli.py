@@ -12,6 +12,7 @@ import json
 import operator
 import re
 import shlex
+import subprocess
 import textwrap
 import uuid
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from typer.testing import CliRunner, Result
 from relay_api.operations import OPERATIONS
 from relay_cli._common import out
 from relay_cli.main import app
+from relay_cli.workspace import normalized_remote
 from relay_client import RelayClient
 from tests.live import LiveServer, live_server
 
@@ -536,6 +538,44 @@ def test_every_help_example_runs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch)
                 )
             succeeded += result.exit_code == 0
         assert succeeded >= len(examples) * 2 // 3, succeeded
+
+
+def test_reserve_in_a_repository_and_release(
+    relay: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "shop"
+    (repo / "src" / "api").mkdir(parents=True)
+    for args in (["init", "-q"], ["remote", "add", "origin", "git@GitHub.com:acme/shop.git"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    monkeypatch.chdir(repo / "src")  # a pattern given here is from here
+    for agent in ("rez-a", "rez-b"):
+        relay("agents", "register", agent)
+    said = relay("--agent", "rez-a", "reserve", "api/**", "--for", "2h", "--reason", "auth")
+    assert said.stdout.startswith("Reserved #") and "in github.com/acme/shop until" in said.stdout
+    assert said.stdout.rstrip().endswith(": src/api/**")
+    refused = relay("--agent", "rez-b", "reserve", "/src/api/app.py", code=1)
+    assert "src/api/**: held by rez-a (#" in refused.stderr and "for auth until" in refused.stderr
+    assert "[conflict, HTTP 409]" in refused.stderr
+    listed = relay.json("reservations", "list", "--path", "src/api/app.py")["reservations"]
+    [held] = [r for r in listed if r["workspace"] == "github.com/acme/shop"]
+    assert held["holder"] == "rez-a"
+    assert relay("--agent", "rez-a", "release", str(held["reservation_id"])).stdout.startswith(
+        f"Reservation {held['reservation_id']} is released"
+    )
+    assert relay("--agent", "rez-b", "reserve", "api/app.py", "--for", "soon", code=2)
+    monkeypatch.chdir(tmp_path)  # no repository: the workspace must be said
+    outside = relay("--agent", "rez-b", "reserve", "x", code=2)
+    assert "--workspace" in outside.stderr
+
+
+def test_a_remote_url_is_one_workspace_whatever_its_protocol() -> None:
+    for url in (
+        "git@github.com:acme/shop.git",
+        "https://github.com/acme/shop.git",
+        "https://user:secret@GitHub.com/acme/shop",
+        "ssh://git@github.com:22/acme/shop.git/",
+    ):
+        assert normalized_remote(url) == "github.com/acme/shop", url
 
 
 def test_policies_that_answer_a_question_or_leave_it_to_the_operator(relay: Any) -> None:

@@ -258,6 +258,18 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     with receiving() as receiver:
         await every_webhook_operation(op, receiver, run)
 
+    repo = f"github.com/acme/{run}"
+    held = await alice.reservations.create(repo, ["src/api/**"], reason="auth", ttl_seconds=600)
+    with pytest.raises(ConflictError) as contested:
+        await bob.reservations.create(repo, ["src/api/app.py"])
+    assert contested.value.body["conflicts"][0]["holder"] == alice_id
+    covering = await bob.reservations.list(workspace=repo, path="src/api/app.py")
+    assert [r.reservation_id for r in covering.reservations] == [held.reservation_id]
+    assert (await bob.reservations.show(held.reservation_id)).reason == "auth"
+    renewed = await alice.reservations.renew(held.reservation_id, ttl_seconds=1200)
+    assert renewed.expires_at > held.expires_at
+    assert (await alice.reservations.release(held.reservation_id)).status == "released"
+
     cursor = (await alice.events.list()).cursor
     await op.tasks.create(f"announced {run}")
     feed = await alice.events.list(after=cursor, wait=5)

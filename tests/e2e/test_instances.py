@@ -440,3 +440,27 @@ def test_a_delivery_on_b_is_a_receipt_on_a(tmp_path: Path, database: str) -> Non
             assert receipt["delivered_at"] is not None
             told = sender.get("/v1/events", params={"after": head, "wait": 5}).json()["events"]
             assert [e["kind"] for e in told] == ["message.delivered"]
+
+
+def test_twenty_agents_on_two_instances_leave_one_holder_of_a_path(
+    tmp_path: Path, database: str
+) -> None:
+    with instance(tmp_path / "a", database) as a, instance(tmp_path / "b", database) as b:
+        agents = [f"editor-{i}" for i in range(20)]
+        tokens = {agent: register(a, agent) for agent in agents}
+
+        async def reserve(agent: str, server: LiveServer) -> int:
+            headers = {"Authorization": f"Bearer {tokens[agent]}"}
+            async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=60) as c:
+                body = {"workspace": "github.com/acme/race", "paths": ["src/app.py"]}
+                return (await c.post("/v1/reservations", json=body)).status_code
+
+        async def everyone() -> list[int]:
+            return await asyncio.gather(
+                *(reserve(agent, a if n % 2 else b) for n, agent in enumerate(agents))
+            )
+
+        assert sorted(asyncio.run(everyone())) == [201] + [409] * 19
+        with http(b) as op:
+            held = op.get("/v1/reservations", params={"path": "src/app.py"}).json()
+        assert len(held["reservations"]) == 1

@@ -31,11 +31,13 @@ A_ONLY = {
     "interventions.request_approval",
     "interventions.diagnostic",
     "interventions.action",
+    "reservations.renew",
+    "reservations.release",
 }
 # A public address (a literal, so nothing is resolved); nothing listens there.
 HOOK = "https://93.184.215.14/hook"
 # An agent's own acts: the operator must name the agent (X-Agent-ID), else 403.
-AGENTS_ONLY = {"approvals.request"}
+AGENTS_ONLY = {"approvals.request", "reservations.create"}
 # Only the agent that asked an approval withdraws it; the world's approval is an enrollment,
 # asked by none of the identities here.
 REQUESTER_ONLY = {"approvals.withdraw"}
@@ -46,6 +48,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "policies.simulate": {"agent_id": "alice", "title": "t"},
     "webhooks.create": {"url": HOOK},
     "webhooks.replace": {"url": HOOK},
+    "reservations.create": {"workspace": "repo-a", "paths": ["docs/**"]},
+    "reservations.renew": {"ttl_seconds": 3600},
     "agents.register": {"agent_id": "carol"},
     "agents.heartbeat": {},
     "messages.send": {"to": "alice", "text": "x"},
@@ -109,6 +113,8 @@ async def world(api: Api) -> dict[str, str]:
     kept = await api.post("/v1/policies", rule, expect=201)
     hook = await api.post("/v1/webhooks", {"url": HOOK}, expect=201)
     tested = await api.post(f"/v1/webhooks/{hook['webhook_id']}/test")
+    held = {"workspace": "repo-a", "paths": ["src/**"]}
+    reserved = await api.post("/v1/reservations", held, as_="alice", expect=201)
     return {
         "agent_id": "alice",
         "message_id": str(message["message_id"]),
@@ -123,6 +129,7 @@ async def world(api: Api) -> dict[str, str]:
         "policy_id": str(kept["policy_id"]),
         "webhook_id": str(hook["webhook_id"]),
         "delivery_id": str(tested["delivery_id"]),
+        "reservation_id": str(reserved["reservation_id"]),
     }
 
 

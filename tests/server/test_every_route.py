@@ -23,6 +23,7 @@ SAMPLE = {
     "policy_id": "1",
     "webhook_id": "1",
     "delivery_id": "1",
+    "reservation_id": "1",
 }
 
 

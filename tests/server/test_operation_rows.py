@@ -47,6 +47,7 @@ CREATOR = {
     "enroll.request": "",
     "agents.me": "alice",
     "approvals.withdraw": "alice",
+    "reservations.create": "alice",
 }
 
 

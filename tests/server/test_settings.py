@@ -46,6 +46,7 @@ def test_every_setting_has_a_distinct_variable_and_secrets_have_no_flag() -> Non
         "RELAY_SLACK_BOT_TOKEN",
         "RELAY_SLACK_SIGNING_SECRET",
         "RELAY_MATRIX_ACCESS_TOKEN",
+        "RELAY_EMAIL_SMTP_PASSWORD",
     }
 
 

@@ -80,11 +80,10 @@ WHERE status = 'pending' AND reminded_at IS NULL AND remind_at <= :now
 LIMIT +:limit;
 
 -- name: remind_approval
--- A pending approval's reminder marked sent at :now, if it was not yet; its id (nothing if
--- it was, or the approval is decided).
+-- A pending approval's reminder marked sent at :now, if it was not yet (nothing if it was,
+-- or the approval is decided).
 UPDATE approvals SET reminded_at = :now
-WHERE approval_id = :approval_id AND status = 'pending' AND reminded_at IS NULL
-RETURNING approval_id;
+WHERE approval_id = :approval_id AND status = 'pending' AND reminded_at IS NULL;
 
 -- name: approvals_to_escalate
 -- Up to :limit pending approvals whose next step of the escalation is due at :now.
@@ -94,10 +93,9 @@ LIMIT +:limit;
 
 -- name: escalate_approval
 -- A pending approval offered on the step :escalated_to, next due at :escalate_at (NULL: no
--- further step), if it still waited for the step due at :due; its id (nothing otherwise).
+-- further step), if it still waited for the step due at :due (nothing otherwise).
 UPDATE approvals SET escalated_to = :escalated_to, escalate_at = :escalate_at
-WHERE approval_id = :approval_id AND status = 'pending' AND escalate_at = :due
-RETURNING approval_id;
+WHERE approval_id = :approval_id AND status = 'pending' AND escalate_at = :due;
 
 -- name: page_approvals
 -- A page of approvals, newest first, before :before (NULL: from the newest), in :status

@@ -1,0 +1,55 @@
+"""The repository a command runs in, as Relay's reservations name it: its workspace (``git
+config relay.workspace``, else its ``origin`` remote's URL, normalized), and paths relative
+to its root."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+
+def _git(*args: str, cwd: Path | None = None) -> str | None:
+    """What ``git`` prints for ``args``, or None where it fails (no git, no repository)."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def normalized_remote(url: str) -> str:
+    """A remote's URL as one name whatever the protocol: ``git@github.com:org/repo.git``,
+    ``https://user@GitHub.com/org/repo`` and ``ssh://git@github.com/org/repo.git`` are all
+    ``github.com/org/repo``."""
+    text = url.strip()
+    scp = re.match(r"^[\w.-]+@([\w.-]+):(?!//)(.*)$", text)  # git@host:path
+    if scp:
+        host, path = scp.group(1), scp.group(2)
+    else:
+        text = re.sub(r"^[a-z+]+://", "", text)
+        text = text.split("@", 1)[-1] if "@" in text.split("/", 1)[0] else text
+        host, _, path = text.partition("/")
+        host = host.split(":", 1)[0]  # a port says nothing of the repository
+    path = re.sub(r"\.git/?$", "", path.strip("/"))
+    return f"{host.lower()}/{path}"
+
+
+def current_workspace(cwd: Path | None = None) -> str | None:
+    """This repository's workspace: ``relay.workspace`` from git's configuration, else its
+    ``origin`` remote's normalized URL; None outside a repository with neither."""
+    named = _git("config", "--get", "relay.workspace", cwd=cwd)
+    if named:
+        return named
+    origin = _git("remote", "get-url", "origin", cwd=cwd)
+    return normalized_remote(origin) if origin else None
+
+
+def from_root(pattern: str, cwd: Path | None = None) -> str:
+    """``pattern`` (relative to the current directory) relative to the repository's root."""
+    prefix = _git("rev-parse", "--show-prefix", cwd=cwd) or ""
+    if pattern.startswith("/"):
+        return pattern.lstrip("/")  # already from the root
+    return f"{prefix}{pattern}" if prefix else pattern
