@@ -20,6 +20,7 @@ from relay_cli.commands import (
     backup,
     enroll,
     events,
+    guard,
     hook,
     interventions,
     mcp,
@@ -57,6 +58,7 @@ app.add_typer(policies.app, name="policies")
 app.add_typer(webhooks.app, name="webhooks")
 app.add_typer(reservations.app, name="reservations")
 app.add_typer(hook.app, name="hook")
+app.add_typer(guard.app, name="guard")
 app.add_typer(interventions.app, name="interventions")
 app.add_typer(events.app, name="events")
 app.command("inbox")(agents.inbox)

@@ -518,6 +518,9 @@ def test_every_help_example_runs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv("RELAY_URL", server.url)
         monkeypatch.setenv("RELAY_DATA_DIR", str(server.data_dir))
         monkeypatch.chdir(tmp_path)  # where an example writes a file (relay backup)
+        # A repository, where relay guard installs its hook and checks what is staged.
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "config", "relay.workspace", "acme"], cwd=tmp_path, check=True)
         with RelayClient(server.url, token=server.operator_token) as op:
             for agent in ("builder", "deployer"):
                 op.agents.register(agent)
