@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 
-def _git(*args: str, cwd: Path | None = None) -> str | None:
+def git_output(*args: str, cwd: Path | None = None) -> str | None:
     """What ``git`` prints for ``args``, or None where it fails (no git, no repository)."""
     try:
         done = subprocess.run(
@@ -40,16 +40,16 @@ def normalized_remote(url: str) -> str:
 def current_workspace(cwd: Path | None = None) -> str | None:
     """This repository's workspace: ``relay.workspace`` from git's configuration, else its
     ``origin`` remote's normalized URL; None outside a repository with neither."""
-    named = _git("config", "--get", "relay.workspace", cwd=cwd)
+    named = git_output("config", "--get", "relay.workspace", cwd=cwd)
     if named:
         return named
-    origin = _git("remote", "get-url", "origin", cwd=cwd)
+    origin = git_output("remote", "get-url", "origin", cwd=cwd)
     return normalized_remote(origin) if origin else None
 
 
 def from_root(pattern: str, cwd: Path | None = None) -> str:
     """``pattern`` (relative to the current directory) relative to the repository's root."""
-    prefix = _git("rev-parse", "--show-prefix", cwd=cwd) or ""
+    prefix = git_output("rev-parse", "--show-prefix", cwd=cwd) or ""
     if pattern.startswith("/"):
         return pattern.lstrip("/")  # already from the root
     return f"{prefix}{pattern}" if prefix else pattern

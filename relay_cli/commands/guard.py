@@ -19,8 +19,8 @@ from typing import Annotated
 
 import typer
 
-from relay_api.models import Reservation
 from relay_cli._common import API_ERROR, USAGE_ERROR, Connection, err, out
+from relay_cli.reserved import held_by_others, in_the_way
 from relay_cli.workspace import current_workspace
 from relay_client import RelayClient
 from relay_client.errors import APIStatusError, RelayError
@@ -45,23 +45,6 @@ def _staged() -> list[str]:
     """The paths the commit would change (added, changed, renamed to, deleted)."""
     listed = _git("diff", "--cached", "--name-only", "-z", "--no-renames")
     return [path for path in listed.split("\0") if path]
-
-
-def _blocked(
-    client: RelayClient, workspace: str, paths: list[str]
-) -> list[tuple[str, Reservation]]:
-    """Each path another agent holds exclusively, with its reservation."""
-    acting = client.config.agent_id
-    if acting is None and not client.config.operator:
-        acting = client.agents.me().agent_id
-    found = []
-    for path in paths:
-        held = client.reservations.list(workspace=workspace, path=path, limit=1000)
-        for reservation in held.reservations:
-            if reservation.exclusive and reservation.holder != acting:
-                found.append((path, reservation))
-                break
-    return found
 
 
 @app.command()
@@ -90,7 +73,7 @@ def check(
             conn.url, token=conn.token, agent_id=conn.agent, timeout=10, max_retries=1
         )
         with client:
-            blocked = _blocked(client, workspace, chosen)
+            blocked = held_by_others(client, workspace, chosen)
     except APIStatusError as exc:
         _unchecked(f"Relay refused: {exc.message}", strict)
         return
@@ -98,13 +81,7 @@ def check(
         _unchecked(f"Relay is out of reach ({exc})", strict)
         return
     for path, held in blocked:
-        why = f" for {held.reason}" if held.reason else ""
-        task = f" (task {held.task_id})" if held.task_id is not None else ""
-        err.print(
-            f"{path}: reserved by {held.holder}{why}{task} until"
-            f" {held.expires_at:%Y-%m-%d %H:%M} UTC (#{held.reservation_id})",
-            markup=False,
-        )
+        err.print(in_the_way(path, held), markup=False)
     if blocked:
         err.print(
             "commit refused: message the holder, or wait; git commit --no-verify skips this",

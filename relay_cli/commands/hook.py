@@ -24,7 +24,7 @@ import typer
 
 from relay_api.models import Approval, QuestionOption
 from relay_api.prompts import command_of
-from relay_cli import handover
+from relay_cli import edits, handover
 from relay_cli._common import Connection
 from relay_client import RelayClient
 from relay_client.coding_agents import prompt_payload, title_of
@@ -205,7 +205,24 @@ def _pre_tool_use(decision: dict[str, Any]) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
 
 
-def run(ctx: typer.Context, source: Source, timeout: int) -> None:
+def _checked_edit(
+    source: Source, given: dict[str, Any], conn: Connection, reserve: bool
+) -> dict[str, Any] | None:
+    """A file write another agent reserved: denied, the holder named in the reason the model
+    reads; else nothing said (and, with ``reserve``, the file reserved shared)."""
+    if not edits.targets(source, given):
+        return None
+    client = RelayClient(
+        conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
+    )
+    with client:
+        why = edits.reserved_edit(client, source, given, reserve)
+    if why is None:
+        return None
+    return _pre_tool_use({"permissionDecision": "deny", "permissionDecisionReason": why})
+
+
+def run(ctx: typer.Context, source: Source, timeout: int, reserve_on_edit: bool = False) -> None:
     """Answer one hook event (a permission prompt, or one that hands over what waits);
     whatever fails, print nothing and exit 0."""
     conn: Connection = ctx.obj or Connection()
@@ -216,7 +233,10 @@ def run(ctx: typer.Context, source: Source, timeout: int) -> None:
             answer = handover.hand_over(event, given, conn.url, conn.token, CONNECT_SECONDS)
         elif event == "PreToolUse":
             asks = source == "claude-code" and given.get("tool_name") == ASK_USER_QUESTION
-            answer = _answer_questions(given, timeout, conn) if asks else None
+            if asks:
+                answer = _answer_questions(given, timeout, conn)
+            else:
+                answer = _checked_edit(source, given, conn, reserve_on_edit)
         else:
             answer = _answer(source, given, timeout, conn)
     except Exception as exc:  # the agent's own prompt is the fallback, never an allow
@@ -227,21 +247,36 @@ def run(ctx: typer.Context, source: Source, timeout: int) -> None:
         sys.stdout.write(json.dumps(answer) + "\n")
 
 
+ReserveOnEdit = Annotated[
+    bool,
+    typer.Option(
+        "--reserve-on-edit",
+        help="At PreToolUse, reserve (shared) each file the agent edits that nobody holds.",
+    ),
+]
+
+
 @app.command("claude-code")
-def claude_code(ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT) -> None:
+def claude_code(
+    ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT, reserve_on_edit: ReserveOnEdit = False
+) -> None:
     """Claude Code's hook: at PermissionRequest the operator allows or denies the tool call;
-    at Stop, SessionStart and UserPromptSubmit the session is handed what waits in Relay.
+    at PreToolUse an edit of a file another agent reserved is denied; at Stop, SessionStart
+    and UserPromptSubmit the session is handed what waits in Relay.
 
     Example: relay hook claude-code --timeout 55
     """
-    run(ctx, "claude-code", timeout)
+    run(ctx, "claude-code", timeout, reserve_on_edit)
 
 
 @app.command("codex")
-def codex(ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT) -> None:
-    """Codex's hook: at PermissionRequest the operator allows or denies the command; at Stop,
-    SessionStart and UserPromptSubmit the session is handed what waits in Relay.
+def codex(
+    ctx: typer.Context, timeout: Timeout = DEFAULT_TIMEOUT, reserve_on_edit: ReserveOnEdit = False
+) -> None:
+    """Codex's hook: at PermissionRequest the operator allows or denies the command; at
+    PreToolUse a patch to a file another agent reserved is denied; at Stop, SessionStart and
+    UserPromptSubmit the session is handed what waits in Relay.
 
     Example: relay hook codex --timeout 55
     """
-    run(ctx, "codex", timeout)
+    run(ctx, "codex", timeout, reserve_on_edit)

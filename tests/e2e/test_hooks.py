@@ -373,3 +373,72 @@ def test_a_url_is_titled_by_the_host_a_browser_reaches(
     assert asked["payload"]["url_host"] == "evil.example"
     decide(server, asked["approval_id"], "reject")
     assert answered(process, "claude-code")["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+
+
+def edit_prompt(name: str, repo: Path) -> bytes:
+    """A recorded PreToolUse input, in the repository the test made."""
+    return (HOOKS / name).read_text().replace("/home/dev/shop", str(repo)).encode()
+
+
+def repository(root: Path, workspace: str) -> Path:
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "config", "relay.workspace", workspace], cwd=root, check=True)
+    return root
+
+
+def test_an_edit_of_a_file_another_agent_reserved_is_denied_before_it_is_made(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    holder = httpx.post(
+        server.url + "/v1/agents/register", json={"agent_id": "api-owner"}, headers=op
+    ).json()["token"]
+    repo = repository(tmp_path / "shop", "acme/edits")
+    reserved = httpx.post(
+        server.url + "/v1/reservations",
+        json={"workspace": "acme/edits", "paths": ["src/api/**"], "reason": "auth refactor"},
+        headers={"Authorization": f"Bearer {holder}"},
+    )
+    assert reserved.status_code == 201, reserved.text
+    codex_input = json.loads(
+        (HOOKS / "codex" / "pre-tool-use.command.input.schema.json").read_text()
+    )
+    codex_output = json.loads(
+        (HOOKS / "codex" / "pre-tool-use.command.output.schema.json").read_text()
+    )
+    for source, name in (
+        ("claude-code", "claude-code/pre-tool-use-edit.json"),
+        ("codex", "codex/pre-tool-use-apply-patch.json"),
+    ):
+        prompt = edit_prompt(name, repo)
+        if source == "codex":
+            jsonschema.validate(json.loads(prompt), codex_input)
+        out, err = hook(source, prompt, server.url, coder, tmp_path).communicate(timeout=30)
+        answer = json.loads(out)
+        jsonschema.validate(answer, codex_output if source == "codex" else CLAUDE_CODE_OUTPUT)
+        said = answer["hookSpecificOutput"]
+        assert said["hookEventName"] == "PreToolUse" and said["permissionDecision"] == "deny"
+        reason = said["permissionDecisionReason"]
+        assert reason.startswith("src/api/app.py is reserved by api-owner until "), reason
+        assert reason.endswith("UTC (auth refactor): message api-owner or pick other work")
+
+    # A file nobody holds: nothing said; with --reserve-on-edit, reserved for the editor once.
+    free = edit_prompt("claude-code/pre-tool-use-edit.json", repo).replace(b"src/api/", b"lib/")
+    for _ in range(2):
+        process = hook("claude-code", free, server.url, coder, tmp_path, "--reserve-on-edit")
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 0 and out == b"", err
+    mine = httpx.get(
+        server.url + "/v1/reservations",
+        params={"workspace": "acme/edits", "holder": "coder"},
+        headers=op,
+    ).json()["reservations"]
+    assert [(r["paths"], r["exclusive"]) for r in mine] == [(["lib/app.py"], False)]
+    # Outside any repository, or Relay out of reach: nothing said, exit 0.
+    outside = (HOOKS / "claude-code" / "pre-tool-use-edit.json").read_bytes()
+    in_repo = edit_prompt("claude-code/pre-tool-use-edit.json", repo)
+    for prompt, url in ((outside, server.url), (in_repo, f"http://127.0.0.1:{free_port()}")):
+        process = hook("claude-code", prompt, url, coder, tmp_path)
+        out, _ = process.communicate(timeout=30)
+        assert process.returncode == 0 and out == b""

@@ -1,0 +1,104 @@
+"""The files a coding agent's tool call is about to write, as its ``PreToolUse`` hook reads
+them, and whether another agent reserved them: then the edit is denied with the holder, the
+reason and the expiry as the reason the model reads.
+
+Claude Code names the file in ``Edit``, ``Write``, ``MultiEdit`` (``file_path``) and
+``NotebookEdit`` (``notebook_path``). Codex's hooks see only ``Bash`` (its published
+``pre-tool-use.command.input`` schema); a patch it applies through the shell (``apply_patch``
+with its ``*** Update File: …`` headers) names its files in the command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from relay_cli.reserved import acting_agent, held_by_others
+from relay_cli.workspace import current_workspace, git_output
+from relay_client import RelayClient
+
+FILE_FIELDS = {
+    "Edit": "file_path",
+    "Write": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+# A patch's file headers (Codex's apply_patch format): added, updated, deleted, moved to.
+PATCH_FILE = re.compile(
+    r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE
+)
+
+
+def targets(source: str, given: dict[str, Any]) -> list[str]:
+    """The files the tool call writes, as it names them (absolute, or from its ``cwd``)."""
+    tool, tool_input = given.get("tool_name"), given.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return []
+    if source == "claude-code" and tool in FILE_FIELDS:
+        path = tool_input.get(FILE_FIELDS[str(tool)])
+        return [path] if isinstance(path, str) and path else []
+    command = tool_input.get("command")
+    if source == "codex" and tool == "Bash" and isinstance(command, str):
+        if "apply_patch" in command:
+            return PATCH_FILE.findall(command)
+    return []
+
+
+def from_root(paths: list[str], cwd: Path) -> tuple[Path, list[str]] | None:
+    """The repository holding ``cwd``, and ``paths`` (from ``cwd``) relative to its root: the
+    ones inside it; None outside a repository."""
+    top = git_output("rev-parse", "--show-toplevel", cwd=cwd)
+    if not top:
+        return None
+    root = Path(top).resolve()
+    inside = []
+    for path in paths:
+        full = Path(os.path.normpath(cwd / path))
+        try:
+            inside.append(full.resolve().relative_to(root).as_posix())
+        except ValueError:
+            continue  # outside the repository: nobody reserves it here
+    return root, inside
+
+
+def reserved_edit(
+    client: RelayClient, source: str, given: dict[str, Any], reserve: bool
+) -> str | None:
+    """Why the tool call must not write what it writes (another agent holds it), or None;
+    with ``reserve``, a file nobody else holds is reserved, shared, for the acting agent."""
+    named = targets(source, given)
+    cwd = Path(str(given.get("cwd") or "."))
+    found = from_root(named, cwd) if named else None
+    workspace = current_workspace(cwd) if found else None
+    if found is None or workspace is None or not found[1]:
+        return None
+    paths = found[1]
+    blocked = held_by_others(client, workspace, paths)
+    if blocked:
+        path, held = blocked[0]
+        task = f" for task {held.task_id}" if held.task_id is not None else ""
+        why = f" ({held.reason})" if held.reason else ""
+        return (
+            f"{path} is reserved by {held.holder} until {held.expires_at:%H:%M} UTC{task}{why}:"
+            f" message {held.holder} or pick other work"
+        )
+    acting = acting_agent(client)
+    if reserve and acting is not None:
+        unheld = [
+            path
+            for path in paths
+            if not client.reservations.list(
+                workspace=workspace, holder=acting, path=path
+            ).reservations
+        ]
+        if unheld:
+            client.reservations.create(workspace, unheld, exclusive=False)
+    return None
+
+
+def _holds(client: RelayClient, workspace: str, agent: str, path: str) -> bool:
+    """Whether ``agent`` holds a reservation that covers ``path``."""
+    held = client.reservations.list(workspace=workspace, holder=agent, path=path)
+    return bool(held.reservations)
