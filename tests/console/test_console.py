@@ -840,3 +840,34 @@ def test_an_unanswered_approval_is_escalated_to_email_and_the_card_says_so(
     finally:
         bot.shutdown()
         bot.server_close()
+
+
+def test_reservations_by_workspace_and_one_released(phone: Any, server: LiveServer) -> None:
+    with operator(server) as op:
+        tokens = {
+            agent: op.post("/v1/agents/register", json={"agent_id": agent}).json()["token"]
+            for agent in ("api-dev", "docs-dev")
+        }
+
+        def reserve(agent: str, workspace: str, paths: list[str], **more: Any) -> int:
+            body = {"workspace": workspace, "paths": paths, **more}
+            headers = {"Authorization": f"Bearer {tokens[agent]}"}
+            made = op.post("/v1/reservations", json=body, headers=headers)
+            assert made.status_code == 201, made.text
+            return int(made.json()["reservation_id"])
+
+        held = reserve("api-dev", "github.com/acme/shop", ["src/api/**"], reason="<b>auth</b>")
+        reserve("docs-dev", "github.com/acme/shop", ["docs/*.md"], exclusive=False)
+        reserve("docs-dev", "github.com/acme/site", ["index.html"])
+    sign_in(phone, server)
+    phone.goto(f"{server.url}/console#reservations")
+    phone.locator("#view[data-view=reservations]").wait_for()
+    phone.get_by_role("heading", name="github.com/acme/site").wait_for()
+    assert phone.get_by_role("heading", name="github.com/acme/shop").count() == 1
+    assert phone.get_by_text("<b>auth</b>").count() == 1  # literal
+    fits_the_width(phone)
+    shot(phone, "phone-reservations")
+    phone.get_by_role("button", name=f"Release reservation {held}").tap()
+    phone.get_by_role("button", name=f"Release reservation {held}").wait_for(state="detached")
+    with operator(server) as op:
+        assert op.get(f"/v1/reservations/{held}").json()["status"] == "released"

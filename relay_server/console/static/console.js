@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN_KEY = "relay.operator-token";
-const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "notifications", "policies", "webhooks", "search"];
+const VIEWS = ["approvals", "interventions", "agents", "tasks", "rooms", "reservations", "notifications", "policies", "webhooks", "search"];
 const DRAFT_KEY = "relay.policy-draft";
 let token = sessionStorage.getItem(TOKEN_KEY);
 let cursor = null;
@@ -457,6 +457,23 @@ async function roomsView() {
   ];
 }
 
+// Who is editing what: the active reservations, by workspace, with a release for each.
+async function reservationsView() {
+  const reservations = await listAll("/v1/reservations", "reservations");
+  const byWorkspace = new Map();
+  for (const r of reservations) byWorkspace.set(r.workspace, [...(byWorkspace.get(r.workspace) || []), r]);
+  const release = (r) => el("button", { type: "button", "aria-label": `Release reservation ${r.reservation_id}`,
+    on: { click: reporting(async () => { await api("POST", `/v1/reservations/${r.reservation_id}/release`); await render(); }) } },
+    "Release");
+  const sections = [...byWorkspace.entries()].map(([workspace, held]) => [el("h3", {}, workspace), table([
+    ["#", (r) => r.reservation_id], ["Holder", (r) => r.holder], ["Paths", (r) => r.paths.join(" ")],
+    ["Kind", (r) => (r.exclusive ? "exclusive" : "shared")], ["Reason", (r) => r.reason || ""],
+    ["Task", (r) => r.task_id ?? ""], ["Until", (r) => new Date(r.expires_at).toLocaleString()], ["End", release],
+  ], held)]);
+  return [el("h2", {}, "Reservations"),
+    sections.length ? sections.flat() : el("p", { class: "muted" }, "Nobody holds any path: agents reserve them with relay reserve.")];
+}
+
 async function notificationsView() {
   const notifications = await listAll("/v1/notifications", "notifications");
   const reply = (n) => {
@@ -649,7 +666,8 @@ async function searchView() {
 }
 
 const RENDERERS = { approvals: approvalsView, interventions: interventionsView, agents: agentsView,
-                    tasks: tasksView, rooms: roomsView, notifications: notificationsView,
+                    tasks: tasksView, rooms: roomsView, reservations: reservationsView,
+                    notifications: notificationsView,
                     policies: policiesView, webhooks: webhooksView, search: searchView };
 
 // ---------------------------------------------------------------- shell
