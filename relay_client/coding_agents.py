@@ -165,3 +165,24 @@ def denial_news(approval: m.Approval) -> News | None:
     if approval.interrupt:
         text += f"\n{STOP}"
     return text, meta
+
+
+def contest_news(event: m.Event) -> News:
+    """Another agent asked for paths the agent holds (``reservation.contested``), for its
+    session: who, what, why, and what it may do."""
+    data = event.data
+    wanted = " ".join(str(path) for path in data.get("wanted") or [])
+    held = " ".join(str(path) for path in data.get("paths") or [])
+    reservation = data.get("reservation_id")
+    text = (
+        f"{data.get('wanted_by')} asked for {wanted}, which your reservation #{reservation}"
+        f" ({held}) holds; it was refused."
+    )
+    if data.get("why"):
+        text += f"\nTheir reason: {data['why']}"
+    text += (
+        f"\nIf you are done with those files, release it (relay release {reservation}); else"
+        f" tell {data.get('wanted_by')} when."
+    )
+    meta = {"kind": "reservation", "reservation_id": str(reservation)}
+    return text, meta

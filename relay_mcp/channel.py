@@ -35,6 +35,7 @@ from relay_client import AsyncRelayClient, errors
 from relay_client.coding_agents import (
     SOURCE_CHANNEL,
     approval_news,
+    contest_news,
     denial_news,
     message_news,
     prompt_payload,
@@ -207,6 +208,8 @@ class Channel:
             news = approval_news(await self.relay.approvals.show(int(event.subject_id)))
             if news is not None:
                 await self._send(PUSH, _params(news))
+        elif event.kind == "reservation.contested" and event.audience == self.me:
+            await self._send(PUSH, _params(contest_news(event)))
 
     async def _push_message_id(self, message_id: int) -> None:
         if message_id in self._from_inbox:

@@ -21,6 +21,7 @@ from mcp.types import Implementation
 from pydantic import BaseModel
 
 from relay_client import RelayClient
+from relay_client.errors import ConflictError
 from tests.live import LiveServer, agent_token, live_server, relay_command
 
 PUSH = "notifications/claude/channel"
@@ -195,6 +196,19 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
                 event.content
             )
             assert event.meta["from"] == "operator"
+
+            repo = "github.com/acme/channel"
+            held = a.reservations.create(repo, ["src/**"], reason="refactor")
+            with pytest.raises(ConflictError):
+                b.reservations.create(repo, ["src/app.py"], reason="a hotfix")
+            event = await host.next_event()
+            assert event.meta == {"kind": "reservation", "reservation_id": str(held.reservation_id)}
+            assert event.content.startswith(
+                f"bob asked for src/app.py, which your reservation #{held.reservation_id}"
+                " (src/**) holds; it was refused."
+            )
+            assert "Their reason: a hotfix" in event.content
+            assert f"relay release {held.reservation_id}" in event.content
 
             long = b.messages.send("x" * 10_000, to="ada")
             event = await host.next_event()
