@@ -664,7 +664,19 @@ def main(argv: list[str] | None = None) -> int:
         help="a PostgreSQL server (postgresql://host:port/db): Relay on it is measured beside "
         "SQLite, in a scratch database created and dropped there",
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="live agents holding event streams, and direct messages to them (bench/live.py)",
+    )
+    parser.add_argument("--streams", type=int, help="--live: streams open (default 10,000)")
+    parser.add_argument("--rate", type=float, help="--live: messages a second (default 1,000)")
+    parser.add_argument("--seconds", type=float, help="--live: seconds of sending (default 30)")
     args = parser.parse_args(argv)
+    if args.live:
+        from bench import live
+
+        return live.main(args.smoke, args.streams, args.rate, args.seconds, args.output)
     if shutil.which("wrk") is None:
         print(
             "bench: wrk is not installed; on Debian/Ubuntu: sudo apt-get install wrk",

@@ -47,3 +47,21 @@ def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
     assert "ratio" in done.stdout  # the table was printed
     assert report["relay_peak_rss_mb"] > 0
     assert any(t["target"].startswith("peak server RSS") for t in report["targets"])
+
+
+def test_the_live_scenario_accounts_for_every_message(tmp_path: Path) -> None:
+    """100 streams, 100 direct messages: each arrives once on its recipient's stream (no
+    timing asserted)."""
+    output = tmp_path / "live.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--live", "--smoke", "--output", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    live = json.loads(output.read_text())["live"]
+    assert live["streams"] == 100 and live["sent"] == 100
+    assert live["arrived"] == 100 and live["lost"] == 0 and live["duplicates"] == 0
+    assert "delivery p99" in done.stdout
