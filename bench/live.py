@@ -183,7 +183,9 @@ async def measure(server: Process, plan: Plan) -> dict[str, Any]:
         await asyncio.sleep(plan.idle_seconds)
         cpu_after, _ = cpu_us(pid)
         idle_core = (cpu_after - cpu_before) / 1e6 / plan.idle_seconds
+        began = time.monotonic()
         sent = await send(session, url, sender, plan.streams, plan, seen)
+        sending = time.monotonic() - began
         rss_load = rss_mb(pid)
         deadline = time.monotonic() + 10  # what has not arrived by then is lost
         while (
@@ -204,6 +206,7 @@ async def measure(server: Process, plan: Plan) -> dict[str, Any]:
         "rate": plan.rate,
         "seconds": plan.seconds,
         "sent": sent,
+        "sent_per_second": sent / sending,
         "arrived": len(delays),
         "lost": sent - len(delays),
         "duplicates": seen.duplicates,

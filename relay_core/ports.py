@@ -149,7 +149,20 @@ class SearchIndex(Protocol):
         ...
 
 
-FEED = "events"  # the hub topic that wakes the event feed's readers
+FEED = "events"  # the hub topic of every event: it wakes the operator's feed readers
+# What wakes every reader of the feed, an agent's too: a held-back read that may now see more.
+FEED_POKE = "events!"
+
+
+def feed_topic(audience: str) -> str:
+    """The hub topic of the events for ``audience``: an agent's feed readers wait on those of
+    the audiences it reads, so that an event wakes only the readers it is for."""
+    return f"events:{audience}"
+
+
+def feed_topics(audience: str) -> tuple[str, str]:
+    """What a committed event for ``audience`` publishes."""
+    return FEED, feed_topic(audience)
 
 
 class UnitOfWork(Protocol):
@@ -207,6 +220,9 @@ class Storage(Protocol):
 
     name: str
     hub: Hub
+    # Whether a hint can be missed (another instance's, carried by a connection that may
+    # drop): a waiter then reads again every REPOLL_SECONDS, else only when woken.
+    hints_missable: bool
 
     def unit_of_work(self, *, write: bool) -> AbstractAsyncContextManager[UnitOfWork]:
         """A new transaction; leaving it without ``commit`` rolls it back."""

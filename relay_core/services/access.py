@@ -26,6 +26,7 @@ T = TypeVar("T")
 
 CREDENTIALS = "credentials"
 CACHE_SECONDS = 5.0
+UNHINTED_SECONDS = 3600.0  # a check nothing prompts, where every change is hinted
 CACHE_ENTRIES = 10_000
 
 
@@ -103,14 +104,15 @@ class AccessService(Service):
         this instance or another).
 
         A token change publishes ``CREDENTIALS`` (other instances hear it through the storage's
-        hints) and the token is checked again at once; it is also checked every
-        ``CACHE_SECONDS`` in case a hint was lost."""
+        hints) and the token is checked again at once; where hints can be lost, it is also
+        checked every ``CACHE_SECONDS`` (an idle stream on SQLite checks nothing)."""
         hub = self.ctx.storage.hub
+        recheck = CACHE_SECONDS if self.ctx.storage.hints_missable else UNHINTED_SECONDS
         while True:
             with hub.subscribe(CREDENTIALS) as subscription:
                 if await self._agent_of(token_hash) != agent_id:
                     return
-                await subscription.wait(CACHE_SECONDS)
+                await subscription.wait(recheck)
             if hub.closed:  # shutting down: the request ends on its own; stop re-checking
                 await asyncio.Event().wait()
 

@@ -8,6 +8,7 @@ when no event can later appear below it (docs/behaviour.md), so a cursor never s
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,8 +18,8 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, UnitOfWork
-from relay_core.services.base import Service
+from relay_core.ports import FEED, FEED_POKE, UnitOfWork, feed_topic
+from relay_core.services.base import REPOLL_SECONDS, Service
 
 
 def inbox_topic(agent_id: str) -> str:
@@ -121,23 +122,25 @@ class EventsService(Service):
         ``wait`` seconds for the first one."""
         cursor = after
         # The audiences an agent reads (its rooms'), found once a call, not at every wake of
-        # its long-poll: a room it joins while it waits is read from its next call.
+        # its long-poll: a room it joins while it waits is read from its next call. It waits
+        # on their topics alone, so that an event for another agent does not wake it.
         readable: list[str] | None = None
+        topics: tuple[str, ...] = (FEED,)
+        if not caller.is_operator:
+            readable = await self.read(lambda uow: audiences(uow, caller.name))
+            topics = (FEED_POKE, *(feed_topic(audience) for audience in readable))
 
         async def fetch() -> m.EventsResponse:
             nonlocal cursor
 
             async def work(uow: UnitOfWork) -> m.EventsResponse:
-                nonlocal readable
-                if readable is None and not caller.is_operator and cursor is not None:
-                    readable = await audiences(uow, caller.name)
                 return await self._page(uow, cursor, limit, readable)
 
             page = await self.read(work)
             cursor = page.cursor
             return page
 
-        return await self.long_poll((FEED,), wait, fetch, lambda page: bool(page.events))
+        return await self.long_poll(topics, wait, fetch, lambda page: bool(page.events))
 
     async def ticket(self, caller: Caller) -> m.StreamTicket:
         """A ticket that opens the caller's event stream for the next minute, for a browser's
@@ -170,14 +173,67 @@ class EventsService(Service):
         ticket: str | None = None,
         keepalive: float = 15.0,
     ) -> AsyncIterator[m.Event | None]:
-        """Events as they commit, forever. Yields None now and then when nothing happened (the
-        transport sends a keep-alive); ends when the service shuts down. (``ticket`` is how a
-        browser authenticated; the server read it before.)"""
-        cursor = after
-        while not self.ctx.storage.hub.closed:
-            page = await self.list(caller, after=cursor, wait=keepalive)
-            cursor = page.cursor
-            if not page.events:
-                yield None
-            for event in page.events:
-                yield event
+        """Events as they commit, forever. Yields None every ``keepalive`` seconds nothing
+        happened (the transport sends a keep-alive); ends when the service shuts down. (``ticket``
+        is how a browser authenticated; the server read it before.)
+
+        An idle stream reads nothing: it waits on its audiences' topics (an event for another
+        agent does not wake it), and reads the feed when woken, or every ``REPOLL_SECONDS``
+        where hints can be missed. Joining a room wakes it (its own topic), and each read
+        takes its audiences again."""
+        hub = self.ctx.storage.hub
+        state = _Reader(caller, after)
+        missable = self.ctx.storage.hints_missable
+        # A read every REPOLL_SECONDS where hints can be missed; else only when woken.
+        longest = REPOLL_SECONDS if missable else keepalive
+        said = time.monotonic()  # when the stream last sent something
+        while not hub.closed:
+            await self.read(state.look_up_audiences)
+            with hub.subscribe(*state.topics) as subscription:
+                due = True  # a read of the feed
+                while not hub.closed:
+                    if due:
+                        page = await self.read(lambda uow: state.page(self, uow))
+                        if page is None:
+                            break  # its audiences changed (a room joined): subscribe again
+                        for event in page.events:
+                            yield event
+                            said = time.monotonic()
+                        if page.events:
+                            continue
+                    quiet = time.monotonic() - said
+                    due = await subscription.wait(max(0.0, min(longest, keepalive - quiet)))
+                    if not due and time.monotonic() - said >= keepalive:
+                        yield None  # a keep-alive, with no read where hints are not missed
+                        said = time.monotonic()
+                    due = due or missable
+
+
+class _Reader:
+    """One stream's place in the feed: its cursor, and the audiences it reads."""
+
+    def __init__(self, caller: Caller, after: int | None) -> None:
+        self.caller = caller
+        self.cursor = after
+        self.readable: list[str] | None = None
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """What wakes the stream: every event for the operator; its audiences' for an agent."""
+        if self.readable is None:
+            return (FEED,)
+        return (FEED_POKE, *(feed_topic(audience) for audience in self.readable))
+
+    async def look_up_audiences(self, uow: UnitOfWork) -> None:
+        if not self.caller.is_operator:
+            self.readable = await audiences(uow, self.caller.name)
+
+    async def page(self, service: EventsService, uow: UnitOfWork) -> m.EventsResponse | None:
+        """The next events, and the cursor moved past them; None when the agent reads other
+        audiences than the stream waits on (a room joined)."""
+        if not self.caller.is_operator:
+            if await audiences(uow, self.caller.name) != self.readable:
+                return None
+        page = await service._page(uow, self.cursor, 100, self.readable)
+        self.cursor = page.cursor
+        return page

@@ -9,7 +9,7 @@ from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import paging, records
 from relay_core.auth import Caller
-from relay_core.ports import FEED, StaleWrite, UnitOfWork
+from relay_core.ports import StaleWrite, UnitOfWork, feed_topics
 from relay_core.services.agents import require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import announce_receipt, emit, inbox_topic, room_audience
@@ -48,8 +48,8 @@ async def add_direct_message(uow: UnitOfWork, message: m.Message) -> None:
     or committed)."""
     assert message.to is not None
     await uow.messages.add_direct(message)
-    uow.publish(FEED)
-    uow.publish(inbox_topic(message.to))
+    for topic in (*feed_topics(message.to), inbox_topic(message.to)):
+        uow.publish(topic)
 
 
 async def announce_post(uow: UnitOfWork, post: m.Message) -> None:

@@ -18,7 +18,7 @@ from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.ports import FEED, JsonRecords, StaleWrite, UnitOfWork
+from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, feed_topics
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, event_data
@@ -78,7 +78,8 @@ async def _note_on_trail(
     )
     announced = m.Event(kind=f"task.{kind}", subject_id=str(task_id), data=about, created_at=now)
     await uow.task_events.note(event, announced)
-    uow.publish(FEED)
+    for topic in feed_topics(announced.audience):
+        uow.publish(topic)
 
 
 async def require_task(uow: UnitOfWork, task_id: int) -> m.Task:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from relay_core.services.base import REPOLL_SECONDS
+from relay_server.app_keys import SERVICES
 from tests.conftest import other_application
 from tests.server.conftest import OPERATOR_TOKEN, Api
 
@@ -115,6 +116,61 @@ async def test_a_long_poll_answers_an_event_held_behind_another_transaction(api:
     assert waited_for < REPOLL_SECONDS - 1, waited_for
 
 
+async def test_an_agents_long_poll_answers_its_message_held_behind_another_transaction(
+    api: Api,
+) -> None:
+    """An agent's reader waits on its own audiences' topics: when the event it waits for is
+    held behind another application's transaction, the poke after that one ends wakes it too,
+    not only the operator's readers."""
+    if (await api.get("/v1/status"))["storage"] != "postgresql":
+        pytest.skip("only PostgreSQL holds events behind older transactions")
+    await api.agent("bob")
+    cursor = (await api.get("/v1/events", as_="bob"))["cursor"]
+    async with other_application() as other:
+        await api.post("/v1/messages", {"to": "bob", "text": "held"}, expect=201)
+        assert (await api.get("/v1/events", as_="bob", after=cursor))["events"] == []
+
+        async def end_later() -> None:
+            await asyncio.sleep(0.5)
+            await other.execute("ROLLBACK")
+
+        ender = asyncio.create_task(end_later())
+        started = time.monotonic()
+        waited = await api.get("/v1/events", as_="bob", after=cursor, wait=30)
+        waited_for = time.monotonic() - started
+        await ender
+    assert [e["kind"] for e in waited["events"]] == ["message.created"]
+    assert waited_for < REPOLL_SECONDS - 1, waited_for
+
+
+async def test_an_event_wakes_only_the_readers_it_is_for(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten messages to alice: bob's waiting reader reads the feed once (its first read), not
+    once a message; alice's answers with the first."""
+    for agent in ("alice", "bob"):
+        await api.agent(agent)
+    reads: dict[str, int] = {"alice": 0, "bob": 0}
+    services = api.client.server.app[SERVICES]
+    page = type(services.events)._page
+
+    async def counted(self: Any, uow: Any, after: Any, limit: int, readable: Any) -> Any:
+        for agent in reads:
+            if readable is not None and agent in readable:
+                reads[agent] += 1
+        return await page(self, uow, after, limit, readable)
+
+    monkeypatch.setattr(type(services.events), "_page", counted)
+    cursor = (await api.get("/v1/events", as_="bob"))["cursor"]
+    reads["bob"] = 0
+    bobs = asyncio.create_task(api.get("/v1/events", as_="bob", after=cursor, wait=2))
+    await asyncio.sleep(0.3)
+    for n in range(10):
+        await api.post("/v1/messages", {"to": "alice", "text": f"m{n}"}, expect=201)
+    assert (await bobs)["events"] == []
+    assert reads["bob"] <= 2, reads  # its first read, and at most one re-read at the end
+
+
 async def test_approvals_and_interventions_reach_the_feed(api: Api) -> None:
     await api.agent("medic")
     cursor = (await api.get("/v1/events"))["cursor"]
@@ -182,6 +238,28 @@ async def test_sse_stream_resumes_from_last_event_id(api: Api) -> None:
         "/v1/events/stream", headers={**headers, "Last-Event-ID": "yesterday"}
     )
     assert bad.status == 422
+
+
+async def test_an_agents_stream_hears_a_room_it_joins_while_it_streams(api: Api) -> None:
+    """The stream waits on its agent's audiences alone; joining a room wakes it, and the
+    room's posts reach it from then on, at once (not at a re-read)."""
+    for agent in ("alice", "bob"):
+        await api.agent(agent)
+    await api.post("/v1/rooms/ops/join", {"agent_id": "alice"}, as_="alice", expect=201)
+    response = await api.client.get(
+        "/v1/events/stream", headers={"Authorization": f"Bearer {api.tokens['bob']}"}
+    )
+    assert response.status == 200
+    await asyncio.sleep(0.2)  # the stream is waiting
+    await api.post("/v1/rooms/ops/join", {"agent_id": "bob"}, as_="bob", expect=201)
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    post = await api.post("/v1/messages", {"room_id": "ops", "text": "hi"}, as_="alice", expect=201)
+    [frame] = await asyncio.wait_for(read_frames(response, 1), 3)
+    assert frame["event"] == "message.posted"
+    assert json.loads(frame["data"])["subject_id"] == str(post["message_id"])
+    assert time.monotonic() - started < 2
+    response.close()
 
 
 async def test_shutdown_wakes_long_polls(make_api: Any) -> None:

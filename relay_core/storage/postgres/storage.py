@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_api import models as m
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
-from relay_core.ports import FEED, StaleWrite, UnitOfWork
+from relay_core.ports import FEED_POKE, StaleWrite, UnitOfWork, feed_topics
 from relay_core.storage import queries
 from relay_core.storage.events import EventsStore
 from relay_core.storage.json_text import decode_json, encode_json
@@ -98,7 +98,8 @@ class PgUnitOfWork:
 
     async def announce(self, event: m.Event) -> None:
         await self.events.add(event)
-        self.publish(FEED)
+        for topic in feed_topics(event.audience):
+            self.publish(topic)
 
     async def flush(self) -> None:
         await self._tx.ready()
@@ -125,6 +126,7 @@ class PostgresStorage:
     """Storage on a PostgreSQL database named by a SQLAlchemy URL (``postgresql+asyncpg://``)."""
 
     name = "postgresql"
+    hints_missable = True  # other instances' hints come over LISTEN, which may drop
 
     def __init__(
         self,
@@ -276,7 +278,7 @@ class PostgresStorage:
 
     def _poke(self, topic: str) -> None:
         del self._pokes[topic]
-        self.hub.publish([topic])
+        self.hub.publish([topic, FEED_POKE])  # every reader: which audience waits is unknown
 
     @asynccontextmanager
     async def exclusive(self, name: str) -> AsyncIterator[bool]:

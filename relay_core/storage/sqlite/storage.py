@@ -110,6 +110,7 @@ class SqliteStorage:
     """Storage in one SQLite file, served by this process (see the module's docstring)."""
 
     name = "sqlite"
+    hints_missable = False  # every writer is this process: its hub hears every commit
     library = f"SQLite {sqlite3.sqlite_version}, {sqlite3.__name__}"  # which one: ``driver``
 
     def __init__(

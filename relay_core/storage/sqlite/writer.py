@@ -31,7 +31,7 @@ from relay_api import models as m
 from relay_api.errors import StorageUnavailable
 from relay_core import waiters
 from relay_core.hub import Hub
-from relay_core.ports import FEED, UnitOfWork
+from relay_core.ports import UnitOfWork, feed_topics
 from relay_core.storage.events import EventsStore
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.statements import Unit
@@ -272,7 +272,8 @@ class WriteUnit:
 
     async def announce(self, event: m.Event) -> None:
         await self.events.add(event)
-        self.publish(FEED)
+        for topic in feed_topics(event.audience):
+            self.publish(topic)
 
     async def flush(self) -> None:
         """Nothing is held back: every verb runs to completion."""
