@@ -46,8 +46,8 @@ def targets(source: str, given: dict[str, Any]) -> list[str]:
     return []
 
 
-def from_root(paths: list[str], cwd: Path) -> tuple[Path, list[str]] | None:
-    """The repository holding ``cwd``, and ``paths`` (from ``cwd``) relative to its root: the
+def in_repository(paths: list[str], cwd: Path) -> list[str] | None:
+    """``paths`` (from ``cwd``) relative to the root of the repository holding ``cwd``: the
     ones inside it; None outside a repository."""
     top = git_output("rev-parse", "--show-toplevel", cwd=cwd)
     if not top:
@@ -60,7 +60,7 @@ def from_root(paths: list[str], cwd: Path) -> tuple[Path, list[str]] | None:
             inside.append(full.resolve().relative_to(root).as_posix())
         except ValueError:
             continue  # outside the repository: nobody reserves it here
-    return root, inside
+    return inside
 
 
 def reserved_edit(
@@ -70,12 +70,12 @@ def reserved_edit(
     with ``reserve``, a file nobody else holds is reserved, shared, for the acting agent."""
     named = targets(source, given)
     cwd = Path(str(given.get("cwd") or "."))
-    found = from_root(named, cwd) if named else None
-    workspace = current_workspace(cwd) if found else None
-    if found is None or workspace is None or not found[1]:
+    paths = in_repository(named, cwd) if named else None
+    workspace = current_workspace(cwd) if paths else None
+    if not paths or workspace is None:
         return None
-    paths = found[1]
-    blocked = held_by_others(client, workspace, paths)
+    acting = acting_agent(client)
+    blocked = held_by_others(client, workspace, paths, acting)
     if blocked:
         path, held = blocked[0]
         task = f" for task {held.task_id}" if held.task_id is not None else ""
@@ -84,15 +84,8 @@ def reserved_edit(
             f"{path} is reserved by {held.holder} until {held.expires_at:%H:%M} UTC{task}{why}:"
             f" message {held.holder} or pick other work"
         )
-    acting = acting_agent(client)
     if reserve and acting is not None:
-        unheld = [
-            path
-            for path in paths
-            if not client.reservations.list(
-                workspace=workspace, holder=acting, path=path
-            ).reservations
-        ]
+        unheld = [path for path in paths if not _holds(client, workspace, acting, path)]
         if unheld:
             client.reservations.create(workspace, unheld, exclusive=False)
     return None

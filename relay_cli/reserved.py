@@ -16,9 +16,10 @@ def acting_agent(client: RelayClient) -> str | None:
     return client.agents.me().agent_id
 
 
-def held_by_others(client: RelayClient, workspace: str, paths: list[str]) -> Blocked:
-    """Each path another agent than the acting one holds exclusively, with its reservation."""
-    acting = acting_agent(client)
+def held_by_others(
+    client: RelayClient, workspace: str, paths: list[str], acting: str | None
+) -> Blocked:
+    """Each path another agent than ``acting`` holds exclusively, with its reservation."""
     found = []
     for path in paths:
         held = client.reservations.list(workspace=workspace, path=path, limit=1000)

@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 
 from relay_cli._common import API_ERROR, USAGE_ERROR, Connection, err, out
-from relay_cli.reserved import held_by_others, in_the_way
+from relay_cli.reserved import acting_agent, held_by_others, in_the_way
 from relay_cli.workspace import current_workspace
 from relay_client import RelayClient
 from relay_client.errors import APIStatusError, RelayError
@@ -73,7 +73,7 @@ def check(
             conn.url, token=conn.token, agent_id=conn.agent, timeout=10, max_retries=1
         )
         with client:
-            blocked = held_by_others(client, workspace, chosen)
+            blocked = held_by_others(client, workspace, chosen, acting_agent(client))
     except APIStatusError as exc:
         _unchecked(f"Relay refused: {exc.message}", strict)
         return

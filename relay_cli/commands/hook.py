@@ -90,9 +90,7 @@ def _answer(
     payload = prompt_payload(
         source, tool_name, tool_input, cwd, session_id=prompt.get("session_id")
     )
-    client = RelayClient(
-        conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
-    )
+    client = _client(conn)
     with client:
         asked = client.approvals.request(
             title_of(tool_name, tool_input, cwd), payload=payload, expires_in=timeout
@@ -139,6 +137,14 @@ def session_rule(approval: Approval) -> list[dict[str, Any]] | None:
     return [{"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}]
 
 
+def _client(conn: Connection) -> RelayClient:
+    """A client that gives up on a server it cannot reach within ``CONNECT_SECONDS``, once:
+    the agent's own prompt is the fallback."""
+    return RelayClient(
+        conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
+    )
+
+
 def _decided(client: RelayClient, approval: Approval, deadline: float) -> Approval | None:
     """``approval`` once decided, waited for until ``deadline`` (``time.monotonic``) with
     under a second of it to spare for the answer; None if it is still pending then."""
@@ -164,9 +170,7 @@ def _answer_questions(
     questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
     if not isinstance(tool_input, dict) or not isinstance(questions, list) or not questions:
         return None
-    client = RelayClient(
-        conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
-    )
+    client = _client(conn)
     answers: dict[str, str] = {}
     with client:
         asked = [
@@ -212,9 +216,7 @@ def _checked_edit(
     reads; else nothing said (and, with ``reserve``, the file reserved shared)."""
     if not edits.targets(source, given):
         return None
-    client = RelayClient(
-        conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
-    )
+    client = _client(conn)
     with client:
         why = edits.reserved_edit(client, source, given, reserve)
     if why is None:

@@ -25,9 +25,9 @@ from relay_core.path_patterns import covers, invalid, overlapping
 from relay_core.ports import UnitOfWork
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit
+from relay_core.services.tasks import require_holder, require_task
 
 MAX_ACTIVE = 10_000  # active reservations of one workspace a grant weighs against
-HELD = ("claimed", "in_progress")  # a task's statuses while its claimer holds it
 
 
 def as_of(reservation: m.Reservation, now: datetime) -> m.Reservation:
@@ -90,8 +90,8 @@ class ReservationsService(Service):
 
         async def work(uow: UnitOfWork) -> m.Reservation | list[m.Reservation]:
             now = self.now()
-            if body.task_id is not None:
-                await _require_held(uow, body.task_id, holder)
+            if body.task_id is not None:  # one its holder holds now
+                require_holder(await require_task(uow, body.task_id), holder)
             await uow.reservations.hold_workspace(body.workspace)
             live = []
             for other in await uow.reservations.active(body.workspace, MAX_ACTIVE):
@@ -239,11 +239,3 @@ async def _require(uow: UnitOfWork, reservation_id: int) -> m.Reservation:
         raise NotFound(f"reservation {reservation_id} does not exist")
     return found
 
-
-async def _require_held(uow: UnitOfWork, task_id: int, holder: str) -> None:
-    """The task a reservation is bound to: one its holder holds now."""
-    task = await uow.tasks.get(task_id)
-    if task is None:
-        raise NotFound(f"task {task_id} does not exist")
-    if task.status not in HELD or task.claimed_by != holder:
-        raise Conflict(f"task {task_id} is not held by {holder}: claim it first")

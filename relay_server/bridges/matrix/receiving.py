@@ -119,8 +119,8 @@ async def apply(
         return  # not a reply (or an edit of one)
     text = _without_quote(text_of(content.get("body")))
     reply_id = text_of(event.get("event_id"))
-    shown = platform_id(bridge.room_id, replied)
-    approval = await services.approvals.by_platform_message(bridge.name, shown)
+    replied_to = platform_id(bridge.room_id, replied)
+    approval = await services.approvals.by_platform_message(bridge.name, replied_to)
     if approval is not None:
         edit = EDIT.match(text)
         if edit and approval.kind != "question":
@@ -131,8 +131,7 @@ async def apply(
             await bridge.reply(reply_id, said)
         if handled:
             return
-    replied_to = platform_id(bridge.room_id, replied)
-    once = RetryKey("matrix-events", text_of(event.get("event_id")), fingerprint(replied_to, text))
+    once = RetryKey("matrix-events", reply_id, fingerprint(replied_to, text))
     try:
         with answering(once):
             await services.notify.receive_reply(bridge.name, replied_to, text)
