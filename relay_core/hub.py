@@ -20,6 +20,7 @@ class Subscription:
         self._hub = hub
         self.topics = topics
         self.event = asyncio.Event()
+        self.heard: set[str] = set()  # the topics published since the waiter last cleared it
 
     async def wait(self, timeout: float) -> bool:
         """True when woken, False when ``timeout`` seconds passed first."""
@@ -69,6 +70,7 @@ class Hub:
             for callback in self._watchers.get(topic, ()):
                 callback()
             for subscription in self._subscriptions.get(topic, ()):
+                subscription.heard.add(topic)
                 subscription.event.set()
 
     def close(self) -> None:

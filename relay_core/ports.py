@@ -160,6 +160,11 @@ def feed_topic(audience: str) -> str:
     return f"events:{audience}"
 
 
+def membership_topic(agent_id: str) -> str:
+    """The hub topic of an agent's rooms changing: its streams then read other audiences."""
+    return f"rooms-of:{agent_id}"
+
+
 def feed_topics(audience: str) -> tuple[str, str]:
     """What a committed event for ``audience`` publishes."""
     return FEED, feed_topic(audience)

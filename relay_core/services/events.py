@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, FEED_POKE, UnitOfWork, feed_topic
+from relay_core.ports import FEED, FEED_POKE, UnitOfWork, feed_topic, membership_topic
 from relay_core.services.base import REPOLL_SECONDS, Service
 
 
@@ -179,8 +179,8 @@ class EventsService(Service):
 
         An idle stream reads nothing: it waits on its audiences' topics (an event for another
         agent does not wake it), and reads the feed when woken, or every ``REPOLL_SECONDS``
-        where hints can be missed. Joining a room wakes it (its own topic), and each read
-        takes its audiences again."""
+        where hints can be missed. A room joined (``membership_topic``) makes it read its
+        audiences again and subscribe to theirs."""
         hub = self.ctx.storage.hub
         state = _Reader(caller, after)
         missable = self.ctx.storage.hints_missable
@@ -190,12 +190,14 @@ class EventsService(Service):
         while not hub.closed:
             await self.read(state.look_up_audiences)
             with hub.subscribe(*state.topics) as subscription:
+                # A room joined before the subscription began is seen at the first read.
+                state.checked = False
                 due = True  # a read of the feed
                 while not hub.closed:
                     if due:
                         page = await self.read(lambda uow: state.page(self, uow))
                         if page is None:
-                            break  # its audiences changed (a room joined): subscribe again
+                            break  # its audiences changed: subscribe to the new ones
                         for event in page.events:
                             yield event
                             said = time.monotonic()
@@ -203,6 +205,9 @@ class EventsService(Service):
                             continue
                     quiet = time.monotonic() - said
                     due = await subscription.wait(max(0.0, min(longest, keepalive - quiet)))
+                    if state.membership in subscription.heard:
+                        state.checked = False  # read its audiences again with the feed
+                    subscription.heard.clear()
                     if not due and time.monotonic() - said >= keepalive:
                         yield None  # a keep-alive, with no read where hints are not missed
                         said = time.monotonic()
@@ -216,13 +221,16 @@ class _Reader:
         self.caller = caller
         self.cursor = after
         self.readable: list[str] | None = None
+        self.checked = False  # whether the audiences are known to be current
+        self.membership = membership_topic(caller.name)
 
     @property
     def topics(self) -> tuple[str, ...]:
-        """What wakes the stream: every event for the operator; its audiences' for an agent."""
+        """What wakes the stream: every event for the operator; for an agent, its audiences'
+        events and its rooms changing."""
         if self.readable is None:
             return (FEED,)
-        return (FEED_POKE, *(feed_topic(audience) for audience in self.readable))
+        return (FEED_POKE, self.membership, *(feed_topic(a) for a in self.readable))
 
     async def look_up_audiences(self, uow: UnitOfWork) -> None:
         if not self.caller.is_operator:
@@ -230,10 +238,11 @@ class _Reader:
 
     async def page(self, service: EventsService, uow: UnitOfWork) -> m.EventsResponse | None:
         """The next events, and the cursor moved past them; None when the agent reads other
-        audiences than the stream waits on (a room joined)."""
-        if not self.caller.is_operator:
+        audiences than the stream waits on (looked at unless ``checked`` already)."""
+        if not self.checked and not self.caller.is_operator:
             if await audiences(uow, self.caller.name) != self.readable:
                 return None
+            self.checked = True
         page = await service._page(uow, self.cursor, 100, self.readable)
         self.cursor = page.cursor
         return page

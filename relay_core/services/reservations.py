@@ -238,4 +238,3 @@ async def _require(uow: UnitOfWork, reservation_id: int) -> m.Reservation:
     if found is None:
         raise NotFound(f"reservation {reservation_id} does not exist")
     return found
-

@@ -6,7 +6,7 @@ from relay_api import models as m
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.ports import UnitOfWork, feed_topic
+from relay_core.ports import UnitOfWork, membership_topic
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
 from relay_core.services.messages import require_member, require_room
@@ -44,7 +44,7 @@ class RoomsService(Service):
                 return existing
             member = m.RoomMember(room_id=room_id, agent_id=agent_id, joined_at=now)
             joined = await uow.rooms.join(member)
-            uow.publish(feed_topic(agent_id))  # its streams read the room's audience from now
+            uow.publish(membership_topic(agent_id))  # its streams read the room from now
             return joined
 
         return await self.write_answer(work)
