@@ -66,3 +66,23 @@ def read_link(secret: bytes, text: str, now: datetime) -> Link:
     if link.until <= now:
         raise BadLink("this link has expired: open the console instead")
     return link
+
+
+def decisions(approval: m.Approval) -> list[str]:
+    """The decisions a link may make on ``approval``: approve or reject a request; reject a
+    question, or answer it with one option (several, or the operator's own words, are
+    answered in the console)."""
+    if approval.kind != "question":
+        return ["approve", "reject"]
+    if approval.multiple or approval.allow_other:
+        return ["reject"]
+    return [*(f"answer:{n}" for n in range(len(approval.options or []))), "reject"]
+
+
+def label(approval: m.Approval, verb: str) -> str:
+    """What a link's decision says to the operator: ``Approve``, ``Answer 'Postgres'``."""
+    if verb.startswith("answer:"):
+        index, options = verb.removeprefix("answer:"), approval.options or []
+        chosen = options[int(index)].label if index.isdigit() and int(index) < len(options) else "?"
+        return f"Answer {chosen!r}"
+    return verb.capitalize()

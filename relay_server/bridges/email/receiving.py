@@ -16,7 +16,7 @@ from relay_api.errors import AuthenticationError
 from relay_core.auth import OPERATOR_CALLER
 from relay_server.app_keys import REFUSALS, SERVICES
 from relay_server.bridges.decisions import pressed
-from relay_server.bridges.email.links import BadLink, Link, read_link
+from relay_server.bridges.email.links import BadLink, Link, label, read_link
 from relay_server.bridges.email.sending import EmailBridge
 from relay_server.middleware import error_response
 from relay_server.validation import parse_body
@@ -28,14 +28,6 @@ class LinkBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     link: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
-
-
-def _labelled(link: Link, options: list[str]) -> str:
-    if link.verb.startswith("answer:"):
-        index = link.verb.removeprefix("answer:")
-        chosen = options[int(index)] if index.isdigit() and int(index) < len(options) else "?"
-        return f"Answer {chosen!r}"
-    return link.verb.capitalize()
 
 
 async def _read(request: web.Request) -> Link | web.Response:
@@ -59,9 +51,8 @@ async def shown(request: web.Request) -> web.Response:
     if isinstance(link, web.Response):
         return link
     approval = await request.app[SERVICES].approvals.show(OPERATOR_CALLER, link.approval_id)
-    labels = [option.label for option in approval.options or []]
     answer: dict[str, Any] = {
-        "action": _labelled(link, labels),
+        "action": label(approval, link.verb),
         "recipient": link.recipient,
         "approval": approval.model_dump(mode="json"),
     }

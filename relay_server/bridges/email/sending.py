@@ -26,7 +26,7 @@ from relay_api import models as m
 from relay_api.elision import elide
 from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
-from relay_server.bridges.email.links import make_link
+from relay_server.bridges.email.links import decisions, label, make_link
 from relay_server.bridges.wording import describe, outcome, reminder
 
 Security = Literal["starttls", "tls", "none"]
@@ -141,12 +141,12 @@ class EmailBridge:
         card = describe(approval, 20000)
         links = self._links(approval, to)
         console = f"{self.public_url}/console#approvals/{approval.approval_id}"
-        lines = [f"{label}: {url}" for label, url in links]
+        lines = [f"{said}: {url}" for said, url in links]
         lines.append(f"Or decide in the console: {console}")
         text = "\n\n".join(part for part in (lead, card, "\n".join(lines)) if part)
         buttons = "".join(
-            f'<p><a href="{html.escape(url)}" style="font-weight:600">{html.escape(label)}</a></p>'
-            for label, url in links
+            f'<p><a href="{html.escape(url)}" style="font-weight:600">{html.escape(said)}</a></p>'
+            for said, url in links
         )
         page = (
             (f"<p>{html.escape(lead)}</p>" if lead else "")
@@ -159,21 +159,10 @@ class EmailBridge:
 
     def _links(self, approval: m.Approval, to: str) -> list[tuple[str, str]]:
         """Each decision a link makes, as its label and URL (the link in the fragment)."""
-        if approval.kind == "question":
-            chosen = (
-                []
-                if approval.multiple or approval.allow_other
-                else [
-                    (f"Answer {o.label!r}", f"answer:{n}")
-                    for n, o in enumerate(approval.options or [])
-                ]
-            )
-            verbs = [*chosen, ("Reject", "reject")]
-        else:
-            verbs = [("Approve", "approve"), ("Reject", "reject")]
         page = f"{self.public_url}/console/decide#"
         return [
-            (label, page + make_link(self._secret, approval, verb, to)) for label, verb in verbs
+            (label(approval, verb), page + make_link(self._secret, approval, verb, to))
+            for verb in decisions(approval)
         ]
 
     async def settle(self, platform_message_id: str, approval: m.Approval) -> None:
