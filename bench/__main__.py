@@ -620,6 +620,14 @@ def wrk(server: Process, lua: Path, connections: int, seconds: float) -> dict[st
     }
 
 
+def rss_mb(pid: int) -> float:
+    """The process's resident set size now, in MB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 class PeakMemory:
     """The highest resident set size a process reaches while inside (Linux /proc)."""
 
@@ -630,12 +638,9 @@ class PeakMemory:
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
-        status = Path(f"/proc/{self.pid}/status")
         while not self._stop.wait(0.05):
             try:
-                for line in status.read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        self.peak_mb = max(self.peak_mb, int(line.split()[1]) / 1024)
+                self.peak_mb = max(self.peak_mb, rss_mb(self.pid))
             except OSError:
                 return
 

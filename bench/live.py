@@ -28,7 +28,7 @@ from typing import Any
 
 import aiohttp
 
-from bench.__main__ import OPERATOR, Process, cpu_us, relay
+from bench.__main__ import OPERATOR, Process, cpu_us, relay, rss_mb
 
 TEXT = "the build of the payments service is green again; merge when you are ready"
 
@@ -51,13 +51,6 @@ class Deliveries:
     arrived: dict[int, float] = field(default_factory=dict)
     duplicates: int = 0
     post_ms: list[float] = field(default_factory=list)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def enough_files(streams: int) -> int:
@@ -257,9 +250,9 @@ def main(
     enough_files(plan.streams)
     ceiling = str(plan.streams + 1000)
     with tempfile.TemporaryDirectory(prefix="relay-live-") as tmp:
+        # The shipped defaults (an access line a request), but for the connection ceilings.
         server = relay(
             Path(tmp) / "data",
-            quiet=True,
             RELAY_MAX_CONNECTIONS=ceiling,
             RELAY_MAX_CONNECTIONS_PER_ADDRESS=ceiling,
         )
