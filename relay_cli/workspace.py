@@ -47,9 +47,8 @@ def current_workspace(cwd: Path | None = None) -> str | None:
     return normalized_remote(origin) if origin else None
 
 
-def from_root(pattern: str, cwd: Path | None = None) -> str:
-    """``pattern`` (relative to the current directory) relative to the repository's root."""
+def from_root(patterns: list[str], cwd: Path | None = None) -> list[str]:
+    """``patterns`` (relative to the current directory, or to the root where they start with
+    ``/``) relative to the repository's root."""
     prefix = git_output("rev-parse", "--show-prefix", cwd=cwd) or ""
-    if pattern.startswith("/"):
-        return pattern.lstrip("/")  # already from the root
-    return f"{prefix}{pattern}" if prefix else pattern
+    return [p.lstrip("/") if p.startswith("/") else f"{prefix}{p}" for p in patterns]

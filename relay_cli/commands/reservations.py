@@ -85,7 +85,7 @@ def reserve(
     """
     where = _workspace(workspace)
     ttl = seconds_of(for_)
-    rooted = [from_root(path) for path in paths]
+    rooted = from_root(paths)
 
     def reserving(client: RelayClient) -> Reservation:
         try:

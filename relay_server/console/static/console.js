@@ -154,6 +154,18 @@ function bringIntoView(selector) {
 // Note, Approve and Reject for one approval: where it is shown, it can be decided. A request
 // to run a command (`approval`) can be approved with the command changed, where its host can
 // run it so.
+// A decision on an approval: posted, said when it had been decided already, and the queue shown
+// again; what went wrong said in an alert.
+async function postDecision(noun, id, verb, body) {
+  try {
+    const decided = await api("POST", `/v1/approvals/${id}/${verb}`, body);
+    if (decided.changed === false) {
+      alert(`${noun} ${id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
+    }
+    await render();
+  } catch (error) { alert(error.message); }
+}
+
 function decision(approvalId, approval = null) {
   const note = el("input", { type: "text", id: `note-${approvalId}`, "aria-label": "Note" });
   const asked = approval ? commandOf(approval) : null;
@@ -169,13 +181,7 @@ function decision(approvalId, approval = null) {
     const body = note.value ? { note: note.value } : {};
     if (verb === "approve" && changed()) body.payload = changed();
     if (stop) body.interrupt = true;
-    try {
-      const decided = await api("POST", `/v1/approvals/${approvalId}/${verb}`, body);
-      if (decided.changed === false) {
-        alert(`Approval ${decided.approval_id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
-      }
-      await render();
-    } catch (error) { alert(error.message); }
+    await postDecision("Approval", approvalId, verb, body);
   };
   // "Always allow": approved, and a policy as narrow as the request approves its like from now
   // on (the server makes it, or says why it cannot), for this agent or every agent.
@@ -215,13 +221,7 @@ function answering(question) {
   const note = el("input", { type: "text", id: `note-${id}`, "aria-label": "Note" });
   const send = async (verb, body) => {
     if (note.value) body.note = note.value;
-    try {
-      const decided = await api("POST", `/v1/approvals/${id}/${verb}`, body);
-      if (decided.changed === false) {
-        alert(`Question ${id} was already ${decided.status} by ${decided.decided_by}; nothing changed.`);
-      }
-      await render();
-    } catch (error) { alert(error.message); }
+    await postDecision("Question", id, verb, body);
   };
   const boxes = question.multiple ? question.options.map((option, n) =>
     el("input", { type: "checkbox", id: `option-${id}-${n}`, value: option.label })) : [];
