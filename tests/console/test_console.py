@@ -721,7 +721,9 @@ def test_several_are_selected_and_approved_in_one_tap_on_a_phone(
     said: list[str] = []
     phone.on("dialog", lambda dialog: (said.append(dialog.message), dialog.accept()))
     batch.tap()
-    phone.locator(f"[data-approval='{tests[0]}'] [data-pick]").wait_for(state="detached")
+    # The console posts them one by one and redraws on each event: wait for the last too.
+    for one in tests:
+        phone.locator(f"[data-approval='{one}'] [data-pick]").wait_for(state="detached")
     assert said == ["Approve 3 selected approvals as asked?"]
     with operator(server) as op:
         statuses = [op.get(f"/v1/approvals/{one}").json()["status"] for one in tests]
