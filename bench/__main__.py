@@ -681,7 +681,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.live:
         from bench import live
 
-        return live.main(args.smoke, args.streams, args.rate, args.seconds, args.output)
+        return live.main(
+            args.smoke, args.streams, args.rate, args.seconds, args.output, args.database
+        )
     if shutil.which("wrk") is None:
         print(
             "bench: wrk is not installed; on Debian/Ubuntu: sudo apt-get install wrk",

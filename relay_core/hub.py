@@ -19,20 +19,33 @@ class Subscription:
     def __init__(self, hub: Hub, topics: tuple[str, ...]) -> None:
         self._hub = hub
         self.topics = topics
-        self.event = asyncio.Event()
         self.heard: set[str] = set()  # the topics published since the waiter last cleared it
+        self._woken = False
+        self._waiter: asyncio.Future[None] | None = None
 
-    async def wait(self, timeout: float) -> bool:
-        """True when woken, False when ``timeout`` seconds passed first."""
-        try:
-            # Not wait_for: on 3.11 it drops a cancellation that arrives as the event is set
-            # (the hub closing), and a task cancelled at shutdown would carry on.
-            async with asyncio.timeout(timeout):
-                await self.event.wait()
-        except TimeoutError:
-            return False
-        self.event.clear()
-        return True
+    def wake(self) -> None:
+        self._woken = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def wait(self, timeout: float | None) -> bool:
+        """True when woken, False when ``timeout`` seconds passed first (None: no limit).
+
+        A future and a timer rather than ``asyncio.timeout``: a stream waits out its time
+        thousands of times a second in a fleet, and a time-out raised and caught costs several
+        times a callback."""
+        if not self._woken:
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = None if timeout is None else loop.call_later(timeout, _time_up, waiter)
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+        woken, self._woken = self._woken, False
+        return woken
 
     def __enter__(self) -> Subscription:
         self._hub._add(self)
@@ -71,20 +84,20 @@ class Hub:
                 callback()
             for subscription in self._subscriptions.get(topic, ()):
                 subscription.heard.add(topic)
-                subscription.event.set()
+                subscription.wake()
 
     def close(self) -> None:
         """Wake everyone, now and from now on: the process is shutting down."""
         self.closed = True
         for subscriptions in self._subscriptions.values():
             for subscription in subscriptions:
-                subscription.event.set()
+                subscription.wake()
 
     def _add(self, subscription: Subscription) -> None:
         for topic in subscription.topics:
             self._subscriptions[topic].add(subscription)
         if self.closed:
-            subscription.event.set()
+            subscription.wake()
 
     def _remove(self, subscription: Subscription) -> None:
         for topic in subscription.topics:
@@ -93,3 +106,8 @@ class Hub:
                 waiting.discard(subscription)
                 if not waiting:
                     del self._subscriptions[topic]
+
+
+def _time_up(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

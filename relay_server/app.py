@@ -23,6 +23,7 @@ from relay_server.app_keys import (
     CALLER_LIMIT,
     ENROLL_LIMIT,
     FORWARDED_SLOTS,
+    KEEPALIVES,
     REFUSALS,
     SERVES,
     SERVICES,
@@ -47,6 +48,7 @@ from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, server_secret
+from relay_server.sse import KeepAlives
 from relay_server.webhook_sender import deliver as deliver_webhooks
 
 log = logging.getLogger("relay.server")
@@ -158,6 +160,7 @@ def create_app(
     app[ENROLL_LIMIT] = TokenBucket(
         settings.limits.enroll_rate_limit, settings.limits.enroll_rate_limit_burst
     )
+    app[KEEPALIVES] = KeepAlives()
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)
@@ -176,7 +179,10 @@ def create_app(
         names = ", ".join(platform.name for platform in platforms)
         kind = f"{store.name} ({store.library})" if isinstance(store, SqliteStorage) else store.name
         log.info("storage %s, bridge %s, auth %s", kind, names, settings.auth)
-        background = [asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit")]
+        background = [
+            asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit"),
+            asyncio.create_task(app[KEEPALIVES].run(), name="keep-alives"),
+        ]
         bot = services.ctx.bridge_named(TelegramBridge.name)
         if isinstance(bot, TelegramBridge) and bot.chat_id < 0 and not settings.telegram.operators:
             log.warning(  # a group's id is negative, a private chat's positive

@@ -12,10 +12,11 @@ from relay_core.services import Services
 from relay_server.ratelimit import TokenBucket
 from relay_server.settings import Settings
 
-if TYPE_CHECKING:  # addresses.py, refusals.py and mcp/route.py read keys of this module
+if TYPE_CHECKING:  # addresses.py, refusals.py, sse.py and mcp/route.py read keys of this module
     from relay_server.addresses import AddressSlots
     from relay_server.mcp.route import LazyDoor
     from relay_server.refusals import Refusals
+    from relay_server.sse import KeepAlives
 
 SETTINGS = web.AppKey("settings", Settings)
 SERVICES = web.AppKey("services", Services)
@@ -32,4 +33,5 @@ FORWARDED_SLOTS: web.AppKey[AddressSlots] = web.AppKey("forwarded_slots")
 CALLER_LIMIT = web.AppKey("caller_limit", TokenBucket)
 ENROLL_LIMIT = web.AppKey("enroll_limit", TokenBucket)
 REFUSALS: web.AppKey[Refusals] = web.AppKey("refusals")
+KEEPALIVES: web.AppKey[KeepAlives] = web.AppKey("keepalives")  # the streams' one timer
 MCP_DOOR: web.AppKey[LazyDoor] = web.AppKey("mcp_door")  # only with the mcp extra

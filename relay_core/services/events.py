@@ -8,7 +8,6 @@ when no event can later appear below it (docs/behaviour.md), so a cursor never s
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -167,15 +166,10 @@ class EventsService(Service):
         return m.StreamTicket(ticket=ticket, expires_at=expires)
 
     async def stream(
-        self,
-        caller: Caller,
-        after: int | None,
-        ticket: str | None = None,
-        keepalive: float = 15.0,
-    ) -> AsyncIterator[m.Event | None]:
-        """Events as they commit, forever. Yields None every ``keepalive`` seconds nothing
-        happened (the transport sends a keep-alive); ends when the service shuts down. (``ticket``
-        is how a browser authenticated; the server read it before.)
+        self, caller: Caller, after: int | None, ticket: str | None = None
+    ) -> AsyncIterator[m.Event]:
+        """Events as they commit, forever; ends when the service shuts down. (``ticket`` is how
+        a browser authenticated; the server read it before. Keep-alives are the transport's.)
 
         An idle stream reads nothing: it waits on its audiences' topics (an event for another
         agent does not wake it), and reads the feed when woken, or every ``REPOLL_SECONDS``
@@ -183,35 +177,25 @@ class EventsService(Service):
         audiences again and subscribe to theirs."""
         hub = self.ctx.storage.hub
         state = _Reader(caller, after)
-        missable = self.ctx.storage.hints_missable
         # A read every REPOLL_SECONDS where hints can be missed; else only when woken.
-        longest = REPOLL_SECONDS if missable else keepalive
-        said = time.monotonic()  # when the stream last sent something
+        repoll = REPOLL_SECONDS if self.ctx.storage.hints_missable else None
         while not hub.closed:
             await self.read(state.look_up_audiences)
             with hub.subscribe(*state.topics) as subscription:
                 # A room joined before the subscription began is seen at the first read.
                 state.checked = False
-                due = True  # a read of the feed
                 while not hub.closed:
-                    if due:
-                        page = await self.read(lambda uow: state.page(self, uow))
-                        if page is None:
-                            break  # its audiences changed: subscribe to the new ones
-                        for event in page.events:
-                            yield event
-                            said = time.monotonic()
-                        if page.events:
-                            continue
-                    quiet = time.monotonic() - said
-                    due = await subscription.wait(max(0.0, min(longest, keepalive - quiet)))
+                    page = await self.read(lambda uow: state.page(self, uow))
+                    if page is None:
+                        break  # its audiences changed: subscribe to the new ones
+                    for event in page.events:
+                        yield event
+                    if page.events:
+                        continue
+                    await subscription.wait(repoll)  # woken, or time to read again
                     if state.membership in subscription.heard:
                         state.checked = False  # read its audiences again with the feed
                     subscription.heard.clear()
-                    if not due and time.monotonic() - said >= keepalive:
-                        yield None  # a keep-alive, with no read where hints are not missed
-                        said = time.monotonic()
-                    due = due or missable
 
 
 class _Reader:

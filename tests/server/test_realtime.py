@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from relay_core.services.base import REPOLL_SECONDS
-from relay_server.app_keys import SERVICES
+from relay_server.app_keys import KEEPALIVES, SERVICES
 from tests.conftest import other_application
-from tests.server.conftest import OPERATOR_TOKEN, Api
+from tests.server.conftest import ONE_BACKEND, OPERATOR_TOKEN, Api
 
 
 async def test_long_poll_inbox_answers_when_a_message_commits(api: Api) -> None:
@@ -238,6 +238,50 @@ async def test_sse_stream_resumes_from_last_event_id(api: Api) -> None:
         "/v1/events/stream", headers={**headers, "Last-Event-ID": "yesterday"}
     )
     assert bad.status == 422
+
+
+async def comments_and_frames(response: Any, seconds: float) -> list[str]:
+    """What a stream sent in ``seconds``: ``:`` for a keep-alive, an event's kind for a frame."""
+    said: list[str] = []
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = await asyncio.wait_for(response.content.readline(), left)
+        except TimeoutError:
+            break
+        if line.startswith(b": keep-alive"):
+            said.append(":")
+        elif line.startswith(b"event: "):
+            said.append(line[7:].decode().strip())
+    return said
+
+
+@ONE_BACKEND
+async def test_a_quiet_stream_is_kept_alive_and_a_busy_one_is_not(api: Api) -> None:
+    """One timer sends every stream quiet for the keep-alive interval a comment line; a stream
+    that just sent a frame waits the whole interval again; one whose client left is let go."""
+    keepalives = api.client.app[KEEPALIVES]
+    keepalives.seconds = 0.4
+    await api.agent("bob")
+    headers = {"Authorization": f"Bearer {api.tokens['bob']}"}
+    quiet = await api.client.get("/v1/events/stream", headers=headers)
+    said = await comments_and_frames(quiet, 1.5)
+    assert 2 <= said.count(":") <= 4 and set(said) == {":"}, said
+
+    async def busy() -> None:
+        for n in range(6):
+            await api.post("/v1/messages", {"to": "bob", "text": f"{n}"}, expect=201)
+            await asyncio.sleep(0.2)
+
+    sending = asyncio.create_task(busy())
+    said = await comments_and_frames(quiet, 1.1)
+    await sending
+    assert said.count("message.created") >= 4 and ":" not in said, said
+    quiet.close()
+    deadline = time.monotonic() + 5
+    while len(keepalives) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert len(keepalives) == 0  # the stream ended, and its keep-alives with it
 
 
 async def test_an_agents_stream_hears_a_room_it_joins_while_it_streams(api: Api) -> None:
