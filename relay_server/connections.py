@@ -234,10 +234,18 @@ def fit_file_limit(max_connections: int) -> int:
     return fitted
 
 
+# Connections the kernel queues before they are accepted (capped by net.core.somaxconn): after a
+# restart every stream reconnects at once, and at aiohttp's 128 the rest are dropped and retried
+# by their clients one, three, seven seconds later.
+LISTEN_BACKLOG = 4096
+
+
 async def _serve(runner: GuardedRunner, host: str, port: int, reuse_port: bool) -> None:
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
+        site = web.TCPSite(
+            runner, host, port, backlog=LISTEN_BACKLOG, reuse_port=reuse_port or None
+        )
         await site.start()
         while True:
             await asyncio.sleep(3600)
