@@ -86,6 +86,11 @@ class Hub:
                 subscription.heard.add(topic)
                 subscription.wake()
 
+    def publish_all(self) -> None:
+        """Publish every topic anyone waits on or watches: hints may have been lost (the
+        connection that brings other instances' went down), so every waiter looks again."""
+        self.publish([*self._subscriptions, *self._watchers])
+
     def close(self) -> None:
         """Wake everyone, now and from now on: the process is shutting down."""
         self.closed = True

@@ -150,8 +150,6 @@ class SearchIndex(Protocol):
 
 
 FEED = "events"  # the hub topic of every event: it wakes the operator's feed readers
-# What wakes every reader of the feed, an agent's too: a held-back read that may now see more.
-FEED_POKE = "events!"
 
 
 def feed_topic(audience: str) -> str:
@@ -225,8 +223,9 @@ class Storage(Protocol):
 
     name: str
     hub: Hub
-    # Whether a hint can be missed (another instance's, carried by a connection that may
-    # drop): a waiter then reads again every REPOLL_SECONDS, else only when woken.
+    # Whether a hint can be lost (another instance killed between a commit and its NOTIFY):
+    # a long-poll then reads again every REPOLL_SECONDS, a stream every LOST_HINT_SECONDS;
+    # else each reads only when woken.
     hints_missable: bool
 
     def unit_of_work(self, *, write: bool) -> AbstractAsyncContextManager[UnitOfWork]:

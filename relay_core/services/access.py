@@ -20,13 +20,12 @@ from relay_api.models import AGENT_TOKEN_PREFIX
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, Caller, hash_secret
 from relay_core.ports import UnitOfWork
-from relay_core.services.base import Context, Service
+from relay_core.services.base import LOST_HINT_SECONDS, Context, Service
 
 T = TypeVar("T")
 
 CREDENTIALS = "credentials"
 CACHE_SECONDS = 5.0
-UNHINTED_SECONDS = 3600.0  # a check nothing prompts, where every change is hinted
 CACHE_ENTRIES = 10_000
 
 
@@ -104,10 +103,10 @@ class AccessService(Service):
         this instance or another).
 
         A token change publishes ``CREDENTIALS`` (other instances hear it through the storage's
-        hints) and the token is checked again at once; where hints can be lost, it is also
-        checked every ``CACHE_SECONDS`` (an idle stream on SQLite checks nothing)."""
+        hints) and the token is checked again at once; where a hint can be lost, it is also
+        checked every ``LOST_HINT_SECONDS`` (an idle stream on SQLite checks nothing)."""
         hub = self.ctx.storage.hub
-        recheck = CACHE_SECONDS if self.ctx.storage.hints_missable else UNHINTED_SECONDS
+        recheck = LOST_HINT_SECONDS if self.ctx.storage.hints_missable else None
         while True:
             with hub.subscribe(CREDENTIALS) as subscription:
                 if await self._agent_of(token_hash) != agent_id:

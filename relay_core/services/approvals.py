@@ -20,7 +20,7 @@ from relay_api.prompts import unchangeable
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
-from relay_core.ports import FEED_POKE, StaleWrite, UnitOfWork, feed_topic
+from relay_core.ports import StaleWrite, UnitOfWork, feed_topic
 from relay_core.remembered_policies import remembered_policy
 from relay_core.services import enroll, interventions
 from relay_core.services.base import SWEEP_BATCH, Service
@@ -230,7 +230,7 @@ class ApprovalsService(Service):
         if not wait or first.status != "pending":
             return first
         # Its events go to the agent that asked: only those wake the wait.
-        topics = (FEED_POKE, feed_topic(first.requested_by))
+        topics = (feed_topic(first.requested_by),)
         return await self.long_poll(topics, wait, fetch, lambda a: a.status != "pending")
 
     async def _expire(self, due: Due) -> Approvals:

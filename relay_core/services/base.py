@@ -22,7 +22,11 @@ T = TypeVar("T")
 # A guarded write that loses a race is retried from a fresh read; past this many, the race is
 # reported to the caller as a conflict rather than spinning.
 MAX_ATTEMPTS = 5
-REPOLL_SECONDS = 5.0
+REPOLL_SECONDS = 5.0  # a long-poll reads again this often where a hint can be lost
+# A waiter that lasts all day (an event stream, its token's watch) reads again this seldom: a
+# hint is lost only with an instance killed between a commit and its NOTIFY, and ten thousand
+# streams reading every 5 s would keep a PostgreSQL server busy for nothing.
+LOST_HINT_SECONDS = 60.0
 SWEEP_BATCH = 25  # rows one sweep transaction changes: its statements hold the loop meanwhile
 
 

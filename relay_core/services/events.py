@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, FEED_POKE, UnitOfWork, feed_topic, membership_topic
-from relay_core.services.base import REPOLL_SECONDS, Service
+from relay_core.ports import FEED, UnitOfWork, feed_topic, membership_topic
+from relay_core.services.base import LOST_HINT_SECONDS, Service
 
 
 def inbox_topic(agent_id: str) -> str:
@@ -127,7 +127,7 @@ class EventsService(Service):
         topics: tuple[str, ...] = (FEED,)
         if not caller.is_operator:
             readable = await self.read(lambda uow: audiences(uow, caller.name))
-            topics = (FEED_POKE, *(feed_topic(audience) for audience in readable))
+            topics = tuple(feed_topic(audience) for audience in readable)
 
         async def fetch() -> m.EventsResponse:
             nonlocal cursor
@@ -172,13 +172,13 @@ class EventsService(Service):
         a browser authenticated; the server read it before. Keep-alives are the transport's.)
 
         An idle stream reads nothing: it waits on its audiences' topics (an event for another
-        agent does not wake it), and reads the feed when woken, or every ``REPOLL_SECONDS``
-        where hints can be missed. A room joined (``membership_topic``) makes it read its
+        agent does not wake it), and reads the feed when woken, or every ``LOST_HINT_SECONDS``
+        where a hint can be lost. A room joined (``membership_topic``) makes it read its
         audiences again and subscribe to theirs."""
         hub = self.ctx.storage.hub
         state = _Reader(caller, after)
-        # A read every REPOLL_SECONDS where hints can be missed; else only when woken.
-        repoll = REPOLL_SECONDS if self.ctx.storage.hints_missable else None
+        # A read every LOST_HINT_SECONDS where a hint can be lost; else only when woken.
+        repoll = LOST_HINT_SECONDS if self.ctx.storage.hints_missable else None
         while not hub.closed:
             await self.read(state.look_up_audiences)
             with hub.subscribe(*state.topics) as subscription:
@@ -214,7 +214,7 @@ class _Reader:
         events and its rooms changing."""
         if self.readable is None:
             return (FEED,)
-        return (FEED_POKE, self.membership, *(feed_topic(a) for a in self.readable))
+        return (self.membership, *(feed_topic(a) for a in self.readable))
 
     async def look_up_audiences(self, uow: UnitOfWork) -> None:
         if not self.caller.is_operator:

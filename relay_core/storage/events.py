@@ -5,6 +5,7 @@ Each method runs one named statement of ``sqlite/queries/events.sql`` or
 from __future__ import annotations
 
 from relay_api import models as m
+from relay_core.ports import FEED, feed_topic
 from relay_core.storage.queries import Statements
 
 
@@ -20,7 +21,7 @@ class EventsStore:
 
     async def newest_id(self) -> int:
         """The id of the newest event a reader may see; 0 when there is none."""
-        newest = await self._sql.feed(m.Event, "newest_event")
+        newest = await self._sql.feed(m.Event, "newest_event", (FEED,))
         return newest[0].event_id if newest else 0
 
     async def after(
@@ -28,7 +29,12 @@ class EventsStore:
     ) -> list[m.Event]:
         """Up to ``limit`` events after ``after``, oldest first; of ``audiences`` if given."""
         if audiences is None:
-            return await self._sql.feed(m.Event, "events_after", after=after, limit=limit)
+            return await self._sql.feed(m.Event, "events_after", (FEED,), after=after, limit=limit)
         return await self._sql.feed(
-            m.Event, "events_after_for", after=after, audiences=audiences, limit=limit
+            m.Event,
+            "events_after_for",
+            tuple(feed_topic(audience) for audience in audiences),
+            after=after,
+            audiences=audiences,
+            limit=limit,
         )

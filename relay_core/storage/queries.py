@@ -117,10 +117,13 @@ class Statements(Protocol):
         writes for it (SQLite's statement selects the key and the row's JSON)."""
         ...
 
-    async def feed(self, model: type[R], name: str, /, **params: Any) -> list[R]:
+    async def feed(
+        self, model: type[R], name: str, wakes: tuple[str, ...], /, **params: Any
+    ) -> list[R]:
         """Every record a read of the event feed answers. PostgreSQL's statement answers, with
-        each row, whether committed rows wait above the horizon (``held``; one row of NULLs
-        when nothing is found), which the runner notes for the unit; SQLite's, the records."""
+        each row, whether committed rows of the feed it reads wait above the horizon (``held``;
+        one row of NULLs when nothing is found), which the runner notes for the unit, so that
+        the readers of the hub topics ``wakes`` are woken again; SQLite's, the records."""
         ...
 
     async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from relay_api import models as m
-from relay_core.ports import FEED
+from relay_core.ports import FEED, feed_topic
 from relay_core.storage.postgres import PostgresStorage
 from tests.conftest import PG_SKIP, PG_URL, make_storage, other_application, release_schema
 
@@ -22,8 +22,8 @@ pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKI
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 
 
-def event(kind: str) -> m.Event:
-    return m.Event(kind=kind, subject_id="s", created_at=NOW)
+def event(kind: str, audience: str = m.EVERYONE) -> m.Event:
+    return m.Event(kind=kind, subject_id="s", created_at=NOW, audience=audience)
 
 
 @pytest.fixture
@@ -35,9 +35,11 @@ async def storage(sqlite_url: str) -> AsyncIterator[PostgresStorage]:
     await release_schema(url, schema)
 
 
-async def read_feed(storage: PostgresStorage, after: int = 0) -> list[str]:
+async def read_feed(
+    storage: PostgresStorage, after: int = 0, audiences: list[str] | None = None
+) -> list[str]:
     async with storage.unit_of_work(write=False) as uow:
-        return [e.kind for e in await uow.events.after(after, 1000)]
+        return [e.kind for e in await uow.events.after(after, 1000, audiences)]
 
 
 async def newest_id(storage: PostgresStorage) -> int:
@@ -100,6 +102,27 @@ async def test_readers_are_woken_when_held_rows_are_released_without_a_hint(
             await other.execute("ROLLBACK")
             assert await subscription.wait(2.0), "no wake-up once the rows were released"
     assert await read_feed(storage) == ["held"]
+
+
+async def test_held_rows_wake_again_only_the_readers_of_their_audience(
+    storage: PostgresStorage,
+) -> None:
+    """In a fleet some row is nearly always held behind a transaction in flight: a reader is
+    woken again for its own audiences' held rows, never for another agent's."""
+    async with other_application() as other:
+        async with storage.unit_of_work(write=True) as uow:
+            await uow.events.add(event("for alice", audience="alice"))
+            await uow.commit()
+        with (
+            storage.hub.subscribe(feed_topic("alice")) as alice,
+            storage.hub.subscribe(feed_topic("bob")) as bob,
+        ):
+            assert await read_feed(storage, audiences=["bob"]) == []
+            assert await read_feed(storage, audiences=["alice"]) == []
+            assert await alice.wait(2.0), "no wake-up while alice's row was held"
+            assert not await bob.wait(0.5), "bob was woken by alice's held row"
+            await other.execute("ROLLBACK")
+    assert await read_feed(storage, audiences=["alice"]) == ["for alice"]
 
 
 async def test_ids_keep_rising_when_transaction_ids_start_lower(

@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from relay_core.storage.postgres import PostgresStorage
-from tests.conftest import PG_SKIP, PG_URL, _postgres_schema, release_schema
+from relay_core.storage.postgres.driver import asyncpg
+from tests.conftest import PG_DSN, PG_SKIP, PG_URL, _postgres_schema, release_schema
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]
 
@@ -74,3 +75,38 @@ async def test_hints_of_commits_in_flight_are_not_lost(
     on_b = heard(b, topics)
     await asyncio.gather(*(commit_touching(a, [topic]) for topic in topics))
     await until(lambda: all(on_b.values()))
+
+
+async def end_session(pid: int | None) -> None:
+    """End a PostgreSQL session from outside, as a restarted server or a proxy would."""
+    assert pid is not None
+    conn = await asyncpg.connect(PG_DSN)
+    try:
+        assert await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
+    finally:
+        await conn.close()
+
+
+async def test_every_waiter_looks_again_when_the_listen_connection_is_back(
+    instances: tuple[PostgresStorage, PostgresStorage],
+) -> None:
+    """Hints sent while an instance's LISTEN connection was down never reach it: once it
+    listens again, everything waiting there is woken to look for itself."""
+    _, b = instances
+    with b.hub.subscribe("inbox:bob") as waiting:
+        dropped = b.listener_pid
+        await end_session(dropped)
+        assert await waiting.wait(10), "the waiter was not told to look again"
+    assert b.listener_pid != dropped
+
+
+async def test_a_hint_whose_notify_failed_is_sent_again(
+    instances: tuple[PostgresStorage, PostgresStorage],
+) -> None:
+    a, b = instances
+    on_b = heard(b, ["inbox:warm", "inbox:carol"])
+    await commit_touching(a, ["inbox:warm"])  # the sending connection is open
+    await until(lambda: on_b["inbox:warm"] == 1)
+    await end_session(a._hints.pid)
+    await commit_touching(a, ["inbox:carol"])  # its NOTIFY fails on the ended session
+    await until(lambda: on_b["inbox:carol"] == 1)

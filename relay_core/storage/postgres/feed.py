@@ -74,8 +74,9 @@ class HintSender:
     of its own, all the topics that arrived while the last NOTIFY was being sent in the next
     one. A NOTIFY inside each transaction instead would cost every commit PostgreSQL's
     notification lock and every listener a wake-up per commit (docs/performance.md has what it
-    cost). A hint lost on the way (a crash, a dropped connection) costs
-    a waiter elsewhere its next re-poll, as any lost hint does."""
+    cost). A NOTIFY that fails is sent again once the connection is back; only a hint of an
+    instance killed before it was sent is lost (its waiters elsewhere read at their next
+    re-poll)."""
 
     PAYLOAD_BYTES = 7000  # under NOTIFY's 8,000-byte payload limit
 
@@ -104,8 +105,13 @@ class HintSender:
                         self.pid = conn.get_server_pid()
                     self._ready.clear()
                     topics, self._unsent = self._unsent, set()
-                    for payload in self._payloads(sorted(topics)):
-                        await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, payload)
+                    try:
+                        for payload in self._payloads(sorted(topics)):
+                            await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, payload)
+                    except BROKEN:
+                        self._unsent |= topics  # sent again (twice is only a second look)
+                        self._ready.set()
+                        raise
                     failing = False
                 except BROKEN as exc:
                     if not failing:  # once an outage, not once a second

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import FEED, JsonRecords, StaleWrite
+from relay_core.ports import JsonRecords, StaleWrite
 from relay_core.storage.postgres.driver import INTEGRITY
 from relay_core.storage.postgres.transaction import Held, Transaction, affected
 from relay_core.storage.queries import R, Statement
@@ -59,11 +59,13 @@ class PgStatements:
         rows = await self._fetch(name, params)
         return [(row[key], model.model_validate(dict(row)).model_dump_json()) for row in rows]
 
-    async def feed(self, model: type[R], name: str, /, **params: Any) -> list[R]:
+    async def feed(
+        self, model: type[R], name: str, wakes: tuple[str, ...], /, **params: Any
+    ) -> list[R]:
         rows = await self._fetch(name, params)
-        self._tx.feeds_read.add(FEED)
+        self._tx.feeds_read.update(wakes)
         if rows[0]["held"]:
-            self._tx.feeds_held_back.add(FEED)
+            self._tx.feeds_held_back.update(wakes)
         return [model.model_validate(dict(row)) for row in rows if row[0] is not None]
 
     async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_api import models as m
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
-from relay_core.ports import FEED_POKE, StaleWrite, UnitOfWork, feed_topics
+from relay_core.ports import StaleWrite, UnitOfWork, feed_topics
 from relay_core.storage import queries
 from relay_core.storage.events import EventsStore
 from relay_core.storage.json_text import decode_json, encode_json
@@ -126,7 +126,9 @@ class PostgresStorage:
     """Storage on a PostgreSQL database named by a SQLAlchemy URL (``postgresql+asyncpg://``)."""
 
     name = "postgresql"
-    hints_missable = True  # other instances' hints come over LISTEN, which may drop
+    # Only with an instance killed between a commit and its NOTIFY: a dropped LISTEN wakes
+    # every waiter when it is back, and a failed NOTIFY is sent again.
+    hints_missable = True
 
     def __init__(
         self,
@@ -140,6 +142,7 @@ class PostgresStorage:
         self.hub = hub or Hub()
         self._listener: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
+        self.listener_pid: int | None = None  # the LISTEN session's, in pg_stat_activity
         self._connect_args = connect_args or {}
         self._pool_size = pool_size
         # Per session, so it holds for Relay's connections only (None: the server's setting).
@@ -215,6 +218,10 @@ class PostgresStorage:
         lost = asyncio.Event()
         conn.add_termination_listener(lambda _conn: lost.set())
         await conn.add_listener(CHANNEL, self._on_hint)
+        self.listener_pid = conn.get_server_pid()
+        # Hints sent before this LISTEN (while the connection was down, or before the first)
+        # were lost: every waiter looks again.
+        self.hub.publish_all()
         self.listening.set()
         await lost.wait()
 
@@ -278,7 +285,7 @@ class PostgresStorage:
 
     def _poke(self, topic: str) -> None:
         del self._pokes[topic]
-        self.hub.publish([topic, FEED_POKE])  # every reader: which audience waits is unknown
+        self.hub.publish([topic])
 
     @asynccontextmanager
     async def exclusive(self, name: str) -> AsyncIterator[bool]:

@@ -61,7 +61,9 @@ class SqliteStatements:
     ) -> list[tuple[Any, str]]:
         return self._run(name, params).fetchall()
 
-    async def feed(self, model: type[R], name: str, /, **params: Any) -> list[R]:
+    async def feed(
+        self, model: type[R], name: str, wakes: tuple[str, ...], /, **params: Any
+    ) -> list[R]:
         return await self.records(model, name, **params)
 
     async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:

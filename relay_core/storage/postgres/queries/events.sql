@@ -32,10 +32,15 @@ LEFT JOIN LATERAL (
 ORDER BY page.event_id;
 
 -- name: events_after_for
--- events_after of the audiences asked for, through ix_events_audience.
+-- events_after of the audiences asked for, through ix_events_audience; held only by rows of
+-- those audiences, so that a fleet's readers are not woken again by each other's rows.
 SELECT page.*, horizon.held
-FROM (SELECT EXISTS (SELECT 1 FROM events WHERE event_id >= relay_feed_horizon()) AS held)
-    AS horizon
+FROM (
+    SELECT EXISTS (
+        SELECT 1 FROM events
+        WHERE event_id >= relay_feed_horizon() AND audience = ANY(:audiences::text[])
+    ) AS held
+) AS horizon
 LEFT JOIN LATERAL (
     SELECT * FROM events
     WHERE event_id > :after AND event_id < relay_feed_horizon()
