@@ -63,9 +63,11 @@ class PgStatements:
         self, model: type[R], name: str, wakes: tuple[str, ...], /, **params: Any
     ) -> list[R]:
         rows = await self._fetch(name, params)
-        self._tx.feeds_read.update(wakes)
-        if rows[0]["held"]:
-            self._tx.feeds_held_back.update(wakes)
+        held = rows[0]["held"]
+        if held is not None:
+            noted = self._tx.feeds_held_back
+            for topic in wakes:
+                noted[topic] = min(held, noted.get(topic, held))
         return [model.model_validate(dict(row)) for row in rows if row[0] is not None]
 
     async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:

@@ -53,7 +53,9 @@ log = logging.getLogger("relay.storage")
 T = TypeVar("T")
 
 
-HELD_POKE_FIRST, HELD_POKE_LONGEST = 0.005, 1.0  # seconds (see _poke_if_held)
+HORIZON_FIRST, HORIZON_LONGEST = 0.005, 1.0  # seconds (see _watch_horizon)
+# The feed's horizon (postgres/feed.py): every row below it has committed or never will.
+HORIZON = "SELECT relay_feed_horizon()"
 MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
 
 
@@ -154,8 +156,8 @@ class PostgresStorage:
         self._statements = queries.load("postgres")
         self._pool: Any = None
         self._pool_lock = asyncio.Lock()
-        self._held_reads: dict[str, int] = {}  # feed topic → reads in a row that found rows held
-        self._pokes: dict[str, asyncio.TimerHandle] = {}
+        self._held: dict[str, int] = {}  # feed topic → the lowest id held back from its readers
+        self._watcher: asyncio.Task[None] | None = None
         self._hints = HintSender(self._asyncpg_dsn)
 
     @property
@@ -252,7 +254,7 @@ class PostgresStorage:
                 uow = PgUnitOfWork(tx, self._statements, self.hub, self._hints)
                 if not write:
                     yield uow  # type: ignore[misc]
-                    self._poke_if_held(tx)
+                    self._wake_when_visible(tx)
                     return
                 try:
                     yield uow  # type: ignore[misc]
@@ -270,22 +272,36 @@ class PostgresStorage:
                 raise
             raise translated from exc
 
-    def _poke_if_held(self, tx: Transaction) -> None:
-        """Wake a feed's readers again soon if a read found committed rows held back above the
-        horizon: the older transaction they wait for may end without a hint (it added no row).
-        The delay doubles while rows stay held (an old transaction of another application can
-        hold them for long), from 5 ms to 1 s."""
-        for topic in tx.feeds_read - tx.feeds_held_back:
-            self._held_reads.pop(topic, None)
-        for topic in tx.feeds_held_back - self._pokes.keys():
-            reads = self._held_reads.get(topic, 0)
-            self._held_reads[topic] = reads + 1
-            delay = min(HELD_POKE_LONGEST, HELD_POKE_FIRST * 2**reads)
-            self._pokes[topic] = asyncio.get_running_loop().call_later(delay, self._poke, topic)
+    def _wake_when_visible(self, tx: Transaction) -> None:
+        """Note the feeds a read found rows held back in, above the horizon, for the watcher
+        to wake their readers once the horizon passes them."""
+        if not tx.feeds_held_back:
+            return
+        for topic, lowest in tx.feeds_held_back.items():
+            self._held[topic] = min(lowest, self._held.get(topic, lowest))
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.create_task(self._watch_horizon(), name="relay-horizon")
 
-    def _poke(self, topic: str) -> None:
-        del self._pokes[topic]
-        self.hub.publish([topic])
+    async def _watch_horizon(self) -> None:
+        """Wake the readers of held rows once the horizon passes them: one query of the
+        horizon for every reader waiting (rather than each reading the feed again), 5 ms apart
+        while rows come out, the pause doubling to 1 s while none does (an old transaction
+        of another application can hold them for long; it may end without a hint)."""
+        pause = HORIZON_FIRST
+        while self._held:
+            await asyncio.sleep(pause)
+            try:
+                pool = await self._connections()
+                async with pool.acquire() as conn:
+                    horizon = await conn.fetchval(HORIZON)
+            except BROKEN:
+                pause = HORIZON_LONGEST  # the readers' own reads say what is wrong
+                continue
+            visible = [topic for topic, lowest in self._held.items() if lowest < horizon]
+            for topic in visible:
+                del self._held[topic]
+            self.hub.publish(visible)
+            pause = HORIZON_FIRST if visible else min(HORIZON_LONGEST, pause * 2)
 
     @asynccontextmanager
     async def exclusive(self, name: str) -> AsyncIterator[bool]:
@@ -305,9 +321,9 @@ class PostgresStorage:
     async def close(self) -> None:
         self.hub.close()
         await self._hints.close()
-        for poke in self._pokes.values():
-            poke.cancel()
-        self._pokes.clear()
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
         if self._pool is not None:
             await self._pool.close()
             self._pool = None

@@ -39,8 +39,7 @@ class Transaction:
         self.topics: set[str] = set()
         self.committed = False
         self.feed_rows = 0
-        self.feeds_held_back: set[str] = set()
-        self.feeds_read: set[str] = set()
+        self.feeds_held_back: dict[str, int] = {}  # hub topic → the lowest id held back
 
     async def ready(self) -> Any:
         """The connection, ready for a statement of the unit: a write unit's transaction
