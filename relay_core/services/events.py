@@ -190,12 +190,15 @@ class EventsService(Service):
                         break  # its audiences changed: subscribe to the new ones
                     for event in page.events:
                         yield event
-                    if page.events:
-                        continue
+                    if len(page.events) == STREAM_PAGE:
+                        continue  # more may wait; a page short of full read all there was
                     await subscription.wait(repoll)  # woken, or time to read again
                     if state.membership in subscription.heard:
                         state.checked = False  # read its audiences again with the feed
                     subscription.heard.clear()
+
+
+STREAM_PAGE = 100  # events a stream reads at a time
 
 
 class _Reader:
@@ -227,6 +230,6 @@ class _Reader:
             if await audiences(uow, self.caller.name) != self.readable:
                 return None
             self.checked = True
-        page = await service._page(uow, self.cursor, 100, self.readable)
+        page = await service._page(uow, self.cursor, STREAM_PAGE, self.readable)
         self.cursor = page.cursor
         return page
