@@ -224,8 +224,8 @@ class Storage(Protocol):
     name: str
     hub: Hub
     # Whether a hint can be lost (another instance killed between a commit and its NOTIFY):
-    # a long-poll then reads again every REPOLL_SECONDS, a stream every LOST_HINT_SECONDS;
-    # else each reads only when woken.
+    # a long-poll then reads again every REPOLL_SECONDS, a stream now and then
+    # (lost_hint_pause); else each reads only when woken.
     hints_missable: bool
 
     def unit_of_work(self, *, write: bool) -> AbstractAsyncContextManager[UnitOfWork]:

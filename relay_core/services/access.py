@@ -20,7 +20,7 @@ from relay_api.models import AGENT_TOKEN_PREFIX
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, Caller, hash_secret
 from relay_core.ports import UnitOfWork
-from relay_core.services.base import LOST_HINT_SECONDS, Context, Service
+from relay_core.services.base import Context, Service, lost_hint_pause
 
 T = TypeVar("T")
 
@@ -104,14 +104,14 @@ class AccessService(Service):
 
         A token change publishes ``CREDENTIALS`` (other instances hear it through the storage's
         hints) and the token is checked again at once; where a hint can be lost, it is also
-        checked every ``LOST_HINT_SECONDS`` (an idle stream on SQLite checks nothing)."""
+        checked now and then (``lost_hint_pause``; an idle stream on SQLite checks nothing)."""
         hub = self.ctx.storage.hub
-        recheck = LOST_HINT_SECONDS if self.ctx.storage.hints_missable else None
+        missable = self.ctx.storage.hints_missable
         while True:
             with hub.subscribe(CREDENTIALS) as subscription:
                 if await self._agent_of(token_hash) != agent_id:
                     return
-                await subscription.wait(recheck)
+                await subscription.wait(lost_hint_pause() if missable else None)
             if hub.closed:  # shutting down: the request ends on its own; stop re-checking
                 await asyncio.Event().wait()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,10 +24,20 @@ T = TypeVar("T")
 # reported to the caller as a conflict rather than spinning.
 MAX_ATTEMPTS = 5
 REPOLL_SECONDS = 5.0  # a long-poll reads again this often where a hint can be lost
-# A waiter that lasts all day (an event stream, its token's watch) reads again this seldom: a
-# hint is lost only with an instance killed between a commit and its NOTIFY, and ten thousand
-# streams reading every 5 s would keep a PostgreSQL server busy for nothing.
-LOST_HINT_SECONDS = 60.0
+# A waiter that lasts all day (an event stream, its token's watch) reads again this seldom on
+# average, at a time drawn at random so that streams opened together do not read together: a
+# hint is lost only with an instance killed between a commit and its NOTIFY (and the waiters
+# look again as soon as an instance sends its first hint, as a restarted one does). Ten
+# thousand streams reading every 5 s kept two instances and their PostgreSQL server busy.
+LOST_HINT_SECONDS = 300.0
+
+
+def lost_hint_pause() -> float:
+    """How long a waiter that lasts all day waits before it reads again where a hint can be
+    lost: ``LOST_HINT_SECONDS`` on average, from half to one and a half times it."""
+    return LOST_HINT_SECONDS * random.uniform(0.5, 1.5)
+
+
 SWEEP_BATCH = 25  # rows one sweep transaction changes: its statements hold the loop meanwhile
 
 

@@ -18,7 +18,7 @@ from relay_api import models as m
 from relay_core import records
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
 from relay_core.ports import FEED, UnitOfWork, feed_topic, membership_topic
-from relay_core.services.base import LOST_HINT_SECONDS, Service
+from relay_core.services.base import Service, lost_hint_pause
 
 
 def inbox_topic(agent_id: str) -> str:
@@ -172,13 +172,12 @@ class EventsService(Service):
         a browser authenticated; the server read it before. Keep-alives are the transport's.)
 
         An idle stream reads nothing: it waits on its audiences' topics (an event for another
-        agent does not wake it), and reads the feed when woken, or every ``LOST_HINT_SECONDS``
-        where a hint can be lost. A room joined (``membership_topic``) makes it read its
-        audiences again and subscribe to theirs."""
+        agent does not wake it), and reads the feed when woken, or now and then
+        (``lost_hint_pause``) where a hint can be lost. A room joined (``membership_topic``)
+        makes it read its audiences again and subscribe to theirs."""
         hub = self.ctx.storage.hub
         state = _Reader(caller, after)
-        # A read every LOST_HINT_SECONDS where a hint can be lost; else only when woken.
-        repoll = LOST_HINT_SECONDS if self.ctx.storage.hints_missable else None
+        missable = self.ctx.storage.hints_missable  # then a read now and then; else only woken
         while not hub.closed:
             await self.read(state.look_up_audiences)
             with hub.subscribe(*state.topics) as subscription:
@@ -192,7 +191,7 @@ class EventsService(Service):
                         yield event
                     if len(page.events) == STREAM_PAGE:
                         continue  # more may wait; a page short of full read all there was
-                    await subscription.wait(repoll)  # woken, or time to read again
+                    await subscription.wait(lost_hint_pause() if missable else None)
                     if state.membership in subscription.heard:
                         state.checked = False  # read its audiences again with the feed
                     subscription.heard.clear()

@@ -53,10 +53,19 @@ async def until(condition: object, seconds: float = 10) -> None:
         await asyncio.sleep(0.01)
 
 
+async def introduce(a: PostgresStorage, b: PostgresStorage) -> None:
+    """A hint from ``a`` heard by ``b``: after the first, which makes everything waiting on
+    ``b`` look again, each topic is published once a hint."""
+    on_b = heard(b, ["inbox:hello"])
+    await commit_touching(a, ["inbox:hello"])
+    await until(lambda: on_b["inbox:hello"] == 1)
+
+
 async def test_every_topic_of_a_commit_reaches_the_other_instance_once(
     instances: tuple[PostgresStorage, PostgresStorage],
 ) -> None:
     a, b = instances
+    await introduce(a, b)
     # More than one NOTIFY's payload (8,000 bytes) holds: the hints are split.
     topics = [f"inbox:agent-with-a-rather-long-name-{n:05d}" for n in range(600)]
     on_a, on_b = heard(a, topics), heard(b, topics)
@@ -110,3 +119,16 @@ async def test_a_hint_whose_notify_failed_is_sent_again(
     await end_session(a._hints.pid)
     await commit_touching(a, ["inbox:carol"])  # its NOTIFY fails on the ended session
     await until(lambda: on_b["inbox:carol"] == 1)
+
+
+async def test_every_waiter_looks_again_when_an_instance_is_first_heard(
+    instances: tuple[PostgresStorage, PostgresStorage],
+) -> None:
+    """An instance killed between a commit and its hint comes back sending from a new
+    session: its first hint makes every waiter of the other instances look again."""
+    a, b = instances
+    await introduce(a, b)
+    with b.hub.subscribe("inbox:dave") as waiting:
+        await end_session(a._hints.pid)  # the next hints come from a new session
+        await commit_touching(a, ["inbox:someone-else"])
+        assert await waiting.wait(10), "the waiter was not told to look again"

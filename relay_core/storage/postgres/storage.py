@@ -145,6 +145,7 @@ class PostgresStorage:
         self._listener: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
         self.listener_pid: int | None = None  # the LISTEN session's, in pg_stat_activity
+        self._senders: set[int] = set()  # the sessions other instances' hints came from
         self._connect_args = connect_args or {}
         self._pool_size = pool_size
         # Per session, so it holds for Relay's connections only (None: the server's setting).
@@ -228,7 +229,15 @@ class PostgresStorage:
         await lost.wait()
 
     def _on_hint(self, _conn: Any, pid: int, _channel: str, payload: str) -> None:
-        if pid != self._hints.pid:  # this process's own were published at their commits
+        if pid == self._hints.pid:
+            return  # this process's own were published at their commits
+        if pid not in self._senders:
+            # A sender heard for the first time may be an instance restarted after it was
+            # killed between a commit and that commit's hint: every waiter looks again (and
+            # with them those of this hint's topics).
+            self._senders.add(pid)
+            self.hub.publish_all()
+        else:
             self.hub.publish(orjson.loads(payload))
 
     async def _connections(self) -> Any:
