@@ -12,7 +12,7 @@ from relay_core.services import Services
 from relay_server.ratelimit import TokenBucket
 from relay_server.settings import Settings
 
-if TYPE_CHECKING:  # addresses.py, refusals.py, sse.py and mcp/route.py read keys of this module
+if TYPE_CHECKING:  # each of these imports this module (sse.py through connections.py)
     from relay_server.addresses import AddressSlots
     from relay_server.mcp.route import LazyDoor
     from relay_server.refusals import Refusals

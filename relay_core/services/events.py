@@ -20,6 +20,8 @@ from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, 
 from relay_core.ports import FEED, UnitOfWork, feed_topic, membership_topic
 from relay_core.services.base import Service, lost_hint_pause
 
+STREAM_PAGE = 100  # events a stream reads at a time
+
 
 def inbox_topic(agent_id: str) -> str:
     """The hub topic that wakes an agent's long-polled inbox."""
@@ -195,9 +197,6 @@ class EventsService(Service):
                     if state.membership in subscription.heard:
                         state.checked = False  # read its audiences again with the feed
                     subscription.heard.clear()
-
-
-STREAM_PAGE = 100  # events a stream reads at a time
 
 
 class _Reader:
