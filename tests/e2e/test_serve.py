@@ -107,3 +107,18 @@ def test_json_logs_are_one_object_a_line_with_the_request_and_no_secret(tmp_path
     refused = [x for x in lines if x.get("status") == 401]
     assert refused and refused[0]["caller"] == "-"
     assert token not in text and server.operator_token not in text and "rly_agent_wrong" not in text
+
+
+def test_a_sqlite_only_install_serves_without_asyncpg(tmp_path: Path) -> None:
+    """``pip install relay-agents`` without the ``postgres`` extra has no asyncpg: ``relay
+    serve`` still starts on SQLite and answers (here asyncpg is made unimportable)."""
+    hidden = tmp_path / "no-asyncpg"
+    hidden.mkdir()
+    (hidden / "asyncpg.py").write_text("raise ImportError('asyncpg is not installed')\n")
+    path = os.pathsep.join([str(hidden), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    with live_server(tmp_path, PYTHONPATH=path) as server:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            as_alice = registered(http, server.operator_token, "alice")
+            sent = http.post("/v1/messages", json={"to": "alice", "text": "hi"}, headers=as_alice)
+            assert sent.status_code == 201
+        assert "storage sqlite" in server.log.read_text()

@@ -33,8 +33,13 @@ def sqlstate(exc: BaseException) -> str:
 
 # What using a connection can raise when PostgreSQL or the way to it fails (asyncpg's
 # InternalClientError: a statement sent on a connection whose protocol failed or is still
-# reading the error that ended it, as in a fast shutdown of PostgreSQL).
-BROKEN = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+# reading the error that ended it, as in a fast shutdown of PostgreSQL). Without asyncpg (a
+# SQLite-only install) this module is still imported, and nothing of asyncpg's is raised.
+BROKEN: tuple[type[BaseException], ...] = (
+    (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+    if asyncpg is not None
+    else (OSError,)
+)
 
 
 async def roll_back(conn: Any) -> None:
