@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from relay_api import __version__
 from relay_api.models import OPERATOR, Agent
 from relay_cli._common import Connection, JsonOutput, call, out, render
 from relay_cli.commands import (
@@ -68,6 +69,12 @@ app.command("reserve")(reservations.reserve)
 app.command("release")(reservations.release)
 
 
+def _show_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"relay {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main(
     ctx: typer.Context,
@@ -80,6 +87,12 @@ def main(
     agent: Annotated[
         str | None, typer.Option(help="Act as this agent (X-Agent-ID) [RELAY_AGENT_ID].")
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Show Relay's version."
+        ),
+    ] = False,
 ) -> None:
     """Relay: coordination for software agents and their human operator."""
     ctx.obj = Connection(url=url, token=token, agent=agent)

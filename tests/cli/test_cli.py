@@ -10,6 +10,7 @@ import ast
 import inspect
 import json
 import operator
+import os
 import re
 import shlex
 import subprocess
@@ -23,12 +24,13 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
+from relay_api import __version__
 from relay_api.operations import OPERATIONS
 from relay_cli._common import out
 from relay_cli.main import app
 from relay_cli.workspace import normalized_remote
 from relay_client import RelayClient
-from tests.live import LiveServer, live_server
+from tests.live import LiveServer, live_server, relay_command
 
 
 def commands(
@@ -84,6 +86,20 @@ def relay(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     run.json = data  # type: ignore[attr-defined]
     return run
+
+
+def test_relay_version_says_the_version_without_a_server(tmp_path: Path) -> None:
+    """``relay --version`` as a user types it: the installed command, no server anywhere."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    shown = subprocess.run(
+        [*relay_command(), "--version"],
+        env={**env, "HOME": str(tmp_path), "RELAY_URL": "http://127.0.0.1:9"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == f"relay {__version__}\n"
 
 
 def test_every_operation_has_a_command_with_an_example() -> None:
