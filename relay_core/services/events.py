@@ -112,7 +112,7 @@ class EventsService(Service):
         self, uow: UnitOfWork, after: int | None, limit: int, readable: list[str] | None
     ) -> m.EventsResponse:
         if after is None:
-            return m.EventsResponse(events=[], cursor=await uow.events.newest_id())
+            return m.EventsResponse(events=[], cursor=await uow.events.newest_id(readable))
         events = await uow.events.after(after, limit, readable)
         return m.EventsResponse(events=events, cursor=events[-1].event_id if events else after)
 

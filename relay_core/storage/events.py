@@ -19,22 +19,24 @@ class EventsStore:
         """Add ``event`` to the feed (held back on PostgreSQL: ``Statements.add``)."""
         await self._sql.add("add_event", **vars(event))
 
-    async def newest_id(self) -> int:
-        """The id of the newest event a reader may see; 0 when there is none."""
-        newest = await self._sql.feed(m.Event, "newest_event", (FEED,))
+    async def newest_id(self, audiences: list[str] | None = None) -> int:
+        """The id of the newest event a reader may see, 0 when there is none: where a reader
+        of ``audiences`` (of every event, if None) starts; held rows wake that reader."""
+        newest = await self._sql.feed(m.Event, "newest_event", _wakes(audiences))
         return newest[0].event_id if newest else 0
 
     async def after(
         self, after: int, limit: int, audiences: list[str] | None = None
     ) -> list[m.Event]:
         """Up to ``limit`` events after ``after``, oldest first; of ``audiences`` if given."""
+        wakes = _wakes(audiences)
         if audiences is None:
-            return await self._sql.feed(m.Event, "events_after", (FEED,), after=after, limit=limit)
+            return await self._sql.feed(m.Event, "events_after", wakes, after=after, limit=limit)
         return await self._sql.feed(
-            m.Event,
-            "events_after_for",
-            tuple(feed_topic(audience) for audience in audiences),
-            after=after,
-            audiences=audiences,
-            limit=limit,
+            m.Event, "events_after_for", wakes, after=after, audiences=audiences, limit=limit
         )
+
+
+def _wakes(audiences: list[str] | None) -> tuple[str, ...]:
+    """The hub topics of the readers of ``audiences`` (of every event, if None)."""
+    return (FEED,) if audiences is None else tuple(feed_topic(a) for a in audiences)
