@@ -4,12 +4,15 @@ N agents registered through the API, each with its own token, each holding ``GET
 /v1/events/stream`` open as a Claude Code channel or an SDK agent does; one sender posting
 direct messages to recipients drawn at random, at a fixed rate. Every message is followed
 from its POST's answer to its arrival on its recipient's stream (``message.created``) and
-accounted for. Reported: delivery p50, p99 and maximum, messages lost and duplicated, the
-server's resident memory before the streams, with a tenth of them and with all of them open
-(per stream: the slope between the last two), idle and under load, and the server's CPU with
-every stream idle (keep-alives only). The streams are opened by this process, which raises its
-own file-descriptor limit to what it needs (and says so); the server's connection ceilings are
-raised by settings for the run.
+accounted for. Then the server restarts on its store, messages are sent while every stream is
+away, and every stream comes back at once with its ``Last-Event-ID`` while the sender goes on
+(the reconnect storm). Reported: delivery p50, p99 and maximum, messages lost and duplicated,
+the server's resident memory before the streams, with a tenth of them and with all of them
+open (per stream: the slope between the last two), idle and under load, its CPU with every
+stream idle (keep-alives only), and how long the storm took and what the POSTs waited during
+it. With ``--database``, the same on two instances sharing a scratch PostgreSQL database. The
+streams are opened by this process, which raises its own file-descriptor limit to what it
+needs (and says so); the servers' connection ceilings are raised by settings for the run.
 """
 
 from __future__ import annotations
@@ -179,13 +182,15 @@ async def send(
     return sent
 
 
-async def arrival(seen: Deliveries, ids: list[int], within: float) -> float:
-    """Wait until every one of ``ids`` has arrived, or ``within`` seconds; the seconds waited
-    (what has not arrived by then is lost)."""
-    began = time.monotonic()
-    while any(m not in seen.arrived for m in ids) and time.monotonic() - began < within:
+async def arrival(seen: Deliveries, ids: list[int], within: float) -> None:
+    """Wait until every one of ``ids`` has arrived, or ``within`` seconds (what has not arrived
+    by then is lost). Only those still awaited are looked at again: this process also holds
+    every stream, and its time is the measurement's."""
+    deadline = time.monotonic() + within
+    awaited = ids
+    while awaited and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    return time.monotonic() - began
+        awaited = [m for m in awaited if m not in seen.arrived]
 
 
 def percentile(values: list[float], share: float) -> float:
