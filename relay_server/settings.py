@@ -411,7 +411,9 @@ class _Environment(PydanticBaseSettingsSource):
     """``RELAY_<NAME>`` for every option, nested into its part."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        raise NotImplementedError  # __call__ reads every option at once
+        """What the environment sets of one top-level field (a part's options as a dict), for
+        pydantic-settings' API; Relay reads them all at once through ``__call__``."""
+        return self().get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
         found: dict[str, Any] = {}

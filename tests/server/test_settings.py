@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from relay_cli.main import app
 from relay_server import __main__ as server_main
-from relay_server.settings import Settings, options, settings_from
+from relay_server.settings import Settings, _Environment, options, settings_from
 
 
 def test_the_environment_fills_every_part(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,6 +23,22 @@ def test_the_environment_fills_every_part(monkeypatch: pytest.MonkeyPatch) -> No
     assert settings.domain.presence_ttl == 5 and settings.telegram.chat_id == 42
     assert [str(n) for n in settings.http.trusted_proxies] == ["10.0.0.0/8", "::1/128"]
     assert settings.domain.sweep_seconds == 0.5
+
+
+def test_the_environment_answers_one_field_as_it_answers_them_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pydantic-settings' per-field question gets what the whole read gives that field."""
+    monkeypatch.setenv("RELAY_PORT", "9001")
+    monkeypatch.setenv("RELAY_TELEGRAM_CHAT_ID", "42")
+    monkeypatch.delenv("RELAY_HOST", raising=False)
+    source = _Environment(Settings)
+    fields = Settings.model_fields
+    assert source.get_field_value(fields["port"], "port") == ("9001", "port", False)
+    telegram = source.get_field_value(fields["telegram"], "telegram")
+    assert telegram == (source()["telegram"], "telegram", False)
+    assert telegram[0]["chat_id"] == "42"
+    assert source.get_field_value(fields["host"], "host") == (None, "host", False)
 
 
 def test_a_flag_wins_over_its_variable_and_keeps_the_rest_of_its_part(
