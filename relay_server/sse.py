@@ -41,8 +41,8 @@ def frame(event: Event) -> bytes:
 
 class KeepAlives:
     """Every open stream's keep-alive, from one timer of the process's: a stream quiet for
-    ``seconds`` is sent a comment line, written without waking the task that serves it. (A
-    timer a stream cost 10,000 idle streams 4.5% of a core; this one costs 1-2%.)"""
+    ``seconds`` is sent a comment line, written without waking the task that serves it (a
+    timer a stream was most of what idle streams cost: docs/performance.md)."""
 
     def __init__(self, seconds: float = KEEPALIVE_SECONDS) -> None:
         self.seconds = seconds
