@@ -20,11 +20,12 @@ from rich.table import Table
 from rich.text import Text
 
 from relay_api.elision import elide
-from relay_api.models import Page
+from relay_api.models import OPERATOR, Page
 from relay_client import RelayClient
 from relay_client._base import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
 from relay_client.errors import ConnectionError as RelayConnectionError
+from relay_client.errors import TimeoutError as RelayTimeoutError
 
 T = TypeVar("T")
 
@@ -67,19 +68,29 @@ def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:
             err.print(f"no token was found; looked in: {looked}", markup=False)
             err.print("pass --token or set RELAY_TOKEN", markup=False)
         raise typer.Exit(API_ERROR) from None
+    except RelayTimeoutError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(CONNECTION_ERROR) from None
     except RelayConnectionError as exc:
         err.print(f"error: {exc}", markup=False)
+        err.print(f"is `relay serve` running at {client.config.url}?", markup=False)
         raise typer.Exit(CONNECTION_ERROR) from None
     except (RelayError, ValueError) as exc:
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(USAGE_ERROR) from None
 
 
+def operator_token(client: RelayClient) -> bool:
+    """Whether the server says the client's token is the operator's: a prefix proves nothing
+    (``RELAY_OPERATOR_TOKEN`` may be any string)."""
+    return client.status().caller == OPERATOR
+
+
 def acting(client: RelayClient, agent_id: str | None) -> str | None:
     """The agent a command names: the argument, else --agent; ``None`` for an agent's token,
     which the server reads as its own agent. The operator's token must name one."""
     chosen = agent_id or client.config.agent_id
-    if not chosen and client.config.operator:
+    if not chosen and operator_token(client):
         raise ValueError(
             "the operator's token is no agent's: say which agent acts with --agent <id>"
         )
@@ -120,42 +131,70 @@ def is_id(column: str) -> bool:
     return column.endswith("_id") or column in AGENT_ID_COLUMNS
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, *, in_table: bool = False) -> str:
     if value is None:
         return ""
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
+        # A row says how long ago, in a column that stays narrow; one object, the moment.
+        return ago(value) if in_table else value.strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
 
 
+# A column whose values are never longer than this is kept whole (a status, a kind, a count):
+# the room goes to the long ones, a title or a text, which wrap.
+SHORT = 12
+
+
 def _table(columns: Sequence[str], cells: list[list[str]]) -> Table:
-    """A table as wide as the terminal where the id columns are never cut (they are typed next):
-    the other columns wrap, and those that cannot keep their heading whole are left out, from
-    the right."""
+    """A table as wide as the terminal where the id columns are never cut (they are typed next),
+    nor the short ones: the other columns wrap, a column empty on every row is left out, and
+    those that cannot keep their heading whole are left out, short ones first."""
+    filled = [n for n in range(len(columns)) if n == 0 or any(line[n] for line in cells)]
+    columns = [columns[n] for n in filled]
+    cells = [[line[n] for n in filled] for line in cells]
     widest = [max(len(name), *(len(line[n]) for line in cells)) for n, name in enumerate(columns)]
     # The narrowest each column can be: an id whole, any other its heading and ten characters a
     # line (or less if it holds less); each column is padded by a space on both sides and ruled
     # from the next.
     least = [
-        w if is_id(c) else min(w, max(len(c), 10)) for c, w in zip(columns, widest, strict=True)
+        w if is_id(c) or w <= SHORT else min(w, max(len(c), 10))
+        for c, w in zip(columns, widest, strict=True)
     ]
+    whole = [is_id(c) or w <= SHORT for c, w in zip(columns, widest, strict=True)]
     shown = list(range(len(columns)))
     while len(shown) > 1 and sum(least[n] + 3 for n in shown) - 1 > out.width:
-        others = [n for n in shown if not is_id(columns[n])]
+        # The short ones go first, from the right: a title says more than a status.
+        others = sorted(
+            (n for n in shown if not is_id(columns[n])), key=lambda n: (widest[n] > SHORT, -n)
+        )
         if not others:
             break
-        shown.remove(others[-1])
+        shown.remove(others[0])
+    widths = _shared(shown, whole, widest, least)
     table = Table(show_edge=False, header_style="bold")
     for n in shown:
-        if is_id(columns[n]):
+        if whole[n]:
             table.add_column(columns[n], no_wrap=True, min_width=widest[n])
         else:
-            table.add_column(columns[n], overflow="fold", min_width=least[n])
+            table.add_column(columns[n], overflow="fold", width=widths[n])
     for line in cells:
         table.add_row(*(_literal(columns[n], line[n]) for n in shown))
     return table
+
+
+def _shared(
+    shown: list[int], whole: list[bool], widest: list[int], least: list[int]
+) -> dict[int, int]:
+    """The widths of the wrapping columns: the room the whole ones leave, shared in proportion
+    to what each holds (rich's own sharing wraps a title long before the terminal's edge)."""
+    wrapping = [n for n in shown if not whole[n]]
+    room = out.width + 1 - sum(widest[n] + 3 for n in shown if whole[n]) - 3 * len(wrapping)
+    wanted = sum(widest[n] for n in wrapping)
+    if wanted <= room:
+        return {n: widest[n] for n in wrapping}
+    return {n: max(least[n], room * widest[n] // wanted) for n in wrapping}
 
 
 def pages(
@@ -198,7 +237,10 @@ def render(
             out.print("(none)")
             return
         out.print(
-            _table(columns, [[_cell(getattr(row, c, None)) for c in columns] for row in rows])
+            _table(
+                columns,
+                [[_cell(getattr(row, c, None), in_table=True) for c in columns] for row in rows],
+            )
         )
         return
     table = Table(show_header=False, show_edge=False, box=None)

@@ -3,7 +3,7 @@ Relay before a change is made."""
 
 from __future__ import annotations
 
-from relay_api.models import Reservation
+from relay_api.models import OPERATOR, Reservation
 from relay_client import RelayClient
 
 Blocked = list[tuple[str, Reservation]]  # a path, and the reservation in its way
@@ -11,8 +11,10 @@ Blocked = list[tuple[str, Reservation]]  # a path, and the reservation in its wa
 
 def acting_agent(client: RelayClient) -> str | None:
     """The agent the client acts as: the one named, else its token's (None: the operator)."""
-    if client.config.agent_id is not None or client.config.operator:
+    if client.config.agent_id is not None:
         return client.config.agent_id
+    if client.status().caller == OPERATOR:  # the server says; a prefix proves nothing
+        return None
     return client.agents.me().agent_id
 
 

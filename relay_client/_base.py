@@ -19,7 +19,6 @@ from pydantic_core import to_jsonable_python
 
 from relay_api import __version__
 from relay_api.headers import parse_retry_after
-from relay_api.models import OPERATOR_TOKEN_PREFIX
 from relay_api.operations import Operation
 from relay_client import errors
 from relay_core.paths import default_data_dir, operator_token_path
@@ -118,11 +117,6 @@ class ClientConfig:
             timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
             max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
         )
-
-    @property
-    def operator(self) -> bool:
-        """Whether the token is the operator's (by its prefix; the server decides)."""
-        return (self.token or "").startswith(OPERATOR_TOKEN_PREFIX)
 
     def headers(self) -> dict[str, str]:
         """Headers sent with every request."""

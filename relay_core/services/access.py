@@ -64,7 +64,7 @@ class AccessService(Service):
         ):
             return Caller("operator", agent_header)
         if not token.startswith(AGENT_TOKEN_PREFIX):
-            raise AuthenticationError("the bearer token is not a Relay token")
+            raise AuthenticationError("the bearer token is unknown (not one Relay issued: a typo?)")
 
         agent_id = await self._agent_of(presented, before_lookup)
         if agent_id is None:

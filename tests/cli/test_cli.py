@@ -396,6 +396,33 @@ def test_ids_are_never_cut_at_80_columns(relay: Any) -> None:
     assert "restart the" in table and "…" not in table
 
 
+def test_titles_get_the_room_of_empty_columns_at_80_columns(relay: Any) -> None:
+    """A column empty on every row is left out, a short value (a status, a time ago) stays
+    whole, and a title takes what is left rather than ten characters a line."""
+    agent = f"summarizer-{uuid.uuid4().hex[:6]}"
+    token = relay("agents", "register", agent).stdout.split("token: ")[1].split()[0]
+    title = "summarize the quarterly report for the board meeting next week"
+    task = relay.json("tasks", "create", title)["task_id"]
+    relay("--agent", agent, "tasks", "claim", str(task))
+    asked = "Bash: npm test -- --runInBand --coverage"
+    relay("--token", token, "approvals", "request", asked)
+    for words, wanted in (
+        (("tasks", "list", "--claimed-by", agent), title),
+        (("--token", token, "approvals", "list"), asked),
+    ):
+        table = relay(*words).stdout
+        lines = table.splitlines()
+        heading = lines[0]
+        assert all(len(line) <= 80 for line in lines), table
+        assert "assignee" not in heading and "progress" not in heading, table
+        assert agent in table, table  # an id, whole
+        at = [name.strip() for name in heading.split("┃")].index("title")
+        rows = [line.split("│")[at].strip() for line in lines[2:]]
+        assert " ".join(rows) == wanted, table
+        assert len(rows) == 1 or max(len(line.rstrip()) for line in lines) >= 78, table
+    assert "s ago" in relay("--token", token, "approvals", "list").stdout
+
+
 def test_errors_go_to_stderr_with_exit_codes(relay: Any, server: LiveServer) -> None:
     created = relay.json("enroll", "request", f"err-{uuid.uuid4().hex[:6]}")
     relay("approvals", "reject", str(created["approval_id"]))
@@ -435,8 +462,27 @@ def test_whoami_says_who_the_server_says_the_token_is(relay: Any, server: LiveSe
     assert wrong.stdout == "" and "[unauthenticated, HTTP 401]" in wrong.stderr
     nowhere = relay("--url", "http://127.0.0.1:9", "whoami", code=3)
     assert nowhere.stdout == "" and nowhere.stderr.startswith("error: cannot reach")
+    assert nowhere.stderr.splitlines()[-1] == "is `relay serve` running at http://127.0.0.1:9?"
+    mistyped = relay("--token", "rly_agnet_typo", "whoami", code=1)
+    assert "the bearer token is unknown" in mistyped.stderr
     assert relay.json("whoami") == {"operator": True, "url": server.url}
     assert relay.json("status")["caller"] == "operator"
+
+
+def test_an_operator_token_of_any_form_is_known_as_the_operators_from_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RELAY_OPERATOR_TOKEN may be any string: the CLI asks the server whose a token is, so an
+    agent's command with the operator's token asks for --agent instead of the API's error."""
+    chosen = f"team-operator-{uuid.uuid4().hex}"
+    with live_server(tmp_path, RELAY_OPERATOR_TOKEN=chosen) as custom:
+        for name in ("RELAY_TOKEN", "RELAY_AGENT_ID", "RELAY_DATA_DIR"):
+            monkeypatch.delenv(name, raising=False)
+        asked = CliRunner().invoke(
+            app, ["--url", custom.url, "--token", chosen, "tasks", "claim", "7"]
+        )
+        assert asked.exit_code == 2, asked.stderr
+        assert "say which agent acts with --agent" in asked.stderr
 
 
 def test_lists_page_with_limit_and_all(relay: Any) -> None:
