@@ -34,11 +34,16 @@ REAL_HOME = Path(os.environ.get(REAL_HOME_VARIABLE) or os.path.expanduser("~")).
 # Relay's own directories in the real home, whoever writes them.
 RELAY_DIRS = [REAL_HOME / under / "relay" for under in list(PLACES.values())[1:]]
 # Under the real home, what a test run may write: the checkout (caches, bytecode), the
-# interpreter's environment, and the system's temporary directory.
+# interpreter's environment, and the system's temporary directory; but not one that holds the
+# real home itself (a HOME under /tmp), which would allow all of it.
 ALLOWED = [
-    Path(__file__).resolve().parents[1],
-    Path(sys.prefix).resolve(),
-    Path(tempfile.gettempdir()).resolve(),
+    place
+    for place in (
+        Path(__file__).resolve().parents[1],
+        Path(sys.prefix).resolve(),
+        Path(tempfile.gettempdir()).resolve(),
+    )
+    if not REAL_HOME.is_relative_to(place)
 ]
 _WRITING_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _MUTATING_EVENTS = {"os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.symlink", "os.link"}
