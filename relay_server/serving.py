@@ -223,13 +223,15 @@ def _port_or_refuse(settings: Settings) -> None:
 def _open_or_refuse(settings: Settings) -> BinaryIO | None:
     """Check that the database can be served before serving it: held alone (SQLite), opened
     and migrated. Whatever stops it is one line and a non-zero exit, not a traceback."""
+    from relay_core.storage.migrate import UnknownRevision  # alembic: loaded to migrate anyway
+
     url = settings.resolved_database_url
     try:
         held = serve_alone(SqliteStorage.file_of(url)) if url.startswith("sqlite") else None
         asyncio.run(_prepare(settings))
     except StorageUnavailable as exc:
         _refuse(settings, f"cannot start: {exc.logged}", 1)
-    except OSError as exc:
+    except (OSError, UnknownRevision) as exc:
         _refuse(settings, f"cannot start: {exc}", 1)
     return held
 

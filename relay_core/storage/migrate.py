@@ -6,6 +6,8 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -19,6 +21,22 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+class UnknownRevision(Exception):
+    """The database was upgraded by a newer Relay than this one: nothing here can serve it."""
+
+    def __init__(self, found: str, newest: str) -> None:
+        super().__init__(
+            f"the database's schema is at revision {found}, which this Relay does not know (it "
+            f"knows up to {newest}): a newer Relay upgraded it. Run that release again, or "
+            "restore the backup taken before the upgrade (docs/upgrading.md)"
+        )
+
+
 def upgrade(connection: Connection) -> None:
     """Upgrade the database behind ``connection`` to the newest revision."""
-    command.upgrade(alembic_config(connection), "head")
+    config = alembic_config(connection)
+    script = ScriptDirectory.from_config(config)
+    found = MigrationContext.configure(connection).get_current_revision()
+    if found is not None and found not in {r.revision for r in script.walk_revisions()}:
+        raise UnknownRevision(found, script.get_current_head() or "none")
+    command.upgrade(config, "head")

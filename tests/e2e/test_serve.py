@@ -11,7 +11,9 @@ from pathlib import Path
 
 import httpx
 
+from relay_core.storage.sqlite.driver import sqlite3
 from tests.live import live_server, registered, relay_command
+from tests.migrated import sqlite_store
 
 
 def test_relay_serve_runs_the_walkthrough_and_stops_gracefully(tmp_path: Path) -> None:
@@ -122,3 +124,31 @@ def test_a_sqlite_only_install_serves_without_asyncpg(tmp_path: Path) -> None:
             sent = http.post("/v1/messages", json={"to": "alice", "text": "hi"}, headers=as_alice)
             assert sent.status_code == 201
         assert "storage sqlite" in server.log.read_text()
+
+
+async def test_a_database_a_newer_relay_upgraded_is_one_line_naming_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """An older release started on a newer schema (a rollback without a restore) says so and
+    changes nothing, rather than a traceback from the migration tool."""
+    data = tmp_path / "data"
+    data.mkdir()
+    await sqlite_store(data / "relay.db")
+    with sqlite3.connect(data / "relay.db") as db:
+        db.execute("UPDATE alembic_version SET version_num = '9999_from_the_future'")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    done = subprocess.run(
+        [*relay_command(), "serve", "--port", "0", "--data-dir", str(data)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("relay: cannot start: the database's schema is at revision ")
+    assert "9999_from_the_future" in line and "docs/upgrading.md" in line
+    with sqlite3.connect(data / "relay.db") as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            ("9999_from_the_future",)
+        ]
