@@ -14,7 +14,8 @@ DATABASE_FILE = "relay.db"
 
 
 def default_data_dir() -> Path:
-    """The per-user data directory (``~/.local/share/relay`` on Linux)."""
+    """The per-user data directory: ``~/.local/share/relay`` on Linux,
+    ``~/Library/Application Support/relay`` on macOS."""
     return Path(user_data_dir("relay", appauthor=False))
 
 

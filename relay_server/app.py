@@ -19,6 +19,7 @@ from relay_core.services.base import utcnow
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server.addresses import AddressSlots
+from relay_server.api_docs import add_api_docs
 from relay_server.app_keys import (
     CALLER_LIMIT,
     ENROLL_LIMIT,
@@ -231,6 +232,7 @@ def create_app(
     add_email(app)
     add_metrics(app)
     add_console(app, token_hint(settings))
+    add_api_docs(app)
     allow_origins(app, settings.http.cors_origins)
     return app
 

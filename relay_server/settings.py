@@ -79,7 +79,10 @@ class HttpSettings(_Part):
         default=30.0, gt=0, description="time to send a request's whole body, from its head"
     )
     max_connections: int = Field(
-        default=1000, ge=1, description="open connections; past it a new one is answered 503"
+        default=1000,
+        ge=1,
+        description="open connections; past it a new one is answered 503 with Retry-After (the "
+        "file limit is raised to fit, up to the hard limit)",
     )
     max_connections_per_address: int | None = Field(
         default=None,
@@ -121,7 +124,9 @@ class SqliteSettings(_Part):
 
     synchronous: Literal["FULL", "NORMAL"] = Field(
         default="FULL",
-        description="FULL survives power loss; NORMAL (with WAL) survives a process crash only",
+        description="FULL: a 2xx survives power loss (one fsync per group commit); NORMAL: "
+        "no fsync at commit, so a write costs less, and it survives a crash of the process, "
+        "not of the machine (a power cut can lose the last commits)",
     )
 
 
@@ -129,10 +134,19 @@ class PostgresSettings(_Part):
     """The database for several processes or machines."""
 
     pool_size: int = Field(
-        default=POSTGRES_POOL_SIZE, ge=1, le=1000, description="connections per process"
+        default=POSTGRES_POOL_SIZE,
+        ge=1,
+        le=1000,
+        description="connections each Relay process holds at most (size PostgreSQL's "
+        "max_connections for this times the processes, plus one LISTEN connection each)",
     )
     synchronous_commit: Literal["on", "off", "local", "remote_write", "remote_apply"] | None = (
-        Field(default=None, description="for Relay's sessions; default: the server's")
+        Field(
+            default=None,
+            description="PostgreSQL's synchronous_commit for Relay's sessions: on answers a "
+            "write once it is flushed; off answers before, and a crash of PostgreSQL's machine "
+            "can lose the last commits (never half of one); default: the server's",
+        )
     )
 
 
@@ -142,11 +156,19 @@ class TelegramSettings(_Part):
     bot_token: SecretStr | None = Field(default=None, description="the bot's token")
     chat_id: int | None = Field(default=None, description="the operator's chat")
     api_url: str = Field(default="https://api.telegram.org", description="Bot API base URL")
-    mode: Literal["poll", "webhook"] = Field(default="poll", description="how updates arrive")
+    mode: Literal["poll", "webhook"] = Field(
+        default="poll",
+        description="how replies come back: poll (long polling, works behind NAT; of several "
+        "instances one polls) or webhook (Telegram calls /v1/bridges/telegram/webhook)",
+    )
     webhook_secret: SecretStr | None = Field(
         default=None, description="the secret Telegram sends with each webhook call"
     )
-    mirror_rooms: bool = Field(default=False, description="post room messages to their threads")
+    mirror_rooms: bool = Field(
+        default=False,
+        description="copy agents' room posts into each room's forum topic (after "
+        "relay spaces sync)",
+    )
     operators: CommaSeparated[int] = Field(
         default_factory=list,
         description="Telegram user ids allowed to answer and decide (comma-separated; empty: "
@@ -248,24 +270,36 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="address to listen on")
     port: int = Field(default=8765, ge=0, le=65535, description="port to listen on")
     data_dir: Path = Field(
-        default_factory=default_data_dir, description="where the SQLite file and token live"
+        default_factory=default_data_dir,
+        description="where the SQLite file and the generated operator token live",
     )
     database_url: str | None = Field(
         default=None,
-        description="SQLAlchemy URL; default: SQLite file in the data dir; 'memory://' keeps "
-        "nothing (a SQLite file in a temporary directory, removed at exit)",
+        description="a SQLite file (sqlite:///path), PostgreSQL (postgresql+asyncpg://…, with the "
+        "postgres extra), or 'memory://' to keep nothing (a SQLite file in a temporary directory, "
+        "removed at exit); default: relay.db in the data dir",
     )
     operator_token: SecretStr | None = Field(
-        default=None, description="the operator's token; default: generated in the data dir"
+        default=None,
+        description="the operator's bearer token; default: generated once, kept 0600 in the "
+        "data dir",
     )
-    auth: Literal["token", "none"] = Field(default="token", description="'none': no tokens")
+    auth: Literal["token", "none"] = Field(
+        default="token",
+        description="'none' turns checks off for demos: X-Agent-ID is trusted as given",
+    )
     workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
     shutdown_timeout: float = Field(
         default=10.0, ge=0, description="seconds in-flight requests get to finish on shutdown"
     )
-    log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR")
+    log_level: str = Field(
+        default="INFO",
+        description="DEBUG, INFO, WARNING or ERROR (INFO writes an access line a request)",
+    )
     log_format: Literal["text", "json"] = Field(
-        default="text", description="'json': one JSON object per line"
+        default="text",
+        description="'json': one JSON object per line, with request_id, operation, status, "
+        "duration_ms and caller on access lines",
     )
     mcp_operator_without_confirmation: bool = Field(
         default=False,

@@ -555,6 +555,39 @@ def test_a_command_is_approved_changed_on_a_phone(phone: Any, server: LiveServer
     shot(phone, "phone-approval-changed-decided")
 
 
+def test_the_queue_a_newcomer_sees_first_on_a_phone(phone: Any, server: LiveServer) -> None:
+    """The README's picture (docs/images/console-phone-queue.png, copied from the artifacts
+    when the console's look changes): coding agents' requests waiting, the newest first, on a
+    phone's first screen."""
+    asked = []
+    with operator(server) as op:
+        for agent, source, command in (
+            ("claude-web", "claude-code", "npm publish --tag next"),
+            ("codex-api", "codex", "cargo test --workspace"),
+            ("claude-docs", "claude-code", "git push origin docs"),
+        ):
+            token = op.post("/v1/agents/register", json={"agent_id": agent}).json()["token"]
+            payload = {"source": source, "tool_name": "Bash", "tool_input": {"command": command}}
+            asked.append(
+                op.post(
+                    "/v1/approvals",
+                    json={"title": f"Bash: {command}", "payload": payload},
+                    headers={"Authorization": f"Bearer {token}"},
+                ).json()["approval_id"]
+            )
+    sign_in(phone, server)
+    cards = phone.locator("article[data-approval]")
+    phone.locator(f"article[data-approval='{asked[0]}']").wait_for()
+    assert cards.count() == 3
+    assert cards.first.get_attribute("data-approval") == str(asked[-1])  # the newest first
+    assert "Bash: git push origin docs" in cards.first.inner_text()
+    assert phone.locator("#pending-count").inner_text() == "3"
+    fits_the_width(phone)
+    assert controls_too_small(phone) == []
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    phone.screenshot(path=str(ARTIFACTS / "console-phone-queue.png"))  # the first screen only
+
+
 def test_a_question_is_answered_on_a_phone(phone: Any, server: LiveServer) -> None:
     with operator(server) as op:
         token = op.post("/v1/agents/register", json={"agent_id": "planner"}).json()["token"]
@@ -873,3 +906,27 @@ def test_reservations_by_workspace_and_one_released(phone: Any, server: LiveServ
     phone.get_by_role("button", name=f"Release reservation {held}").wait_for(state="detached")
     with operator(server) as op:
         assert op.get(f"/v1/reservations/{held}").json()["status"] == "released"
+
+
+def test_the_api_reference_is_browsable_at_docs_from_the_server_alone(
+    page: Any, server: LiveServer
+) -> None:
+    """/docs shows every operation of /openapi.json with nothing fetched from elsewhere, under
+    the console's Content-Security-Policy, which refuses nothing it needs."""
+    asked: list[str] = []
+    refused: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.on("console", lambda m: refused.append(m.text) if m.type == "error" else None)
+    answered = httpx.get(f"{server.url}/docs")
+    assert answered.headers["Content-Security-Policy"].startswith("default-src 'self'")
+    page.goto(f"{server.url}/docs")
+    page.locator(".opblock").first.wait_for()
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    operations = sum(len(methods) for methods in document["paths"].values())
+    assert page.locator(".opblock").count() == operations
+    page.get_by_text("/v1/messages/{message_id}/ack").first.click()  # opens it
+    page.get_by_text("MessageAck").first.wait_for()
+    assert all(url.startswith(server.url) for url in asked), asked
+    assert refused == [], refused
+    assert httpx.get(f"{server.url}/docs/swagger-editor.js").status_code == 404
+    shot(page, "api-docs")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -230,6 +231,10 @@ def test_the_curl_walkthrough(tmp_path: Path) -> None:
         assert '"status":"acked"' in done.stdout
         assert '"status":"completed"' in done.stdout
         assert '"token":"rly_agent_' in done.stdout  # carol's first poll after approval
+        # Each answer on a line of its own, and nothing left behind in the directory.
+        answers = done.stdout.splitlines()
+        assert len(answers) == 6 and all(json.loads(line) for line in answers), done.stdout
+        assert not (tmp_path / "enroll.json").exists()
 
 
 def test_every_install_command_names_this_distribution() -> None:
