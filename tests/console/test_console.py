@@ -463,12 +463,17 @@ def test_the_console_on_a_phone(phone: Any, server: LiveServer) -> None:
     phone.locator("#view[data-view=approvals]").wait_for()
     phone.get_by_text("Nothing decided yet.").or_(phone.locator("#view table")).first.wait_for()
 
-    # One row of navigation: every link and Sign out on the same line, the header short.
-    tops = phone.evaluate(
-        "[...document.querySelectorAll('nav a, nav button')].map((e) => e.offsetTop)"
-    )
+    # One row of navigation that fades at the edge to say it scrolls; search and Sign out in
+    # reach above it, on the first screen, without scrolling anything.
+    tops = phone.evaluate("[...document.querySelectorAll('nav a')].map((e) => e.offsetTop)")
     assert len(set(tops)) == 1, tops
-    assert phone.locator("header").bounding_box()["height"] <= 64
+    nav = phone.locator("nav")
+    assert nav.evaluate("(e) => e.scrollWidth > e.clientWidth")
+    assert "gradient" in nav.evaluate("(e) => getComputedStyle(e).maskImage")
+    for reachable in (phone.get_by_label("Search what was written"), phone.locator("#sign-out")):
+        box = reachable.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["y"] < 60, box
+    assert phone.locator("header").bounding_box()["height"] <= 110
     fits_the_width(phone)
     assert controls_too_small(phone) == []
     # A decided card is padded as a pending one is.
@@ -669,6 +674,14 @@ def test_the_search_box_finds_a_conversation_a_task_and_an_approval(
     results = page.locator("#view table")
     results.get_by_text("renewed?").first.wait_for()
     assert {"TLS cert", "TLS"} & set(results.locator("mark").all_inner_texts())
+    # Results look alike, whatever they lead to: a conversation's button, a task's link.
+    found = results.locator(".result")
+    looks = (
+        "(e) => { const s = getComputedStyle(e);"
+        " return [s.color, s.textDecorationLine, s.fontSize]; }"
+    )
+    assert found.count() >= 2
+    assert len({tuple(r.evaluate(looks)) for r in found.all()}) == 1
     shot(page, "view-search")
     page.get_by_role("button", name=f"message {asked.json()['message_id']}").click()
     conversation = page.locator("#thread")
@@ -679,7 +692,7 @@ def test_the_search_box_finds_a_conversation_a_task_and_an_approval(
     ticks = conversation.locator("td[data-label=Receipt] .ticks").first.get_attribute("title")
     assert ticks is not None and "acknowledged" in ticks
     page.get_by_role("link", name=f"task {task['task_id']}").click()
-    page.locator("#trail").get_by_text(f"Trail of task {task['task_id']}").wait_for()
+    page.locator("#trail").get_by_text(f"Task {task['task_id']}: ").wait_for()
     page.get_by_label("Search what was written").fill("nginx")
     page.get_by_label("Search what was written").press("Enter")
     page.get_by_role("link", name=f"approval {approval['approval_id']}").click()
@@ -930,3 +943,82 @@ def test_the_api_reference_is_browsable_at_docs_from_the_server_alone(
     assert refused == [], refused
     assert httpx.get(f"{server.url}/docs/swagger-editor.js").status_code == 404
     shot(page, "api-docs")
+
+
+SMALL_TEXT = """() => [...document.querySelectorAll('button, input, select, textarea')]
+  .filter((e) => e.offsetParent !== null)
+  .filter((e) => parseFloat(getComputedStyle(e).fontSize) < 16)
+  .map((e) => `${e.tagName} ${e.name || e.id || e.textContent}`)"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_console_looks_finished_at_either_width(
+    browser: Any, server: LiveServer, width: int
+) -> None:
+    """Every control at 16 px or more; the bar where it was whatever the view; a task opened
+    says what it is and what can be done; decided approvals named in words; a title with no
+    space in it wraps; an agent's last heartbeat called so."""
+    context = browser.new_context(
+        viewport={"width": width, "height": 900 if width > 390 else 844},
+        has_touch=width == 390,
+        is_mobile=width == 390,
+    )
+    page = context.new_page()
+    unbroken = "refactor_" * 14
+    with operator(server) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "worker-1"}).json()["token"]
+        agent = {"Authorization": f"Bearer {token}"}
+        task = op.post(
+            "/v1/tasks", json={"title": unbroken, "payload": {"repo": "shop", "files": 12}}
+        ).json()
+        op.post(f"/v1/tasks/{task['task_id']}/claim", json={"agent_id": "worker-1"}, headers=agent)
+        asked = op.post("/v1/approvals", json={"title": "Deploy build 7"}, headers=agent).json()
+        op.post(f"/v1/approvals/{asked['approval_id']}/approve", json={"note": "go"})
+    sign_in(page, server)
+    page.locator("#view[data-view=approvals]").wait_for()
+    decided = page.locator(f"tr:has([data-approval='{asked['approval_id']}'])")
+    assert f"#{asked['approval_id']}" in decided.inner_text()
+    if width == 390:
+        label = decided.locator("td").first.evaluate(
+            "(e) => getComputedStyle(e, '::before').content"
+        )
+        assert label == '"Approval: "'
+    shot(page, f"polish-{width}-approvals")
+
+    bar = None
+    for view in ("approvals", "agents", "tasks", "policies", "webhooks", "reservations"):
+        page.goto(f"{server.url}/console#{view}")
+        page.locator(f"#view[data-view={view}]").wait_for()
+        assert page.evaluate(SMALL_TEXT) == [], view
+        fits_the_width(page, width)
+        where = page.evaluate(
+            "[...document.querySelectorAll('header h1, nav a, #tools > *')]"
+            ".map((e) => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width]; })"
+        )
+        assert bar is None or where == bar, view  # nothing in the bar moves
+        bar = where
+        if view in ("policies", "webhooks"):
+            shot(page, f"polish-{width}-{view}")
+
+    page.goto(f"{server.url}/console#agents")
+    page.get_by_role("columnheader", name="Last heartbeat").or_(
+        page.locator("td[data-label='Last heartbeat']")
+    ).first.wait_for()
+
+    page.goto(f"{server.url}/console#tasks")
+    opener = page.get_by_role("button", name=f"#{task['task_id']} {unbroken}")
+    box = opener.bounding_box()
+    assert box["x"] + box["width"] <= width  # the unbroken title wrapped inside its card
+    opener.click()
+    trail = page.locator("#trail")
+    trail.get_by_text("Trail").wait_for()
+    facts = trail.locator(".task-facts").inner_text()
+    for said in ("claimed", "by operator", "by worker-1", "1 of 1", '"repo": "shop"'):
+        assert said in facts, facts
+    assert trail.get_by_role("button", name="Fail it for worker-1").is_visible()
+    fits_the_width(page, width)
+    shot(page, f"polish-{width}-task")
+    trail.get_by_label("Why it failed").fill("stuck on a lock")
+    trail.get_by_role("button", name="Fail it for worker-1").click()
+    page.get_by_text("Error: stuck on a lock").wait_for()
+    context.close()

@@ -358,7 +358,7 @@ async function approvalsView() {
     pending.length ? pending.map((a, i) => card(a, evidence[i])) : el("p", { class: "muted" }, "Nothing waits for you."),
     el("h2", {}, "Decided"),
     table([
-      ["#", (a) => el("span", { "data-approval": a.approval_id }, a.approval_id)], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
+      ["Approval", (a) => el("span", { "data-approval": a.approval_id }, `#${a.approval_id}`)], ["Kind", (a) => a.kind], ["Title", (a) => a.title],
       ["Outcome", (a) => el("span", { class: "status" }, a.interrupt ? `${a.status}, agent stopped` : a.status)],
       ["Changed", (a) => a.approved_payload
         ? `runs: ${elide(commandOf(a, a.approved_payload) ?? pretty(a.approved_payload), 200)}` : ""],
@@ -403,7 +403,9 @@ async function agentsView() {
     ["Agent", (a) => a.agent_id], ["Name", (a) => a.name || ""], ["Kind", (a) => a.kind || ""],
     ["Capabilities", (a) => a.capabilities.join(", ")],
     ["Presence", (a) => el("span", { class: a.presence }, a.presence)],
-    ["Status", (a) => a.status || ""], ["Last seen", (a) => when(a.last_seen_at) || "never"],
+    ["Status", (a) => a.status || ""],
+    // Presence is read from heartbeats alone (RELAY_PRESENCE_TTL): the column says so.
+    ["Last heartbeat", (a) => when(a.last_seen_at) || "never"],
     ["Inbox", (a) => a.pending_messages ?? ""],
   ], agents, "No agent yet: register one (relay agents register NAME) or approve an enrollment.")];
 }
@@ -412,11 +414,14 @@ async function tasksView() {
   const tasks = await listAll("/v1/tasks", "tasks");
   const columns = ["open", "claimed", "in_progress", "completed", "failed"];
   const trail = el("section", { id: "trail" });
-  const show = (task) => async () => {
-    const events = await listAll(`/v1/tasks/${task.task_id}/events`, "events");
-    present(trail, `Trail of task ${task.task_id}: ${task.title}`,
+  const show = (listed) => async () => {
+    const [task, events] = await Promise.all([
+      api("GET", `/v1/tasks/${listed.task_id}`), listAll(`/v1/tasks/${listed.task_id}/events`, "events")]);
+    present(trail, `Task ${task.task_id}: ${task.title}`, el("div", {},
+      taskFacts(task), taskActions(task),
+      el("h4", {}, "Trail"),
       table([["When", (e) => when(e.created_at)], ["Kind", (e) => e.kind], ["Agent", (e) => e.agent_id || ""],
-             ["Progress", (e) => e.progress ?? ""], ["Message", (e) => e.message || ""]], events));
+             ["Progress", (e) => e.progress ?? ""], ["Message", (e) => e.message || ""]], events)));
   };
   const linked = tasks.find((t) => String(t.task_id) === named());
   if (linked) setTimeout(show(linked));  // #tasks/7: a search's link opens its trail
@@ -432,6 +437,38 @@ async function tasksView() {
         el("p", { class: "muted facts" }, facts(task)),
         task.error ? el("p", { class: "error" }, `Error: ${task.error}`) : null))))),
   ), trail];
+}
+
+// What a task is: who made it, where it stands, who holds it and what it carries.
+function taskFacts(task) {
+  const facts = [
+    ["Status", el("span", { class: "status" }, task.status.replace("_", " "))],
+    ["Created", `${when(task.created_at)} by ${task.created_by}`],
+    ["For", task.assignee || "anyone"],
+    ["Claimed", task.claimed_by ? `by ${task.claimed_by}, ${when(task.claimed_at)}` : "not yet"],
+    ["Lease", task.lease_expires_at ? `ends ${until(task.lease_expires_at)}` : null],
+    ["Attempts", `${task.attempts} of ${task.max_attempts}`],
+    ["Progress", task.progress !== null ? `${task.progress}%` : null],
+    ["Priority", String(task.priority)],
+    ["Description", task.description],
+    ["Payload", Object.keys(task.payload).length ? el("pre", {}, elide(pretty(task.payload))) : null],
+    ["Result", task.result !== null ? el("pre", {}, elide(pretty(task.result))) : null],
+    ["Error", task.error ? el("span", { class: "error" }, task.error) : null],
+  ].filter(([, value]) => value !== null && value !== "");
+  return el("dl", { class: "task-facts" }, facts.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]));
+}
+
+// What the operator can do to a task held by an agent that went quiet: fail it, with a reason,
+// as that agent (its attempts decide whether it opens again).
+function taskActions(task) {
+  if (!task.claimed_by || !["claimed", "in_progress"].includes(task.status)) return null;
+  const reason = el("input", { type: "text", id: `fail-${task.task_id}`, "aria-label": "Why it failed" });
+  return el("div", { class: "decision" }, field("Why it failed ", reason),
+    actionButton(`Fail it for ${task.claimed_by}`, async () => {
+      await api("POST", `/v1/tasks/${task.task_id}/fail`,
+        { agent_id: task.claimed_by, error: reason.value || "failed by the operator" });
+      await render();
+    }));
 }
 
 async function roomsView() {
@@ -466,7 +503,7 @@ async function reservationsView() {
     on: { click: reporting(async () => { await api("POST", `/v1/reservations/${r.reservation_id}/release`); await render(); }) } },
     "Release");
   const sections = [...byWorkspace.entries()].map(([workspace, held]) => [el("h3", {}, workspace), table([
-    ["#", (r) => r.reservation_id], ["Holder", (r) => r.holder], ["Paths", (r) => r.paths.join(" ")],
+    ["Reservation", (r) => `#${r.reservation_id}`], ["Holder", (r) => r.holder], ["Paths", (r) => r.paths.join(" ")],
     ["Kind", (r) => (r.exclusive ? "exclusive" : "shared")], ["Reason", (r) => r.reason || ""],
     ["Task", (r) => r.task_id ?? ""], ["Until", (r) => new Date(r.expires_at).toLocaleString()], ["End", release],
   ], held)]);
@@ -551,7 +588,7 @@ async function policiesView() {
     el("h2", {}, `Policies (${policies.length})`),
     el("p", { class: "muted" }, "Tried in order of priority (higher first), reject before approve, older first; the first that matches decides."),
     table([
-      ["#", (p) => p.policy_id], ["Name", (p) => p.name], ["Decision", (p) => p.decision],
+      ["Policy", (p) => `#${p.policy_id}`], ["Name", (p) => p.name], ["Decision", (p) => p.decision],
       ["Priority", (p) => p.priority], ["Match", (p) => el("pre", {}, pretty(p.match))],
       ["Limit", (p) => (p.limit ? `${p.limit.count} per ${p.limit.per_seconds} s` : "")],
       ["Version", (p) => p.version], ["Enabled", (p) => (p.enabled ? "yes" : "no")], ["", toggle],
@@ -568,7 +605,7 @@ async function deliveriesOf(hook, section) {
     await deliveriesOf(hook, section);
   }));
   present(section, `Deliveries to ${hook.url}`, table([
-    ["#", (d) => d.delivery_id], ["Event", (d) => d.event_type], ["Status", (d) => el("span", { class: "status" }, d.status)],
+    ["Delivery", (d) => `#${d.delivery_id}`], ["Event", (d) => d.event_type], ["Status", (d) => el("span", { class: "status" }, d.status)],
     ["Attempts", (d) => d.attempts], ["Answer", (d) => d.last_status_code ?? ""], ["Error", (d) => d.last_error || ""],
     ["Next attempt", (d) => (d.next_attempt_at ? until(d.next_attempt_at) : "")], ["When", (d) => when(d.created_at)],
     ["webhook-id", (d) => d.message_id], ["", retry],
@@ -610,7 +647,7 @@ async function webhooksView() {
     el("p", { class: "muted" }, "Events POSTed to your systems, signed (Standard Webhooks) and retried; receivers verify them and deduplicate by webhook-id."),
     el("p", { id: "webhook-secret", class: "secret", role: "status" }),
     table([
-      ["#", (h) => h.webhook_id], ["URL", (h) => h.url], ["Events", (h) => h.events.join(", ")],
+      ["Webhook", (h) => `#${h.webhook_id}`], ["URL", (h) => h.url], ["Events", (h) => h.events.join(", ")],
       ["Description", (h) => h.description || ""],
       ["Enabled", (h) => (h.enabled ? "yes" : `no (${h.disabled_reason || "disabled"})`)], ["", actions],
     ], hooks, "No webhook: nothing is sent out."),
@@ -654,9 +691,9 @@ async function searchView() {
   };
   const link = (hit) => {
     const label = `${hit.kind.replace("_", " ")} ${hit.id}`;
-    if (hit.kind === "message" || hit.kind === "room_post") return el("button", { type: "button", on: { click: open(hit) } }, label);
-    if (hit.kind === "task") return el("a", { href: `#tasks/${hit.id}` }, label);
-    if (hit.kind === "approval") return el("a", { href: `#approvals/${hit.id}` }, label);
+    if (hit.kind === "message" || hit.kind === "room_post") return el("button", { type: "button", class: "result", on: { click: open(hit) } }, label);
+    if (hit.kind === "task") return el("a", { class: "result", href: `#tasks/${hit.id}` }, label);
+    if (hit.kind === "approval") return el("a", { class: "result", href: `#approvals/${hit.id}` }, label);
     return label;
   };
   return [el("h2", {}, `Search: ${query}`), table([
@@ -723,6 +760,7 @@ function signOut(message) {
   cursor = null;
   sessionStorage.removeItem(TOKEN_KEY);
   document.getElementById("nav").hidden = true;
+  document.getElementById("tools").hidden = true;
   document.getElementById("view").hidden = true;
   document.getElementById("sign-in").hidden = false;
   document.getElementById("sign-in-error").textContent = message || "";
@@ -742,6 +780,7 @@ async function signIn(candidate) {
   cursor = (await api("GET", "/v1/events")).cursor;
   document.getElementById("sign-in").hidden = true;
   document.getElementById("nav").hidden = false;
+  document.getElementById("tools").hidden = false;
   document.getElementById("view").hidden = false;
   await render();
   watch();
