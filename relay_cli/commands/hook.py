@@ -28,6 +28,8 @@ from relay_cli import edits, handover
 from relay_cli._common import Connection
 from relay_client import RelayClient
 from relay_client.coding_agents import prompt_payload, title_of
+from relay_client.errors import APIStatusError
+from relay_client.errors import ConnectionError as RelayConnectionError
 
 app = typer.Typer(
     help="Permission prompts of coding agents, answered by the operator (their hook command).",
@@ -85,6 +87,7 @@ def _answer(
     started = time.monotonic()
     tool_name, tool_input = prompt["tool_name"], prompt.get("tool_input") or {}
     if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
+        say(f"nothing to say: its input is not a permission prompt it knows; {FALLBACK}")
         return None
     cwd = prompt["cwd"] if isinstance(prompt.get("cwd"), str) else ""
     payload = prompt_payload(
@@ -96,15 +99,38 @@ def _answer(
             title_of(tool_name, tool_input, cwd), payload=payload, expires_in=timeout
         )
         approval = _decided(client, asked, started + timeout)
-    if approval is None:
-        return None  # nobody decided in time
+    if approval is None or approval.status == "expired":
+        say(f"nobody decided approval {asked.approval_id} within {timeout} s; {FALLBACK}")
+        return None
     if approval.status == "approved":
         return allowed(source, approval)
     if approval.status == "rejected":
         # Codex's hook fails closed on interrupt (its schema reserves it): a plain deny there.
         stop = approval.interrupt and source == "claude-code"
         return output("deny", approval.note or "rejected by the operator", interrupt=stop)
-    return None  # expired: nobody answered in time
+    say(f"approval {asked.approval_id} was {approval.status}; {FALLBACK}")
+    return None
+
+
+FALLBACK = "the agent asks in its terminal"
+
+
+def say(line: str) -> None:
+    """The hook's one line on stderr: why it says nothing (the host shows it in its log)."""
+    sys.stderr.write(f"relay hook: {line}\n")
+
+
+def failure(exc: Exception) -> str:
+    """What went wrong, in words: the reader of a host's log should not need the source."""
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        return "its input is not JSON"
+    if isinstance(exc, KeyError | TypeError | AttributeError):
+        return "its input is not a hook event it knows (a field is missing or of another kind)"
+    if isinstance(exc, RelayConnectionError):  # it names the URL tried
+        return f"{exc} (is relay serve running there?)"
+    if isinstance(exc, APIStatusError):
+        return f"Relay refused: {exc.message} (HTTP {exc.status_code})"
+    return f"it failed: {exc or type(exc).__name__}"
 
 
 def allowed(source: Source, approval: Approval) -> dict[str, Any] | None:
@@ -242,8 +268,7 @@ def run(ctx: typer.Context, source: Source, timeout: int, reserve_on_edit: bool 
         else:
             answer = _answer(source, given, timeout, conn)
     except Exception as exc:  # the agent's own prompt is the fallback, never an allow
-        why = type(exc).__name__
-        sys.stderr.write(f"relay hook: nothing to say ({why}); the agent goes on as without it\n")
+        say(f"nothing to say: {failure(exc)}; {FALLBACK}")
         return
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")

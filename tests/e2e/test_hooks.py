@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -326,6 +327,10 @@ def test_nobody_deciding_in_time_prints_nothing_and_the_approval_expires(
     out, err = process.communicate(timeout=30)
     took = time.monotonic() - started
     assert process.returncode == 0 and out == b"", err
+    [line] = err.decode().splitlines()  # the one promised line
+    assert re.fullmatch(
+        r"relay hook: nobody decided approval \d+ within 2 s; the agent asks in its terminal", line
+    ), line
     # It waited until less than a second of its two was left (it returns before the host's
     # own timeout would kill it), then returned; the upper margin is the interpreter's start
     # and the approval's expiry on a loaded machine (four test workers on two cores).
@@ -346,9 +351,13 @@ def test_a_server_that_cannot_be_reached_prints_nothing(tmp_path: Path) -> None:
     prompt = (HOOKS / "claude-code" / "bash.json").read_bytes()
     for source in ("claude-code", "codex"):
         started = time.monotonic()
-        process = hook(source, prompt, f"http://127.0.0.1:{free_port()}", "rly_agent_x", tmp_path)
+        url = f"http://127.0.0.1:{free_port()}"
+        process = hook(source, prompt, url, "rly_agent_x", tmp_path)
         out, err = process.communicate(timeout=30)
         assert process.returncode == 0 and out == b"", err
+        [line] = err.decode().splitlines()
+        assert line.startswith(f"relay hook: nothing to say: cannot reach {url}: "), line
+        assert line.endswith("(is relay serve running there?); the agent asks in its terminal")
         assert time.monotonic() - started < 5
 
 
@@ -359,6 +368,9 @@ def test_input_that_cannot_be_read_prints_nothing(
     process = hook("claude-code", prompt, server.url, coder, tmp_path)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0 and out == b"", err
+    [line] = err.decode().splitlines()  # in words, not an exception's name
+    assert line.startswith("relay hook: nothing to say: its input is not "), line
+    assert not re.search(r"\b[A-Z][a-z]+Error\b", line), line
 
 
 def test_a_url_is_titled_by_the_host_a_browser_reaches(
