@@ -1,11 +1,17 @@
 """A coding agent's permission prompt as an approval's payload carries it (``relay hook``, the
-Claude Code channel): ``source``, ``tool_name``, ``tool_input`` and ``cwd``. A request to run a
-shell command names it in ``tool_input.command``."""
+Claude Code channel): ``source``, ``tool_name``, ``tool_input`` and ``cwd``, and the title the
+operator reads. A request to run a shell command names it in ``tool_input.command``. No
+pydantic here: the hooks read it on every tool call."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
+
+import ada_url
+
+MAX_TITLE = 500
 
 # The sources whose host cannot run a prompt changed, and why: their requests are approved or
 # rejected as asked.
@@ -34,3 +40,55 @@ def with_command(payload: Mapping[str, Any] | None, command: str) -> dict[str, A
     if payload is None or command_of(payload) is None:
         raise ValueError("the request asks to run no command: change its payload instead")
     return {**payload, "tool_input": {**payload["tool_input"], "command": command}}
+
+
+def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
+    """A title the operator reads at a glance, starting with the tool's name: ``Bash: npm
+    publish``, ``Edit: src/app.py``, ``WebFetch: example.com``, an MCP tool by its name."""
+    subject = ""
+    if isinstance(tool_input.get("command"), str):
+        subject = tool_input["command"]
+    elif isinstance(tool_input.get("file_path"), str):
+        subject = _relative(tool_input["file_path"], cwd)
+    elif isinstance(tool_input.get("notebook_path"), str):
+        subject = _relative(tool_input["notebook_path"], cwd)
+    elif isinstance(tool_input.get("url"), str):
+        subject = host_of(tool_input["url"]) or tool_input["url"]
+    elif isinstance(tool_input.get("query"), str):
+        subject = tool_input["query"]
+    elif isinstance(tool_input.get("description"), str):
+        subject = tool_input["description"]
+    line = " ".join(subject.split())  # one line, however the command was written
+    title = f"{tool_name}: {line}" if line else tool_name
+    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
+
+
+def prompt_payload(
+    source: str, tool_name: str, tool_input: dict[str, Any] | None, cwd: str, **more: Any
+) -> dict[str, Any]:
+    """What an approval for a permission prompt carries, and policies match on: where it came
+    from, the tool and its input (None: not whole, so not given), the working directory,
+    ``more``, and for a tool with a ``url`` the host it reaches (``url_host``)."""
+    payload: dict[str, Any] = {"source": source, "tool_name": tool_name, "cwd": cwd, **more}
+    if tool_input is not None:
+        payload["tool_input"] = tool_input
+        if isinstance(tool_input.get("url"), str):
+            payload["url_host"] = host_of(tool_input["url"])
+    return payload
+
+
+def host_of(url: str) -> str | None:
+    """The host a browser or fetcher would reach at ``url``, parsed as the WHATWG URL standard
+    says (``https://evil.example\\@github.com/`` reaches evil.example, which Python's urlsplit
+    reads as github.com); None when it is no URL."""
+    try:
+        return ada_url.URL(url).hostname or None
+    except ValueError:
+        return None
+
+
+def _relative(path: str, cwd: str) -> str:
+    try:
+        return str(PurePosixPath(path).relative_to(cwd)) if cwd else path
+    except ValueError:
+        return path

@@ -1,5 +1,5 @@
 """``python -m relay_cli``: the same as the ``relay`` command."""
 
-from relay_cli.main import app
+from relay_cli.root import run
 
-app(prog_name="relay")
+run()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
@@ -21,8 +20,9 @@ from rich.text import Text
 
 from relay_api.elision import elide
 from relay_api.models import OPERATOR, Page
+from relay_cli.connection import Connection
 from relay_client import RelayClient
-from relay_client._base import where_tokens_are_looked_for
+from relay_client.config import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
 from relay_client.errors import ConnectionError as RelayConnectionError
 from relay_client.errors import TimeoutError as RelayTimeoutError
@@ -43,15 +43,6 @@ Cursor = Annotated[
     str | None, typer.Option("--cursor", help="The page after the one that printed this cursor.")
 ]
 P = TypeVar("P", bound=Page)
-
-
-@dataclass
-class Connection:
-    """Global options of the ``relay`` command."""
-
-    url: str | None = None
-    token: str | None = None
-    agent: str | None = None
 
 
 def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:

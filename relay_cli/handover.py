@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from platformdirs import user_state_dir
 
@@ -28,7 +28,6 @@ from relay_client.coding_agents import (
 )
 from relay_client.kept_files import Cursor, file_name, server_folder, write_json
 
-EVENTS: Final = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
 MAX_BLOCKS = 5  # Stop blocks in one session; past them it always may stop
 MAX_ITEMS = 20  # of each kind handed at once; the rest comes at the next event
 KEPT_IDS = 1000  # of the ids a session was handed, the newest
@@ -110,8 +109,8 @@ def summary(news: list[News]) -> str:
 def hand_over(
     event: str, given: dict[str, Any], url: str | None, token: str | None, timeout: float
 ) -> dict[str, Any] | None:
-    """The hook's answer to ``event`` (one of ``EVENTS``) with input ``given``, or None to
-    print nothing."""
+    """The hook's answer to ``event`` (``Stop``, ``SessionStart`` or ``UserPromptSubmit``)
+    with input ``given``, or None to print nothing."""
     if event == "Stop" and given.get("stop_hook_active") is True:
         return None
     session = given["session_id"] if isinstance(given.get("session_id"), str) else ""

@@ -11,8 +11,9 @@ from typing import Any, ClassVar, Generic, TypedDict, TypeVar, Unpack
 import httpx
 from pydantic import BaseModel
 
-from relay_client._base import ClientConfig, Outcome, decode, prepared, resumed
+from relay_client._base import Outcome, decode, prepared, resumed
 from relay_client._flow import C, Send
+from relay_client.config import ClientConfig
 from relay_client.resources._generated import (
     Actions,
     Agents,

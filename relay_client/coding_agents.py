@@ -1,77 +1,19 @@
-"""What Relay and a coding agent's session say to each other, wherever they meet (the ``relay
-hook`` commands, the Claude Code channel of ``relay mcp``): a permission prompt's approval title
-and the host a URL reaches; the news handed to the session (a message, a task, a decision), as
-text that says who wrote it and the ids to answer with."""
+"""What Relay says to a coding agent's session, wherever they meet (the ``relay hook``
+commands, the Claude Code channel of ``relay mcp``): the news handed to the session (a message,
+a task, a decision), as text that says who wrote it and the ids to answer with. A permission
+prompt's approval title and payload are relay_api.prompts'."""
 
 from __future__ import annotations
-
-from pathlib import PurePosixPath
-from typing import Any
-
-import ada_url
 
 from relay_api import models as m
 from relay_api.elision import elide
 
-MAX_TITLE = 500
 MAX_TEXT = 4000  # of a text handed to a session, beyond which it is cut and a tool reads it
 SOURCE_CHANNEL = "claude-code-channel"
 # Approvals a hook or the channel files and waits on itself: their decisions are not news.
 PROMPT_SOURCES = frozenset({"claude-code", "codex", SOURCE_CHANNEL})
 # What a session is handed: the text it reads, and the ids (Claude Code's <channel> attributes).
 News = tuple[str, dict[str, str]]
-
-
-def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
-    """A title the operator reads at a glance, starting with the tool's name: ``Bash: npm
-    publish``, ``Edit: src/app.py``, ``WebFetch: example.com``, an MCP tool by its name."""
-    subject = ""
-    if isinstance(tool_input.get("command"), str):
-        subject = tool_input["command"]
-    elif isinstance(tool_input.get("file_path"), str):
-        subject = _relative(tool_input["file_path"], cwd)
-    elif isinstance(tool_input.get("notebook_path"), str):
-        subject = _relative(tool_input["notebook_path"], cwd)
-    elif isinstance(tool_input.get("url"), str):
-        subject = host_of(tool_input["url"]) or tool_input["url"]
-    elif isinstance(tool_input.get("query"), str):
-        subject = tool_input["query"]
-    elif isinstance(tool_input.get("description"), str):
-        subject = tool_input["description"]
-    line = " ".join(subject.split())  # one line, however the command was written
-    title = f"{tool_name}: {line}" if line else tool_name
-    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
-
-
-def prompt_payload(
-    source: str, tool_name: str, tool_input: dict[str, Any] | None, cwd: str, **more: Any
-) -> dict[str, Any]:
-    """What an approval for a permission prompt carries, and policies match on: where it came
-    from, the tool and its input (None: not whole, so not given), the working directory,
-    ``more``, and for a tool with a ``url`` the host it reaches (``url_host``)."""
-    payload: dict[str, Any] = {"source": source, "tool_name": tool_name, "cwd": cwd, **more}
-    if tool_input is not None:
-        payload["tool_input"] = tool_input
-        if isinstance(tool_input.get("url"), str):
-            payload["url_host"] = host_of(tool_input["url"])
-    return payload
-
-
-def host_of(url: str) -> str | None:
-    """The host a browser or fetcher would reach at ``url``, parsed as the WHATWG URL standard
-    says (``https://evil.example\\@github.com/`` reaches evil.example, which Python's urlsplit
-    reads as github.com); None when it is no URL."""
-    try:
-        return ada_url.URL(url).hostname or None
-    except ValueError:
-        return None
-
-
-def _relative(path: str, cwd: str) -> str:
-    try:
-        return str(PurePosixPath(path).relative_to(cwd)) if cwd else path
-    except ValueError:
-        return path
 
 
 def _cut(text: str, whole: str) -> str:

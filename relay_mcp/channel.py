@@ -31,6 +31,7 @@ from platformdirs import user_state_dir
 from pydantic import ConfigDict
 
 from relay_api import models as m
+from relay_api.prompts import prompt_payload, title_of
 from relay_client import AsyncRelayClient, errors
 from relay_client.coding_agents import (
     SOURCE_CHANNEL,
@@ -38,9 +39,7 @@ from relay_client.coding_agents import (
     contest_news,
     denial_news,
     message_news,
-    prompt_payload,
     task_news,
-    title_of,
 )
 from relay_client.kept_files import Cursor, file_name, server_folder
 

@@ -28,6 +28,21 @@ def test_the_contract_imports_nothing_of_relay() -> None:
     assert "cryptography" not in loaded
 
 
+# The SDK as code uses it (the package itself loads its parts when they are first named).
+SDK = "from relay_client import Agent, AsyncRelayClient, RelayClient, enroll_and_wait"
+
+
+def test_the_hooks_prompt_path_loads_no_http_client_nor_models() -> None:
+    """A coding agent runs ``relay hook`` before every prompt it shows: what answers a prompt
+    (the hook's command, its requests, the configuration) imports neither the SDK's HTTP
+    client, nor pydantic, nor rich (docs/performance.md says what that saves)."""
+    loaded = loaded_after("import relay_cli.root, relay_cli.commands.hook")
+    assert {"httpx", "pydantic", "rich", "relay_client._client"}.isdisjoint(
+        loaded_after("import relay_cli.root, relay_cli.commands.hook", whole=True)
+    )
+    assert {"aiohttp", "sqlalchemy"}.isdisjoint(loaded)
+
+
 # What the client side may use of relay_core: where a local server keeps its files, and (for
 # `relay serve`'s flags, read from the server's settings) the token maker and core settings.
 CLIENT_SIDE_MAY_USE = {"relay_core", "relay_core.paths", "relay_core.auth", "relay_core.config"}
@@ -35,7 +50,7 @@ CLIENT_SIDE_MAY_USE = {"relay_core", "relay_core.paths", "relay_core.auth", "rel
 
 @pytest.mark.parametrize(
     "imports",
-    ["import relay_client", "import relay_cli.main", "import relay_mcp.agent_tools"],
+    [SDK, "import relay_cli.main", "import relay_mcp.agent_tools"],
 )
 def test_the_client_side_stands_on_the_contract(imports: str) -> None:
     """No service, storage, idempotency, hub or port is loaded by the client, the CLI or the
@@ -46,7 +61,7 @@ def test_the_client_side_stands_on_the_contract(imports: str) -> None:
 
 def test_the_sdk_loads_no_sealing() -> None:
     """The idempotency sealing (cryptography) is the server's; the SDK never pays for it."""
-    assert "cryptography" not in loaded_after("import relay_client")
+    assert "cryptography" not in loaded_after(SDK)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +69,7 @@ def test_the_sdk_loads_no_sealing() -> None:
     [
         "import relay_api.models, relay_api.errors",
         "import relay_cli.main",
-        "import relay_client",
+        SDK,
     ],
 )
 def test_client_side_imports_load_neither_aiohttp_nor_sqlalchemy(imports: str) -> None:

@@ -19,7 +19,8 @@ from typing import Annotated
 
 import typer
 
-from relay_cli._common import API_ERROR, USAGE_ERROR, Connection, err, out
+from relay_cli._common import API_ERROR, USAGE_ERROR, err, out
+from relay_cli.connection import Connection
 from relay_cli.reserved import acting_agent, held_by_others, in_the_way
 from relay_cli.workspace import current_workspace
 from relay_client import RelayClient

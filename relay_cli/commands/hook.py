@@ -18,18 +18,17 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from relay_api.models import Approval, QuestionOption
-from relay_api.prompts import command_of
-from relay_cli import edits, handover
-from relay_cli._common import Connection
-from relay_client import RelayClient
-from relay_client.coding_agents import prompt_payload, title_of
-from relay_client.errors import APIStatusError
-from relay_client.errors import ConnectionError as RelayConnectionError
+from relay_api.prompts import command_of, prompt_payload, title_of
+from relay_cli.connection import Connection
+from relay_cli.hook_http import JsonObject, Refused, Unreachable, Wire
+from relay_client.config import ClientConfig
+
+if TYPE_CHECKING:
+    from relay_client import RelayClient
 
 app = typer.Typer(
     help="Permission prompts of coding agents, answered by the operator (their hook command).",
@@ -41,6 +40,7 @@ MAX_INPUT = 1024 * 1024
 DEFAULT_TIMEOUT = 55  # below Claude Code's default hook timeout of 60 s
 ASK_USER_QUESTION = "AskUserQuestion"  # Claude Code's tool that asks its user questions
 CONNECT_SECONDS = 3.0  # a server that cannot be reached is given up on within this
+HANDED_OVER = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})  # relay_cli.handover
 
 Timeout = Annotated[
     int,
@@ -93,22 +93,23 @@ def _answer(
     payload = prompt_payload(
         source, tool_name, tool_input, cwd, session_id=prompt.get("session_id")
     )
-    client = _client(conn)
-    with client:
-        asked = client.approvals.request(
-            title_of(tool_name, tool_input, cwd), payload=payload, expires_in=timeout
-        )
-        approval = _decided(client, asked, started + timeout)
-    if approval is None or approval.status == "expired":
-        say(f"nobody decided approval {asked.approval_id} within {timeout} s; {FALLBACK}")
+    wire = _wire(conn)
+    title = title_of(tool_name, tool_input, cwd)
+    asked = wire.call(
+        "POST", "/v1/approvals", {"title": title, "payload": payload, "expires_in": timeout}
+    )
+    approval = _decided(wire, asked, started + timeout)
+    if approval is None or approval["status"] == "expired":
+        say(f"nobody decided approval {asked['approval_id']} within {timeout} s; {FALLBACK}")
         return None
-    if approval.status == "approved":
+    if approval["status"] == "approved":
         return allowed(source, approval)
-    if approval.status == "rejected":
+    if approval["status"] == "rejected":
         # Codex's hook fails closed on interrupt (its schema reserves it): a plain deny there.
-        stop = approval.interrupt and source == "claude-code"
-        return output("deny", approval.note or "rejected by the operator", interrupt=stop)
-    say(f"approval {asked.approval_id} was {approval.status}; {FALLBACK}")
+        stop = bool(approval.get("interrupt")) and source == "claude-code"
+        why = approval.get("note") or "rejected by the operator"
+        return output("deny", why, interrupt=stop)
+    say(f"approval {asked['approval_id']} was {approval['status']}; {FALLBACK}")
     return None
 
 
@@ -126,21 +127,26 @@ def failure(exc: Exception) -> str:
         return "its input is not JSON"
     if isinstance(exc, KeyError | TypeError | AttributeError):
         return "its input is not a hook event it knows (a field is missing or of another kind)"
-    if isinstance(exc, RelayConnectionError):  # it names the URL tried
+    if isinstance(exc, Unreachable):  # it names the URL tried
         return f"{exc} (is relay serve running there?)"
-    if isinstance(exc, APIStatusError):
+    if isinstance(exc, Refused):
+        return f"Relay refused: {exc}"
+    sdk = sys.modules.get("relay_client.errors")  # the edits' and hand-overs' client
+    if sdk is not None and isinstance(exc, sdk.ConnectionError):
+        return f"{exc} (is relay serve running there?)"
+    if sdk is not None and isinstance(exc, sdk.APIStatusError):
         return f"Relay refused: {exc.message} (HTTP {exc.status_code})"
     return f"it failed: {exc or type(exc).__name__}"
 
 
-def allowed(source: Source, approval: Approval) -> dict[str, Any] | None:
+def allowed(source: Source, approval: JsonObject) -> dict[str, Any] | None:
     """The hook's answer to an approval: allowed as asked, or, when the operator changed what
     runs, allowed with the input as they approved it (Claude Code's ``updatedInput``). None
     where the change cannot be given to the host (Codex refuses ``updatedInput``; no tool
     input in it): nothing else than what was approved may run, so the agent asks in its
     terminal."""
-    approved_payload = approval.approved_payload
-    if approved_payload is None:
+    approved_payload = approval.get("approved_payload")
+    if not isinstance(approved_payload, dict):
         rule = session_rule(approval) if source == "claude-code" else None
         return output("allow", None, updated_permissions=rule)
     tool_input = approved_payload.get("tool_input")
@@ -149,13 +155,13 @@ def allowed(source: Source, approval: Approval) -> dict[str, Any] | None:
     return output("allow", None, tool_input)
 
 
-def session_rule(approval: Approval) -> list[dict[str, Any]] | None:
+def session_rule(approval: JsonObject) -> list[dict[str, Any]] | None:
     """For an approval the operator remembered as a policy ("always allow this"), Claude Code's
     session rule allowing its exact command, so that the session stops asking for it: only for
     one plain command, whose rule can mean nothing wider (``NOT_FOR_A_RULE``)."""
-    command = command_of(approval.payload)
-    tool = (approval.payload or {}).get("tool_name")
-    if approval.remembered_policy_id is None or command is None or tool != "Bash":
+    command = command_of(approval.get("payload"))
+    tool = (approval.get("payload") or {}).get("tool_name")
+    if approval.get("remembered_policy_id") is None or command is None or tool != "Bash":
         return None
     if not command.strip() or NOT_FOR_A_RULE.intersection(command):
         return None
@@ -163,22 +169,32 @@ def session_rule(approval: Approval) -> list[dict[str, Any]] | None:
     return [{"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"}]
 
 
-def _client(conn: Connection) -> RelayClient:
-    """A client that gives up on a server it cannot reach within ``CONNECT_SECONDS``, once:
+def _wire(conn: Connection) -> Wire:
+    """Requests that give up on a server they cannot reach within ``CONNECT_SECONDS``, once:
     the agent's own prompt is the fallback."""
+    config = ClientConfig.resolve(conn.url, token=conn.token, agent_id=conn.agent)
+    return Wire(config, CONNECT_SECONDS)
+
+
+def _client(conn: Connection) -> RelayClient:
+    """The SDK's client, for what reads more than an approval (edits, hand-overs), with the
+    same patience as ``_wire``."""
+    from relay_client import RelayClient
+
     return RelayClient(
         conn.url, token=conn.token, agent_id=conn.agent, timeout=CONNECT_SECONDS, max_retries=0
     )
 
 
-def _decided(client: RelayClient, approval: Approval, deadline: float) -> Approval | None:
+def _decided(wire: Wire, approval: JsonObject, deadline: float) -> JsonObject | None:
     """``approval`` once decided, waited for until ``deadline`` (``time.monotonic``) with
     under a second of it to spare for the answer; None if it is still pending then."""
-    while approval.status == "pending":
+    while approval["status"] == "pending":
         left = deadline - time.monotonic()
         if left < 1:
             return None
-        approval = client.approvals.show(approval.approval_id, wait=min(left - 0.5, 60))
+        wait = min(int(left - 0.5), 60)
+        approval = wire.call("GET", f"/v1/approvals/{approval['approval_id']}", wait=wait)
     return approval
 
 
@@ -196,39 +212,45 @@ def _answer_questions(
     questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
     if not isinstance(tool_input, dict) or not isinstance(questions, list) or not questions:
         return None
-    client = _client(conn)
+    wire = _wire(conn)
     answers: dict[str, str] = {}
-    with client:
-        asked = [
-            client.approvals.ask(
-                str(question["question"]),
-                [
-                    QuestionOption(label=o["label"], description=o.get("description") or None)
-                    for o in question["options"]
-                ],
-                detail=question.get("header") or None,
-                # Marked as the hook's: it waits for the answer itself (no news to hand over).
-                payload={"source": "claude-code", "session_id": prompt.get("session_id")},
-                multiple=bool(question.get("multiSelect")),
-                allow_other=True,
-                expires_in=timeout,
-            )
-            for question in questions
-        ]
-        for question, pending in zip(questions, asked, strict=True):
-            approval = _decided(client, pending, started + timeout)
-            if approval is None:
-                return None
-            if approval.status == "rejected":
-                why = approval.note or "the operator declined to answer"
-                return _pre_tool_use(
-                    {"permissionDecision": "deny", "permissionDecisionReason": why}
-                )
-            if approval.status != "answered" or approval.answer is None:
-                return None
-            answers[str(question["question"])] = ", ".join(approval.answer)
+    asked = [wire.call("POST", "/v1/approvals", _question(q, prompt, timeout)) for q in questions]
+    for question, pending in zip(questions, asked, strict=True):
+        approval = _decided(wire, pending, started + timeout)
+        if approval is None:
+            say(f"nobody answered question {pending['approval_id']} within {timeout} s; {FALLBACK}")
+            return None
+        if approval["status"] == "rejected":
+            why = approval.get("note") or "the operator declined to answer"
+            return _pre_tool_use({"permissionDecision": "deny", "permissionDecisionReason": why})
+        if approval["status"] != "answered" or not approval.get("answer"):
+            say(f"question {pending['approval_id']} was {approval['status']}; {FALLBACK}")
+            return None
+        answers[str(question["question"])] = ", ".join(approval["answer"])
     answered = {"permissionDecision": "allow", "updatedInput": {**tool_input, "answers": answers}}
     return _pre_tool_use(answered)
+
+
+def _question(question: dict[str, Any], prompt: dict[str, Any], timeout: int) -> JsonObject:
+    """One of Claude Code's questions as a Relay question, answered by the operator's labels or
+    words."""
+    options = [
+        {"label": o["label"], **({"description": o["description"]} if o.get("description") else {})}
+        for o in question["options"]
+    ]
+    asked: JsonObject = {
+        "kind": "question",
+        "title": str(question["question"]),
+        "options": options,
+        # Marked as the hook's: it waits for the answer itself (no news to hand over).
+        "payload": {"source": "claude-code", "session_id": prompt.get("session_id")},
+        "multiple": bool(question.get("multiSelect")),
+        "allow_other": True,
+        "expires_in": timeout,
+    }
+    if question.get("header"):
+        asked["detail"] = question["header"]
+    return asked
 
 
 def _pre_tool_use(decision: dict[str, Any]) -> dict[str, Any]:
@@ -240,6 +262,8 @@ def _checked_edit(
 ) -> dict[str, Any] | None:
     """A file write another agent reserved: denied, the holder named in the reason the model
     reads; else nothing said (and, with ``reserve``, the file reserved shared)."""
+    from relay_cli import edits  # the SDK's client: loaded only for an edit
+
     if not edits.targets(source, given):
         return None
     client = _client(conn)
@@ -257,7 +281,9 @@ def run(ctx: typer.Context, source: Source, timeout: int, reserve_on_edit: bool 
     try:
         given = json.loads(sys.stdin.read(MAX_INPUT))
         event = given.get("hook_event_name", "PermissionRequest")
-        if event in handover.EVENTS:
+        if event in HANDED_OVER:
+            from relay_cli import handover  # the SDK's client: loaded only to hand over
+
             answer = handover.hand_over(event, given, conn.url, conn.token, CONNECT_SECONDS)
         elif event == "PreToolUse":
             asks = source == "claude-code" and given.get("tool_name") == ASK_USER_QUESTION

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from relay_api.models import OPERATOR
-from relay_cli._common import Connection, call
+from relay_cli._common import call
+from relay_cli.connection import Connection
 
 
 class ChannelMode(StrEnum):

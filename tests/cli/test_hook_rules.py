@@ -4,6 +4,7 @@ plain command, whose Claude Code rule can mean nothing wider than the command it
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import jsonschema
 import pytest
@@ -13,7 +14,8 @@ from relay_cli.commands.hook import allowed
 from tests.e2e.test_hooks import CLAUDE_CODE_OUTPUT
 
 
-def approval(command: str, remembered: int | None = 7, tool: str = "Bash") -> Approval:
+def approval(command: str, remembered: int | None = 7, tool: str = "Bash") -> dict[str, Any]:
+    """An approved request as the server's answer carries it (the hook reads its JSON)."""
     payload = {"source": "claude-code", "tool_name": tool, "tool_input": {"command": command}}
     return Approval(
         kind="request",
@@ -24,7 +26,7 @@ def approval(command: str, remembered: int | None = 7, tool: str = "Bash") -> Ap
         subject_id="coder",
         created_at=datetime.now(UTC),
         remembered_policy_id=remembered,
-    )
+    ).model_dump(mode="json")
 
 
 def test_one_plain_command_becomes_a_session_rule() -> None:

@@ -28,7 +28,8 @@ from relay_client import (
     enroll_and_wait,
     errors,
 )
-from relay_client._base import ClientConfig, backoff
+from relay_client._base import backoff
+from relay_client.config import ClientConfig
 from relay_server import http_errors
 
 URL = "http://relay.test"
@@ -281,7 +282,7 @@ def test_configuration_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     for name in ("RELAY_URL", "RELAY_TOKEN", "RELAY_AGENT_ID"):
         monkeypatch.delenv(name, raising=False)
     config_dir = tmp_path / "config"
-    monkeypatch.setattr("relay_client._base.user_config_dir", lambda *a, **k: str(config_dir))
+    monkeypatch.setattr("relay_client.config.user_config_dir", lambda *a, **k: str(config_dir))
     monkeypatch.setenv("RELAY_DATA_DIR", str(tmp_path / "data"))
 
     (tmp_path / "data").mkdir()

@@ -1,0 +1,140 @@
+"""``python -m bench.startup``: how long the ``relay`` command takes before it does anything.
+
+Claude Code and Codex run ``relay hook …`` on every permission prompt, so its start is paid on
+every tool call. This starts Relay on a scratch SQLite store with a policy that approves the
+recorded Bash prompt (tests/e2e/hooks/claude-code/bash.json), then times, as a user's shell
+would run them, each a number of times:
+
+- the interpreter starting and importing what the hook needs (``python -c "import …"``);
+- ``relay hook claude-code`` answering that prompt, the policy deciding at once;
+- ``relay --version``, ``relay whoami`` and ``relay tasks list`` against the server.
+
+It prints the median and the slowest wall time of each, and its CPU time (user + system), with
+the targets of "The first week, round three" beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+from bench.__main__ import free_port
+
+ROOT = Path(__file__).parents[1]
+PROMPT = ROOT / "tests" / "e2e" / "hooks" / "claude-code" / "bash.json"
+RELAY = str(Path(sys.executable).with_name("relay"))
+# (what is timed, its target in seconds of wall time)
+TARGETS = {
+    "imports of the hook": 0.150,
+    "relay hook claude-code (a policy decides)": 0.300,
+    "relay --version": 0.300,
+    "relay whoami": 0.300,
+    "relay tasks list": 0.300,
+}
+
+
+def timed(command: Sequence[str], env: dict[str, str], stdin: bytes = b"") -> tuple[float, float]:
+    """One run's wall time and CPU time (user + system of the child), in seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, input=stdin, env=env, capture_output=True, timeout=60)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def serve(home: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    """Relay on a scratch store, its URL, and the token of agent ``coder`` whose Bash prompts a
+    policy approves."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"HOME": str(home), "RELAY_DATA_DIR": str(home / "data"), "RELAY_RATE_LIMIT": "0"}
+    server = subprocess.Popen(
+        [RELAY, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if httpx.get(f"{url}/health").status_code == 200:
+                break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    operator = {"Authorization": f"Bearer {(home / 'data' / 'operator_token').read_text().strip()}"}
+    with httpx.Client(base_url=url, headers=operator) as op:
+        token = op.post("/v1/agents/register", json={"agent_id": "coder"}).json()["token"]
+        policy = {
+            "name": "Bash is fine here",
+            "decision": "approve",
+            "match": {"payload": {"/tool_name": {"eq": "Bash"}}},
+        }
+        op.post("/v1/policies", json=policy).raise_for_status()
+    return server, url, token
+
+
+def measure(runs: int) -> dict[str, tuple[list[float], list[float]]]:
+    with tempfile.TemporaryDirectory(prefix="relay-bench-startup-") as scratch:
+        home = Path(scratch)
+        server, url, token = serve(home)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+        env |= {"HOME": str(home), "RELAY_URL": url, "RELAY_TOKEN": token}
+        commands: dict[str, tuple[list[str], bytes]] = {
+            "imports of the hook": (
+                [sys.executable, "-c", "import relay_cli.root, relay_cli.commands.hook"],
+                b"",
+            ),
+            "relay hook claude-code (a policy decides)": (
+                [RELAY, "hook", "claude-code"],
+                PROMPT.read_bytes(),
+            ),
+            "relay --version": ([RELAY, "--version"], b""),
+            "relay whoami": ([RELAY, "whoami"], b""),
+            "relay tasks list": ([RELAY, "tasks", "list"], b""),
+        }
+        found: dict[str, tuple[list[float], list[float]]] = {}
+        try:
+            for _ in range(runs):  # interleaved, so that each sees the same machine
+                for name, (command, stdin) in commands.items():
+                    wall, cpu = timed(command, env, stdin)
+                    walls, cpus = found.setdefault(name, ([], []))
+                    walls.append(wall)
+                    cpus.append(cpu)
+        finally:
+            server.terminate()
+            server.wait()
+        return found
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.startup", description=__doc__)
+    parser.add_argument("--runs", type=int, default=15, help="times each command is run")
+    args = parser.parse_args(argv)
+    found = measure(args.runs)
+    print(f"{'':44} {'median':>8} {'slowest':>8} {'CPU':>8}   target (median)")
+    for name, (walls, cpus) in found.items():
+        median = statistics.median(walls)
+        target = TARGETS[name]
+        verdict = "met" if median <= target else "missed"
+        print(
+            f"{name:44} {median * 1000:6.0f} ms {max(walls) * 1000:6.0f} ms "
+            f"{statistics.median(cpus) * 1000:6.0f} ms   {target * 1000:.0f} ms {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()

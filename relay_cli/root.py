@@ -1,0 +1,125 @@
+"""``relay``: its global options and where each command lives.
+
+A command's module is imported only when that command runs (``build``): ``relay hook`` runs on
+every tool call of a coding agent, and neither it nor ``relay tasks list`` should import every
+other command (and the server's settings) first. Importing this module never loads aiohttp or
+SQLAlchemy: ``relay serve`` imports the server only when it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+from relay_api import __version__
+from relay_cli.connection import Connection
+
+HELP = (
+    "Relay: coordination for software agents and their human operator.\n\n"
+    "On the server's machine no flags are needed: the operator token is found in the server's "
+    "data directory. Example: relay approvals list --status pending"
+)
+# The commands as `relay --help` lists them: a name, its module, the function there.
+COMMANDS = [
+    ("inbox", "relay_cli.commands.agents", "inbox"),
+    ("notify", "relay_cli.commands.notify", "notify"),
+    ("search", "relay_cli.commands.search", "search"),
+    ("reserve", "relay_cli.commands.reservations", "reserve"),
+    ("release", "relay_cli.commands.reservations", "release"),
+    ("status", "relay_cli.commands.server", "status"),
+    ("health", "relay_cli.commands.server", "health"),
+    ("whoami", "relay_cli.commands.server", "whoami"),
+    ("serve", "relay_cli.commands.serve", "serve"),
+    ("backup", "relay_cli.commands.backup", "backup"),
+    ("mcp", "relay_cli.commands.mcp", "mcp"),
+]
+# The groups, one a resource: a name and the module whose `app` holds its commands.
+GROUPS = [
+    ("agents", "relay_cli.commands.agents"),
+    ("messages", "relay_cli.commands.messages"),
+    ("rooms", "relay_cli.commands.rooms"),
+    ("spaces", "relay_cli.commands.spaces"),
+    ("tasks", "relay_cli.commands.tasks"),
+    ("actions", "relay_cli.commands.actions"),
+    ("notifications", "relay_cli.commands.notify"),
+    ("enroll", "relay_cli.commands.enroll"),
+    ("approvals", "relay_cli.commands.approvals"),
+    ("policies", "relay_cli.commands.policies"),
+    ("webhooks", "relay_cli.commands.webhooks"),
+    ("reservations", "relay_cli.commands.reservations"),
+    ("hook", "relay_cli.commands.hook"),
+    ("guard", "relay_cli.commands.guard"),
+    ("interventions", "relay_cli.commands.interventions"),
+    ("events", "relay_cli.commands.events"),
+]
+NAMES = frozenset(name for name, *_ in [*COMMANDS, *GROUPS])
+# The global options that take a value: what follows them is no command's name.
+VALUED = frozenset({"--url", "--token", "--agent"})
+
+
+def _show_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"relay {__version__}")
+        raise typer.Exit()
+
+
+def options(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None, typer.Option(help="Server URL [RELAY_URL; default http://127.0.0.1:8765].")
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option(help="Bearer token [RELAY_TOKEN; default: the local operator's].")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="Act as this agent (X-Agent-ID) [RELAY_AGENT_ID].")
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Show Relay's version."
+        ),
+    ] = False,
+) -> None:
+    """Relay: coordination for software agents and their human operator."""
+    ctx.obj = Connection(url=url, token=token, agent=agent)
+
+
+def build(only: str | None = None) -> typer.Typer:
+    """The ``relay`` app with every command, or with ``only`` the one named (``""``: none)."""
+    app = typer.Typer(name="relay", help=HELP, no_args_is_help=True, rich_markup_mode=None)
+    app.callback()(options)
+    for name, module, function in COMMANDS:
+        if only is None or only == name:
+            app.command(name)(getattr(importlib.import_module(module), function))
+    for name, module in GROUPS:
+        if only is None or only == name:
+            app.add_typer(importlib.import_module(module).app, name=name)
+    return app
+
+
+def named(args: Sequence[str]) -> str | None:
+    """The command ``args`` run: the first word that is no global option or its value."""
+    after_option = False
+    for arg in args:
+        if after_option:
+            after_option = False
+        elif arg in VALUED:
+            after_option = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def run() -> None:
+    """The ``relay`` command: only the command named is imported; ``--help``, an unknown word
+    or none loads them all, so that the help lists every one."""
+    args = sys.argv[1:]
+    word = named(args)
+    if word is None and args and all(a == "--version" for a in args):
+        word = ""  # the version needs no command
+    build(word if word in NAMES or word == "" else None)(prog_name="relay")

@@ -1,0 +1,115 @@
+"""Where the server is and who the client is: arguments, the environment, the config file,
+the local operator token. Standard library only (and platformdirs), so that what needs no HTTP
+client yet (the coding agents' hooks, the CLI's start) does not import one."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from platformdirs import user_config_dir
+
+from relay_api import __version__
+from relay_core.paths import default_data_dir, operator_token_path
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RETRIES = 2
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+
+def config_file_path() -> Path:
+    """The client's config file: ``url``, ``token`` and ``agent_id`` keys (TOML)."""
+    return Path(user_config_dir("relay", appauthor=False)) / "config.toml"
+
+
+def _config_file() -> dict[str, Any]:
+    path = config_file_path()
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def local_operator_token(url: str) -> str | None:
+    """The operator token a server on this machine wrote in its data directory, if readable."""
+    if urlsplit(url).hostname not in LOCAL_HOSTS:
+        return None
+    data_dir = Path(os.environ["RELAY_DATA_DIR"]) if os.environ.get("RELAY_DATA_DIR") else None
+    path = operator_token_path(data_dir or default_data_dir())
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def where_tokens_are_looked_for(url: str) -> str:
+    """Where ``ClientConfig.resolve`` looks for a token, in order, for people."""
+    places = ["--token", "RELAY_TOKEN", f"token in {config_file_path()}"]
+    if urlsplit(url).hostname in LOCAL_HOSTS:
+        data_dir = os.environ.get("RELAY_DATA_DIR")
+        path = operator_token_path(Path(data_dir) if data_dir else default_data_dir())
+        where = (
+            "from RELAY_DATA_DIR"
+            if data_dir
+            else "set RELAY_DATA_DIR to the server's data directory if it uses another"
+        )
+        places.append(f"the server's operator token at {path} ({where})")
+    return ", ".join(places)
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Where the server is and who the client is."""
+
+    url: str
+    token: str | None
+    agent_id: str | None
+    timeout: float
+    max_retries: int
+
+    @classmethod
+    def resolve(
+        cls,
+        url: str | None = None,
+        token: str | None = None,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        anonymous: bool = False,
+    ) -> ClientConfig:
+        """Arguments first, then ``RELAY_URL``/``RELAY_TOKEN``/``RELAY_AGENT_ID``, then the config
+        file, then (for a server on this machine) the operator token file. An ``anonymous``
+        client (one that enrolls) takes only the URL: it sends no token and no agent id."""
+        file = _config_file()
+        url = url or os.environ.get("RELAY_URL") or file.get("url") or DEFAULT_URL
+        if anonymous:
+            token, agent_id = None, None
+        else:
+            token = token or os.environ.get("RELAY_TOKEN") or file.get("token")
+            token = token or local_operator_token(url)
+            agent_id = agent_id or os.environ.get("RELAY_AGENT_ID") or file.get("agent_id")
+        return cls(
+            url=url.rstrip("/"),
+            token=token,
+            agent_id=agent_id,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+        )
+
+    def headers(self) -> dict[str, str]:
+        """Headers sent with every request."""
+        headers = {"User-Agent": f"relay-client/{__version__}", "Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        if self.agent_id:
+            headers["X-Agent-ID"] = self.agent_id
+        return headers
+
+    def http_options(self) -> dict[str, Any]:
+        """What an httpx client (sync or async) of this configuration is made with."""
+        return {"base_url": self.url, "headers": self.headers(), "timeout": self.timeout}
