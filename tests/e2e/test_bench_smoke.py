@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -67,3 +68,19 @@ def test_the_live_scenario_accounts_for_every_message(tmp_path: Path) -> None:
     # The restart: what was sent while every stream was away, and during the storm, arrived.
     assert live["storm_sent"] == 100 and live["storm_lost"] == 0
     assert "delivery p99" in done.stdout
+
+
+def test_the_startup_bench_times_each_command_once(tmp_path: Path) -> None:
+    """python -m bench.startup runs each command as a shell would (the hook answered by a
+    policy, so it returns at once) and prints a line for each (no timing asserted)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.startup", "--runs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    for name in ("imports of the hook", "relay hook claude-code", "relay --version"):
+        assert name in done.stdout
