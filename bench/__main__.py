@@ -765,6 +765,11 @@ def main(argv: list[str] | None = None) -> int:
         results += index_cost(servers, small, rounds, duration, work)
         hooked_rows, delivery = webhook_cost(servers, small, rounds, duration, work)
         results += hooked_rows
+    # The relay command's start (the hook's, paid on each coding agent's prompt), on its own
+    # server once the loaded ones are gone.
+    from bench import startup
+
+    started = startup.summary(startup.measure(3 if smoke else 15))
     report = {
         "when": datetime.now(UTC).isoformat(),
         "smoke": smoke,
@@ -776,6 +781,7 @@ def main(argv: list[str] | None = None) -> int:
         "store_mb": sizes,
         "webhook_delivery": delivery,
         "targets": targets(results, memory.peak_mb),
+        "startup": started,
     }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2))
@@ -791,6 +797,7 @@ def main(argv: list[str] | None = None) -> int:
         f"a round's backlog drained in {delivery['drain_s']:.0f} s)"
     )
     print_targets(report["targets"])
+    startup.print_table(started)
     print(f"\nresults written to {output}", file=sys.stderr)
     return 0
 
