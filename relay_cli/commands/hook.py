@@ -41,6 +41,7 @@ DEFAULT_TIMEOUT = 55  # below Claude Code's default hook timeout of 60 s
 ASK_USER_QUESTION = "AskUserQuestion"  # Claude Code's tool that asks its user questions
 CONNECT_SECONDS = 3.0  # a server that cannot be reached is given up on within this
 HANDED_OVER = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})  # relay_cli.handover
+FALLBACK = "the agent asks in its terminal"  # what follows when the hook says nothing
 
 Timeout = Annotated[
     int,
@@ -111,9 +112,6 @@ def _answer(
         return output("deny", why, interrupt=stop)
     say(f"approval {asked['approval_id']} was {approval['status']}; {FALLBACK}")
     return None
-
-
-FALLBACK = "the agent asks in its terminal"
 
 
 def say(line: str) -> None:
