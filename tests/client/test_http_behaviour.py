@@ -395,3 +395,10 @@ def test_enrolling_sends_no_credential_the_environment_holds(
     for call in [*asked.calls, *polled.calls]:
         assert "Authorization" not in call.request.headers
         assert "X-Agent-ID" not in call.request.headers
+
+
+def test_a_plain_http_server_is_reached_without_loading_tls() -> None:
+    """httpx loads the CA bundle for every client it makes (60 ms of a command's start); a
+    client of an http:// server has no TLS to verify and skips it, one of https:// verifies."""
+    assert ClientConfig.resolve("http://127.0.0.1:8765").http_options()["verify"] is False
+    assert "verify" not in ClientConfig.resolve("https://relay.example").http_options()
