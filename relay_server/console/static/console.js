@@ -8,6 +8,9 @@ const DRAFT_KEY = "relay.policy-draft";
 let token = sessionStorage.getItem(TOKEN_KEY);
 let cursor = null;
 let watching = false;
+// The newest render's number: one that ends after a newer one began (another view asked for,
+// or an event's fresher data) shows nothing, so a slow page cannot replace a later one.
+let renders = 0;
 
 async function api(method, path, body) {
   const response = await fetch(path, {
@@ -721,6 +724,7 @@ async function updatePendingCount() {
 }
 
 async function render() {
+  const mine = ++renders;
   const name = currentView();
   const view = document.getElementById("view");
   for (const link of document.querySelectorAll("nav a")) {
@@ -729,6 +733,7 @@ async function render() {
   }
   try {
     const content = await RENDERERS[name]();
+    if (mine !== renders) return;
     view.replaceChildren(...[content].flat(2));
     view.dataset.view = name;
     await updatePendingCount();
