@@ -23,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,10 @@ def timed(command: Sequence[str], env: dict[str, str], stdin: bytes = b"") -> tu
     return wall, cpu
 
 
-def serve(home: Path) -> tuple[subprocess.Popen[bytes], str, str]:
-    """Relay on a scratch store, its URL, and the token of agent ``coder`` whose Bash prompts a
-    policy approves."""
+@contextmanager
+def serving(home: Path) -> Iterator[tuple[str, str]]:
+    """Relay on a scratch store while the block runs (stopped however it ends): its URL, and
+    the token of agent ``coder`` whose Bash prompts a policy approves."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {"HOME": str(home), "RELAY_DATA_DIR": str(home / "data"), "RELAY_RATE_LIMIT": "0"}
@@ -69,31 +71,36 @@ def serve(home: Path) -> tuple[subprocess.Popen[bytes], str, str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if httpx.get(f"{url}/health").status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.1)
-    operator = {"Authorization": f"Bearer {(home / 'data' / 'operator_token').read_text().strip()}"}
-    with httpx.Client(base_url=url, headers=operator) as op:
-        token = op.post("/v1/agents/register", json={"agent_id": "coder"}).json()["token"]
-        policy = {
-            "name": "Bash is fine here",
-            "decision": "approve",
-            "match": {"payload": {"/tool_name": {"eq": "Bash"}}},
-        }
-        op.post("/v1/policies", json=policy).raise_for_status()
-    return server, url, token
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        secret = (home / "data" / "operator_token").read_text().strip()
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {secret}"}) as op:
+            token = op.post("/v1/agents/register", json={"agent_id": "coder"}).json()["token"]
+            policy = {
+                "name": "Bash is fine here",
+                "decision": "approve",
+                "match": {"payload": {"/tool_name": {"eq": "Bash"}}},
+            }
+            op.post("/v1/policies", json=policy).raise_for_status()
+        yield url, token
+    finally:
+        server.terminate()
+        server.wait()
 
 
 def measure(runs: int) -> dict[str, tuple[list[float], list[float]]]:
-    with tempfile.TemporaryDirectory(prefix="relay-bench-startup-") as scratch:
-        home = Path(scratch)
-        server, url, token = serve(home)
+    with (
+        tempfile.TemporaryDirectory(prefix="relay-bench-startup-") as scratch,
+        serving(Path(scratch)) as (url, token),
+    ):
         env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
-        env |= {"HOME": str(home), "RELAY_URL": url, "RELAY_TOKEN": token}
+        env |= {"HOME": scratch, "RELAY_URL": url, "RELAY_TOKEN": token}
         commands: dict[str, tuple[list[str], bytes]] = {
             "imports of the hook": (
                 [sys.executable, "-c", "import relay_cli.root, relay_cli.commands.hook"],
@@ -108,16 +115,12 @@ def measure(runs: int) -> dict[str, tuple[list[float], list[float]]]:
             "relay tasks list": ([RELAY, "tasks", "list"], b""),
         }
         found: dict[str, tuple[list[float], list[float]]] = {}
-        try:
-            for _ in range(runs):  # interleaved, so that each sees the same machine
-                for name, (command, stdin) in commands.items():
-                    wall, cpu = timed(command, env, stdin)
-                    walls, cpus = found.setdefault(name, ([], []))
-                    walls.append(wall)
-                    cpus.append(cpu)
-        finally:
-            server.terminate()
-            server.wait()
+        for _ in range(runs):  # interleaved, so that each sees the same machine
+            for name, (command, stdin) in commands.items():
+                wall, cpu = timed(command, env, stdin)
+                walls, cpus = found.setdefault(name, ([], []))
+                walls.append(wall)
+                cpus.append(cpu)
         return found
 
 
