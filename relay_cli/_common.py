@@ -19,8 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from relay_api.elision import elide
-from relay_api.models import OPERATOR, Page
+from relay_api.models import Page
 from relay_cli.connection import Connection
+from relay_cli.reserved import acting_agent
 from relay_client import RelayClient
 from relay_client.config import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
@@ -71,27 +72,16 @@ def call(ctx: typer.Context, operation: Callable[[RelayClient], T]) -> T:
         raise typer.Exit(USAGE_ERROR) from None
 
 
-def operator_token(client: RelayClient) -> bool:
-    """Whether the server says the client's token is the operator's: a prefix proves nothing
-    (``RELAY_OPERATOR_TOKEN`` may be any string)."""
-    return client.status().caller == OPERATOR
-
-
-def acting(client: RelayClient, agent_id: str | None) -> str | None:
-    """The agent a command names: the argument, else --agent; ``None`` for an agent's token,
-    which the server reads as its own agent. The operator's token must name one."""
-    chosen = agent_id or client.config.agent_id
-    if not chosen and operator_token(client):
+def acting(client: RelayClient, agent_id: str | None) -> str:
+    """The agent a command acts for: the argument, else --agent, else the agent whose token
+    this is, as the server says (``RELAY_OPERATOR_TOKEN`` may be any string: a prefix proves
+    nothing). The operator's token must name one."""
+    chosen = agent_id or acting_agent(client)
+    if chosen is None:
         raise ValueError(
             "the operator's token is no agent's: say which agent acts with --agent <id>"
         )
     return chosen
-
-
-def whose(client: RelayClient, agent_id: str | None) -> str:
-    """The agent a command acts for: the argument, else --agent, else the agent whose token
-    this is (asked of the server)."""
-    return acting(client, agent_id) or client.agents.me().agent_id
 
 
 def parse_json(value: str | None, option: str) -> Any:

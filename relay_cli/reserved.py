@@ -10,12 +10,12 @@ Blocked = list[tuple[str, Reservation]]  # a path, and the reservation in its wa
 
 
 def acting_agent(client: RelayClient) -> str | None:
-    """The agent the client acts as: the one named, else its token's (None: the operator)."""
+    """The agent the client acts as: the one named, else its token's, as the server says (a
+    prefix proves nothing); None for the operator."""
     if client.config.agent_id is not None:
         return client.config.agent_id
-    if client.status().caller == OPERATOR:  # the server says; a prefix proves nothing
-        return None
-    return client.agents.me().agent_id
+    caller = client.status().caller
+    return None if caller == OPERATOR else caller
 
 
 def held_by_others(

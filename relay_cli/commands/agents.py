@@ -10,10 +10,10 @@ from relay_api import operations as ops
 from relay_cli._common import (
     JsonOutput,
     Limit,
+    acting,
     call,
     parse_json,
     render,
-    whose,
 )
 from relay_cli.listing import list_command
 
@@ -92,7 +92,7 @@ def heartbeat(
 
     Example: relay --agent builder agents heartbeat --status idle
     """
-    beat = call(ctx, lambda c: c.agents.heartbeat(whose(c, agent_id), status=status, note=note))
+    beat = call(ctx, lambda c: c.agents.heartbeat(acting(c, agent_id), status=status, note=note))
     render(
         beat,
         as_json,
@@ -117,5 +117,7 @@ def inbox(
 
     Example: relay inbox builder --wait 30
     """
-    box = call(ctx, lambda c: c.agents.inbox(whose(c, agent_id), limit=limit, wait=wait, peek=peek))
+    box = call(
+        ctx, lambda c: c.agents.inbox(acting(c, agent_id), limit=limit, wait=wait, peek=peek)
+    )
     render(box, as_json, rows=box.messages, columns=MESSAGE_COLUMNS)
