@@ -12,13 +12,13 @@ from aiohttp import web
 from relay_server.console import HEADERS as CONSOLE_HEADERS
 
 PAGE = Path(__file__).parent / "console" / "api-docs.html"
-# The two files the page loads, of the many the package ships (an editor, source maps).
 # The console's policy, with Swagger UI's icons (SVG as data: URLs in its stylesheet) let in.
 HEADERS = {
     **CONSOLE_HEADERS,
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
     "frame-ancestors 'none'; base-uri 'none'",
 }
+# The two files the page loads, of the many the package ships (an editor, source maps).
 ASSETS = {
     "swagger-ui-bundle.js": "application/javascript",
     "swagger-ui.css": "text/css",
