@@ -64,7 +64,7 @@ def serving(home: Path) -> Iterator[tuple[str, str]]:
     the token of agent ``coder`` whose Bash prompts a policy approves."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
-    env |= {"HOME": str(home), "RELAY_DATA_DIR": str(home / "data"), "RELAY_RATE_LIMIT": "0"}
+    env |= {"HOME": str(home), "RELAY_DATA_DIR": str(home / "data")}  # the shipped defaults
     server = subprocess.Popen(
         [RELAY, "serve", "--port", str(port)],
         env=env,
