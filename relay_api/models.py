@@ -314,6 +314,7 @@ class EnrollRequest(RequestBody):
 
 OptionLabel = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 MAX_OTHER_ANSWER = 2000  # characters of an answer in the operator's own words
+AnswerText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_OTHER_ANSWER)]
 
 
 class QuestionOption(RequestBody):
@@ -327,9 +328,7 @@ class ApprovalAnswer(RequestBody):
     """The operator's answer to a question: the labels chosen (one, unless it takes several),
     or, where it allows another answer, the operator's own words as the one item."""
 
-    answer: list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_OTHER_ANSWER)]] = (
-        Field(min_length=1, max_length=10)
-    )
+    answer: list[AnswerText] = Field(min_length=1, max_length=10)
     note: LongText | None = None
     decided_by: DecidedBy | None = Field(
         default=None, description="who answered, for the audit (default: operator)"

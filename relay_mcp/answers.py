@@ -186,6 +186,33 @@ class Events(Answer):
     next: str | None = None
 
 
+class Reserved(Answer):
+    reservation_id: int
+    expires_at: datetime
+    next: str | None = None
+
+
+class Released(Answer):
+    status: str
+
+
+class Held(BaseModel):
+    """A reservation, as a model reads it."""
+
+    reservation_id: int
+    holder: str
+    paths: list[str]
+    exclusive: bool
+    reason: str | None = None
+    task_id: int | None = None
+    expires_at: datetime
+
+
+class Holders(Answer):
+    reservations: list[Held]
+    next_cursor: str | None = None
+
+
 class Fleet(Answer):
     agents: int
     online_agents: int
@@ -195,13 +222,27 @@ class Fleet(Answer):
 
 
 class ApprovalLine(BaseModel):
-    """An approval waiting for the operator, as a list shows it."""
+    """An approval waiting for the operator, as a list shows it: a question with the labels
+    it offers (and whether several, or the operator's own words, may answer it)."""
 
     approval_id: int
     kind: str
     title: str
     requested_by: str
     detail: str | None = None
+    options: list[str] | None = None
+    multiple: bool | None = None
+    allow_other: bool | None = None
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _labels(cls, options: list[Any] | None) -> list[str] | None:
+        return [getattr(o, "label", o) for o in options] if options else None
+
+    @field_validator("multiple", "allow_other")
+    @classmethod
+    def _none_when_false(cls, said: bool | None) -> bool | None:
+        return said or None  # false says nothing: left out of the answer
 
 
 class Approvals(Answer):

@@ -45,7 +45,7 @@ async def fleet_status(relay: AsyncRelayClient) -> Annotated[CallToolResult, a.F
 async def list_pending_approvals(
     relay: AsyncRelayClient, cursor: Cursor = None
 ) -> Annotated[CallToolResult, a.Approvals]:
-    """Approvals waiting for a decision, newest first."""
+    """Approvals awaiting a decision, newest first."""
     page = await relay.approvals.list(status="pending", limit=PAGE, cursor=cursor)
     approvals = a.lines(a.ApprovalLine, page.approvals)
     return await answer(relay, a.Approvals(approvals=approvals, next_cursor=page.next_cursor))
@@ -55,10 +55,15 @@ QUESTION_FIELD = 2000  # characters of each long field in the question: its head
 
 
 async def _question(
-    ctx: Context, verb: str, approval_id: int, note: str | None, changed: str | None = None
+    ctx: Context,
+    verb: str,
+    approval_id: int,
+    note: str | None,
+    changed: str | None = None,
+    answer: list[str] | None = None,
 ) -> str:
-    """What the human is asked before ``verb`` (approve, reject) of the approval, and, when
-    approving it with a ``changed`` command, that command."""
+    """What the human is asked before ``verb`` (approve, reject, answer) of the approval, with
+    the ``changed`` command it would run instead, or a question's ``answer``."""
     relay = ctx.mcp_server.clients(ctx)  # type: ignore[attr-defined]
     asked = await relay.approvals.show(approval_id)
     command = command_of(asked.payload)
@@ -70,6 +75,10 @@ async def _question(
     if asked.payload:
         payload = json.dumps(asked.payload, ensure_ascii=False, sort_keys=True)
         shown.append(f"Payload: {elide(payload, QUESTION_FIELD)}")
+    if asked.options:
+        shown.append("Options: " + ", ".join(option.label for option in asked.options))
+    if answer is not None:
+        shown.append(f"The answer: {elide(', '.join(answer), QUESTION_FIELD)}")
     if note:
         shown.append(f"Note for the agent: {note}")
     return "\n\n".join(
@@ -82,9 +91,16 @@ async def _question(
 
 
 async def _confirm_approve(
-    ctx: Context, approval_id: int, note: str | None, command: str | None
+    ctx: Context,
+    approval_id: int,
+    note: str | None,
+    command: str | None,
+    answer: list[str] | None,
 ) -> Elicit[Confirmation] | Confirmation:
-    return ask(ctx, await _question(ctx, "approve", approval_id, note, command))
+    if answer is not None and command is not None:
+        raise Refused("validation_error", "arguments: a question takes answer, a request command")
+    verb = "approve" if answer is None else "answer"
+    return ask(ctx, await _question(ctx, verb, approval_id, note, command, answer))
 
 
 async def _confirm_reject(
@@ -101,16 +117,21 @@ async def approve(
     command: Annotated[
         str | None,
         Field(
-            description="approve it to run this command instead of the one asked",
+            description="to run this command instead",
             min_length=1,
             max_length=m.MAX_JSON_BYTES,  # it goes in the payload, bounded as a whole
         ),
     ] = None,
+    answer: Annotated[
+        list[m.AnswerText] | None,
+        like(m.ApprovalAnswer, "answer", "a question's: options or words"),
+    ] = None,
     *,
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_approve)],
 ) -> Annotated[CallToolResult, a.Decided]:
-    """Approve a pending approval (or its command changed), once the human confirms it."""
-    return await _decide(relay, "approve", approval_id, note, confirmed, command)
+    """Approve (its command changed, if given) or answer a question, once the human confirms."""
+    verb: Verb = "approve" if answer is None else "answer"
+    return await _decide(relay, verb, approval_id, note, confirmed, command, answer)
 
 
 @operator_tool(FINAL, "Reject")
@@ -125,19 +146,25 @@ async def reject(
     return await _decide(relay, "reject", approval_id, note, confirmed)
 
 
+Verb = Literal["approve", "reject", "answer"]
+
+
 async def _decide(
     relay: AsyncRelayClient,
-    verb: Literal["approve", "reject"],
+    verb: Verb,
     approval_id: int,
     note: str | None,
     confirmed: ElicitationResult[Confirmation],
     command: str | None = None,
+    chosen: list[str] | None = None,
 ) -> CallToolResult:
-    """``verb`` the approval (to run ``command`` instead of the one asked), if the human
-    confirmed it."""
+    """``verb`` the approval (to run ``command`` instead of the one asked; a question with the
+    ``chosen`` answer), if the human confirmed it."""
     require_confirmed(confirmed, f"{verb.removesuffix('e')}ing approval {approval_id}")
     if verb == "reject":
         decided = await relay.approvals.reject(approval_id, note=note)
+    elif verb == "answer":
+        decided = await relay.approvals.answer(approval_id, chosen or [], note=note)
     else:
         payload = None
         if command is not None:
@@ -154,7 +181,7 @@ async def _decide(
 async def list_notifications(
     relay: AsyncRelayClient, cursor: Cursor = None
 ) -> Annotated[CallToolResult, a.Notifications]:
-    """What agents asked the operator, newest first, with their replies' count."""
+    """What agents asked you, newest first, with reply counts."""
     page = await relay.notify.list(limit=PAGE, cursor=cursor)
     notifications = a.lines(a.NotificationLine, page.notifications)
     listed = a.Notifications(notifications=notifications, next_cursor=page.next_cursor)
@@ -167,7 +194,7 @@ async def reply_to_notification(
     notification_id: Annotated[int, integer_id("the notification's id")],
     text: Annotated[str, like(m.NotifyReply, "text", "the answer")],
 ) -> Annotated[CallToolResult, a.Sent]:
-    """Answer what an agent asked (it reaches its inbox)."""
+    """Answer what an agent asked (to its inbox)."""
     async for notification in relay.notify.iterate():  # newest first
         if notification.notification_id == notification_id:
             break
@@ -184,7 +211,7 @@ async def reply_to_notification(
 async def list_policies(
     relay: AsyncRelayClient, cursor: Cursor = None
 ) -> Annotated[CallToolResult, a.Policies]:
-    """The policies that decide routine approvals, in the order tried."""
+    """The policies deciding routine approvals, in the order tried."""
     page = await relay.policies.list(limit=PAGE, cursor=cursor)
     policies = a.lines(a.PolicyLine, page.policies)
     return await answer(relay, a.Policies(policies=policies, next_cursor=page.next_cursor))
@@ -200,7 +227,7 @@ async def simulate_policy(
         Field(description="what it would ask about"),
     ] = None,
 ) -> Annotated[CallToolResult, a.Verdict]:
-    """What the policies would do with such a request, creating nothing."""
+    """What policies would do with such a request; creates nothing."""
     verdict = await relay.policies.simulate(agent_id, title, payload=payload)
     return await answer(relay, a.Verdict.model_validate(verdict, from_attributes=True))
 
@@ -279,7 +306,7 @@ async def set_policy(
     proposed: Annotated[m.PolicyCreate, Resolve(_proposed)],
     confirmed: Annotated[ElicitationResult[Confirmation], Resolve(_confirm_policy)],
 ) -> Annotated[CallToolResult, a.PolicyState]:
-    """Create or change a policy deciding the approvals it matches, once the human confirms."""
+    """Create or change a policy, once the human confirms."""
     require_confirmed(confirmed, "the policy change")
     fields = proposed.model_dump(exclude_none=True)
     if policy_id is None:

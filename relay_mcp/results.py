@@ -113,6 +113,7 @@ class RelayMCPServer(MCPServer):
         self.clients = clients
         self.confirm_decisions = confirm_decisions
         self.listed: list[MCPResource] = []
+        self.workspace: str | None = None  # the repository the reservation tools speak of
 
     async def list_resources(self) -> list[MCPResource]:
         """The resources, and those served by a template that are listed too (``listed``)."""

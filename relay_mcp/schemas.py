@@ -34,8 +34,9 @@ def lean_answer(schema: dict[str, Any]) -> dict[str, Any]:
     well (the MCP Inspector does), so the answer's own fields are not required (and other
     properties are allowed, as JSON Schema allows them unless told otherwise)."""
     kept = lean(schema)
-    # Every answer to an agent carries it: the server's instructions say so once.
+    # Any answer may carry them: the server's instructions say so once, for every tool.
     kept["properties"].pop("waiting", None)
+    kept["properties"].pop("next", None)
     return {
         "type": "object",
         "properties": {

@@ -18,7 +18,8 @@ from relay_mcp.channel import CAPABILITIES, Channel
 from relay_mcp.channel import INSTRUCTIONS as channel_instructions
 from relay_mcp.inbox import SessionSubscribers, add_inbox
 from relay_mcp.operator_tools import add_operator_tools
-from relay_mcp.results import Clients, RelayMCPServer
+from relay_mcp.reservation_tools import RESERVATION_TOOLS
+from relay_mcp.results import Clients, RelayMCPServer, serve_tools
 
 # stderr is the host's log of this process: warnings only, not every request to Relay.
 QUIET: Final = "WARNING"
@@ -55,9 +56,10 @@ def agent_server(
     bus: SubscriptionBus | None = None,
     middleware: Sequence[ServerMiddleware[Any]] = (),
     instructions: str = INSTRUCTIONS,
+    workspace: str | None = None,
 ) -> RelayMCPServer:
     """The agent tools and ``relay://inbox`` (its updates published on ``bus``), each call
-    acting through ``clients(ctx)``."""
+    acting through ``clients(ctx)``; with a ``workspace``, the reservation tools for it too."""
     server = RelayMCPServer(
         "relay",
         clients,
@@ -68,6 +70,9 @@ def agent_server(
         middleware=middleware,
     )
     add_agent_tools(server, clients)
+    if workspace is not None:
+        server.workspace = workspace
+        serve_tools(server, RESERVATION_TOOLS, clients)
     add_inbox(server, clients)
     server.prompt(
         name="relay-agent-loop",
@@ -109,17 +114,21 @@ def build_server(
     *,
     confirm_decisions: bool = True,
     channel: Channel | None = None,
+    workspace: str | None = None,
 ) -> RelayMCPServer:
     """The stdio server for whoever ``relay`` acts as: the agent tools and ``relay://inbox``
     (updates published on ``bus``, and to the sessions of ``subscribers``) for an agent (its id
     is configured: ``relay mcp`` asks the server whose the token is), the operator's small set
-    otherwise. With ``channel``, the agent's server is a Claude Code channel too."""
+    otherwise. With ``channel``, the agent's server is a Claude Code channel too; with a
+    ``workspace``, it reserves paths in it."""
     if relay.config.agent_id is not None:
         if channel is None:
-            server = agent_server(lambda _: relay, bus)
+            server = agent_server(lambda _: relay, bus, workspace=workspace)
         else:
             told = f"{INSTRUCTIONS}\n\n{channel_instructions}"
-            server = agent_server(lambda _: relay, bus, [channel.middleware], told)
+            server = agent_server(
+                lambda _: relay, bus, [channel.middleware], told, workspace=workspace
+            )
             channel.install(server)
         subscribers.install(server)
         return server

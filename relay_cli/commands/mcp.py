@@ -11,6 +11,7 @@ import typer
 from relay_api.models import OPERATOR
 from relay_cli._common import call
 from relay_cli.connection import Connection
+from relay_cli.workspace import current_workspace
 
 
 class ChannelMode(StrEnum):
@@ -53,6 +54,14 @@ def mcp(
             "answer it at its terminal and say nothing); then it expires.",
         ),
     ] = 120,
+    reservations: Annotated[
+        bool,
+        typer.Option(
+            "--reservations",
+            help="Also list reserve_paths, release_paths and who_holds for the repository it "
+            "runs in (its workspace: git config relay.workspace, else its origin's URL).",
+        ),
+    ] = False,
 ) -> None:
     """Serve Relay's agent tools over stdio to an MCP client (an LLM agent).
 
@@ -86,6 +95,7 @@ def mcp(
 
     connection: Connection = ctx.obj
     agent = _acting_agent(ctx, connection)
+    workspace = _workspace(agent) if reservations else None
 
     async def serve() -> None:
         async with AsyncRelayClient(
@@ -108,6 +118,7 @@ def mcp(
                 subscribers,
                 confirm_decisions=not operator_without_confirmation,
                 channel=pushing,
+                workspace=workspace,
             )
             if relay.config.agent_id is None:
                 await run_stdio(server, channel=False)
@@ -138,3 +149,16 @@ def _acting_agent(ctx: typer.Context, connection: Connection) -> str | None:
     and exit code) rather than after a host has listed its tools."""
     caller = call(ctx, lambda client: client.status()).caller
     return connection.agent if caller == OPERATOR else caller
+
+
+def _workspace(agent: str | None) -> str:
+    """The workspace ``--reservations`` speaks of, this repository's; for the operator (who
+    holds no paths) or outside a repository that names one, ``relay mcp`` stops here."""
+    if agent is None:
+        problem = "it needs an agent's token"
+    elif (workspace := current_workspace()) is None:
+        problem = "not in a git repository with an origin remote: set git config relay.workspace"
+    else:
+        return workspace
+    typer.echo(f"Error: --reservations: {problem}", err=True)
+    raise typer.Exit(2)

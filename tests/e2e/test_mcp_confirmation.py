@@ -95,6 +95,39 @@ async def test_the_human_confirms_a_changed_command_and_it_is_what_is_approved(
     assert approved.approved_payload == {**payload, "tool_input": {"command": "make -j1"}}
 
 
+async def test_the_human_confirms_an_answer_to_a_question(server: LiveServer) -> None:
+    """An agent's question with options: the operator's LLM reads them in the pending list and
+    answers through approve, once the human confirms what it chose."""
+    with RelayClient(server.url, token=server.operator_token) as op:
+        token = op.agents.register("question-asker").token
+    with RelayClient(server.url, token=token) as agent:
+        asked = agent.approvals.ask("Which database?", ["Postgres", "SQLite"], allow_other=True)
+    human = Human()
+    async with Client(operator_mcp(server), elicitation_callback=human) as op:
+        pending = data(await op.call_tool("list_pending_approvals", {}))["approvals"]
+        line = next(a for a in pending if a["approval_id"] == asked.approval_id)
+        assert (line["kind"], line["options"], line["allow_other"]) == (
+            "question",
+            ["Postgres", "SQLite"],
+            True,
+        )
+        both = {"approval_id": asked.approval_id, "answer": ["Postgres"], "command": "ls"}
+        assert error(await op.call_tool("approve", both))[0] == "validation_error"
+        assert human.read == [] and status_of(server, asked.approval_id) == "pending"
+        wrong = {"approval_id": asked.approval_id, "answer": ["Postgres", "SQLite"]}
+        assert error(await op.call_tool("approve", wrong))[0] == "validation_error"
+        human.read.clear()
+        chosen = {"approval_id": asked.approval_id, "answer": ["Postgres"], "note": "the usual"}
+        answered = await op.call_tool("approve", chosen)
+    assert data(answered)["status"] == "answered"
+    [question] = human.read
+    assert question.startswith(f"Answer approval {asked.approval_id}, asked by question-asker")
+    assert "Options: Postgres, SQLite" in question and "The answer: Postgres" in question
+    with RelayClient(server.url, token=token) as agent:
+        settled = agent.approvals.show(asked.approval_id)
+    assert (settled.status, settled.answer, settled.note) == ("answered", ["Postgres"], "the usual")
+
+
 @pytest.mark.parametrize(
     ("action", "confirm", "said"),
     [("decline", True, "declined"), ("cancel", True, "cancelled"), ("accept", False, "declined")],

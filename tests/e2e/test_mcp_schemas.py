@@ -25,7 +25,15 @@ AGENT_BUDGET, OPERATOR_BUDGET = 16_000, 8_000
 # Tools that end something for good: a host may ask its user before running them.
 DESTRUCTIVE = {"fail_task", "approve", "reject"}
 # Writes a repeat changes nothing more by.
-IDEMPOTENT = {"ack_messages", "join_room", "complete_task", "fail_task", "approve", "reject"}
+IDEMPOTENT = {
+    "ack_messages",
+    "join_room",
+    "complete_task",
+    "fail_task",
+    "approve",
+    "reject",
+    "release_paths",
+}
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from mcp.types import (
 )
 
 from relay_client import RelayClient
-from relay_mcp import agent_tools, inbox, operator_tools
+from relay_mcp import agent_tools, inbox, operator_tools, reservation_tools
 from tests.live import LiveServer, live_server, relay_command
 
 AGENT_TOOLS = {
@@ -390,7 +390,7 @@ def test_every_client_method_a_tool_calls_exists() -> None:
     a tool cannot call what the API does not offer."""
     client = RelayClient("http://relay.invalid", token="x")
     called = set()
-    for module in (agent_tools, inbox, operator_tools):
+    for module in (agent_tools, inbox, operator_tools, reservation_tools):
         for node in ast.walk(ast.parse(inspect.getsource(module))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 chain, target = [node.func.attr], node.func.value
