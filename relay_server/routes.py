@@ -68,7 +68,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             kwargs["body"] = await parse_body(request, op.body)
         if op.stream:
             assert caller is not None  # every stream needs a token
-            events = serve(*args, **kwargs)
+            events = await serve(*args, **kwargs)  # its start is fixed before the answer
             watch = functools.partial(services.access.until_revoked, caller)
             return await stream_events(request, events, watch, request.app[KEEPALIVES])
         key = idempotency_key(request) if op.idempotent else None

@@ -170,15 +170,24 @@ class EventsService(Service):
     async def stream(
         self, caller: Caller, after: int | None, ticket: str | None = None
     ) -> AsyncIterator[m.Event]:
-        """Events as they commit, forever; ends when the service shuts down. (``ticket`` is how
-        a browser authenticated; the server read it before. Keep-alives are the transport's.)
+        """Events after ``after`` as they commit, forever; none given: from where the feed
+        stands now, before the stream is answered, so that an event committed once the client
+        holds the answer is in it however late the stream's first read comes. (``ticket`` is
+        how a browser authenticated; the server read it before. Keep-alives are the
+        transport's.)"""
+        state = _Reader(caller, after)
+        if after is None:
+            await self.read(state.start_now)
+        return self._follow(state)
+
+    async def _follow(self, state: _Reader) -> AsyncIterator[m.Event]:
+        """The events after ``state``'s cursor, forever; ends when the service shuts down.
 
         An idle stream reads nothing: it waits on its audiences' topics (an event for another
         agent does not wake it), and reads the feed when woken, or now and then
         (``lost_hint_pause``) where a hint can be lost. A room joined (``membership_topic``)
         makes it read its audiences again and subscribe to theirs."""
         hub = self.ctx.storage.hub
-        state = _Reader(caller, after)
         missable = self.ctx.storage.hints_missable  # then a read now and then; else only woken
         while not hub.closed:
             await self.read(state.look_up_audiences)
@@ -220,6 +229,11 @@ class _Reader:
     async def look_up_audiences(self, uow: UnitOfWork) -> None:
         if not self.caller.is_operator:
             self.readable = await audiences(uow, self.caller.name)
+
+    async def start_now(self, uow: UnitOfWork) -> None:
+        """Put the cursor at the newest event the caller may read."""
+        await self.look_up_audiences(uow)
+        self.cursor = await uow.events.newest_id(self.readable)
 
     async def page(self, service: EventsService, uow: UnitOfWork) -> m.EventsResponse | None:
         """The next events, and the cursor moved past them; None when the agent reads other

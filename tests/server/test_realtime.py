@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from relay_core.auth import Caller
 from relay_core.services.base import REPOLL_SECONDS
 from relay_server.app_keys import KEEPALIVES, SERVICES
 from tests.conftest import other_application
@@ -363,6 +364,20 @@ async def test_a_long_poll_of_the_operator_is_not_watched_for_rotation(api: Api)
     await asyncio.sleep(0.1)
     await rotate(api, "bob")
     assert (await poll)["count"] == 0
+
+
+async def test_a_stream_from_now_starts_where_the_feed_stood_when_it_was_asked_for(
+    api: Api,
+) -> None:
+    """The stream's start is fixed before it is answered: an event committed once the client
+    holds the answer is in it, however late the stream's first read comes (it came after such
+    a message now and then on PostgreSQL, which the stream then never showed)."""
+    await api.agent("bob")
+    events = await api.client.app[SERVICES].events.stream(Caller("agent", "bob"), None)
+    await api.post("/v1/messages", {"to": "bob", "text": "sent once it was answered"}, expect=201)
+    first = await asyncio.wait_for(anext(events), 10)
+    await events.aclose()  # type: ignore[attr-defined]
+    assert (first.kind, first.data["to"]) == ("message.created", "bob")
 
 
 async def test_a_stream_ticket_opens_the_stream_without_authorization(api: Api) -> None:
