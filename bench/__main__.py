@@ -43,6 +43,7 @@ from typing import Any, cast
 
 import httpx
 
+from bench import against
 from relay_core.storage.sqlite.driver import sqlite3
 
 HERE = Path(__file__).parent
@@ -450,11 +451,12 @@ class Process:
         port: int,
         probe: str,
         log: Path | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.url = f"http://127.0.0.1:{port}"
         with open(log or os.devnull, "ab") as stderr:  # the child keeps its own copy
             self.process = subprocess.Popen(
-                command, env=env, stdout=subprocess.DEVNULL, stderr=stderr
+                command, env=env, stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd
             )
         # The wait ends when the server answers; the bound is for a loaded machine (two workers
         # migrating and starting over PostgreSQL beside a test suite took over 30 s on 2 cores).
@@ -486,10 +488,12 @@ def relay(
     database: str | None = None,
     workers: int = 1,
     quiet: bool = False,
+    code: Path | None = None,
     **settings: str,
 ) -> Process:
     """Relay as a user runs it: its shipped defaults (an access line a request, at INFO), its
-    log to a file; ``quiet``: at WARNING, no access line."""
+    log to a file; ``quiet``: at WARNING, no access line; ``code``: another revision's checkout
+    (``bench.against``), run instead of this one."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {
@@ -501,9 +505,11 @@ def relay(
     }
     if database is not None:
         env["RELAY_DATABASE_URL"] = relay_url(database)
+    if code is not None:
+        env |= against.code_env(code)
     command = [sys.executable, "-m", "relay_server", "--port", str(port)]
     log = data_dir.with_name(f"{data_dir.name}-{port}.log")
-    return Process(command + ["--workers", str(workers)], env, port, "/health", log)
+    return Process(command + ["--workers", str(workers)], env, port, "/health", log, code)
 
 
 def bare() -> Process:
@@ -677,6 +683,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--streams", type=int, help="--live: streams open (default 10,000)")
     parser.add_argument("--rate", type=float, help="--live: messages a second (default 1,000)")
     parser.add_argument("--seconds", type=float, help="--live: seconds of sending (default 30)")
+    parser.add_argument(
+        "--against",
+        metavar="REF",
+        help="another revision (a tag, a commit): its Relay measured on the fleet's scenarios "
+        "in the same run, on a store its own code seeded (bench/against.py)",
+    )
     args = parser.parse_args(argv)
     if args.live:
         from bench import live
@@ -738,6 +750,12 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copyfile(work / "large" / "relay.db", work / "quiet" / "relay.db")
         start("relay_quiet", relay(work / "quiet", quiet=True))
         start("relay_small", relay(work / "small"))
+        other = None
+        if args.against:
+            tree, other = stack.enter_context(against.checkout(args.against))
+            print(f"seeding for {args.against} ({other}) with its own code …", file=sys.stderr)
+            against.seed_with(tree, work / "previous", large)
+            start("relay_previous", relay(work / "previous", code=tree))
         seed(work / "policies", small)
         start("relay_policies", relay(work / "policies"))
         add_policies(servers["relay_policies"], POLICIES)
@@ -783,6 +801,9 @@ def main(argv: list[str] | None = None) -> int:
         "targets": targets(results, memory.peak_mb),
         "startup": started,
     }
+    if other is not None:
+        report["against"] = {"ref": args.against, "commit": other}
+        report["against"]["compared"] = against.compared(results, BACKENDS["relay_previous"])
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2))
     print_table(results)
@@ -797,6 +818,8 @@ def main(argv: list[str] | None = None) -> int:
         f"a round's backlog drained in {delivery['drain_s']:.0f} s)"
     )
     print_targets(report["targets"])
+    if other is not None:
+        against.print_compared(report["against"]["compared"], f"{args.against} ({other})")
     startup.print_table(started)
     print(f"\nresults written to {output}", file=sys.stderr)
     return 0
@@ -808,6 +831,7 @@ BACKENDS = {
     "relay_quiet": "sqlite",  # its rows are the fleet's, named `… (quiet log)`
     "relay_postgresql": "postgresql",
     "relay_postgresql_2": "postgresql×2",
+    "relay_previous": "previous",  # another revision's code (--against)
 }
 # The store each of them serves: the two PostgreSQL servers share one database.
 STORES = {
@@ -815,15 +839,19 @@ STORES = {
     "relay_quiet": "sqlite, a copy",
     "relay_postgresql": "postgresql",
     "relay_postgresql_2": "postgresql",
+    "relay_previous": "previous",
 }
 
 
 def measured_as(server: str, scenario: Scenario, conns: int, top: int) -> str | None:
     """The row ``server`` reports ``scenario`` at ``conns`` connections as, or None when it does
-    not run it: the fleet at every count, the pair at the highest, and the server without access
-    lines the fleet at the highest (as ``… (quiet log)``)."""
+    not run it: the fleet at every count, the pair at the highest, the server without access
+    lines the fleet at the highest (as ``… (quiet log)``), and another revision's (``--against``)
+    the fleet at every count."""
     if server == "relay_quiet":
         return None if scenario.pair or conns != top else scenario.name + QUIET
+    if server == "relay_previous":
+        return scenario.name if scenario in FLEET_SCENARIOS else None
     return None if scenario.pair and conns != top else scenario.name
 
 
@@ -875,6 +903,7 @@ def run(
     for (relay_name, name, conns), runs in relay_runs.items():
         mine = median(runs)
         ref = median(bare_runs[(name.removesuffix(QUIET), conns)])
+        rates = [run["rps"] for run in runs]
         results.append(
             {
                 "scenario": name,
@@ -884,6 +913,7 @@ def run(
                 **mine,
                 "bare_rps": ref["rps"],
                 "ratio": mine["rps"] / ref["rps"],
+                "spread": (max(rates) - min(rates)) / mine["rps"],  # the rounds' own
             }
         )
     for store, server in (("small", servers["relay_small"]), ("large", servers["relay"])):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.__main__ import SCENARIOS
+from bench.__main__ import FLEET_SCENARIOS, SCENARIOS
 from bench.startup import TARGETS as STARTUP_TARGETS
 from tests.conftest import PG_URL
 
@@ -20,12 +20,13 @@ from tests.conftest import PG_URL
 )
 def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
     output = tmp_path / "bench.json"
-    # With a PostgreSQL server at hand, Relay on it is measured beside SQLite.
+    # With a PostgreSQL server at hand, Relay on it is measured beside SQLite; and another
+    # revision's code beside this one's (here the same commit, from a checkout of its own).
     database = ["--database", PG_URL] if PG_URL else []
     done = subprocess.run(
         [
             *(sys.executable, "-m", "bench", "--smoke", "--connections", "1"),
-            *("--output", str(output), *database),
+            *("--output", str(output), *database, "--against", "HEAD"),
         ],
         capture_output=True,
         text=True,
@@ -46,6 +47,10 @@ def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
         if row["ratio"] is not None:
             assert row["bare_rps"] > 0
     assert "ratio" in done.stdout  # the table was printed
+    compared = report["against"]["compared"]
+    assert {row["scenario"] for row in compared} == {s.name for s in FLEET_SCENARIOS}
+    assert all(row["share"] > 0 and row["spread"] >= 0 for row in compared)
+    assert "This code against HEAD" in done.stdout
     assert report["relay_peak_rss_mb"] > 0
     assert any(t["target"].startswith("peak server RSS") for t in report["targets"])
     # The relay command's start, each command timed (the hook answered by a policy).
