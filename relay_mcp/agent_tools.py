@@ -98,7 +98,7 @@ async def send_message(
 async def read_inbox(
     relay: AsyncRelayClient, limit: Limit = 20, wait_seconds: Wait = 0
 ) -> Annotated[CallToolResult, a.Inbox]:
-    """Your unacked messages, oldest first (may wait for one)."""
+    """Your unacknowledged messages, oldest first (waits for a first)."""
     box = await relay.agents.inbox(limit=limit, wait=wait_seconds or None)
     ids = [message.message_id for message in box.messages]
     next_ = f"ack_messages({ids}) once handled, or they come back" if ids else None
@@ -113,7 +113,7 @@ async def ack_messages(
         Field(min_length=1, max_length=200, description="the messages handled"),
     ],
 ) -> Annotated[CallToolResult, a.Acked]:
-    """Mark messages handled (twice is fine)."""
+    """Acknowledge handled messages (twice is fine)."""
     acked = [(await relay.messages.ack(i)).message_id for i in message_ids]
     return await answer(relay, a.Acked(acked=acked))
 
@@ -165,7 +165,7 @@ async def read_thread(
     message_id: Annotated[int, integer_id("any message of it")],
     cursor: Cursor = None,
 ) -> Annotated[CallToolResult, a.Thread]:
-    """A message's conversation, oldest first."""
+    """A message's conversation, oldest first, as far as you may read it."""
     page = await relay.messages.thread(message_id, limit=MESSAGES, cursor=cursor)
     messages = a.lines(a.Mail, page.messages)
     thread = a.Thread(thread_id=page.thread_id, messages=messages, next_cursor=page.next_cursor)
@@ -181,7 +181,7 @@ async def search(
     ] = None,
     cursor: Cursor = None,
 ) -> Annotated[CallToolResult, a.Found]:
-    """Find messages, tasks, approvals, actions by their words."""
+    """Find messages, tasks, approvals, actions you may read, by their words."""
     page = await relay.search(q, kinds=kinds, limit=HITS, cursor=cursor)
     hits = a.lines(a.Hit, page.hits)
     return await answer(relay, a.Found(hits=hits, next_cursor=page.next_cursor))
@@ -220,9 +220,9 @@ async def create_task(
 @agent_tool(WRITE, "Claim a task")
 async def claim_task(
     relay: AsyncRelayClient,
-    task_id: Annotated[int | None, integer_id("none: the next you may")] = None,
+    task_id: Annotated[int | None, integer_id("none: the next open one")] = None,
 ) -> Annotated[CallToolResult, a.TaskState]:
-    """Claim a task to work on."""
+    """Claim a task; no id: the next open one you may take."""
     me = relay.config.agent_id
     if task_id is not None:
         task = await relay.tasks.claim(task_id)
@@ -242,7 +242,9 @@ async def claim_task(
 async def report_progress(
     relay: AsyncRelayClient,
     task_id: TaskId,
-    progress: Annotated[int | None, Field(ge=0, le=100, description="percent done")] = None,
+    progress: Annotated[
+        int | None, Field(ge=0, le=100, description="percent done, 0 to 100")
+    ] = None,
     message: Annotated[str | None, like(m.TaskEventCreate, "message", "what happened")] = None,
 ) -> Annotated[CallToolResult, a.Progress]:
     """Report progress on a task you hold (renews the lease)."""
@@ -266,7 +268,7 @@ async def fail_task(
     relay: AsyncRelayClient,
     task_id: TaskId,
     error: Annotated[str, like(m.TaskFinish, "error", "why it failed")],
-    retry: Annotated[bool, Field(description="reopen it if it may")] = False,
+    retry: Annotated[bool, Field(description="reopen it if attempts are left")] = False,
 ) -> Annotated[CallToolResult, a.TaskDone]:
     """Fail a task you hold."""
     task = await relay.tasks.fail(task_id, error=error, retry=retry)
@@ -276,7 +278,7 @@ async def fail_task(
 @agent_tool(WRITE, "Record an action")
 async def record_action(
     relay: AsyncRelayClient,
-    action: Annotated[str, like(m.ActionCreate, "action", "e.g. 'restarted nginx'")],
+    action: Annotated[str, like(m.ActionCreate, "action", "what you did, e.g. 'restarted nginx'")],
     target: Annotated[str | None, like(m.ActionCreate, "target", "what it was done to")] = None,
     outcome: Annotated[str | None, like(m.ActionCreate, "outcome", "how it ended")] = None,
     params: Annotated[dict[str, Any] | None, Field(description="its parameters")] = None,
@@ -289,14 +291,14 @@ async def record_action(
 @agent_tool(WRITE, "Ask the operator")
 async def ask_operator(
     relay: AsyncRelayClient,
-    text: Annotated[str, like(m.NotifyText, "text", "the question")],
+    text: Annotated[str, like(m.NotifyText, "text", "the question for the human")],
     options: Annotated[
         list[m.OptionLabel] | None,
-        Field(min_length=2, max_length=10, description="the answers to pick from"),
+        Field(min_length=2, max_length=10, description="choices to reply with"),
     ] = None,
     wait_seconds: Wait = MAX_WAIT,
 ) -> Annotated[CallToolResult, a.Reply]:
-    """Ask the human; waits for the reply, else answers pending."""
+    """Ask the human operator; waits for the reply, else answers pending."""
     if options is not None:
         return await _choice(relay, text, options, wait_seconds)
     cursor = (await relay.events.list(limit=1)).cursor
@@ -308,9 +310,9 @@ async def ask_operator(
 @agent_tool(READ, "Check the operator's reply")
 async def check_operator_reply(
     relay: AsyncRelayClient,
-    notification_id: Annotated[int, integer_id("as ask_operator said")],
+    notification_id: Annotated[int, integer_id("the id ask_operator answered")],
 ) -> Annotated[CallToolResult, a.Reply]:
-    """The reply to an ask_operator, if it has come."""
+    """The operator's reply to an earlier ask_operator, if it has come."""
     if not await _asked(relay, notification_id):
         return refusal("not_found", f"notification {notification_id} does not exist")
     reply = await _reply(relay, notification_id, None, 0)
@@ -329,7 +331,7 @@ async def ask_approval(
     ] = None,
     payload: Annotated[dict[str, Any] | None, Field(description="the same, as JSON")] = None,
     expires_in: Annotated[
-        int | None, like(m.ApprovalRequest, "expires_in", "seconds until it is a no")
+        int | None, like(m.ApprovalRequest, "expires_in", "seconds until unanswered is no")
     ] = None,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
     """Ask the operator to approve what you are about to do."""
@@ -343,12 +345,12 @@ async def ask_approval(
 async def request_approval(
     relay: AsyncRelayClient,
     intervention_id: InterventionId,
-    title: Annotated[str, like(Approval, "title", "what, one line")],
+    title: Annotated[str, like(Approval, "title", "what is to be approved, one line")],
     reason: Annotated[str, like(Approval, "reason", "why it is needed")],
     proposed_action: Annotated[str, like(Approval, "proposed_action", "what you will do")],
-    risk: Annotated[m.Risk | None, Field(description="default medium")] = None,
+    risk: Annotated[m.Risk | None, Field(description="how risky it is; default medium")] = None,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
-    """Ask approval for an intervention's remediation."""
+    """Ask the operator to approve a remediation of an intervention."""
     asked = await relay.interventions.request_approval(
         intervention_id,
         title=title,
@@ -366,7 +368,7 @@ async def check_approval(
     intervention_id: Annotated[str | None, resource_id("or the intervention's")] = None,
     wait_seconds: Wait = 0,
 ) -> Annotated[CallToolResult, a.ApprovalState]:
-    """An approval's state (it may wait)."""
+    """An approval's state, by its id or its intervention's (it may wait)."""
     if (approval_id is None) == (intervention_id is None):
         detail = "arguments: give approval_id or intervention_id, not both"
         return refusal("validation_error", detail)
@@ -461,10 +463,10 @@ async def record_remediation(
 @agent_tool(READ, "Wait for events")
 async def wait_for_events(
     relay: AsyncRelayClient,
-    after: Annotated[int | None, integer_id("a cursor; none: now")] = None,
+    after: Annotated[int | None, integer_id("the last answer's cursor; none: now")] = None,
     wait_seconds: Wait = 30,
 ) -> Annotated[CallToolResult, a.Events]:
-    """What happens after a cursor."""
+    """What happened after a cursor (none: from now)."""
     if after is not None:
         head = (await relay.events.list(limit=1)).cursor
         if after > head:
