@@ -176,8 +176,7 @@ class EventsService(Service):
         how a browser authenticated; the server read it before. Keep-alives are the
         transport's.)"""
         state = _Reader(caller, after)
-        if after is None:
-            await self.read(state.start_now)
+        await self.read(state.start)
         return self._follow(state)
 
     async def _follow(self, state: _Reader) -> AsyncIterator[m.Event]:
@@ -190,7 +189,6 @@ class EventsService(Service):
         hub = self.ctx.storage.hub
         missable = self.ctx.storage.hints_missable  # then a read now and then; else only woken
         while not hub.closed:
-            await self.read(state.look_up_audiences)
             with hub.subscribe(*state.topics) as subscription:
                 # A room joined before the subscription began is seen at the first read.
                 state.checked = False
@@ -230,16 +228,21 @@ class _Reader:
         if not self.caller.is_operator:
             self.readable = await audiences(uow, self.caller.name)
 
-    async def start_now(self, uow: UnitOfWork) -> None:
-        """Put the cursor at the newest event the caller may read."""
+    async def start(self, uow: UnitOfWork) -> None:
+        """Look up the audiences, and with no cursor given put it at the newest event the
+        caller may read."""
         await self.look_up_audiences(uow)
-        self.cursor = await uow.events.newest_id(self.readable)
+        if self.cursor is None:
+            self.cursor = await uow.events.newest_id(self.readable)
 
     async def page(self, service: EventsService, uow: UnitOfWork) -> m.EventsResponse | None:
         """The next events, and the cursor moved past them; None when the agent reads other
-        audiences than the stream waits on (looked at unless ``checked`` already)."""
+        audiences than the stream waits on (looked at unless ``checked`` already), which are
+        then the ones it reads."""
         if not self.checked and not self.caller.is_operator:
-            if await audiences(uow, self.caller.name) != self.readable:
+            readable = await audiences(uow, self.caller.name)
+            if readable != self.readable:
+                self.readable = readable
                 return None
             self.checked = True
         page = await service._page(uow, self.cursor, STREAM_PAGE, self.readable)
