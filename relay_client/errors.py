@@ -26,12 +26,15 @@ from __future__ import annotations
 import builtins
 import sys
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from relay_api import errors as domain
 from relay_api.headers import parse_retry_after
+
+if TYPE_CHECKING:
+    from relay_api.models import Contested
 
 
 class RelayError(Exception):
@@ -80,6 +83,14 @@ class NotFoundError(APIStatusError):
 
 class ConflictError(APIStatusError):
     """409: the resource's state forbids this."""
+
+    @property
+    def conflicts(self) -> list[Contested]:
+        """A refused reservation's: the reservations in its way (none for another conflict)."""
+        from relay_api.models import Contested  # the contract's models, only when asked
+
+        said = self.body.get("conflicts", []) if isinstance(self.body, dict) else []
+        return [Contested.model_validate(each) for each in said]
 
 
 class PayloadTooLargeError(APIStatusError):

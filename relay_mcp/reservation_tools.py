@@ -71,8 +71,7 @@ async def reserve_paths(
 
 def _in_the_way(exc: ConflictError) -> str:
     """A refused reservation's detail: who holds what, why and until when."""
-    body = exc.body if isinstance(exc.body, dict) else {}
-    held = [m.Contested.model_validate(each) for each in body.get("conflicts", ())]
+    held = exc.conflicts
     if not held:
         return exc.message  # another conflict: a task not held, a retry key reused
     said = "; ".join(

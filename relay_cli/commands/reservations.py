@@ -93,13 +93,11 @@ def reserve(
                 where, rooted, exclusive=not shared, ttl_seconds=ttl, reason=reason, task_id=task
             )
         except ConflictError as exc:
-            for held in (exc.body or {}).get("conflicts", []):
-                said = f"held by {held['holder']} (#{held['reservation_id']})"
-                why = f" for {held['reason']}" if held.get("reason") else ""
-                err.print(
-                    f"{' '.join(held['paths'])}: {said}{why} until {held['expires_at']}",
-                    markup=False,
-                )
+            for held in exc.conflicts:
+                said = f"held by {held.holder} (#{held.reservation_id})"
+                why = f" for {held.reason}" if held.reason else ""
+                until = held.model_dump(mode="json")["expires_at"]  # as the server said it
+                err.print(f"{' '.join(held.paths)}: {said}{why} until {until}", markup=False)
             raise
 
     reservation = call(ctx, reserving)
