@@ -1057,16 +1057,11 @@ def paired(
     """One request on two servers of the small store at 32 connections, in interleaved
     rounds (``after`` given each of the ``other``'s runs once made): each (server, scenario)'s
     row, its ratio to the ``reference``'s rate."""
-    runs: dict[str, list[dict[str, float]]] = {reference[0]: [], other[0]: []}
-    for _ in range(rounds):
-        runs[reference[0]].append(wrk(servers[reference[0]], lua, 32, duration))
-        runs[other[0]].append(wrk(servers[other[0]], lua, 32, duration))
-        if after is not None:
-            after(runs[other[0]][-1])
-    base = median(runs[reference[0]])
+    measured = interleaved(servers, (reference[0], other[0]), lua, rounds, duration, after)
+    base = measured[reference[0]]
     rows: list[dict[str, object]] = []
     for name, scenario in (reference, other):
-        mine = median(runs[name])
+        mine = measured[name]
         rows.append(
             {
                 "scenario": scenario,
@@ -1079,6 +1074,25 @@ def paired(
             }
         )
     return rows
+
+
+def interleaved(
+    servers: dict[str, Process],
+    names: tuple[str, ...],
+    lua: Path,
+    rounds: int,
+    duration: float,
+    after: Callable[[dict[str, float]], None] | None = None,
+) -> dict[str, dict[str, float]]:
+    """One request on each of the servers ``names`` at 32 connections, once a round in turn
+    (``after`` given each run of the last of them once made): each server's medians."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for _ in range(rounds):
+        for name in names:
+            runs[name].append(wrk(servers[name], lua, 32, duration))
+        if after is not None:
+            after(runs[names[-1]][-1])
+    return {name: median(each) for name, each in runs.items()}
 
 
 def targets(results: list[dict[str, Any]], peak_rss_mb: float) -> list[dict[str, Any]]:

@@ -21,13 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import FLEET_SCENARIOS, HERE, Process, Sizes, median, relay, script, seed, wrk
+from bench.__main__ import FLEET_SCENARIOS, HERE, Process, Sizes, interleaved, relay, script, seed
 
 # The scenarios whose cost could grow with the store: a write that indexes and threads, an
 # inbox and a room's newest page.
 MEASURED = ("post_message", "inbox_50_pending", "room_messages_100")
 TARGET = 0.85  # the bigger store's rate, as a share of the smaller's
-CONNECTIONS = 32
 
 
 def sizes(messages: int, agents: int) -> Sizes:
@@ -75,11 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for scenario in (s for s in FLEET_SCENARIOS if s.name in MEASURED):
             lua = script(scenario, big, work)
-            runs: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
-            for _ in range(rounds):
-                for name, server in servers.items():
-                    runs[name].append(wrk(server, lua, CONNECTIONS, duration))
-            smaller, bigger = median(runs["smaller"]), median(runs["bigger"])
+            measured = interleaved(servers, ("smaller", "bigger"), lua, rounds, duration)
+            smaller, bigger = measured["smaller"], measured["bigger"]
             share = bigger["rps"] / smaller["rps"]
             rows.append(
                 {
