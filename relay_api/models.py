@@ -81,7 +81,7 @@ SmallJson = Annotated[dict[str, Any], AfterValidator(_bounded_json)]
 Evidence = Annotated[str, StringConstraints(max_length=1_000_000)] | JsonObject
 
 MessageStatus = Literal["pending", "delivered", "acked", "posted"]
-TaskStatus = Literal["open", "claimed", "in_progress", "completed", "failed"]
+TaskStatus = Literal["open", "claimed", "in_progress", "completed", "failed", "cancelled"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "withdrawn", "answered"]
 ApprovalKind = Literal["enrollment", "intervention", "request", "question"]
 EnrollmentStatus = ApprovalStatus
@@ -191,6 +191,27 @@ class AgentHeartbeat(RequestBody):
     metadata: SmallJson | None = None
 
 
+class A2ASkill(RequestBody):
+    """A skill an agent offers over A2A, as its agent card lists it."""
+
+    id: ResourceId
+    name: ShortText
+    description: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    tags: list[ShortText] = Field(default_factory=list, max_length=20)
+    examples: list[Annotated[str, StringConstraints(max_length=2000)]] = Field(
+        default_factory=list, max_length=20
+    )
+
+
+class A2AConfig(RequestBody):
+    """Whether an agent is reachable over A2A (an agent card and a JSON-RPC endpoint of its
+    own), and the skills its card lists; ``enabled: false`` takes it off A2A."""
+
+    enabled: bool = True
+    description: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    skills: list[A2ASkill] = Field(default_factory=list, max_length=50)
+
+
 class MessageCreate(RequestBody):
     """A direct message (``to``) or a room post (``room_id``): exactly one of the two."""
 
@@ -274,6 +295,12 @@ class TaskEventCreate(RequestBody):
     message: LongText | None = None
     progress: int | None = Field(default=None, ge=0, le=100)
     data: SmallJson = Field(default_factory=dict)
+
+
+class TaskCancel(RequestBody):
+    """Cancel a task that is not finished: its creator or the operator."""
+
+    reason: LongText | None = None
 
 
 class TaskFinish(RequestBody):
@@ -516,6 +543,24 @@ class InterventionActionCreate(RequestBody):
 # ---------------------------------------------------------------- resources
 
 
+class A2ASkillShown(Resource):
+    """A skill an agent's card lists."""
+
+    id: str
+    name: str
+    description: str
+    tags: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list)
+
+
+class A2AProfile(Resource):
+    """How an agent is reached over A2A: whether it is, and what its card says."""
+
+    enabled: bool
+    description: str | None = None
+    skills: list[A2ASkillShown] = Field(default_factory=list)
+
+
 class Agent(Resource):
     """A registered agent; ``presence`` is computed from its last heartbeat."""
 
@@ -531,6 +576,8 @@ class Agent(Resource):
     created_at: datetime
     updated_at: datetime
     pending_messages: int | None = None
+    # Set through POST /v1/agents/{agent_id}/a2a; null until then.
+    a2a: A2AProfile | None = None
     token_hash: str | None = Field(default=None, exclude=True)
 
 
@@ -683,7 +730,8 @@ class SpaceSyncReport(Resource):
 
 
 class Task(Resource):
-    """A unit of work: open → claimed → in_progress → completed | failed."""
+    """A unit of work: open → claimed → in_progress → completed | failed; its creator (or the
+    operator) may cancel it until it is finished."""
 
     task_id: int = 0
     title: str

@@ -154,6 +154,19 @@ AGENTS_INBOX = Op(
         "empty after that many seconds."
     ),
 )
+AGENTS_A2A = Op(
+    "agents.a2a",
+    "POST",
+    "/v1/agents/{agent_id}/a2a",
+    m.Agent,
+    body=m.A2AConfig,
+    path_params=p.AgentPath,
+    doc=(
+        "Make the agent reachable over A2A, or no longer: an agent card of its own, listing "
+        "its skills, and a JSON-RPC endpoint at /a2a/agents/{agent_id}. The agent itself or "
+        "the operator."
+    ),
+)
 
 MESSAGES_SEND = Op(
     "messages.send",
@@ -420,6 +433,18 @@ TASKS_FAIL = Op(
     body=m.TaskFinish,
     path_params=p.TaskPath,
     doc="Fail a task held by the agent; with ``retry`` and attempts left it is open again.",
+)
+TASKS_CANCEL = Op(
+    "tasks.cancel",
+    "POST",
+    "/v1/tasks/{task_id}/cancel",
+    m.Task,
+    body=m.TaskCancel,
+    path_params=p.TaskPath,
+    doc=(
+        "Cancel a task that is not finished: its creator or the operator; cancelling twice "
+        "answers the same."
+    ),
 )
 
 ACTIONS_RECORD = Op(

@@ -25,6 +25,7 @@ from relay_core.hub import Hub
 from relay_core.search_query import Query
 
 if TYPE_CHECKING:
+    from relay_core.storage.a2a_tasks import A2ATasksStore
     from relay_core.storage.actions import ActionsStore
     from relay_core.storage.agents import AgentsStore
     from relay_core.storage.approvals import ApprovalsStore
@@ -189,6 +190,7 @@ class UnitOfWork(Protocol):
     room_threads: RoomThreadsStore
     policies: PoliciesStore
     reservations: ReservationsStore
+    a2a_tasks: A2ATasksStore
     stream_tickets: StreamTicketsStore
     webhooks: WebhooksStore
     webhook_deliveries: WebhookDeliveriesStore

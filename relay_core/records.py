@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from relay_api.models import Delivery, JsonObject, Resource
+from relay_api.models import Delivery, JsonObject, Resource, Task
 
 
 class RoomThread(Resource):
@@ -77,3 +77,11 @@ class PolicyUse(Resource):
     agent_id: str
     approval_id: int
     decided_at: datetime
+
+
+class A2ATask(Task):
+    """A task asked of an agent over A2A, with the conversation it belongs to and the id of
+    the message that asked it (internal)."""
+
+    context_id: str
+    message_id: str

@@ -18,6 +18,7 @@ from relay_core.services import Context, Services
 from relay_core.services.base import utcnow
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
+from relay_server.a2a.routes import add_a2a
 from relay_server.addresses import AddressSlots
 from relay_server.api_docs import add_api_docs
 from relay_server.app_keys import (
@@ -224,6 +225,7 @@ def create_app(
         return web.Response(body=served_document(), content_type="application/json")
 
     app.router.add_get("/openapi.json", openapi, name="openapi")
+    add_a2a(app)  # its own protocol, as /mcp is
     if mcp_route.available():
         mcp_route.add_mcp(app)  # its own protocol: outside the operation table and the SDK
     # A platform's callback, not an API operation: outside the route table and the SDK.

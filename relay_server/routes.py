@@ -22,7 +22,7 @@ from relay_server.addresses import remote
 from relay_server.app_keys import CALLER_LIMIT, ENROLL_LIMIT, KEEPALIVES, SERVES, SERVICES
 from relay_server.authentication import authenticate
 from relay_server.connections import while_connected
-from relay_server.sse import parse_last_event_id, stream_events
+from relay_server.sse import frame, parse_last_event_id, stream_events
 from relay_server.validation import idempotency_key, parse_body, parse_params
 
 
@@ -70,7 +70,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             assert caller is not None  # every stream needs a token
             events = await serve(*args, **kwargs)  # its start is fixed before the answer
             watch = functools.partial(services.access.until_revoked, caller)
-            return await stream_events(request, events, watch, request.app[KEEPALIVES])
+            return await stream_events(request, events, watch, request.app[KEEPALIVES], frame)
         key = idempotency_key(request) if op.idempotent else None
         once = None
         if key is not None:

@@ -289,6 +289,11 @@ class Settings(BaseSettings):
         description="'none' turns checks off for demos: X-Agent-ID is trusted as given",
     )
     workers: int = Field(default=1, ge=1, le=64, description="processes; above 1 needs PostgreSQL")
+    public_url: Annotated[str, AfterValidator(_public_origin)] | None = Field(
+        default=None,
+        description="Relay's address as other systems reach it (https://relay.example.com), "
+        "for the links of the A2A agent cards; default: as each request reached it",
+    )
     shutdown_timeout: float = Field(
         default=10.0, ge=0, description="seconds in-flight requests get to finish on shutdown"
     )

@@ -7,6 +7,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 from aiohttp import web
 
@@ -14,6 +15,8 @@ from relay_api.errors import AuthenticationError
 from relay_api.models import Event
 from relay_server.connections import while_connected
 from relay_server.validation import RequestInvalid
+
+T = TypeVar("T")
 
 KEEPALIVE = b": keep-alive\n\n"
 KEEPALIVE_SECONDS = 15.0  # a stream quiet this long is sent a keep-alive (proxies' timeouts)
@@ -84,13 +87,15 @@ class KeepAlives:
 
 async def stream_events(
     request: web.Request,
-    events: AsyncIterator[Event],
+    events: AsyncIterator[T],
     until_revoked: Callable[[Awaitable[None]], Awaitable[None]],
     keepalives: KeepAlives,
+    frame_of: Callable[[T], bytes],
 ) -> web.StreamResponse:
-    """Send ``events`` until the client leaves (noticed at once, not at the next frame), the
-    server shuts down, or ``until_revoked`` says the caller's token was rotated: then a last
-    ``unauthenticated`` frame, and the end. ``keepalives`` keeps it open while it is quiet."""
+    """Send ``events``, each as ``frame_of`` writes it, until they end, the client leaves
+    (noticed at once, not at the next frame), the server shuts down, or ``until_revoked`` says
+    the caller's token was rotated: then a last ``unauthenticated`` frame, and the end.
+    ``keepalives`` keeps it open while it is quiet."""
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -102,7 +107,7 @@ async def stream_events(
 
     async def pump() -> None:
         async for event in events:
-            await response.write(frame(event))
+            await response.write(frame_of(event))
             keepalives.said(request, response)
 
     keepalives.said(request, response)

@@ -1,4 +1,4 @@
-"""``relay agents register|list|heartbeat`` and ``relay inbox``."""
+"""``relay agents register|list|heartbeat|a2a`` and ``relay inbox``."""
 
 from __future__ import annotations
 
@@ -98,6 +98,44 @@ def heartbeat(
         as_json,
         headline=f"{beat.agent_id} is {beat.presence}; {beat.pending_messages} message(s) waiting",
     )
+
+
+@app.command()
+def a2a(
+    ctx: typer.Context,
+    agent_id: AgentArgument = None,
+    off: Annotated[bool, typer.Option("--off", help="No longer reachable over A2A.")] = False,
+    description: Annotated[
+        str | None, typer.Option(help="What the agent does, for its card.")
+    ] = None,
+    skill: Annotated[
+        list[str] | None,
+        typer.Option(help="A skill its card lists, as ID:NAME:DESCRIPTION (repeatable)."),
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Make an agent reachable over A2A (its card and endpoint under /a2a/agents/), or not.
+
+    Example: relay agents a2a summarizer --skill 'summarize:Summarize:Summarize a text.'
+    """
+    skills = [_skill(given) for given in skill or []]
+    agent = call(
+        ctx,
+        lambda c: c.agents.a2a(
+            acting(c, agent_id), enabled=not off, description=description, skills=skills
+        ),
+    )
+    reached = "reachable over A2A" if agent.a2a and agent.a2a.enabled else "not reachable over A2A"
+    render(agent, as_json, headline=f"{agent.agent_id} is {reached}")
+
+
+def _skill(given: str) -> dict[str, str]:
+    """A skill of ``--skill ID:NAME:DESCRIPTION``."""
+    parts = given.split(":", 2)
+    if len(parts) != 3 or not all(part.strip() for part in parts):
+        raise typer.BadParameter(f"{given!r} is not ID:NAME:DESCRIPTION", param_hint="--skill")
+    skill_id, name, description = (part.strip() for part in parts)
+    return {"id": skill_id, "name": name, "description": description}
 
 
 def inbox(

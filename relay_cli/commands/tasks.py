@@ -1,4 +1,4 @@
-"""``relay tasks create|list|show|events|claim|event|complete|fail``."""
+"""``relay tasks create|list|show|events|claim|event|complete|fail|cancel``."""
 
 from __future__ import annotations
 
@@ -160,4 +160,19 @@ def fail(
     task = call(
         ctx, lambda c: c.tasks.fail(task_id, agent_id=acting(c, agent_id), error=error, retry=retry)
     )
+    render(task, as_json, headline=f"Task {task.task_id} is {task.status}")
+
+
+@app.command()
+def cancel(
+    ctx: typer.Context,
+    task_id: TaskId,
+    reason: Annotated[str | None, typer.Option(help="Why, for its trail.")] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Cancel a task that is not finished (its creator or the operator).
+
+    Example: relay tasks cancel 7 --reason "no longer needed"
+    """
+    task = call(ctx, lambda c: c.tasks.cancel(task_id, reason=reason))
     render(task, as_json, headline=f"Task {task.task_id} is {task.status}")

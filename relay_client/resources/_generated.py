@@ -169,6 +169,24 @@ class Agents(Resource[C]):
             timeout=long_poll_timeout(wait, self._client.config.timeout),
         )
 
+    @flow_method
+    def a2a(
+        self,
+        agent_id: str | None = None,
+        *,
+        enabled: bool = True,
+        description: str | None = None,
+        skills: Sequence[m.A2ASkill | dict[str, Any]] | None = None,
+    ) -> Send[m.Agent]:
+        """Make the agent reachable over A2A, or no longer: an agent card of its own, listing its
+        skills, and a JSON-RPC endpoint at /a2a/agents/{agent_id}. The agent itself or the
+        operator."""
+        return Send(
+            ops.AGENTS_A2A,
+            {"agent_id": self._agent(agent_id)},
+            json=wire(enabled=enabled, description=description, skills=skills),
+        )
+
 
 class Messages(Resource[C]):
     """``client.messages``."""
@@ -493,6 +511,12 @@ class Tasks(Resource[C]):
             {"task_id": task_id},
             json=wire(agent_id=self._acting(agent_id), result=result, error=error, retry=retry),
         )
+
+    @flow_method
+    def cancel(self, task_id: int, *, reason: str | None = None) -> Send[m.Task]:
+        """Cancel a task that is not finished: its creator or the operator; cancelling twice answers
+        the same."""
+        return Send(ops.TASKS_CANCEL, {"task_id": task_id}, json=wire(reason=reason))
 
 
 class Actions(Resource[C]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from relay_core.config import CoreConfig
+from relay_core.services.a2a import A2AService
 from relay_core.services.access import AccessService
 from relay_core.services.actions import ActionsService
 from relay_core.services.agents import AgentsService
@@ -47,3 +48,4 @@ class Services:
         self.system = SystemService(ctx)
         self.webhooks = WebhooksService(ctx)
         self.reservations = ReservationsService(ctx)
+        self.a2a = A2AService(ctx)

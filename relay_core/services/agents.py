@@ -165,6 +165,20 @@ class AgentsService(Service):
 
         return await self.read(work)
 
+    async def set_a2a(self, caller: Caller, agent_id: str, body: m.A2AConfig) -> m.Agent:
+        """Make the agent reachable over A2A, or no longer, with the skills its card lists:
+        the agent itself or the operator."""
+        if not caller.is_operator:
+            caller.require_self(agent_id)
+
+        async def work(uow: UnitOfWork) -> m.Agent:
+            changed = await uow.agents.set_a2a(agent_id, body.model_dump(), self.now())
+            if changed is None:
+                raise NotFound(f"agent '{agent_id}' is not registered")
+            return self._present(changed)
+
+        return await self.write(work)
+
     async def inbox(
         self, caller: Caller, agent_id: str, limit: int = 100, wait: float = 0, peek: bool = False
     ) -> m.InboxResponse:

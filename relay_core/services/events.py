@@ -23,6 +23,11 @@ from relay_core.services.base import Service, lost_hint_pause
 STREAM_PAGE = 100  # events a stream reads at a time
 
 
+def task_topic(task_id: int) -> str:
+    """The hub topic of a task's changes: what waits on one task (an A2A caller) wakes on it."""
+    return f"task:{task_id}"
+
+
 def inbox_topic(agent_id: str) -> str:
     """The hub topic that wakes an agent's long-polled inbox."""
     return f"inbox:{agent_id}"

@@ -21,13 +21,14 @@ from relay_core.auth import Caller
 from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, feed_topics
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
-from relay_core.services.events import emit, event_data
+from relay_core.services.events import emit, event_data, task_topic
 from relay_core.services.messages import require_room
 from relay_core.storage.tasks import EVERY_TASK, TaskRange, TasksStore
 
 T = TypeVar("T")
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
+FINISHED: tuple[m.TaskStatus, ...] = ("completed", "failed", "cancelled")
 # A finish's outcome: the task as changed (None if it changed since it was read), the trail's kind.
 Finished = tuple[m.Task | None, str]
 
@@ -78,7 +79,7 @@ async def _note_on_trail(
     )
     announced = m.Event(kind=f"task.{kind}", subject_id=str(task_id), data=about, created_at=now)
     await uow.task_events.note(event, announced)
-    for topic in feed_topics(announced.audience):
+    for topic in (*feed_topics(announced.audience), task_topic(task_id)):
         uow.publish(topic)
 
 
@@ -106,6 +107,37 @@ def require_holder(task: m.Task, agent_id: str) -> None:
         raise Conflict(f"task {task.task_id} is {task.status}, not claimed")
     if task.claimed_by != agent_id:
         raise Conflict(f"task {task.task_id} is claimed by another agent")
+
+
+async def add_task(uow: UnitOfWork, creator: str, body: m.TaskCreate, now: datetime) -> m.Task:
+    """Store a new open task by ``creator`` and tell the feed (its assignee and room, if
+    any, checked by the caller)."""
+    task = m.Task(**body.model_dump(), created_by=creator, created_at=now, updated_at=now)
+    task = await uow.tasks.insert(task)
+    await emit(uow, "task.created", task.task_id, event_data(task), now)
+    return task
+
+
+async def cancel_task(
+    uow: UnitOfWork, caller: Caller, task_id: int, reason: str | None, now: datetime
+) -> m.Task:
+    """Cancel a task that is not finished, for its creator or the operator (a cancelled one
+    answers as it is); its claimer's hold ends, noted on its trail."""
+    task = await require_current_task(uow, task_id, now)
+    if not caller.is_operator and task.created_by != caller.name:
+        raise PermissionDenied(
+            f"task {task_id} was created by '{task.created_by}': only they or the operator "
+            "may cancel it"
+        )
+    if task.status == "cancelled":
+        return task
+    if task.status in FINISHED:
+        raise Conflict(f"task {task_id} is {task.status} and cannot be cancelled")
+    cancelled = await uow.tasks.cancel(task, reason, now)
+    if cancelled is None:
+        raise StaleWrite("task changed")
+    await _note_on_trail(uow, event_data(cancelled), caller.name, "cancelled", reason, now)
+    return cancelled
 
 
 class TasksService(Service):
@@ -153,17 +185,11 @@ class TasksService(Service):
         """Create an open task."""
 
         async def work(uow: UnitOfWork) -> m.Task:
-            now = self.now()
             if body.assignee is not None:
                 await require_registered(uow, body.assignee, self.ctx.registered)
             if body.room_id is not None:
                 await require_room(uow, body.room_id)
-            task = m.Task(
-                **body.model_dump(), created_by=caller.name, created_at=now, updated_at=now
-            )
-            task = await uow.tasks.insert(task)
-            await emit(uow, "task.created", task.task_id, event_data(task), now)
-            return task
+            return await add_task(uow, caller.name, body, self.now())
 
         return await self.write_answer(work)
 
@@ -285,6 +311,7 @@ class TasksService(Service):
                 raise StaleWrite("task changed")
             fields = body.model_dump() | {"agent_id": agent_id}
             event = m.TaskEvent(task_id=task_id, **fields, created_at=now)
+            uow.publish(task_topic(task_id))
             return await uow.task_events.insert(event)
 
         return await self.write_answer(work)
@@ -306,6 +333,15 @@ class TasksService(Service):
             return await tasks.fail(task, body.result, body.error, now), "failed"
 
         return await self._finish(caller, task_id, body, "failed", failed)
+
+    async def cancel(self, caller: Caller, task_id: int, body: m.TaskCancel) -> m.Task:
+        """Cancel a task that is not finished: its creator or the operator; cancelling twice
+        answers the same."""
+
+        async def work(uow: UnitOfWork) -> m.Task:
+            return await cancel_task(uow, caller, task_id, body.reason, self.now())
+
+        return await self.write(work)
 
     async def _finish(
         self,

@@ -82,3 +82,12 @@ class AgentsStore:
     async def page(self, after: str | None, limit: int) -> list[m.Agent]:
         """Up to ``limit`` agents by id, after ``after`` (None: from the first)."""
         return await self._sql.records(m.Agent, "page_agents", after=after, limit=limit)
+
+    async def set_a2a(self, agent_id: str, a2a: dict[str, Any], now: datetime) -> m.Agent | None:
+        """The agent with how it is reached over A2A (``A2AConfig``'s fields); None if it is
+        not registered."""
+        return await self._sql.record(m.Agent, "set_agent_a2a", agent_id=agent_id, a2a=a2a, now=now)
+
+    async def page_a2a(self, after: str | None, limit: int) -> list[m.Agent]:
+        """Up to ``limit`` agents reachable over A2A, by id, after ``after``."""
+        return await self._sql.records(m.Agent, "page_a2a_agents", after=after, limit=limit)

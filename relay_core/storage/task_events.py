@@ -36,3 +36,9 @@ class TaskEventsStore:
         return await self._sql.records(
             m.TaskEvent, "page_task_events", task_id=task_id, after=after, limit=limit
         )
+
+    async def latest_of(self, task_id: int, kinds: list[str], limit: int) -> list[m.TaskEvent]:
+        """The newest ``limit`` notes of a task's trail of these ``kinds``, newest first."""
+        return await self._sql.records(
+            m.TaskEvent, "latest_task_events_of", task_id=task_id, kinds=kinds, limit=limit
+        )

@@ -90,6 +90,10 @@ class TasksStore:
         """``task`` failed and open again for anyone; None if it changed since it was read."""
         return await self._finish("retry_task", task, result, error, now)
 
+    async def cancel(self, task: m.Task, reason: str | None, now: datetime) -> m.Task | None:
+        """``task`` cancelled, with why; None if it changed since it was read."""
+        return await self._finish("cancel_task", task, None, reason, now)
+
     async def _finish(
         self,
         name: str,

@@ -103,6 +103,9 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert beat.presence == "online" and beat.status == "busy"
     assert alice_id in {a.agent_id for a in (await bob.agents.list()).agents}
     assert (await bob.status()).counts.agents >= 2
+    skill = {"id": "ops", "name": "Ops", "description": "Operations."}
+    reached = await alice.agents.a2a(skills=[skill])
+    assert reached.a2a is not None and reached.a2a.enabled and reached.a2a.skills[0].id == "ops"
 
     sent = await alice.messages.send("hello", to=bob_id, payload={"n": 1})
     inbox = await bob.agents.inbox()
@@ -165,6 +168,8 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert kinds == ["claimed", "progress", "retry", "claimed", "completed"]
     mine = await op.tasks.list(claimed_by=alice_id, status="completed")
     assert [t.task_id for t in mine.tasks] == [task.task_id]
+    dropped = await alice.tasks.create(f"dropped {run}")
+    assert (await alice.tasks.cancel(dropped.task_id, reason="no need")).status == "cancelled"
 
     recorded = await alice.actions.record("deploy", target="web-1", task_id=task.task_id)
     assert recorded.agent_id == alice_id

@@ -17,6 +17,7 @@ from tests.server.conftest import ONE_BACKEND, OPERATOR_TOKEN, Api, AppFactory
 # Operations that act as, or read what belongs to, agent A: refused to agent B.
 A_ONLY = {
     "agents.heartbeat",
+    "agents.a2a",
     "agents.inbox",
     "messages.ack",
     "rooms.join",
@@ -41,6 +42,8 @@ AGENTS_ONLY = {"approvals.request", "reservations.create"}
 # Only the agent that asked an approval withdraws it; the world's approval is an enrollment,
 # asked by none of the identities here.
 REQUESTER_ONLY = {"approvals.withdraw"}
+# Only a task's creator, or the operator, cancels it; the world's task is the operator's.
+CREATOR_ONLY = {"tasks.cancel"}
 BODIES: dict[str, dict[str, Any]] = {
     "approvals.request": {"title": "t"},
     "policies.create": {"name": "p", "decision": "approve", "enabled": False},
@@ -52,6 +55,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "reservations.renew": {"ttl_seconds": 3600},
     "agents.register": {"agent_id": "carol"},
     "agents.heartbeat": {},
+    "agents.a2a": {"enabled": True},
     "messages.send": {"to": "alice", "text": "x"},
     "messages.ack": {"agent_id": "alice"},
     "notify.send": {"text": "x"},
@@ -64,6 +68,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "tasks.event": {"agent_id": "alice"},
     "tasks.complete": {"agent_id": "alice"},
     "tasks.fail": {"agent_id": "alice"},
+    "tasks.cancel": {"reason": "r"},
     "actions.record": {"action": "x"},
     "enroll.request": {"agent_id": "dave"},
     "approvals.approve": {},
@@ -154,6 +159,8 @@ def expected(route: Operation[Any], who: str) -> str:
         return "403"
     if route.id in REQUESTER_ONLY:
         return "403"
+    if route.id in CREATOR_ONLY:
+        return "allowed" if who == "operator" else "403"
     if who == "operator":
         return "403" if route.id in AGENTS_ONLY else "allowed"
     if route.operator_only:  # the row's set: tests/server/test_operation_rows.py

@@ -92,6 +92,9 @@ async def request_of(
         held = await api.post("/v1/tasks", {"title": "t"}, expect=201)
         await api.post(f"/v1/tasks/{held['task_id']}/claim", {"agent_id": "alice"}, as_="alice")
         found = {**found, "task_id": str(held["task_id"])}
+    if op.id == "tasks.cancel":  # one not finished (the world's may be completed by now)
+        fresh = await api.post("/v1/tasks", {"title": "t"}, expect=201)
+        found = {**found, "task_id": str(fresh["task_id"])}
     path = re.sub(r"\{(\w+)\}", lambda match: found[match.group(1)], op.path)
     return path, body, CREATOR.get(op.id, "operator")
 

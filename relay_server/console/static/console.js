@@ -415,7 +415,7 @@ async function agentsView() {
 
 async function tasksView() {
   const tasks = await listAll("/v1/tasks", "tasks");
-  const columns = ["open", "claimed", "in_progress", "completed", "failed"];
+  const columns = ["open", "claimed", "in_progress", "completed", "failed", "cancelled"];
   const trail = el("section", { id: "trail" });
   const show = (listed) => async () => {
     const [task, events] = await Promise.all([

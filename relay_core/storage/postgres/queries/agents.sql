@@ -62,3 +62,14 @@ SELECT count(*) FROM agents WHERE last_seen_at > :since;
 SELECT * FROM agents
 WHERE (:after::text IS NULL OR agent_id > :after)
 ORDER BY agent_id LIMIT :limit;
+
+-- name: set_agent_a2a
+-- How the agent is reached over A2A (the JSON of A2AConfig).
+UPDATE agents SET a2a = :a2a, updated_at = :now WHERE agent_id = :agent_id
+RETURNING *;
+
+-- name: page_a2a_agents
+-- A page of the agents reachable over A2A, by id, after :after (NULL: from the first).
+SELECT * FROM agents
+WHERE (a2a ->> 'enabled')::boolean AND (:after::text IS NULL OR agent_id > :after)
+ORDER BY agent_id LIMIT :limit;

@@ -24,3 +24,9 @@ VALUES (
 SELECT * FROM task_events
 WHERE task_id = :task_id AND (:after::bigint IS NULL OR event_id > :after)
 ORDER BY event_id LIMIT :limit;
+
+-- name: latest_task_events_of
+-- The newest :limit notes of a task's trail of the kinds in :kinds (a JSON array), newest first.
+SELECT * FROM task_events
+WHERE task_id = :task_id AND kind IN (SELECT jsonb_array_elements_text(:kinds::jsonb))
+ORDER BY event_id DESC LIMIT :limit;

@@ -114,3 +114,11 @@ LIMIT :limit;
 -- name: count_open_tasks
 -- How many tasks are open.
 SELECT count(*) FROM tasks WHERE status = 'open';
+
+-- name: cancel_task
+-- Cancelled by its creator or the operator before it finished (its claim, if any, ends).
+UPDATE tasks
+SET status = 'cancelled', finished_at = :now, error = :error, lease_expires_at = NULL,
+    updated_at = :now
+WHERE task_id = :task_id AND status = :status AND claimed_by IS NOT DISTINCT FROM :claimed_by
+RETURNING *;

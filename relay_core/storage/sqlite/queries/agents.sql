@@ -41,7 +41,8 @@ RETURNING json_object(
     'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
     'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
     'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
+    'token_hash', token_hash
 );
 
 -- name: record_heartbeat
@@ -55,7 +56,8 @@ RETURNING json_object(
     'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
     'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
     'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
+    'token_hash', token_hash
 );
 
 -- name: set_agent_token
@@ -66,7 +68,8 @@ RETURNING json_object(
     'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
     'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
     'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'token_hash', token_hash
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
+    'token_hash', token_hash
 );
 
 -- name: count_agents
@@ -81,4 +84,22 @@ SELECT count(*) FROM agents WHERE last_seen_at > :since;
 -- A page of agents by id, after :after (NULL: from the first).
 SELECT encoded FROM agents_encoded
 WHERE (:after IS NULL OR agent_id > :after)
+ORDER BY agent_id LIMIT +:limit;
+
+-- name: set_agent_a2a
+-- How the agent is reached over A2A (the JSON of A2AConfig).
+UPDATE agents SET a2a = :a2a, updated_at = :now WHERE agent_id = :agent_id
+RETURNING json_object(
+    'agent_id', agent_id, 'name', name, 'kind', kind,
+    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
+    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
+    'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
+    'token_hash', token_hash
+);
+
+-- name: page_a2a_agents
+-- A page of the agents reachable over A2A, by id, after :after (NULL: from the first).
+SELECT encoded FROM agents_encoded
+WHERE json_extract(a2a, '$.enabled') AND (:after IS NULL OR agent_id > :after)
 ORDER BY agent_id LIMIT +:limit;

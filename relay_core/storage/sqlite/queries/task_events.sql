@@ -24,3 +24,14 @@ SELECT json_object(
 FROM task_events
 WHERE task_id = :task_id AND (:after IS NULL OR event_id > :after)
 ORDER BY event_id LIMIT +:limit;
+
+-- name: latest_task_events_of
+-- The newest :limit notes of a task's trail of the kinds in :kinds (a JSON array), newest first.
+SELECT json_object(
+    'event_id', event_id, 'task_id', task_id, 'agent_id', agent_id, 'kind', kind,
+    'message', message, 'progress', progress, 'data', json(data),
+    'created_at', replace(created_at, ' ', 'T') || 'Z'
+)
+FROM task_events
+WHERE task_id = :task_id AND kind IN (SELECT value FROM json_each(:kinds))
+ORDER BY event_id DESC LIMIT +:limit;

@@ -1,0 +1,321 @@
+"""A2A 1.0: the official SDK's client (``a2a-sdk``) against the real server, on each backend.
+
+An agent opts in; an asker (another Relay agent) finds its card, sends it work, follows it,
+lists and cancels it; the agent answers through Relay's own API, as any agent does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.client import Client
+from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import (
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from google.protobuf import json_format
+
+from tests.server.conftest import Api
+
+SKILLS = [{"id": "summarize", "name": "Summarize", "description": "Summarize a text."}]
+
+
+def base(api: Api) -> str:
+    return str(api.client.make_url("")).rstrip("/")
+
+
+async def reachable(api: Api, agent_id: str = "worker") -> None:
+    await api.agent(agent_id)
+    await api.post(
+        f"/v1/agents/{agent_id}/a2a",
+        {"enabled": True, "description": "Summarizes texts.", "skills": SKILLS},
+        as_=agent_id,
+    )
+
+
+@asynccontextmanager
+async def a2a_client(
+    api: Api, token: str, agent_id: str = "worker", streaming: bool = False
+) -> AsyncIterator[Client]:
+    """The SDK's client of the agent, from its card, with the caller's Relay token."""
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    factory = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming))
+    client = await factory.create_from_url(f"{base(api)}/a2a/agents/{agent_id}")
+    try:
+        yield client
+    finally:
+        await client.close()
+        await http.aclose()
+
+
+def ask(text: str, message_id: str = "m-1", task_id: str = "") -> pb.SendMessageRequest:
+    message = pb.Message(
+        message_id=message_id, role=pb.ROLE_USER, parts=[pb.Part(text=text)], task_id=task_id
+    )
+    return pb.SendMessageRequest(message=message)
+
+
+async def sent(client: Client, request: pb.SendMessageRequest) -> pb.Task:
+    """The task a send answers (the last one of a stream)."""
+    found = None
+    async for response in client.send_message(request):
+        assert response.HasField("task"), response
+        found = response.task
+    assert found is not None
+    return found
+
+
+async def test_an_agent_opts_in_and_its_card_is_found(api: Api) -> None:
+    await reachable(api)
+    await api.agent("other")
+    listed = await api.get("/v1/agents")
+    worker = next(agent for agent in listed["agents"] if agent["agent_id"] == "worker")
+    assert worker["a2a"]["enabled"] is True
+    assert worker["a2a"]["skills"][0]["id"] == "summarize"
+    # Another agent may not change it; the operator may.
+    await api.post("/v1/agents/worker/a2a", {"enabled": False}, as_="other", expect=403)
+
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, f"{base(api)}/a2a/agents/worker").get_agent_card()
+        relay = (await http.get(f"{base(api)}/.well-known/agent-card.json")).json()
+        elsewhere = await http.get(f"{base(api)}/a2a/agents/other/.well-known/agent-card.json")
+    assert card.name == "worker"
+    assert card.description == "Summarizes texts."
+    assert card.supported_interfaces[0].url == f"{base(api)}/a2a/agents/worker"
+    assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
+    assert card.supported_interfaces[0].protocol_version == "1.0"
+    assert card.capabilities.streaming is True
+    assert [skill.id for skill in card.skills] == ["summarize"]
+    assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "Bearer"
+    assert elsewhere.status_code == 404  # not reachable over A2A
+    directory = relay["capabilities"]["extensions"][0]["params"]["agents"]
+    assert directory == [
+        {
+            "agent_id": "worker",
+            "name": "worker",
+            "card": f"{base(api)}/a2a/agents/worker/.well-known/agent-card.json",
+        }
+    ]
+    # Both cards are AgentCards as the specification's proto defines them, every field known.
+    json_format.ParseDict(relay, pb.AgentCard())
+
+    await api.post("/v1/agents/worker/a2a", {"enabled": False})  # the operator
+    async with httpx.AsyncClient() as http:
+        gone = await http.get(f"{base(api)}/a2a/agents/worker/.well-known/agent-card.json")
+    assert gone.status_code == 404
+
+
+async def test_a_message_becomes_a_task_the_agent_works_through_relay(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    request = ask("Summarize the release notes\nThey are long.")
+    request.configuration.return_immediately = True
+    async with a2a_client(api, asker) as client:
+        task = await sent(client, request)
+        assert task.status.state == pb.TASK_STATE_SUBMITTED
+        assert task.context_id  # Relay gave the conversation an id
+        # The same message sent again is the same task.
+        again = await sent(client, request)
+        assert again.id == task.id
+
+        relay_task = await api.get(f"/v1/tasks/{task.id}", as_="worker")
+        assert relay_task["assignee"] == "worker"
+        assert relay_task["created_by"] == "asker"
+        assert relay_task["title"] == "Summarize the release notes"
+        assert relay_task["payload"]["text"] == "Summarize the release notes\nThey are long."
+
+        await api.post(f"/v1/tasks/{task.id}/claim", {}, as_="worker")
+        working = await client.get_task(pb.GetTaskRequest(id=task.id))
+        assert working.status.state == pb.TASK_STATE_WORKING
+        await api.post(
+            f"/v1/tasks/{task.id}/complete", {"result": {"summary": "short"}}, as_="worker"
+        )
+        done = await client.get_task(pb.GetTaskRequest(id=task.id))
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    assert json_format.MessageToDict(done.artifacts[0].parts[0].data) == {"summary": "short"}
+    assert done.history[0].role == pb.ROLE_USER
+    assert done.history[0].parts[0].text.startswith("Summarize")
+
+
+async def test_a_blocking_send_waits_for_the_agents_question_and_the_answer_reaches_it(
+    api: Api,
+) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+
+    async def agent_asks() -> str:
+        while not (await api.get("/v1/tasks", as_="worker", assignee="worker"))["tasks"]:
+            await asyncio.sleep(0.05)
+        task_id = (await api.get("/v1/tasks", as_="worker", assignee="worker"))["tasks"][0]
+        task_id = task_id["task_id"]
+        await api.post(f"/v1/tasks/{task_id}/claim", {}, as_="worker")
+        question = {"kind": "input_required", "message": "Which release?"}
+        await api.post(f"/v1/tasks/{task_id}/events", question, as_="worker", expect=201)
+        return str(task_id)
+
+    async with a2a_client(api, asker) as client:
+        asking = asyncio.create_task(agent_asks())
+        waited = await sent(client, ask("Summarize the release notes"))
+        task_id = await asking
+        assert waited.id == task_id
+        assert waited.status.state == pb.TASK_STATE_INPUT_REQUIRED
+        assert waited.status.message.role == pb.ROLE_AGENT
+        assert waited.status.message.parts[0].text == "Which release?"
+        listed = await client.list_tasks(pb.ListTasksRequest(status=pb.TASK_STATE_INPUT_REQUIRED))
+        assert [found.id for found in listed.tasks] == [task_id]
+
+        answer = ask("Version 2.0", message_id="m-2", task_id=task_id)
+        answer.configuration.return_immediately = True
+        answered = await sent(client, answer)
+        assert answered.status.state == pb.TASK_STATE_WORKING
+        assert [m.parts[0].text for m in answered.history][-2:] == ["Which release?", "Version 2.0"]
+
+    inbox = await api.get("/v1/agents/worker/inbox", as_="worker")
+    told = inbox["messages"][-1]
+    assert (told["from_agent"], told["text"]) == ("asker", "Version 2.0")
+    assert told["payload"]["task_id"] == int(task_id)
+    trail = await api.get(f"/v1/tasks/{task_id}/events", as_="worker")
+    assert [(note["kind"], note["agent_id"]) for note in trail["events"]][-1] == (
+        "message",
+        "asker",
+    )
+
+
+async def test_a_stream_follows_the_task_to_its_end(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    seen: list[pb.StreamResponse] = []
+
+    async def agent_works() -> None:
+        while len(seen) < 1:
+            await asyncio.sleep(0.05)
+        task_id = seen[0].task.id
+        await api.post(f"/v1/tasks/{task_id}/claim", {}, as_="worker")
+        await api.post(f"/v1/tasks/{task_id}/complete", {"result": {"n": 1}}, as_="worker")
+
+    async with a2a_client(api, asker, streaming=True) as client:
+        working = asyncio.create_task(agent_works())
+        async for response in client.send_message(ask("Count")):
+            seen.append(response)
+        await working
+    assert seen[0].task.status.state == pb.TASK_STATE_SUBMITTED
+    states = [r.status_update.status.state for r in seen if r.HasField("status_update")]
+    assert states == [pb.TASK_STATE_WORKING, pb.TASK_STATE_COMPLETED]
+    artifacts = [r.artifact_update for r in seen if r.HasField("artifact_update")]
+    assert json_format.MessageToDict(artifacts[0].artifact.parts[0].data) == {"n": 1}
+
+
+async def test_subscribe_shows_the_task_then_its_changes(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    request = ask("Wait for me")
+    request.configuration.return_immediately = True
+    async with a2a_client(api, asker) as client:
+        task = await sent(client, request)
+    async with a2a_client(api, asker, streaming=True) as client:
+        seen: list[pb.StreamResponse] = []
+
+        async def follow() -> None:
+            async for response in client.subscribe(pb.SubscribeToTaskRequest(id=task.id)):
+                seen.append(response)
+
+        following = asyncio.create_task(follow())
+        while not seen:
+            await asyncio.sleep(0.05)
+        await api.post(f"/v1/tasks/{task.id}/cancel", {"reason": "not needed"}, as_="asker")
+        await asyncio.wait_for(following, 10)
+        assert seen[0].task.id == task.id
+        final = seen[-1].status_update.status
+        assert final.state == pb.TASK_STATE_CANCELED
+        assert final.message.parts[0].text == "not needed"
+        with pytest.raises(UnsupportedOperationError):
+            async for _ in client.subscribe(pb.SubscribeToTaskRequest(id=task.id)):
+                pass
+
+
+async def test_listing_pages_the_askers_own_tasks_newest_first(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    stranger = await api.agent("stranger")
+    ids = []
+    async with a2a_client(api, asker) as client:
+        for n in range(3):
+            request = ask(f"job {n}", message_id=f"job-{n}")
+            request.configuration.return_immediately = True
+            ids.append((await sent(client, request)).id)
+            api.clock.advance(1)
+        first = await client.list_tasks(pb.ListTasksRequest(page_size=2))
+        second = await client.list_tasks(
+            pb.ListTasksRequest(page_size=2, page_token=first.next_page_token)
+        )
+    assert [task.id for task in first.tasks] == [ids[2], ids[1]]
+    assert [task.id for task in second.tasks] == [ids[0]]
+    assert (first.total_size, first.page_size, second.next_page_token) == (3, 2, "")
+    assert not first.tasks[0].history  # none unless asked for
+    async with a2a_client(api, stranger) as client:
+        assert not (await client.list_tasks(pb.ListTasksRequest())).tasks
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task(pb.GetTaskRequest(id=ids[0]))
+    async with a2a_client(api, "rly_op_test-operator-token-0123456789") as client:
+        assert len((await client.list_tasks(pb.ListTasksRequest())).tasks) == 3
+
+
+async def test_cancel_twice_and_a_finished_task_is_not_cancelable(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    async with a2a_client(api, asker) as client:
+        first, second = ask("a", message_id="a"), ask("b", message_id="b")
+        for request in (first, second):
+            request.configuration.return_immediately = True
+        one, two = await sent(client, first), await sent(client, second)
+        cancelled = await client.cancel_task(pb.CancelTaskRequest(id=one.id))
+        again = await client.cancel_task(pb.CancelTaskRequest(id=one.id))
+        assert cancelled.status.state == again.status.state == pb.TASK_STATE_CANCELED
+        relay_task = await api.get(f"/v1/tasks/{one.id}", as_="asker")
+        assert relay_task["status"] == "cancelled"
+        with pytest.raises(UnsupportedOperationError):  # a finished task takes no message
+            await sent(client, ask("more", message_id="c", task_id=one.id))
+
+        await api.post(f"/v1/tasks/{two.id}/claim", {}, as_="worker")
+        await api.post(f"/v1/tasks/{two.id}/complete", {}, as_="worker")
+        with pytest.raises(TaskNotCancelableError):
+            await client.cancel_task(pb.CancelTaskRequest(id=two.id))
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task(pb.GetTaskRequest(id="999999"))
+
+
+async def test_who_may_call_and_in_which_version(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    url = f"{base(api)}/a2a/agents/worker"
+    call = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "1"}}
+    async with httpx.AsyncClient() as http:
+        anonymous = await http.post(url, json=call, headers={"A2A-Version": "1.0"})
+        assert anonymous.status_code == 401
+        bearer = {"Authorization": f"Bearer {asker}"}
+        old = (await http.post(url, json=call, headers=bearer)).json()
+        unknown = await http.post(
+            url, json={**call, "method": "tasks/get"}, headers={**bearer, "A2A-Version": "1.0"}
+        )
+        garbled = await http.post(
+            url,
+            content=b"{",
+            headers={**bearer, "A2A-Version": "1.0", "Content-Type": "application/json"},
+        )
+        push = await http.post(
+            url,
+            json={**call, "method": "CreateTaskPushNotificationConfig"},
+            headers={**bearer, "A2A-Version": "1.0"},
+        )
+    assert old["error"]["code"] == -32009  # no header: version 0.3, which is not served
+    assert old["error"]["data"][0]["reason"] == "VERSION_NOT_SUPPORTED"
+    assert unknown.json()["error"]["code"] == -32601
+    assert garbled.json()["error"]["code"] == -32700
+    assert push.json()["error"]["code"] == -32003
