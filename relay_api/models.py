@@ -477,6 +477,10 @@ class ApprovalRequest(RequestBody):
         description="Seconds unanswered before the operator is reminded once on every "
         "platform; none: the server's RELAY_REMIND_AFTER",
     )
+    task_id: IntegerId | None = Field(
+        default=None,
+        description="the task this holds up: an A2A caller sees it input-required meanwhile",
+    )
     escalate_after: int | None = Field(
         default=None,
         ge=1,
@@ -921,6 +925,8 @@ class Approval(Resource):
     # the step it was last escalated to (none: not escalated).
     escalate_at: datetime | None = None
     escalated_to: str | None = None
+    # The task it holds up, if the agent named one (A2A shows the task input-required).
+    task_id: int | None = None
     # Only on the answer to approve/reject: false when the approval already had this decision,
     # so nothing changed (a note sent with it was not kept).
     changed: bool | None = None

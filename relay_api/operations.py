@@ -514,6 +514,7 @@ APPROVALS_REQUEST = Op(
     m.Approval,
     status=201,
     body=m.ApprovalRequest,
+    errors=(errors.NotFound,),
     doc="An agent asks the operator to approve something; every platform shows it.",
     idempotent=True,
 )

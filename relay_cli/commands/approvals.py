@@ -93,6 +93,9 @@ def request(
     ] = None,
     remind_after: RemindAfter = None,
     escalate_after: EscalateAfter = None,
+    task: Annotated[
+        int | None, typer.Option(help="The task it holds up (A2A shows it input-required).")
+    ] = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Ask the operator to approve something, as an agent (--agent, or an agent's token).
@@ -110,6 +113,7 @@ def request(
             expires_in=expires_in,
             remind_after=remind_after,
             escalate_after=escalate_after,
+            task_id=task,
         ),
     )
     render(asked, as_json, headline=f"Approval {asked.approval_id} requested: {asked.status}")

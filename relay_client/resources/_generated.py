@@ -623,6 +623,7 @@ class Approvals(Resource[C]):
         allow_other: bool = False,
         expires_in: int | None = None,
         remind_after: int | None = None,
+        task_id: int | None = None,
         escalate_after: int | None = None,
     ) -> Send[m.Approval]:
         """An agent asks the operator to approve something; every platform shows it."""
@@ -638,6 +639,7 @@ class Approvals(Resource[C]):
                 allow_other=allow_other,
                 expires_in=expires_in,
                 remind_after=remind_after,
+                task_id=task_id,
                 escalate_after=escalate_after,
             ),
         )

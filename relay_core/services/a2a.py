@@ -53,6 +53,8 @@ class A2AConversation:
 
     task: A2ATask
     turns: list[m.TaskEvent] = field(default_factory=list)
+    # The operator's approval the task waits on (the newest pending one naming it), if any.
+    approval: m.Approval | None = None
 
     @property
     def question(self) -> m.TaskEvent | None:
@@ -62,9 +64,15 @@ class A2AConversation:
         return self.turns[-1]
 
     @property
+    def waiting(self) -> m.Approval | None:
+        """The approval the task waits on, while it is not finished."""
+        return None if self.task.status in FINISHED else self.approval
+
+    @property
     def settled(self) -> bool:
-        """Finished, or waiting for the asker: where a blocking send answers."""
-        return self.task.status in FINISHED or self.question is not None
+        """Finished, or waiting for the asker or the operator: where a blocking send answers."""
+        finished = self.task.status in FINISHED
+        return finished or self.question is not None or self.waiting is not None
 
 
 def _title(message: A2AMessage, caller: Caller) -> str:
@@ -143,7 +151,14 @@ class A2AService(Service):
         async def work(uow: UnitOfWork) -> tuple[list[A2AConversation], int]:
             await _require_reachable(uow, among.agent_id)
             found = await uow.a2a_tasks.page(among, before, limit)
-            shown = [A2AConversation(task, await _turns(uow, task.task_id, 1)) for task in found]
+            shown = [
+                A2AConversation(
+                    task,
+                    await _turns(uow, task.task_id, 1),
+                    await uow.approvals.pending_for_task(task.task_id),
+                )
+                for task in found
+            ]
             return shown, await uow.a2a_tasks.count(among)
 
         return await self.read(work)
@@ -177,7 +192,8 @@ class A2AService(Service):
         while not hub.closed:
             with hub.subscribe(task_topic(task_id)) as subscription:
                 shown = await self.conversation(caller, agent_id, task_id)
-                seen = (shown.task.updated_at, shown.task.status, len(shown.turns), _last_id(shown))
+                waiting = None if shown.waiting is None else shown.waiting.approval_id
+                seen = (shown.task.updated_at, shown.task.status, _last_id(shown), waiting)
                 if seen != last:
                     last = seen
                     yield shown
@@ -213,7 +229,8 @@ async def _conversation(
     task = await uow.a2a_tasks.get(agent_id, task_id)
     if task is None or not (caller.is_operator or task.created_by == caller.name):
         raise NotFound(f"task {task_id} does not exist")
-    return A2AConversation(task, await _turns(uow, task_id, turns))
+    approval = await uow.approvals.pending_for_task(task_id)
+    return A2AConversation(task, await _turns(uow, task_id, turns), approval)
 
 
 async def _tell(

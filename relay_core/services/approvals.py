@@ -180,6 +180,8 @@ class ApprovalsService(Service):
         async def work(uow: UnitOfWork) -> m.Approval:
             now = self.now()
             deadline = body.expires_in
+            if body.task_id is not None and await uow.tasks.get(body.task_id) is None:
+                raise NotFound(f"task {body.task_id} (task_id) does not exist")
             return await open_approval(
                 self,
                 uow,
@@ -194,6 +196,7 @@ class ApprovalsService(Service):
                     requested_by=agent_id,
                     subject_id=agent_id,
                     audience=agent_id,
+                    task_id=body.task_id,
                     created_at=now,
                     expires_at=now + timedelta(seconds=deadline) if deadline else None,
                 ),

@@ -105,9 +105,12 @@ async def announce_approval(
     now: datetime,
     more: dict[str, Any] | None = None,
 ) -> None:
-    """An approval event, for the operator and the agent that asked (with ``more`` data)."""
+    """An approval event, for the operator and the agent that asked (with ``more`` data); the
+    task it holds up, if any, is told it changed."""
     data = event_data(approval) | (more or {})
     await emit(uow, kind, approval.approval_id, data, now, approval.requested_by)
+    if approval.task_id is not None:
+        uow.publish(task_topic(approval.task_id))
 
 
 class EventsService(Service):

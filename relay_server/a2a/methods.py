@@ -211,9 +211,13 @@ class Call:
         return p.as_json(p.a2a_task(shown))
 
 
-def _state(shown: A2AConversation) -> tuple[str, int | None]:
-    question = shown.question
-    return shown.task.status, None if question is None else question.event_id
+def _state(shown: A2AConversation) -> tuple[str, int | None, int | None]:
+    question, waiting = shown.question, shown.waiting
+    return (
+        shown.task.status,
+        None if question is None else question.event_id,
+        None if waiting is None else waiting.approval_id,
+    )
 
 
 def _history_length(configuration: pb.SendMessageConfiguration) -> int | None:

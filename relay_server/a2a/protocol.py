@@ -4,8 +4,9 @@ and Relay's tasks as the protocol shows them.
 
 Relay's task states map onto A2A's: ``open`` is submitted, ``claimed`` and ``in_progress``
 working, then completed, failed and canceled; a task whose agent asked a question the asker
-has not answered is input-required, with that question as its status message. A completed
-task's result is its one artifact.
+has not answered, or that waits on the operator's approval, is input-required, with that
+question (or the approval) as its status message. A completed task's result is its one
+artifact.
 """
 
 from __future__ import annotations
@@ -205,14 +206,27 @@ def _question(shown: A2AConversation, note: m.TaskEvent) -> pb.Message:
     return message
 
 
+def _waiting(shown: A2AConversation, approval: m.Approval) -> pb.Message:
+    """The task waits on the operator's approval: which one, in words and as data."""
+    text = f"Waiting for the operator's approval {approval.approval_id}: {approval.title}"
+    message = _text_message(f"relay-approval-{approval.approval_id}", pb.ROLE_AGENT, text, shown)
+    data = struct_pb2.Value()
+    data.struct_value.update({"approval_id": approval.approval_id, "title": approval.title})
+    message.parts.append(pb.Part(data=data))
+    return message
+
+
 def status(shown: A2AConversation) -> pb.TaskStatus:
     task = shown.task
     found = pb.TaskStatus(state=STATES[task.status])
     found.timestamp.FromDatetime(task.updated_at)
-    question = shown.question
+    question, waiting = shown.question, shown.waiting
     if question is not None:
         found.state = pb.TASK_STATE_INPUT_REQUIRED
         found.message.CopyFrom(_question(shown, question))
+    elif waiting is not None:
+        found.state = pb.TASK_STATE_INPUT_REQUIRED
+        found.message.CopyFrom(_waiting(shown, waiting))
     elif task.status in ("failed", "cancelled") and task.error:
         message_id = f"relay-task-{task.task_id}-{task.status}"
         found.message.CopyFrom(_text_message(message_id, pb.ROLE_AGENT, task.error, shown))

@@ -144,7 +144,8 @@ def test_the_wire_as_a_strict_2025_client_sends_it(server: LiveServer) -> None:
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2025-06-18",
     }
-    with httpx.Client(base_url=server.url, headers=headers) as http:
+    # The door loads the MCP SDK on its first request (seconds on a busy machine).
+    with httpx.Client(base_url=server.url, headers=headers, timeout=60) as http:
         opened = http.post("/mcp", json=STRICT_INITIALIZE)
         assert opened.status_code == 200 and "mcp-session-id" not in opened.headers
         [event] = [line for line in opened.text.splitlines() if line.startswith("data: ")]

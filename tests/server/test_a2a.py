@@ -319,3 +319,34 @@ async def test_who_may_call_and_in_which_version(api: Api) -> None:
     assert unknown.json()["error"]["code"] == -32601
     assert garbled.json()["error"]["code"] == -32700
     assert push.json()["error"]["code"] == -32003
+
+
+async def test_a_task_waiting_on_the_operators_approval_is_input_required(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    request = ask("Deploy the site")
+    request.configuration.return_immediately = True
+    async with a2a_client(api, asker) as client:
+        task = await sent(client, request)
+        await api.post(f"/v1/tasks/{task.id}/claim", {}, as_="worker")
+        asked = {"title": "Deploy to production?", "task_id": int(task.id)}
+        approval = await api.post("/v1/approvals", asked, as_="worker", expect=201)
+        waiting = await client.get_task(pb.GetTaskRequest(id=task.id))
+        assert waiting.status.state == pb.TASK_STATE_INPUT_REQUIRED
+        said = waiting.status.message
+        assert said.parts[0].text == (
+            f"Waiting for the operator's approval {approval['approval_id']}: Deploy to production?"
+        )
+        data = json_format.MessageToDict(said.parts[1].data)
+        assert data["approval_id"] == approval["approval_id"]
+        input_required = pb.ListTasksRequest(status=pb.TASK_STATE_INPUT_REQUIRED)
+        assert [t.id for t in (await client.list_tasks(input_required)).tasks] == [task.id]
+        working = pb.ListTasksRequest(status=pb.TASK_STATE_WORKING)
+        assert not (await client.list_tasks(working)).tasks
+
+        await api.post(f"/v1/approvals/{approval['approval_id']}/approve", {})
+        going = await client.get_task(pb.GetTaskRequest(id=task.id))
+        assert going.status.state == pb.TASK_STATE_WORKING
+        assert [t.id for t in (await client.list_tasks(working)).tasks] == [task.id]
+    missing = {"title": "t", "task_id": 999999}
+    await api.post("/v1/approvals", missing, as_="worker", expect=404)

@@ -21,7 +21,8 @@ WHERE a.task_id = :task_id AND a.agent_id = :agent_id;
 -- A page of the tasks an asker (:caller; NULL: any, for the operator) asked of the agent,
 -- the most recently changed first, after (:before_at, :before_id) (NULL: from the newest),
 -- of one conversation, of the statuses in :statuses (a JSON array), asking their asker a
--- question or not (:asking: the latest note of their conversation is the agent's question),
+-- question or not (:asking: the latest note of their conversation is the agent's question, or
+-- an approval of the operator's that names the task is pending),
 -- and changed since :changed_since, where given.
 SELECT t.*, a.context_id, a.message_id
 FROM a2a_tasks a JOIN tasks t ON t.task_id = a.task_id
@@ -29,10 +30,11 @@ WHERE a.agent_id = :agent_id
   AND (:caller::text IS NULL OR a.caller = :caller)
   AND (:context_id::text IS NULL OR a.context_id = :context_id)
   AND (:statuses::jsonb IS NULL OR t.status IN (SELECT jsonb_array_elements_text(:statuses)))
-  AND (:asking::boolean IS NULL OR :asking = coalesce((
-       SELECT e.kind = 'input_required' FROM task_events e
-       WHERE e.task_id = t.task_id AND e.kind IN ('message', 'input_required')
-       ORDER BY e.event_id DESC LIMIT 1), false))
+  AND (:asking::boolean IS NULL OR :asking = (
+       coalesce((SELECT e.kind = 'input_required' FROM task_events e
+                 WHERE e.task_id = t.task_id AND e.kind IN ('message', 'input_required')
+                 ORDER BY e.event_id DESC LIMIT 1), false)
+       OR EXISTS (SELECT 1 FROM approvals p WHERE p.task_id = t.task_id AND p.status = 'pending')))
   AND (:changed_since::timestamptz IS NULL OR t.updated_at >= :changed_since)
   AND (:before_at::timestamptz IS NULL OR (t.updated_at, t.task_id) < (:before_at, :before_id))
 ORDER BY t.updated_at DESC, t.task_id DESC
@@ -46,8 +48,9 @@ WHERE a.agent_id = :agent_id
   AND (:caller::text IS NULL OR a.caller = :caller)
   AND (:context_id::text IS NULL OR a.context_id = :context_id)
   AND (:statuses::jsonb IS NULL OR t.status IN (SELECT jsonb_array_elements_text(:statuses)))
-  AND (:asking::boolean IS NULL OR :asking = coalesce((
-       SELECT e.kind = 'input_required' FROM task_events e
-       WHERE e.task_id = t.task_id AND e.kind IN ('message', 'input_required')
-       ORDER BY e.event_id DESC LIMIT 1), false))
+  AND (:asking::boolean IS NULL OR :asking = (
+       coalesce((SELECT e.kind = 'input_required' FROM task_events e
+                 WHERE e.task_id = t.task_id AND e.kind IN ('message', 'input_required')
+                 ORDER BY e.event_id DESC LIMIT 1), false)
+       OR EXISTS (SELECT 1 FROM approvals p WHERE p.task_id = t.task_id AND p.status = 'pending')))
   AND (:changed_since::timestamptz IS NULL OR t.updated_at >= :changed_since);

@@ -10,11 +10,11 @@ SELECT * FROM approvals WHERE approval_id = :approval_id;
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
      expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
-     allow_other, answer, remind_at, escalate_at, escalated_to)
+     allow_other, answer, remind_at, escalate_at, escalated_to, task_id)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
      :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
-     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to)
+     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to, :task_id)
 RETURNING approval_id;
 
 -- name: decide_approval
@@ -83,3 +83,9 @@ ORDER BY approval_id DESC LIMIT :limit;
 -- How many approvals wait for a decision, of those :seen_by may see (as in page_approvals).
 SELECT count(*) FROM approvals
 WHERE status = 'pending' AND (:seen_by::text IS NULL OR audience IN ('*', :seen_by));
+
+-- name: pending_approval_of_task
+-- The newest pending approval that holds up the task, if any.
+SELECT * FROM approvals
+WHERE task_id = :task_id AND status = 'pending'
+ORDER BY approval_id DESC LIMIT 1;

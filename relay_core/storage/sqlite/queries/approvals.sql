@@ -12,11 +12,11 @@ SELECT encoded FROM approvals_encoded WHERE approval_id = :approval_id;
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
      expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
-     allow_other, answer, remind_at, escalate_at, escalated_to)
+     allow_other, answer, remind_at, escalate_at, escalated_to, task_id)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
      :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
-     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to)
+     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to, :task_id)
 RETURNING approval_id;
 
 -- name: decide_approval
@@ -41,7 +41,8 @@ RETURNING json_object(
     'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
     'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
     'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
-    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to
+    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to,
+    'task_id', task_id
 );
 
 -- name: set_approval_platform_message
@@ -60,7 +61,8 @@ RETURNING json_object(
     'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
     'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
     'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
-    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to
+    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to,
+    'task_id', task_id
 );
 
 -- name: approval_on_platform
@@ -111,3 +113,9 @@ ORDER BY approval_id DESC LIMIT +:limit;
 -- How many approvals wait for a decision, of those :seen_by may see (as in page_approvals).
 SELECT count(*) FROM approvals
 WHERE status = 'pending' AND (:seen_by IS NULL OR audience IN ('*', :seen_by));
+
+-- name: pending_approval_of_task
+-- The newest pending approval that holds up the task, if any.
+SELECT encoded FROM approvals_encoded
+WHERE task_id = :task_id AND status = 'pending'
+ORDER BY approval_id DESC LIMIT 1;
