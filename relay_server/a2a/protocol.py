@@ -319,6 +319,12 @@ def agent_card(agent: m.Agent, base: str) -> pb.AgentCard:
         f"{base}/a2a/agents/{agent.agent_id}",
         base,
     )
+    if not agent.a2a.skills:  # a card lists one at least (the specification requires it)
+        card.skills.append(
+            pb.AgentSkill(
+                id=agent.agent_id, name=name, description=card.description, tags=["relay-agent"]
+            )
+        )
     for skill in agent.a2a.skills:
         card.skills.append(
             pb.AgentSkill(
@@ -333,8 +339,8 @@ def agent_card(agent: m.Agent, base: str) -> pb.AgentCard:
 
 
 def relay_card(agents: list[m.Agent], base: str) -> pb.AgentCard:
-    """Relay's own card: a skill for each agent reachable over A2A, and where its card is
-    (the ``urn:relay:a2a:directory`` extension's ``agents``)."""
+    """Relay's own card: its directory, a skill for each agent reachable over A2A, and where
+    its card is (the ``urn:relay:a2a:directory`` extension's ``agents``)."""
     card = _card(
         "Relay",
         "A coordination service for software agents and their operator. Relay routes no "
@@ -343,6 +349,15 @@ def relay_card(agents: list[m.Agent], base: str) -> pb.AgentCard:
         base,
     )
     listed = []
+    # A card lists one skill at least: Relay's own is finding the agents it lists.
+    card.skills.append(
+        pb.AgentSkill(
+            id="relay-directory",
+            name="Directory",
+            description="The agents reachable over A2A on this Relay, and where their cards are.",
+            tags=["directory"],
+        )
+    )
     for agent in agents:
         assert agent.a2a is not None
         name = agent.name or agent.agent_id

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 import pytest
@@ -20,11 +21,33 @@ from a2a.utils.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from google.api import field_behavior_pb2
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
 
 from tests.server.conftest import Api
 
 SKILLS = [{"id": "summarize", "name": "Summarize", "description": "Summarize a text."}]
+
+
+def missing_required(descriptor: Descriptor, shown: dict[str, Any], at: str = "") -> list[str]:
+    """The fields the proto marks REQUIRED (google.api.field_behavior) that ``shown`` (a
+    message's JSON) lacks, nested messages included."""
+    missing = []
+    for found in descriptor.fields:
+        path = f"{at}{found.json_name}"
+        value = shown.get(found.json_name)
+        behaviors = found.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+        if field_behavior_pb2.REQUIRED in behaviors and value in (None, "", [], {}):
+            missing.append(path)
+        nested = found.message_type
+        if nested is None or value is None or nested.GetOptions().map_entry:
+            continue
+        if nested.full_name.startswith("google.protobuf."):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            missing += missing_required(nested, item, f"{path}.")
+    return missing
 
 
 def base(api: Api) -> str:
@@ -103,8 +126,18 @@ async def test_an_agent_opts_in_and_its_card_is_found(api: Api) -> None:
             "card": f"{base(api)}/a2a/agents/worker/.well-known/agent-card.json",
         }
     ]
-    # Both cards are AgentCards as the specification's proto defines them, every field known.
-    json_format.ParseDict(relay, pb.AgentCard())
+    # Both cards are AgentCards as the specification's proto defines them: every field
+    # known, every field it marks REQUIRED present.
+    for shown in (relay, json_format.MessageToDict(card)):
+        json_format.ParseDict(shown, pb.AgentCard())
+        assert not missing_required(pb.AgentCard.DESCRIPTOR, shown)
+
+    # An agent that declares no skill still has a card with one, as the proto requires.
+    await api.post("/v1/agents/other/a2a", {}, as_="other")
+    async with httpx.AsyncClient() as http:
+        bare = (await http.get(f"{base(api)}/a2a/agents/other/.well-known/agent-card.json")).json()
+    assert not missing_required(pb.AgentCard.DESCRIPTOR, bare)
+    assert [skill["id"] for skill in bare["skills"]] == ["other"]
 
     await api.post("/v1/agents/worker/a2a", {"enabled": False})  # the operator
     async with httpx.AsyncClient() as http:
