@@ -1532,6 +1532,12 @@ class Webhook(Resource):
     previous_until: datetime | None = Field(default=None, exclude=True)
     # The feed's cursor when it was created: it gets the events after it.
     after_event_id: int = Field(default=0, exclude=True)
+    task_id: int | None = Field(
+        default=None, description="an A2A push-notification config's: it takes this task's only"
+    )
+    # An A2A push-notification config's: its id, caller and agent, and what is sent with each
+    # notification (its token and credentials sealed).
+    a2a_push: JsonObject | None = Field(default=None, exclude=True)
 
 
 class WebhooksResponse(Page):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import logging
 import socket
 import time
@@ -23,12 +24,13 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from relay_api.errors import StorageUnavailable
+from relay_api.errors import NotFound, StorageUnavailable
 from relay_api.headers import parse_retry_after
 from relay_core import webhooks as hooks
+from relay_core.auth import OPERATOR_CALLER
 from relay_core.ports import FEED
 from relay_core.services import Services
-from relay_core.services.webhooks import WEBHOOKS, Attempt, Outcome
+from relay_core.services.webhooks import WEBHOOKS, A2APush, Attempt, Outcome
 from relay_server import pressure
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage
@@ -189,6 +191,13 @@ class Sender:
             if len(self.in_flight) - len(self.settled) <= len(self.in_flight) // 2:
                 self.services.ctx.storage.hub.publish((WEBHOOKS,))
 
+    async def _pushed(self, push: A2APush) -> str:
+        """An A2A push notification's body: the task as it is now (a ``StreamResponse``)."""
+        from relay_server.a2a import protocol
+
+        shown = await self.services.a2a.conversation(OPERATOR_CALLER, push.agent_id, push.task_id)
+        return json.dumps({"task": protocol.as_json(protocol.a2a_task(shown))})
+
     async def _send(self, client: aiohttp.ClientSession, attempt: Attempt) -> Outcome:
         """One attempt: the address checked again (DNS can change), the body signed now, the
         answer read up to ``READ_BYTES``."""
@@ -199,20 +208,28 @@ class Sender:
                 return Outcome(None, f"refused: {refusal}")
         if not attempt.secrets:
             return Outcome(None, "the secret does not open (rotate it)")
+        body, extra = attempt.body, {}
+        if attempt.push is not None:
+            try:
+                body = await self._pushed(attempt.push)
+            except NotFound:
+                return Outcome(None, f"task {attempt.push.task_id} is no longer shown over A2A")
+            extra = attempt.push.headers
         timestamp = int(time.time())
         headers = {
             "webhook-id": attempt.message_id,
             "webhook-timestamp": str(timestamp),
             "webhook-signature": hooks.signatures(
-                attempt.secrets, attempt.message_id, timestamp, attempt.body
+                attempt.secrets, attempt.message_id, timestamp, body
             ),
             "content-type": "application/json",
+            **extra,
         }
         timeout = self.config.webhook_timeout_seconds
         try:
             async with client.post(
                 attempt.url,
-                data=attempt.body.encode(),
+                data=body.encode(),
                 headers=headers,
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=timeout),

@@ -11,6 +11,7 @@ asker and the operator see a task over A2A. The protocol's own shapes are the se
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -19,20 +20,25 @@ from typing import Any
 
 from relay_api import models as m
 from relay_api.errors import Conflict, NotFound
+from relay_core import webhooks as hooks
 from relay_core.auth import Caller
 from relay_core.ports import UnitOfWork
 from relay_core.records import A2ATask
 from relay_core.services.base import REPOLL_SECONDS, Service
 from relay_core.services.events import task_topic
 from relay_core.services.messages import add_direct_message
-from relay_core.services.tasks import FINISHED, add_task, cancel_task
+from relay_core.services.tasks import FINISHED, INPUT_REQUIRED, add_task, cancel_task
+from relay_core.services.webhooks import WEBHOOKS, require_deliverable
 from relay_core.storage.a2a_tasks import A2ATaskFilter
 
 ASKED = "message"  # a note of the asker's on the trail
-QUESTION = "input_required"  # the agent's question to the asker
+QUESTION = INPUT_REQUIRED  # the agent's question to the asker
 CONVERSATION = [ASKED, QUESTION]
 TITLE_CHARACTERS = 200
 DIRECTORY_SIZE = 500  # agents listed on Relay's own card
+PUSH_CONFIGS = 10  # a task's push-notification configs at most
+REPLACED = "replaced by an A2A push config of the same id"
+DELETED = "deleted by its A2A caller"
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,24 @@ class A2AConversation:
         """Finished, or waiting for the asker or the operator: where a blocking send answers."""
         finished = self.task.status in FINISHED
         return finished or self.question is not None or self.waiting is not None
+
+
+@dataclass(frozen=True)
+class A2APushConfig:
+    """Where a task's changes are pushed for its caller: the config's id, the URL, and what is
+    sent with each notification (a token; credentials, with their scheme)."""
+
+    config_id: str
+    url: str
+    token: str | None = None
+    scheme: str | None = None
+    credentials: str | None = None
+
+
+def _push_config(endpoint: m.Webhook) -> A2APushConfig:
+    """A config as the caller sees it again: its secrets are not shown."""
+    push = endpoint.a2a_push or {}
+    return A2APushConfig(str(push.get("config_id")), endpoint.url, scheme=push.get("scheme"))
 
 
 def _title(message: A2AMessage, caller: Caller) -> str:
@@ -175,6 +199,77 @@ class A2AService(Service):
         await self.write(work)
         return await self.conversation(caller, agent_id, task_id)
 
+    @functools.cached_property
+    def _seal(self) -> hooks.SecretSeal:
+        return hooks.SecretSeal(self.ctx.config.server_secret.get_secret_value())
+
+    async def push_to(
+        self, caller: Caller, agent_id: str, task_id: int, config: A2APushConfig
+    ) -> A2APushConfig:
+        """Push the task's changes to ``config``'s URL (checked as the webhook sender checks
+        an endpoint's), for the caller; one of the same id is replaced. At most
+        ``PUSH_CONFIGS`` a task."""
+        await require_deliverable(self.ctx.config, config.url, "params")
+        push = {
+            "config_id": config.config_id,
+            "caller": caller.name,
+            "agent_id": agent_id,
+            "token": config.token and self._seal.seal(config.token),
+            "scheme": config.scheme,
+            "credentials": config.credentials and self._seal.seal(config.credentials),
+        }
+
+        async def work(uow: UnitOfWork) -> None:
+            now = self.now()
+            await _conversation(uow, caller, agent_id, task_id, 0)
+            kept = await uow.webhooks.pushing(task_id)
+            for same in _pushes_of(kept, caller, config.config_id):
+                await uow.webhooks.disable(same.webhook_id, REPLACED, now)
+            if len(kept) - len(_pushes_of(kept, caller, config.config_id)) >= PUSH_CONFIGS:
+                raise Conflict(f"task {task_id} has {PUSH_CONFIGS} push configs already")
+            await uow.webhooks.insert(
+                m.Webhook(
+                    url=config.url,
+                    events=["task.*"],
+                    description=f"A2A push of task {task_id} for {caller.name}",
+                    sealed_secret=self._seal.seal(hooks.new_secret()),
+                    after_event_id=await uow.events.newest_id(),
+                    created_at=now,
+                    updated_at=now,
+                    task_id=task_id,
+                    a2a_push=push,
+                )
+            )
+            uow.publish(WEBHOOKS)
+
+        await self.write(work)
+        return config
+
+    async def pushes(self, caller: Caller, agent_id: str, task_id: int) -> list[A2APushConfig]:
+        """The caller's push configs of the task (at most ``PUSH_CONFIGS``)."""
+
+        async def work(uow: UnitOfWork) -> list[A2APushConfig]:
+            await _conversation(uow, caller, agent_id, task_id, 0)
+            kept = await uow.webhooks.pushing(task_id)
+            return [_push_config(e) for e in kept if _pushed_for(e, caller)]
+
+        return await self.read(work)
+
+    async def stop_pushing(
+        self, caller: Caller, agent_id: str, task_id: int, config_id: str
+    ) -> None:
+        """Push no more to the caller's config ``config_id`` of the task (NotFound if none)."""
+
+        async def work(uow: UnitOfWork) -> None:
+            await _conversation(uow, caller, agent_id, task_id, 0)
+            found = _pushes_of(await uow.webhooks.pushing(task_id), caller, config_id)
+            if not found:
+                raise NotFound(f"task {task_id} has no push config '{config_id}'")
+            for endpoint in found:
+                await uow.webhooks.disable(endpoint.webhook_id, DELETED, self.now())
+
+        await self.write(work)
+
     async def settled(self, caller: Caller, agent_id: str, task_id: int) -> A2AConversation:
         """The task once it is finished or its agent asks a question (a blocking send);
         shutdown ends the wait with the task as it is."""
@@ -201,6 +296,20 @@ class A2AService(Service):
                     return
                 # Another instance's hint can be lost: read again now and then.
                 await subscription.wait(REPOLL_SECONDS)
+
+
+def _pushed_for(endpoint: m.Webhook, caller: Caller) -> bool:
+    push = endpoint.a2a_push or {}
+    return caller.is_operator or push.get("caller") == caller.name
+
+
+def _pushes_of(kept: list[m.Webhook], caller: Caller, config_id: str) -> list[m.Webhook]:
+    """The caller's push configs among ``kept`` with this id."""
+    return [
+        e
+        for e in kept
+        if _pushed_for(e, caller) and (e.a2a_push or {}).get("config_id") == config_id
+    ]
 
 
 def _last_id(shown: A2AConversation) -> int | None:

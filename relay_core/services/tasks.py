@@ -29,6 +29,8 @@ T = TypeVar("T")
 
 HELD: tuple[m.TaskStatus, ...] = ("claimed", "in_progress")
 FINISHED: tuple[m.TaskStatus, ...] = ("completed", "failed", "cancelled")
+# The kind of a claimer's note that asks the task's asker something (A2A's input-required).
+INPUT_REQUIRED = "input_required"
 # A finish's outcome: the task as changed (None if it changed since it was read), the trail's kind.
 Finished = tuple[m.Task | None, str]
 
@@ -312,6 +314,9 @@ class TasksService(Service):
             fields = body.model_dump() | {"agent_id": agent_id}
             event = m.TaskEvent(task_id=task_id, **fields, created_at=now)
             uow.publish(task_topic(task_id))
+            if body.kind == INPUT_REQUIRED:  # a question to the task's asker: the feed says so
+                asked = await require_task(uow, task_id)
+                await emit(uow, f"task.{INPUT_REQUIRED}", task_id, event_data(asked), now)
             return await uow.task_events.insert(event)
 
         return await self.write_answer(work)

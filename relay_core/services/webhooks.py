@@ -27,6 +27,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
+from relay_core.config import CoreConfig
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.base import SWEEP_BATCH, Service
 
@@ -51,6 +52,18 @@ class Attempt:
     body: str
     secrets: tuple[str, ...]
     attempts: int  # made before this one
+    # An A2A push-notification config's: it is sent the task as it is then, not ``body``.
+    push: A2APush | None = None
+
+
+@dataclass(frozen=True)
+class A2APush:
+    """What an A2A push notification is about (a task asked of an agent), and the headers
+    its config asked for (its credentials, its token), opened for this attempt only."""
+
+    task_id: int
+    agent_id: str
+    headers: dict[str, str]
 
 
 class Due(NamedTuple):
@@ -74,6 +87,16 @@ class Outcome:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
+async def require_deliverable(config: CoreConfig, url: str, where: str = "body") -> None:
+    """Refuse a URL the sender would not deliver to (a private address, unless the server
+    allows them), naming it as the ``url`` field of ``where``."""
+    if config.webhooks_allow_private:
+        return
+    refusal = await hooks.address_refusal(url)
+    if refusal is not None:
+        raise InvalidInput("url", refusal, where)
+
+
 class WebhooksService(Service):
     """The operator's endpoints, and their deliveries."""
 
@@ -86,11 +109,7 @@ class WebhooksService(Service):
         return hooks.retry_schedule(self.ctx.config.webhook_retry_schedule)
 
     async def _check_address(self, url: str) -> None:
-        if self.ctx.config.webhooks_allow_private:
-            return
-        refusal = await hooks.address_refusal(url)
-        if refusal is not None:
-            raise InvalidInput("url", refusal, "body")
+        await require_deliverable(self.ctx.config, url)
 
     async def create(self, caller: Caller, body: m.WebhookCreate) -> m.Webhook:
         """A new endpoint; it gets the events that happen from now on. The answer holds its
@@ -347,14 +366,18 @@ class WebhooksService(Service):
             # change, a disabling); each one's secrets opened once.
             ids = sorted({delivery.webhook_id for delivery in wanted})
             sending = {
-                endpoint.webhook_id: (endpoint.url, self._secrets(endpoint, now))
+                endpoint.webhook_id: (
+                    endpoint.url,
+                    self._secrets(endpoint, now),
+                    self._push(endpoint),
+                )
                 for endpoint in await uow.webhooks.by_id(ids)
                 if endpoint.enabled
             }
             attempts: builtins.list[Attempt] = []
             for delivery in wanted:
                 if delivery.webhook_id in sending:
-                    url, secrets = sending[delivery.webhook_id]
+                    url, secrets, push = sending[delivery.webhook_id]
                     attempts.append(
                         Attempt(
                             delivery.delivery_id,
@@ -364,11 +387,27 @@ class WebhooksService(Service):
                             delivery.body,
                             secrets,
                             delivery.attempts,
+                            push,
                         )
                     )
             return Due(attempts[:limit], taking)
 
         return await self.read(work)
+
+    def _push(self, endpoint: m.Webhook) -> A2APush | None:
+        """An A2A push-notification config's task, agent and headers (its sealed token and
+        credentials opened); None for any other endpoint."""
+        push = endpoint.a2a_push
+        if endpoint.task_id is None or push is None:
+            return None
+        headers = {}
+        token = push.get("token") and self._seal.open(push["token"])
+        if token:
+            headers["X-A2A-Notification-Token"] = token
+        credentials = push.get("credentials") and self._seal.open(push["credentials"])
+        if credentials:
+            headers["Authorization"] = f"{push.get('scheme') or 'Bearer'} {credentials}"
+        return A2APush(endpoint.task_id, str(push["agent_id"]), headers)
 
     def _secrets(self, endpoint: m.Webhook, now: datetime) -> tuple[str, ...]:
         """The secrets deliveries to ``endpoint`` are signed with now: its own, and during a
@@ -469,6 +508,8 @@ async def _add_deliveries(
             continue
         if not hooks.subscribed(endpoint.events, event.kind):
             continue
+        if endpoint.task_id is not None and event.subject_id != str(endpoint.task_id):
+            continue  # an A2A push config takes its task's events only
         body = body or hooks.event_body(event)
         await uow.webhook_deliveries.add(
             m.WebhookDelivery(

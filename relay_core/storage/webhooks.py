@@ -38,6 +38,10 @@ class WebhooksStore:
         """The endpoints of ``webhook_ids`` (those that exist), by id."""
         return await self._sql.records(m.Webhook, "webhooks_by_id", webhook_ids=webhook_ids)
 
+    async def pushing(self, task_id: int) -> list[m.Webhook]:
+        """The enabled endpoints of A2A push-notification configs for ``task_id``, by id."""
+        return await self._sql.records(m.Webhook, "push_webhooks_of_task", task_id=task_id)
+
     async def replace(
         self, webhook_id: int, body: m.WebhookCreate, now: datetime
     ) -> m.Webhook | None:

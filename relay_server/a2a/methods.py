@@ -4,34 +4,28 @@ from __future__ import annotations
 
 import functools
 import json
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import pydantic
 from a2a.types import a2a_pb2 as pb
 from aiohttp import web
 
-from relay_api.errors import Conflict, NotFound
+from relay_api.errors import Conflict, InvalidInput, NotFound
 from relay_core import paging
 from relay_core.auth import Caller
 from relay_core.services import Services
-from relay_core.services.a2a import A2AConversation
+from relay_core.services.a2a import A2AConversation, A2APushConfig
 from relay_core.services.tasks import FINISHED
+from relay_core.services.webhooks import require_deliverable
 from relay_core.storage.a2a_tasks import A2ATaskFilter
 from relay_server.a2a import protocol as p
 from relay_server.app_keys import KEEPALIVES
 from relay_server.connections import while_connected
 from relay_server.sse import stream_events
-
-PUSH_METHODS = frozenset(
-    {
-        "CreateTaskPushNotificationConfig",
-        "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs",
-        "DeleteTaskPushNotificationConfig",
-    }
-)
 
 
 class Call:
@@ -58,6 +52,10 @@ class Call:
             "GetTask": self.get_task,
             "ListTasks": self.list_tasks,
             "CancelTask": self.cancel_task,
+            "CreateTaskPushNotificationConfig": self.create_push_config,
+            "GetTaskPushNotificationConfig": self.get_push_config,
+            "ListTaskPushNotificationConfigs": self.list_push_configs,
+            "DeleteTaskPushNotificationConfig": self.delete_push_config,
         }
         streamed: dict[str, Callable[[Any], Awaitable[AsyncIterator[pb.StreamResponse]]]] = {
             "SendStreamingMessage": self.send_streaming_message,
@@ -68,8 +66,6 @@ class Call:
             return web.json_response(self._answer(result))
         if method in streamed:
             return await self._stream(streamed[method], params)
-        if method in PUSH_METHODS:
-            raise p.push_not_supported()
         if method == "GetExtendedAgentCard":
             raise p.unsupported("this agent has no extended card")
         raise p.method_not_found(method)
@@ -105,9 +101,10 @@ class Call:
 
     async def _sent(self, params: Any) -> tuple[pb.SendMessageRequest, A2AConversation]:
         request = p.parse(params, pb.SendMessageRequest)
-        if request.configuration.HasField("task_push_notification_config"):
-            raise p.push_not_supported()
         message = p.asked(request.message)
+        pushed = request.configuration.HasField("task_push_notification_config")
+        if pushed:  # refused before the task is made, if it is refused
+            await self._deliverable(request.configuration.task_push_notification_config.url)
         try:
             shown = await self.a2a.send(self.caller, self.agent_id, message)
         except NotFound:
@@ -116,6 +113,9 @@ class Call:
             raise p.unsupported(exc.detail) from None
         except pydantic.ValidationError as exc:
             raise p.invalid_params(_first_error(exc)) from None
+        if pushed:
+            config = request.configuration.task_push_notification_config
+            await self._push_to(shown.task.task_id, config)
         return request, shown
 
     async def send_message(self, params: Any) -> dict[str, Any]:
@@ -209,6 +209,77 @@ class Call:
         except Conflict as exc:
             raise p.not_cancelable(exc.detail) from None
         return p.as_json(p.a2a_task(shown))
+
+    async def _deliverable(self, url: str) -> None:
+        """Refuse a push URL the webhook sender would not deliver to."""
+        _http_url(url)
+        try:
+            await require_deliverable(self.services.ctx.config, url, "params")
+        except InvalidInput as exc:
+            raise p.invalid_params(f"url: {exc.detail}") from None
+
+    async def _push_to(self, task_id: int, given: pb.TaskPushNotificationConfig) -> A2APushConfig:
+        """Push the task's changes as ``given`` says, for the caller (the service checks the
+        address as the webhook sender does)."""
+        _http_url(given.url)
+        config = A2APushConfig(
+            config_id=given.id or str(uuid.uuid4()),
+            url=given.url,
+            token=given.token or None,
+            scheme=given.authentication.scheme or None,
+            credentials=given.authentication.credentials or None,
+        )
+        try:
+            return await self.a2a.push_to(self.caller, self.agent_id, task_id, config)
+        except NotFound:
+            raise p.task_not_found(str(task_id)) from None
+        except InvalidInput as exc:
+            raise p.invalid_params(f"url: {exc.detail}") from None
+        except Conflict as exc:
+            raise p.invalid_params(exc.detail) from None
+
+    async def create_push_config(self, params: Any) -> dict[str, Any]:
+        given = p.parse(params, pb.TaskPushNotificationConfig)
+        config = await self._push_to(p.task_number(given.task_id), given)
+        made = pb.TaskPushNotificationConfig()
+        made.CopyFrom(given)
+        made.id = config.config_id
+        return p.as_json(made)
+
+    async def _configs(self, task_id: str) -> list[A2APushConfig]:
+        try:
+            return await self.a2a.pushes(self.caller, self.agent_id, p.task_number(task_id))
+        except NotFound:
+            raise p.task_not_found(task_id) from None
+
+    async def get_push_config(self, params: Any) -> dict[str, Any]:
+        request = p.parse(params, pb.GetTaskPushNotificationConfigRequest)
+        for config in await self._configs(request.task_id):
+            if config.config_id == request.id:
+                return p.as_json(p.push_config(request.task_id, config))
+        raise p.task_not_found(f"{request.task_id} (push config {request.id})")
+
+    async def list_push_configs(self, params: Any) -> dict[str, Any]:
+        request = p.parse(params, pb.ListTaskPushNotificationConfigsRequest)
+        configs = [
+            p.as_json(p.push_config(request.task_id, config))
+            for config in await self._configs(request.task_id)
+        ]
+        return {"configs": configs, "nextPageToken": ""}  # a task has ten at most: one page
+
+    async def delete_push_config(self, params: Any) -> dict[str, Any]:
+        request = p.parse(params, pb.DeleteTaskPushNotificationConfigRequest)
+        task_id = p.task_number(request.task_id)
+        try:
+            await self.a2a.stop_pushing(self.caller, self.agent_id, task_id, request.id)
+        except NotFound:
+            raise p.task_not_found(f"{request.task_id} (push config {request.id})") from None
+        return {}
+
+
+def _http_url(url: str) -> None:
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise p.invalid_params("url must be an http or https URL")
 
 
 def _state(shown: A2AConversation) -> tuple[str, int | None, int | None]:

@@ -20,7 +20,7 @@ from google.protobuf.message import Message as ProtoMessage
 
 import relay_api
 from relay_api import models as m
-from relay_core.services.a2a import ASKED, A2AConversation, A2AMessage
+from relay_core.services.a2a import ASKED, A2AConversation, A2AMessage, A2APushConfig
 
 P = TypeVar("P", bound=ProtoMessage)
 
@@ -93,12 +93,6 @@ def task_not_found(task_id: str) -> A2AError:
 
 def not_cancelable(why: str) -> A2AError:
     return A2AError(-32002, "TASK_NOT_CANCELABLE", f"Task cannot be canceled: {why}")
-
-
-def push_not_supported() -> A2AError:
-    return A2AError(
-        -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notifications are not supported"
-    )
 
 
 def unsupported(why: str) -> A2AError:
@@ -395,9 +389,17 @@ def _card(name: str, description: str, url: str, base: str) -> pb.AgentCard:
         provider=pb.AgentProvider(organization="Relay", url=base),
         version=relay_api.__version__,
         documentation_url=f"{base}/docs",
-        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=True),
         security_schemes={"bearer": pb.SecurityScheme(http_auth_security_scheme=bearer)},
         security_requirements=[pb.SecurityRequirement(schemes={"bearer": pb.StringList()})],
         default_input_modes=MEDIA_TYPES,
         default_output_modes=MEDIA_TYPES,
     )
+
+
+def push_config(task_id: str, config: A2APushConfig) -> pb.TaskPushNotificationConfig:
+    """A push config as its caller sees it again: its token and credentials are not shown."""
+    shown = pb.TaskPushNotificationConfig(id=config.config_id, task_id=task_id, url=config.url)
+    if config.scheme:
+        shown.authentication.scheme = config.scheme
+    return shown

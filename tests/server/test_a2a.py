@@ -7,7 +7,7 @@ lists and cancels it; the agent answers through Relay's own API, as any agent do
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -17,15 +17,19 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.client import Client
 from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import (
+    InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 from google.api import field_behavior_pb2
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
 
-from tests.server.conftest import Api
+from relay_core.storage.sqlite.driver import sqlite3
+from tests.server.conftest import Api, AppFactory
 
 SKILLS = [{"id": "summarize", "name": "Summarize", "description": "Summarize a text."}]
 
@@ -114,7 +118,7 @@ async def test_an_agent_opts_in_and_its_card_is_found(api: Api) -> None:
     assert card.supported_interfaces[0].url == f"{base(api)}/a2a/agents/worker"
     assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
     assert card.supported_interfaces[0].protocol_version == "1.0"
-    assert card.capabilities.streaming is True
+    assert card.capabilities.streaming is True and card.capabilities.push_notifications is True
     assert [skill.id for skill in card.skills] == ["summarize"]
     assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "Bearer"
     assert elsewhere.status_code == 404  # not reachable over A2A
@@ -342,16 +346,16 @@ async def test_who_may_call_and_in_which_version(api: Api) -> None:
             content=b"{",
             headers={**bearer, "A2A-Version": "1.0", "Content-Type": "application/json"},
         )
-        push = await http.post(
+        extended = await http.post(
             url,
-            json={**call, "method": "CreateTaskPushNotificationConfig"},
+            json={**call, "method": "GetExtendedAgentCard"},
             headers={**bearer, "A2A-Version": "1.0"},
         )
     assert old["error"]["code"] == -32009  # no header: version 0.3, which is not served
     assert old["error"]["data"][0]["reason"] == "VERSION_NOT_SUPPORTED"
     assert unknown.json()["error"]["code"] == -32601
     assert garbled.json()["error"]["code"] == -32700
-    assert push.json()["error"]["code"] == -32003
+    assert extended.json()["error"]["code"] == -32004  # the card declares no extended card
 
 
 async def test_a_task_waiting_on_the_operators_approval_is_input_required(api: Api) -> None:
@@ -383,3 +387,124 @@ async def test_a_task_waiting_on_the_operators_approval_is_input_required(api: A
         assert [t.id for t in (await client.list_tasks(working)).tasks] == [task.id]
     missing = {"title": "t", "task_id": 999999}
     await api.post("/v1/approvals", missing, as_="worker", expect=404)
+
+
+class PushReceiver:
+    """A loopback endpoint of A2A push notifications: each request's headers and body."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[dict[str, str], dict[str, Any]]] = []
+        self.url = ""
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.received.append((dict(request.headers), await request.json()))
+        return web.Response(status=204)
+
+    async def until(self, done: Callable[[], bool], timeout: float = 20) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not done():
+            assert asyncio.get_running_loop().time() < deadline, self.received
+            await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def pushes(aiohttp_server: Callable[..., Awaitable[TestServer]]) -> PushReceiver:
+    receiver = PushReceiver()
+    app = web.Application()
+    app.router.add_post("/a2a-push", receiver.handle)
+    server = await aiohttp_server(app)
+    receiver.url = str(server.make_url("/a2a-push"))
+    return receiver
+
+
+def state_of(body: dict[str, Any]) -> int:
+    return json_format.ParseDict(body, pb.StreamResponse()).task.status.state
+
+
+async def test_push_notifications_reach_the_callers_endpoint(
+    make_api: AppFactory, pushes: PushReceiver
+) -> None:
+    api = await make_api(webhooks_allow_private=True, webhook_retry_schedule="1,1,1")
+    await reachable(api)
+    asker = await api.agent("asker")
+    request = ask("Summarize and tell me")
+    request.configuration.return_immediately = True
+    config = request.configuration.task_push_notification_config
+    config.url = pushes.url
+    config.token = "notification-token-1"
+    config.authentication.scheme = "Bearer"
+    config.authentication.credentials = "push-credentials-1"
+    async with a2a_client(api, asker) as client:
+        task = await sent(client, request)
+        await api.post(f"/v1/tasks/{task.id}/claim", {}, as_="worker")
+        question = {"kind": "input_required", "message": "Which part?"}
+        await api.post(f"/v1/tasks/{task.id}/events", question, as_="worker", expect=201)
+        await pushes.until(
+            lambda: any(state_of(b) == pb.TASK_STATE_INPUT_REQUIRED for _, b in pushes.received)
+        )
+        await api.post(f"/v1/tasks/{task.id}/complete", {"result": {"n": 2}}, as_="worker")
+        await pushes.until(
+            lambda: any(state_of(b) == pb.TASK_STATE_COMPLETED for _, b in pushes.received)
+        )
+        for headers, body in pushes.received:
+            assert headers["X-A2A-Notification-Token"] == "notification-token-1"
+            assert headers["Authorization"] == "Bearer push-credentials-1"
+            assert body["task"]["id"] == task.id
+            assert "webhook-signature" in headers  # signed as every webhook is
+
+        # A config of its own, listed and read back without its secrets, then deleted.
+        other = ask("Another", message_id="m-other")
+        other.configuration.return_immediately = True
+        second = await sent(client, other)
+        made = await client.create_task_push_notification_config(
+            pb.TaskPushNotificationConfig(
+                task_id=second.id, id="mine", url=pushes.url, token="notification-token-2"
+            )
+        )
+        assert (made.id, made.task_id, made.url) == ("mine", second.id, pushes.url)
+        listed = await client.list_task_push_notification_configs(
+            pb.ListTaskPushNotificationConfigsRequest(task_id=second.id)
+        )
+        assert [(c.id, c.url, c.token) for c in listed.configs] == [("mine", pushes.url, "")]
+        got = await client.get_task_push_notification_config(
+            pb.GetTaskPushNotificationConfigRequest(task_id=second.id, id="mine")
+        )
+        assert got.url == pushes.url
+        await client.delete_task_push_notification_config(
+            pb.DeleteTaskPushNotificationConfigRequest(task_id=second.id, id="mine")
+        )
+        assert not (
+            await client.list_task_push_notification_configs(
+                pb.ListTaskPushNotificationConfigsRequest(task_id=second.id)
+            )
+        ).configs
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task_push_notification_config(
+                pb.GetTaskPushNotificationConfigRequest(task_id=second.id, id="mine")
+            )
+        before = len(pushes.received)
+        await api.post(f"/v1/tasks/{second.id}/cancel", {}, as_="asker")
+        await asyncio.sleep(1.5)  # a deleted config is sent nothing: nothing arrives meanwhile
+        assert len(pushes.received) == before
+    # Its secrets are kept sealed, never as given (SQLite: the rows and the files).
+    if api.db_path.exists():
+        with sqlite3.connect(api.db_path) as db:
+            kept = [row[0] for row in db.execute("SELECT a2a_push FROM webhooks")]
+        assert len(kept) == 2 and all("token" in push for push in kept)
+        files = [api.db_path, api.db_path.with_name("relay.db-wal")]
+        stored = b"".join(f.read_bytes() for f in files if f.exists()) + "".join(kept).encode()
+        for secret in (b"notification-token-1", b"push-credentials-1", b"notification-token-2"):
+            assert secret not in stored
+
+
+async def test_a_push_config_to_a_private_address_is_refused(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    request = ask("x")
+    request.configuration.return_immediately = True
+    async with a2a_client(api, asker) as client:
+        task = await sent(client, request)
+        with pytest.raises(InvalidParamsError):
+            await client.create_task_push_notification_config(
+                pb.TaskPushNotificationConfig(task_id=task.id, url="http://127.0.0.1:9/hook")
+            )

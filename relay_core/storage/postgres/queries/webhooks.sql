@@ -9,10 +9,11 @@ SELECT * FROM webhooks WHERE webhook_id = :webhook_id;
 -- A new endpoint; its id.
 INSERT INTO webhooks
     (url, events, description, enabled, disabled_reason, sealed_secret, sealed_previous,
-     previous_until, after_event_id, created_at, updated_at)
+     previous_until, after_event_id, created_at, updated_at, task_id, a2a_push)
 VALUES
     (:url, :events, :description, :enabled, :disabled_reason, :sealed_secret,
-     :sealed_previous, :previous_until, :after_event_id, :created_at, :updated_at)
+     :sealed_previous, :previous_until, :after_event_id, :created_at, :updated_at, :task_id,
+     :a2a_push)
 RETURNING webhook_id;
 
 -- name: page_webhooks
@@ -63,6 +64,12 @@ SET sealed_secret = :sealed_secret, sealed_previous = :sealed_previous,
     previous_until = :previous_until, updated_at = :now
 WHERE webhook_id = :webhook_id AND sealed_secret = :sealed_previous
 RETURNING *;
+
+-- name: push_webhooks_of_task
+-- The enabled endpoints of A2A push-notification configs for a task, by id.
+SELECT * FROM webhooks
+WHERE task_id = :task_id AND enabled
+ORDER BY webhook_id;
 
 -- name: get_webhook_delivery
 -- One delivery.

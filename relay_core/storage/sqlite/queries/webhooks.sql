@@ -12,10 +12,11 @@ SELECT encoded FROM webhooks_encoded WHERE webhook_id = :webhook_id;
 -- A new endpoint; its id.
 INSERT INTO webhooks
     (url, events, description, enabled, disabled_reason, sealed_secret, sealed_previous,
-     previous_until, after_event_id, created_at, updated_at)
+     previous_until, after_event_id, created_at, updated_at, task_id, a2a_push)
 VALUES
     (:url, :events, :description, :enabled, :disabled_reason, :sealed_secret,
-     :sealed_previous, :previous_until, :after_event_id, :created_at, :updated_at)
+     :sealed_previous, :previous_until, :after_event_id, :created_at, :updated_at, :task_id,
+     :a2a_push)
 RETURNING webhook_id;
 
 -- name: page_webhooks
@@ -49,7 +50,8 @@ RETURNING json_object(
     'sealed_previous', sealed_previous,
     'previous_until', replace(previous_until, ' ', 'T') || 'Z',
     'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
+    'a2a_push', json(a2a_push)
 );
 
 -- name: disable_webhook
@@ -62,7 +64,8 @@ RETURNING json_object(
     'sealed_previous', sealed_previous,
     'previous_until', replace(previous_until, ' ', 'T') || 'Z',
     'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
+    'a2a_push', json(a2a_push)
 );
 
 -- name: enable_webhook
@@ -78,7 +81,8 @@ RETURNING json_object(
     'sealed_previous', sealed_previous,
     'previous_until', replace(previous_until, ' ', 'T') || 'Z',
     'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
+    'a2a_push', json(a2a_push)
 );
 
 -- name: rotate_webhook_secret
@@ -94,8 +98,15 @@ RETURNING json_object(
     'sealed_previous', sealed_previous,
     'previous_until', replace(previous_until, ' ', 'T') || 'Z',
     'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
+    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
+    'a2a_push', json(a2a_push)
 );
+
+-- name: push_webhooks_of_task
+-- The enabled endpoints of A2A push-notification configs for a task, by id.
+SELECT encoded FROM webhooks_encoded
+WHERE task_id = :task_id AND enabled
+ORDER BY webhook_id;
 
 -- name: get_webhook_delivery
 -- One delivery.
