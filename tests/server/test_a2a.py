@@ -82,11 +82,16 @@ async def a2a_client(
         await http.aclose()
 
 
-def ask(text: str, message_id: str = "m-1", task_id: str = "") -> pb.SendMessageRequest:
+def ask(
+    text: str, message_id: str = "m-1", task_id: str = "", *, at_once: bool = False
+) -> pb.SendMessageRequest:
+    """A send of ``text``; ``at_once``: answered as soon as the task is made."""
     message = pb.Message(
         message_id=message_id, role=pb.ROLE_USER, parts=[pb.Part(text=text)], task_id=task_id
     )
-    return pb.SendMessageRequest(message=message)
+    request = pb.SendMessageRequest(message=message)
+    request.configuration.return_immediately = at_once
+    return request
 
 
 async def sent(client: Client, request: pb.SendMessageRequest) -> pb.Task:
@@ -152,8 +157,7 @@ async def test_an_agent_opts_in_and_its_card_is_found(api: Api) -> None:
 async def test_a_message_becomes_a_task_the_agent_works_through_relay(api: Api) -> None:
     await reachable(api)
     asker = await api.agent("asker")
-    request = ask("Summarize the release notes\nThey are long.")
-    request.configuration.return_immediately = True
+    request = ask("Summarize the release notes\nThey are long.", at_once=True)
     async with a2a_client(api, asker) as client:
         task = await sent(client, request)
         assert task.status.state == pb.TASK_STATE_SUBMITTED
@@ -208,8 +212,7 @@ async def test_a_blocking_send_waits_for_the_agents_question_and_the_answer_reac
         listed = await client.list_tasks(pb.ListTasksRequest(status=pb.TASK_STATE_INPUT_REQUIRED))
         assert [found.id for found in listed.tasks] == [task_id]
 
-        answer = ask("Version 2.0", message_id="m-2", task_id=task_id)
-        answer.configuration.return_immediately = True
+        answer = ask("Version 2.0", message_id="m-2", task_id=task_id, at_once=True)
         answered = await sent(client, answer)
         assert answered.status.state == pb.TASK_STATE_WORKING
         assert [m.parts[0].text for m in answered.history][-2:] == ["Which release?", "Version 2.0"]
@@ -252,8 +255,7 @@ async def test_a_stream_follows_the_task_to_its_end(api: Api) -> None:
 async def test_subscribe_shows_the_task_then_its_changes(api: Api) -> None:
     await reachable(api)
     asker = await api.agent("asker")
-    request = ask("Wait for me")
-    request.configuration.return_immediately = True
+    request = ask("Wait for me", at_once=True)
     async with a2a_client(api, asker) as client:
         task = await sent(client, request)
     async with a2a_client(api, asker, streaming=True) as client:
@@ -284,8 +286,7 @@ async def test_listing_pages_the_askers_own_tasks_newest_first(api: Api) -> None
     ids = []
     async with a2a_client(api, asker) as client:
         for n in range(3):
-            request = ask(f"job {n}", message_id=f"job-{n}")
-            request.configuration.return_immediately = True
+            request = ask(f"job {n}", message_id=f"job-{n}", at_once=True)
             ids.append((await sent(client, request)).id)
             api.clock.advance(1)
         first = await client.list_tasks(pb.ListTasksRequest(page_size=2))
@@ -308,9 +309,7 @@ async def test_cancel_twice_and_a_finished_task_is_not_cancelable(api: Api) -> N
     await reachable(api)
     asker = await api.agent("asker")
     async with a2a_client(api, asker) as client:
-        first, second = ask("a", message_id="a"), ask("b", message_id="b")
-        for request in (first, second):
-            request.configuration.return_immediately = True
+        first, second = ask("a", "a", at_once=True), ask("b", "b", at_once=True)
         one, two = await sent(client, first), await sent(client, second)
         cancelled = await client.cancel_task(pb.CancelTaskRequest(id=one.id))
         again = await client.cancel_task(pb.CancelTaskRequest(id=one.id))
@@ -361,8 +360,7 @@ async def test_who_may_call_and_in_which_version(api: Api) -> None:
 async def test_a_task_waiting_on_the_operators_approval_is_input_required(api: Api) -> None:
     await reachable(api)
     asker = await api.agent("asker")
-    request = ask("Deploy the site")
-    request.configuration.return_immediately = True
+    request = ask("Deploy the site", at_once=True)
     async with a2a_client(api, asker) as client:
         task = await sent(client, request)
         await api.post(f"/v1/tasks/{task.id}/claim", {}, as_="worker")
@@ -427,8 +425,7 @@ async def test_push_notifications_reach_the_callers_endpoint(
     api = await make_api(webhooks_allow_private=True, webhook_retry_schedule="1,1,1")
     await reachable(api)
     asker = await api.agent("asker")
-    request = ask("Summarize and tell me")
-    request.configuration.return_immediately = True
+    request = ask("Summarize and tell me", at_once=True)
     config = request.configuration.task_push_notification_config
     config.url = pushes.url
     config.token = "notification-token-1"
@@ -453,8 +450,7 @@ async def test_push_notifications_reach_the_callers_endpoint(
             assert "webhook-signature" in headers  # signed as every webhook is
 
         # A config of its own, listed and read back without its secrets, then deleted.
-        other = ask("Another", message_id="m-other")
-        other.configuration.return_immediately = True
+        other = ask("Another", message_id="m-other", at_once=True)
         second = await sent(client, other)
         made = await client.create_task_push_notification_config(
             pb.TaskPushNotificationConfig(
@@ -500,8 +496,7 @@ async def test_push_notifications_reach_the_callers_endpoint(
 async def test_a_push_config_to_a_private_address_is_refused(api: Api) -> None:
     await reachable(api)
     asker = await api.agent("asker")
-    request = ask("x")
-    request.configuration.return_immediately = True
+    request = ask("x", at_once=True)
     async with a2a_client(api, asker) as client:
         task = await sent(client, request)
         with pytest.raises(InvalidParamsError):
