@@ -503,3 +503,32 @@ async def test_a_push_config_to_a_private_address_is_refused(api: Api) -> None:
             await client.create_task_push_notification_config(
                 pb.TaskPushNotificationConfig(task_id=task.id, url="http://127.0.0.1:9/hook")
             )
+
+
+async def test_bad_requests_get_the_bindings_errors_and_store_nothing(api: Api) -> None:
+    await reachable(api)
+    asker = await api.agent("asker")
+    url = f"{base(api)}/a2a/agents/worker"
+    headers = {"Authorization": f"Bearer {asker}", "A2A-Version": "1.0"}
+
+    async def call(method: str, params: Any) -> dict[str, Any]:
+        sent = {"jsonrpc": "2.0", "id": "x", "method": method, "params": params}
+        async with httpx.AsyncClient() as http:
+            answer = await http.post(url, json=sent, headers=headers)
+        assert answer.status_code == 200
+        return dict(answer.json()["error"])
+
+    text = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    assert (await call("SendMessage", [1]))["code"] == -32602
+    assert (await call("SendMessage", {"message": {"messageId": "m"}}))["code"] == -32602
+    assert (await call("SendMessage", {"message": {**text, "bogus": 1}}))["code"] == -32602
+    huge = {**text, "parts": [{"text": "x" * 70_000}]}
+    assert (await call("SendMessage", {"message": huge}))["code"] == -32602
+    elsewhere = {**text, "taskId": "not-a-task"}
+    assert (await call("SendMessage", {"message": elsewhere}))["code"] == -32001
+    assert (await call("GetTask", {"id": "99999999999999999999999"}))["code"] == -32001
+    assert (await call("ListTasks", {"pageSize": 500}))["code"] == -32602
+    assert (await call("ListTasks", {"pageToken": "forged"}))["code"] == -32602
+    push = {"taskId": "1", "url": "ftp://example.com/x"}
+    assert (await call("CreateTaskPushNotificationConfig", push))["code"] == -32602
+    assert not (await api.get("/v1/tasks"))["tasks"]  # none of them made a task
