@@ -27,18 +27,32 @@ def relay_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "relay_cli"]
 
 
+class PortTaken(Exception):
+    """The port a test chose was taken by another process before its server bound it."""
+
+
 def wait_until_answering(
-    probe: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 30
+    probe: str,
+    process: subprocess.Popen[bytes],
+    log: Path,
+    timeout: float = 30,
+    started: Path | None = None,
 ) -> None:
-    """Return once ``probe`` (a URL) answers 200; fail with the log if the process ends or
-    ``timeout`` seconds pass first."""
+    """Return once ``probe`` (a URL) answers 200 from ``process`` (its ``started`` file, if
+    given, written: another server's answer on a port taken meanwhile is not its); fail with
+    the log if the process ends or ``timeout`` seconds pass first (``PortTaken`` when it ended
+    because its port was taken)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            if httpx.get(probe, timeout=1).status_code == 200:
-                return
+            answered = httpx.get(probe, timeout=1).status_code == 200
         except httpx.TransportError:
-            pass
+            answered = False
+        ours = started is None or started.exists()
+        if answered and ours and process.poll() is None:
+            return
+        if process.poll() is not None and "is in use" in log.read_text():
+            raise PortTaken(log.read_text())
         if time.monotonic() > deadline or process.poll() is not None:
             raise AssertionError(f"{probe} never answered:\n{log.read_text()}")
         time.sleep(0.1)
@@ -79,21 +93,32 @@ def live_server(
 ) -> Iterator[LiveServer]:
     """``relay serve`` with no configuration but its data directory under ``root``
     (``preexec_fn`` runs in the child before it starts, e.g. to set its resource limits)."""
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {"RELAY_DATA_DIR": str(root / "data"), **env_overrides}
     log = root / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [*relay_command(), "serve", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            preexec_fn=preexec_fn,
-        )
-    url = f"http://127.0.0.1:{port}"
+    for tries_left in reversed(range(3)):  # a port taken between its choice and its use
+        port = free_port()
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [*relay_command(), "serve", "--port", str(port)],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=preexec_fn,
+            )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_answering(f"{url}/health", process, log, started=root / "data")
+            break
+        except PortTaken:
+            process.wait()
+            if not tries_left:
+                raise
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
     try:
-        wait_until_answering(f"{url}/health", process, log)
         yield LiveServer(url, root / "data", log, process)
     finally:
         if process.poll() is None:
