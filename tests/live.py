@@ -27,6 +27,12 @@ def relay_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "relay_cli"]
 
 
+def announcement(port: int) -> str:
+    """What ``relay serve`` on ``port`` writes once it has the port (checked before anything
+    else), as a line or inside a JSON record."""
+    return f"on http://127.0.0.1:{port} "
+
+
 class PortTaken(Exception):
     """The port a test chose was taken by another process before its server bound it."""
 
@@ -36,19 +42,19 @@ def wait_until_answering(
     process: subprocess.Popen[bytes],
     log: Path,
     timeout: float = 30,
-    started: Path | None = None,
+    announced: str | None = None,
 ) -> None:
-    """Return once ``probe`` (a URL) answers 200 from ``process`` (its ``started`` file, if
-    given, written: another server's answer on a port taken meanwhile is not its); fail with
-    the log if the process ends or ``timeout`` seconds pass first (``PortTaken`` when it ended
-    because its port was taken)."""
+    """Return once ``probe`` (a URL) answers 200 from ``process`` (its log, if ``announced``
+    is given, saying so: another server's answer on a port taken meanwhile is not its); fail
+    with the log if the process ends or ``timeout`` seconds pass first (``PortTaken`` when it
+    ended because its port was taken)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             answered = httpx.get(probe, timeout=1).status_code == 200
         except httpx.TransportError:
             answered = False
-        ours = started is None or started.exists()
+        ours = announced is None or announced in log.read_text(errors="replace")
         if answered and ours and process.poll() is None:
             return
         if process.poll() is not None and "is in use" in log.read_text():
@@ -108,7 +114,7 @@ def live_server(
             )
         url = f"http://127.0.0.1:{port}"
         try:
-            wait_until_answering(f"{url}/health", process, log, started=root / "data")
+            wait_until_answering(f"{url}/health", process, log, announced=announcement(port))
             break
         except PortTaken:
             process.wait()

@@ -20,7 +20,13 @@ from typing import Any
 import httpx
 
 from relay_core.storage.sqlite.driver import sqlite3
-from tests.live import PortTaken, free_port, relay_command, wait_until_answering
+from tests.live import (
+    PortTaken,
+    announcement,
+    free_port,
+    relay_command,
+    wait_until_answering,
+)
 
 SENDERS = 16
 PER_SENDER = 300
@@ -54,8 +60,8 @@ class Restartable:
                     stderr=subprocess.STDOUT,
                 )
             try:
-                probe = f"{self.url}/health"
-                wait_until_answering(probe, self.process, self.log, started=self.data_dir)
+                probe, ours = f"{self.url}/health", announcement(self.port)
+                wait_until_answering(probe, self.process, self.log, announced=ours)
                 return
             except PortTaken:
                 if not tries_left:
