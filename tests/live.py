@@ -27,12 +27,6 @@ def relay_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "relay_cli"]
 
 
-def announcement(port: int) -> str:
-    """What ``relay serve`` on ``port`` writes once it has the port (checked before anything
-    else), as a line or inside a JSON record."""
-    return f"on http://127.0.0.1:{port} "
-
-
 class PortTaken(Exception):
     """The port a test chose was taken by another process before its server bound it."""
 
@@ -43,25 +37,63 @@ def wait_until_answering(
     log: Path,
     timeout: float = 30,
     announced: str | None = None,
+    since: int = 0,
 ) -> None:
-    """Return once ``probe`` (a URL) answers 200 from ``process`` (its log, if ``announced``
-    is given, saying so: another server's answer on a port taken meanwhile is not its); fail
-    with the log if the process ends or ``timeout`` seconds pass first (``PortTaken`` when it
-    ended because its port was taken)."""
+    """Return once ``probe`` (a URL) answers 200 from ``process`` (its log from byte ``since``
+    on, if ``announced`` is given, saying so: another server's answer on a port taken
+    meanwhile is not its); fail with the log if the process ends or ``timeout`` seconds pass
+    first (``PortTaken`` when it ended because its port was taken)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             answered = httpx.get(probe, timeout=1).status_code == 200
         except httpx.TransportError:
             answered = False
-        ours = announced is None or announced in log.read_text(errors="replace")
-        if answered and ours and process.poll() is None:
+        said = log.read_bytes()[since:].decode(errors="replace")
+        if answered and (announced is None or announced in said) and process.poll() is None:
             return
-        if process.poll() is not None and "is in use" in log.read_text():
-            raise PortTaken(log.read_text())
+        if process.poll() is not None and "is in use" in said:
+            raise PortTaken(said)
         if time.monotonic() > deadline or process.poll() is not None:
-            raise AssertionError(f"{probe} never answered:\n{log.read_text()}")
+            raise AssertionError(f"{probe} never answered:\n{said}")
         time.sleep(0.1)
+
+
+def start_relay(
+    env: dict[str, str],
+    log: Path,
+    port: int | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """``relay serve`` with ``env`` on ``port`` (None: a free one, and another if it is taken
+    before the server binds it), its output appended to ``log``; once it answers, the process
+    and its port. ``relay serve`` checks its port before anything else, then says it is "on
+    http://127.0.0.1:PORT" (a line, or a JSON record's message): that tells its answers from
+    another server's on a port taken meanwhile."""
+    for tries_left in reversed(range(3 if port is None else 1)):
+        chosen = port or free_port()
+        since = log.stat().st_size if log.exists() else 0
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                [*relay_command(), "serve", "--port", str(chosen)],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=preexec_fn,
+            )
+        probe, ours = f"http://127.0.0.1:{chosen}/health", f"on http://127.0.0.1:{chosen} "
+        try:
+            wait_until_answering(probe, process, log, announced=ours, since=since)
+            return process, chosen
+        except PortTaken:
+            process.wait()
+            if not tries_left:
+                raise
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 def registered(http: httpx.Client, operator_token: str, agent_id: str) -> dict[str, str]:
@@ -102,30 +134,9 @@ def live_server(
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
     env |= {"RELAY_DATA_DIR": str(root / "data"), **env_overrides}
     log = root / "server.log"
-    for tries_left in reversed(range(3)):  # a port taken between its choice and its use
-        port = free_port()
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [*relay_command(), "serve", "--port", str(port)],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                preexec_fn=preexec_fn,
-            )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until_answering(f"{url}/health", process, log, announced=announcement(port))
-            break
-        except PortTaken:
-            process.wait()
-            if not tries_left:
-                raise
-        except BaseException:
-            process.kill()
-            process.wait()
-            raise
+    process, port = start_relay(env, log, preexec_fn=preexec_fn)
     try:
-        yield LiveServer(url, root / "data", log, process)
+        yield LiveServer(f"http://127.0.0.1:{port}", root / "data", log, process)
     finally:
         if process.poll() is None:
             process.kill()

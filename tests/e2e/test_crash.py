@@ -20,13 +20,7 @@ from typing import Any
 import httpx
 
 from relay_core.storage.sqlite.driver import sqlite3
-from tests.live import (
-    PortTaken,
-    announcement,
-    free_port,
-    relay_command,
-    wait_until_answering,
-)
+from tests.live import start_relay
 
 SENDERS = 16
 PER_SENDER = 300
@@ -38,36 +32,20 @@ class Restartable:
 
     def __init__(self, root: Path, **settings: str) -> None:
         self.settings = settings  # RELAY_… variables
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.port: int | None = None  # chosen as it first starts
         self.data_dir = root / "data"
         self.log = root / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def start(self) -> None:
-        """Serve; the first time, on another port if the one chosen was taken meanwhile."""
-        first = not self.data_dir.exists()
-        for tries_left in reversed(range(3 if first else 1)):
-            env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
-            env |= {"RELAY_DATA_DIR": str(self.data_dir), "RELAY_RATE_LIMIT": "0"}
-            if first:
-                self.log.write_bytes(b"")  # a try's log alone says why it ended
-            with self.log.open("ab") as out:
-                self.process = subprocess.Popen(
-                    [*relay_command(), "serve", "--port", str(self.port)],
-                    env=env | self.settings,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                )
-            try:
-                probe, ours = f"{self.url}/health", announcement(self.port)
-                wait_until_answering(probe, self.process, self.log, announced=ours)
-                return
-            except PortTaken:
-                if not tries_left:
-                    raise
-                self.port = free_port()
-                self.url = f"http://127.0.0.1:{self.port}"
+        """Serve; again on the port of its first start."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+        env |= {"RELAY_DATA_DIR": str(self.data_dir), "RELAY_RATE_LIMIT": "0", **self.settings}
+        self.process, self.port = start_relay(env, self.log, self.port)
 
     def kill(self) -> None:
         assert self.process is not None
