@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from relay_api.models import Delivery, JsonObject, Resource, Task
+from relay_api.models import Approval, Delivery, JsonObject, Resource, Task, TaskEvent
 
 
 class RoomThread(Resource):
@@ -80,8 +80,11 @@ class PolicyUse(Resource):
 
 
 class A2ATask(Task):
-    """A task asked of an agent over A2A, with the conversation it belongs to and the id of
-    the message that asked it (internal)."""
+    """A task asked of an agent over A2A, with the conversation it belongs to, the id of the
+    message that asked it, the latest note of that conversation, and the newest pending
+    approval that names it (internal)."""
 
     context_id: str
     message_id: str
+    latest_note: TaskEvent | None = None
+    waiting_on: Approval | None = None

@@ -11,7 +11,6 @@ asker and the operator see a task over A2A. The protocol's own shapes are the se
 from __future__ import annotations
 
 import dataclasses
-import functools
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -28,13 +27,14 @@ from relay_core.services.base import REPOLL_SECONDS, Service
 from relay_core.services.events import task_topic
 from relay_core.services.messages import add_direct_message
 from relay_core.services.tasks import FINISHED, INPUT_REQUIRED, add_task, cancel_task
-from relay_core.services.webhooks import WEBHOOKS, require_deliverable
+from relay_core.services.webhooks import add_endpoint, require_deliverable
 from relay_core.storage.a2a_tasks import A2ATaskFilter
 
 ASKED = "message"  # a note of the asker's on the trail
 QUESTION = INPUT_REQUIRED  # the agent's question to the asker
 CONVERSATION = [ASKED, QUESTION]
 TITLE_CHARACTERS = 200
+HISTORY = 100  # the latest notes of a task's conversation read with it
 DIRECTORY_SIZE = 500  # agents listed on Relay's own card
 PUSH_CONFIGS = 10  # a task's push-notification configs at most
 REPLACED = "replaced by an A2A push config of the same id"
@@ -55,12 +55,11 @@ class A2AMessage:
 
 @dataclass(frozen=True)
 class A2AConversation:
-    """A task asked over A2A and its conversation's latest notes, oldest first."""
+    """A task asked over A2A and its conversation's latest notes, oldest first (its latest
+    one at least, which its state needs)."""
 
     task: A2ATask
     turns: list[m.TaskEvent] = field(default_factory=list)
-    # The operator's approval the task waits on (the newest pending one naming it), if any.
-    approval: m.Approval | None = None
 
     @property
     def question(self) -> m.TaskEvent | None:
@@ -71,8 +70,9 @@ class A2AConversation:
 
     @property
     def waiting(self) -> m.Approval | None:
-        """The approval the task waits on, while it is not finished."""
-        return None if self.task.status in FINISHED else self.approval
+        """The operator's approval the task waits on (the newest pending one that names it),
+        while it is not finished."""
+        return None if self.task.status in FINISHED else self.task.waiting_on
 
     @property
     def settled(self) -> bool:
@@ -131,14 +131,13 @@ class A2AService(Service):
         """A new task asked of the agent (the same one when a message id is sent again), or,
         with ``message.task_id``, the message noted on that task and sent to the agent."""
 
-        async def work(uow: UnitOfWork) -> int:
-            await _require_reachable(uow, agent_id)
+        async def asked(uow: UnitOfWork) -> int:
             now = self.now()
             if message.task_id is not None:
                 return await _tell(uow, caller, agent_id, message, now)
-            asked = await uow.a2a_tasks.of_message(caller.name, agent_id, message.message_id)
-            if asked is not None:
-                return asked
+            known = await uow.a2a_tasks.of_message(caller.name, agent_id, message.message_id)
+            if known is not None:
+                return known
             payload = {"text": message.text, "a2a": {"parts": message.parts}}
             body = m.TaskCreate(title=_title(message, caller), payload=payload, assignee=agent_id)
             task = await add_task(uow, caller.name, body, now)
@@ -146,11 +145,14 @@ class A2AService(Service):
             await uow.a2a_tasks.add(task, agent_id, caller.name, context_id, message.message_id)
             return task.task_id
 
-        task_id = await self.write(work)
-        return await self.conversation(caller, agent_id, task_id)
+        async def work(uow: UnitOfWork) -> A2AConversation:
+            await _require_reachable(uow, agent_id)
+            return await _conversation(uow, caller, agent_id, await asked(uow), HISTORY)
+
+        return await self.write(work)
 
     async def conversation(
-        self, caller: Caller, agent_id: str, task_id: int, turns: int = 100
+        self, caller: Caller, agent_id: str, task_id: int, turns: int = HISTORY
     ) -> A2AConversation:
         """A task the caller asked of the agent, with its latest ``turns`` notes."""
 
@@ -175,14 +177,7 @@ class A2AService(Service):
         async def work(uow: UnitOfWork) -> tuple[list[A2AConversation], int]:
             await _require_reachable(uow, among.agent_id)
             found = await uow.a2a_tasks.page(among, before, limit)
-            shown = [
-                A2AConversation(
-                    task,
-                    await _turns(uow, task.task_id, 1),
-                    await uow.approvals.pending_for_task(task.task_id),
-                )
-                for task in found
-            ]
+            shown = [A2AConversation(task, _latest(task)) for task in found]
             return shown, await uow.a2a_tasks.count(among)
 
         return await self.read(work)
@@ -190,18 +185,13 @@ class A2AService(Service):
     async def cancel(self, caller: Caller, agent_id: str, task_id: int) -> A2AConversation:
         """Cancel a task the caller asked of the agent (Conflict once it is finished)."""
 
-        async def work(uow: UnitOfWork) -> None:
+        async def work(uow: UnitOfWork) -> A2AConversation:
             await _conversation(uow, caller, agent_id, task_id, 0)
-            await cancel_task(
-                uow, caller, task_id, f"cancelled over A2A by {caller.name}", self.now()
-            )
+            why = f"cancelled over A2A by {caller.name}"
+            await cancel_task(uow, caller, task_id, why, self.now())
+            return await _conversation(uow, caller, agent_id, task_id, HISTORY)
 
-        await self.write(work)
-        return await self.conversation(caller, agent_id, task_id)
-
-    @functools.cached_property
-    def _seal(self) -> hooks.SecretSeal:
-        return hooks.SecretSeal(self.ctx.config.server_secret.get_secret_value())
+        return await self.write(work)
 
     async def push_to(
         self, caller: Caller, agent_id: str, task_id: int, config: A2APushConfig
@@ -214,33 +204,33 @@ class A2AService(Service):
             "config_id": config.config_id,
             "caller": caller.name,
             "agent_id": agent_id,
-            "token": config.token and self._seal.seal(config.token),
+            "token": config.token and self.ctx.seal.seal(config.token),
             "scheme": config.scheme,
-            "credentials": config.credentials and self._seal.seal(config.credentials),
+            "credentials": config.credentials and self.ctx.seal.seal(config.credentials),
         }
 
         async def work(uow: UnitOfWork) -> None:
             now = self.now()
             await _conversation(uow, caller, agent_id, task_id, 0)
             kept = await uow.webhooks.pushing(task_id)
-            for same in _pushes_of(kept, caller, config.config_id):
-                await uow.webhooks.disable(same.webhook_id, REPLACED, now)
-            if len(kept) - len(_pushes_of(kept, caller, config.config_id)) >= PUSH_CONFIGS:
+            same = _pushes_of(kept, caller, config.config_id)
+            if len(kept) - len(same) >= PUSH_CONFIGS:
                 raise Conflict(f"task {task_id} has {PUSH_CONFIGS} push configs already")
-            await uow.webhooks.insert(
+            for replaced in same:
+                await uow.webhooks.disable(replaced.webhook_id, REPLACED, now)
+            await add_endpoint(
+                uow,
                 m.Webhook(
                     url=config.url,
                     events=["task.*"],
                     description=f"A2A push of task {task_id} for {caller.name}",
-                    sealed_secret=self._seal.seal(hooks.new_secret()),
-                    after_event_id=await uow.events.newest_id(),
+                    sealed_secret=self.ctx.seal.seal(hooks.new_secret()),
                     created_at=now,
                     updated_at=now,
                     task_id=task_id,
                     a2a_push=push,
-                )
+                ),
             )
-            uow.publish(WEBHOOKS)
 
         await self.write(work)
         return config
@@ -325,9 +315,12 @@ async def _require_reachable(uow: UnitOfWork, agent_id: str) -> m.Agent:
 
 async def _turns(uow: UnitOfWork, task_id: int, limit: int) -> list[m.TaskEvent]:
     """The latest ``limit`` notes of the task's conversation, oldest first."""
-    if limit <= 0:
-        return []
     return list(reversed(await uow.task_events.latest_of(task_id, CONVERSATION, limit)))
+
+
+def _latest(task: A2ATask) -> list[m.TaskEvent]:
+    """The latest note of the task's conversation, read with it (what its state needs)."""
+    return [] if task.latest_note is None else [task.latest_note]
 
 
 async def _conversation(
@@ -338,8 +331,7 @@ async def _conversation(
     task = await uow.a2a_tasks.get(agent_id, task_id)
     if task is None or not (caller.is_operator or task.created_by == caller.name):
         raise NotFound(f"task {task_id} does not exist")
-    approval = await uow.approvals.pending_for_task(task_id)
-    return A2AConversation(task, await _turns(uow, task_id, turns), approval)
+    return A2AConversation(task, await _turns(uow, task_id, turns) if turns else _latest(task))
 
 
 async def _tell(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -17,6 +18,7 @@ from relay_core.config import CoreConfig
 from relay_core.json_answers import answer_json
 from relay_core.policy_rules import Rulebook
 from relay_core.ports import Bridge, StaleWrite, Storage, UnitOfWork
+from relay_core.webhooks import SecretSeal
 
 T = TypeVar("T")
 
@@ -79,6 +81,12 @@ class Context:
 
     def __post_init__(self) -> None:
         self.rulebook = Rulebook(self.storage.hub)
+
+    @functools.cached_property
+    def seal(self) -> SecretSeal:
+        """The seal of the secrets kept in the database (webhooks' signing secrets, A2A push
+        configs' tokens and credentials): one key derived a process."""
+        return SecretSeal(self.config.server_secret.get_secret_value())
 
     @property
     def bridge(self) -> Bridge:

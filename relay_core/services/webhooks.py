@@ -97,41 +97,42 @@ async def require_deliverable(config: CoreConfig, url: str, where: str = "body")
         raise InvalidInput("url", refusal, where)
 
 
+async def add_endpoint(uow: UnitOfWork, endpoint: m.Webhook) -> m.Webhook:
+    """Store a new endpoint, which gets the events that happen from now on, and wake the
+    sender; the endpoint with its id."""
+    from_now = endpoint.model_copy(update={"after_event_id": await _head(uow)})
+    added = await uow.webhooks.insert(from_now)
+    uow.publish(WEBHOOKS)
+    return added
+
+
 class WebhooksService(Service):
     """The operator's endpoints, and their deliveries."""
-
-    @functools.cached_property
-    def _seal(self) -> hooks.SecretSeal:
-        return hooks.SecretSeal(self.ctx.config.server_secret.get_secret_value())
 
     @functools.cached_property
     def _schedule(self) -> tuple[float, ...]:
         return hooks.retry_schedule(self.ctx.config.webhook_retry_schedule)
 
-    async def _check_address(self, url: str) -> None:
-        await require_deliverable(self.ctx.config, url)
-
     async def create(self, caller: Caller, body: m.WebhookCreate) -> m.Webhook:
         """A new endpoint; it gets the events that happen from now on. The answer holds its
         signing secret, shown this once."""
-        await self._check_address(body.url)
+        await require_deliverable(self.ctx.config, body.url)
         secret = hooks.new_secret()
-        sealed = self._seal.seal(secret)
+        sealed = self.ctx.seal.seal(secret)
 
         async def work(uow: UnitOfWork) -> m.Webhook:
             now = self.now()
-            endpoint = await uow.webhooks.insert(
+            endpoint = await add_endpoint(
+                uow,
                 m.Webhook(
                     url=body.url,
                     events=body.events,
                     description=body.description,
                     sealed_secret=sealed,
-                    after_event_id=await _head(uow),
                     created_at=now,
                     updated_at=now,
-                )
+                ),
             )
-            uow.publish(WEBHOOKS)
             return endpoint.model_copy(update={"secret": secret})
 
         return await self.write_answer(work)
@@ -161,7 +162,7 @@ class WebhooksService(Service):
 
     async def replace(self, caller: Caller, webhook_id: int, body: m.WebhookCreate) -> m.Webhook:
         """Replace an endpoint's URL, events and description; its secret stays."""
-        await self._check_address(body.url)
+        await require_deliverable(self.ctx.config, body.url)
 
         async def work(uow: UnitOfWork) -> m.Webhook | None:
             return await uow.webhooks.replace(webhook_id, body, self.now())
@@ -202,7 +203,7 @@ class WebhooksService(Service):
             current = await _endpoint(uow, webhook_id)
             now = self.now()
             updated = await uow.webhooks.rotate_secret(
-                current, self._seal.seal(secret), now + overlap, now
+                current, self.ctx.seal.seal(secret), now + overlap, now
             )
             if updated is None:
                 raise StaleWrite("rotated meanwhile")
@@ -401,10 +402,10 @@ class WebhooksService(Service):
         if endpoint.task_id is None or push is None:
             return None
         headers = {}
-        token = push.get("token") and self._seal.open(push["token"])
+        token = push.get("token") and self.ctx.seal.open(push["token"])
         if token:
             headers["X-A2A-Notification-Token"] = token
-        credentials = push.get("credentials") and self._seal.open(push["credentials"])
+        credentials = push.get("credentials") and self.ctx.seal.open(push["credentials"])
         if credentials:
             headers["Authorization"] = f"{push.get('scheme') or 'Bearer'} {credentials}"
         return A2APush(endpoint.task_id, str(push["agent_id"]), headers)
@@ -416,7 +417,7 @@ class WebhooksService(Service):
         until = endpoint.previous_until
         if endpoint.sealed_previous is not None and until is not None and now < until:
             sealed.append(endpoint.sealed_previous)
-        return tuple(s for s in (self._seal.open(each) for each in sealed) if s is not None)
+        return tuple(s for s in (self.ctx.seal.open(each) for each in sealed) if s is not None)
 
     async def attempted(self, outcomes: Sequence[tuple[Attempt, Outcome]]) -> None:
         """Record how attempts went, in one transaction: succeeded; failed for good (the

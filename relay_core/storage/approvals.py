@@ -122,7 +122,3 @@ class ApprovalsStore:
         """How many approvals wait for a decision, of those ``seen_by`` may see (as ``page``)."""
         count: int = await self._sql.value("count_pending_approvals", seen_by=seen_by)
         return count
-
-    async def pending_for_task(self, task_id: int) -> m.Approval | None:
-        """The newest pending approval that holds up the task, if any."""
-        return await self._sql.record(m.Approval, "pending_approval_of_task", task_id=task_id)

@@ -83,9 +83,3 @@ ORDER BY approval_id DESC LIMIT :limit;
 -- How many approvals wait for a decision, of those :seen_by may see (as in page_approvals).
 SELECT count(*) FROM approvals
 WHERE status = 'pending' AND (:seen_by::text IS NULL OR audience IN ('*', :seen_by));
-
--- name: pending_approval_of_task
--- The newest pending approval that holds up the task, if any.
-SELECT * FROM approvals
-WHERE task_id = :task_id AND status = 'pending'
-ORDER BY approval_id DESC LIMIT 1;

@@ -1,5 +1,7 @@
 -- Tasks asked of an agent over A2A (relay_core/storage/a2a_tasks.py runs these). A statement
--- that answers them selects each task's JSON with the conversation it belongs to.
+-- that answers them selects each task's JSON with the conversation it belongs to, the latest
+-- note of that conversation and the pending approval that holds it up (a2a_tasks_shown,
+-- revision 0037).
 
 -- name: insert_a2a_task
 -- A task just asked of an agent over A2A.
@@ -13,9 +15,10 @@ WHERE caller = :caller AND agent_id = :agent_id AND message_id = :message_id;
 
 -- name: get_a2a_task
 -- A task asked of the agent over A2A.
-SELECT json_set(t.encoded, '$.context_id', a.context_id, '$.message_id', a.message_id)
-FROM a2a_tasks a JOIN tasks t ON t.task_id = a.task_id
-WHERE a.task_id = :task_id AND a.agent_id = :agent_id;
+SELECT json_set(task, '$.context_id', context_id, '$.message_id', message_id,
+                '$.latest_note', json(latest_note), '$.waiting_on', json(waiting_on))
+FROM a2a_tasks_shown
+WHERE task_id = :task_id AND agent_id = :agent_id;
 
 -- name: page_a2a_tasks
 -- A page of the tasks an asker (:caller; NULL: any, for the operator) asked of the agent,
@@ -24,34 +27,31 @@ WHERE a.task_id = :task_id AND a.agent_id = :agent_id;
 -- question or not (:asking: the latest note of their conversation is the agent's question, or
 -- an approval of the operator's that names the task is pending),
 -- and changed since :changed_since, where given.
-SELECT json_set(t.encoded, '$.context_id', a.context_id, '$.message_id', a.message_id)
-FROM a2a_tasks a JOIN tasks t ON t.task_id = a.task_id
-WHERE a.agent_id = :agent_id
-  AND (:caller IS NULL OR a.caller = :caller)
-  AND (:context_id IS NULL OR a.context_id = :context_id)
-  AND (:statuses IS NULL OR t.status IN (SELECT value FROM json_each(:statuses)))
+SELECT json_set(task, '$.context_id', context_id, '$.message_id', message_id,
+                '$.latest_note', json(latest_note), '$.waiting_on', json(waiting_on))
+FROM a2a_tasks_shown
+WHERE agent_id = :agent_id
+  AND (:caller IS NULL OR caller = :caller)
+  AND (:context_id IS NULL OR context_id = :context_id)
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
   AND (:asking IS NULL OR :asking = (
-       coalesce((SELECT e.kind = 'input_required' FROM task_events e
-                 WHERE e.task_id = t.task_id AND e.kind IN ('message', 'input_required')
-                 ORDER BY e.event_id DESC LIMIT 1), 0)
-       OR EXISTS (SELECT 1 FROM approvals p WHERE p.task_id = t.task_id AND p.status = 'pending')))
-  AND (:changed_since IS NULL OR t.updated_at >= :changed_since)
-  AND (:before_at IS NULL OR t.updated_at < :before_at
-       OR (t.updated_at = :before_at AND t.task_id < :before_id))
-ORDER BY t.updated_at DESC, t.task_id DESC
+       coalesce(json_extract(latest_note, '$.kind') = 'input_required', 0)
+       OR waiting_on IS NOT NULL))
+  AND (:changed_since IS NULL OR updated_at >= :changed_since)
+  AND (:before_at IS NULL OR updated_at < :before_at
+       OR (updated_at = :before_at AND task_id < :before_id))
+ORDER BY updated_at DESC, task_id DESC
 LIMIT +:limit;
 
 -- name: count_a2a_tasks
 -- How many tasks page_a2a_tasks would list over every page.
 SELECT count(*)
-FROM a2a_tasks a JOIN tasks t ON t.task_id = a.task_id
-WHERE a.agent_id = :agent_id
-  AND (:caller IS NULL OR a.caller = :caller)
-  AND (:context_id IS NULL OR a.context_id = :context_id)
-  AND (:statuses IS NULL OR t.status IN (SELECT value FROM json_each(:statuses)))
+FROM a2a_tasks_shown
+WHERE agent_id = :agent_id
+  AND (:caller IS NULL OR caller = :caller)
+  AND (:context_id IS NULL OR context_id = :context_id)
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
   AND (:asking IS NULL OR :asking = (
-       coalesce((SELECT e.kind = 'input_required' FROM task_events e
-                 WHERE e.task_id = t.task_id AND e.kind IN ('message', 'input_required')
-                 ORDER BY e.event_id DESC LIMIT 1), 0)
-       OR EXISTS (SELECT 1 FROM approvals p WHERE p.task_id = t.task_id AND p.status = 'pending')))
-  AND (:changed_since IS NULL OR t.updated_at >= :changed_since);
+       coalesce(json_extract(latest_note, '$.kind') = 'input_required', 0)
+       OR waiting_on IS NOT NULL))
+  AND (:changed_since IS NULL OR updated_at >= :changed_since);
