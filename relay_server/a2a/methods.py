@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import pydantic
 from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import A2AError
 from aiohttp import web
 
 from relay_api.errors import Conflict, InvalidInput, NotFound
@@ -85,8 +86,8 @@ class Call:
             try:
                 async for found in await method(params):
                     yield self._answer(p.as_json(found))
-            except p.A2AError as error:
-                yield error.body(self.request_id)
+            except A2AError as error:
+                yield p.error_body(error, self.request_id)
 
         watch = functools.partial(self.services.access.until_revoked, self.caller)
         return await stream_events(

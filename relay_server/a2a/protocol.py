@@ -15,6 +15,9 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from a2a.types import a2a_pb2 as pb
+from a2a.utils import errors
+from a2a.utils.constants import JSONRPC_PARSE_ERROR_CODE
+from a2a.utils.errors import A2A_ERROR_REASONS, JSON_RPC_ERROR_CODE_MAP, A2AError
 from google.protobuf import json_format, struct_pb2
 from google.protobuf.message import Message as ProtoMessage
 
@@ -51,60 +54,60 @@ SHOWN_AS: dict[pb.TaskState, tuple[list[m.TaskStatus], bool | None]] = {
 }
 
 
-class A2AError(Exception):
-    """An error the JSON-RPC binding answers in its body: its code, its message, and the
-    reason the specification names it by (``google.rpc.ErrorInfo``)."""
+class ParseError(A2AError):
+    """The request is not JSON (-32700, which the SDK's table of codes leaves out)."""
 
-    def __init__(self, code: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
+    message = "Invalid JSON payload"
 
-    def body(self, request_id: Any) -> dict[str, Any]:
-        info = {
-            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": self.reason,
-            "domain": "a2a-protocol.org",
-        }
-        error = {"code": self.code, "message": self.message, "data": [info]}
-        return {"jsonrpc": JSONRPC_VERSION, "id": request_id, "error": error}
+
+def error_body(error: A2AError, request_id: Any) -> dict[str, Any]:
+    """The binding's answer to ``error``: its code and message, and the reason the
+    specification names it by in a ``google.rpc.ErrorInfo`` (§9.5), as the SDK maps them."""
+    if isinstance(error, ParseError):
+        code, reason = JSONRPC_PARSE_ERROR_CODE, "PARSE_ERROR"
+    else:
+        code, reason = JSON_RPC_ERROR_CODE_MAP[type(error)], A2A_ERROR_REASONS[type(error)]
+    info = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": reason,
+        "domain": "a2a-protocol.org",
+    }
+    error_json = {"code": code, "message": error.message, "data": [info]}
+    return {"jsonrpc": JSONRPC_VERSION, "id": request_id, "error": error_json}
 
 
 def parse_error(why: str) -> A2AError:
-    return A2AError(-32700, "PARSE_ERROR", f"Invalid JSON payload: {why}")
+    return ParseError(f"Invalid JSON payload: {why}")
 
 
 def invalid_request(why: str) -> A2AError:
-    return A2AError(-32600, "INVALID_REQUEST", f"Request payload validation error: {why}")
+    return errors.InvalidRequestError(f"Request payload validation error: {why}")
 
 
 def method_not_found(method: str) -> A2AError:
-    return A2AError(-32601, "METHOD_NOT_FOUND", f"Method not found: {method}")
+    return errors.MethodNotFoundError(f"Method not found: {method}")
 
 
 def invalid_params(why: str) -> A2AError:
-    return A2AError(-32602, "INVALID_PARAMS", f"Invalid parameters: {why}")
+    return errors.InvalidParamsError(f"Invalid parameters: {why}")
 
 
 def task_not_found(task_id: str) -> A2AError:
-    return A2AError(-32001, "TASK_NOT_FOUND", f"Task not found: {task_id}")
+    return errors.TaskNotFoundError(f"Task not found: {task_id}")
 
 
 def not_cancelable(why: str) -> A2AError:
-    return A2AError(-32002, "TASK_NOT_CANCELABLE", f"Task cannot be canceled: {why}")
+    return errors.TaskNotCancelableError(f"Task cannot be canceled: {why}")
 
 
 def unsupported(why: str) -> A2AError:
-    return A2AError(-32004, "UNSUPPORTED_OPERATION", f"This operation is not supported: {why}")
+    return errors.UnsupportedOperationError(f"This operation is not supported: {why}")
 
 
 def version_not_supported(asked: str) -> A2AError:
-    return A2AError(
-        -32009,
-        "VERSION_NOT_SUPPORTED",
+    return errors.VersionNotSupportedError(
         f"A2A version {asked or '0.3 (no A2A-Version header)'} is not supported; send "
-        f"A2A-Version: {VERSION}",
+        f"A2A-Version: {VERSION}"
     )
 
 

@@ -19,7 +19,7 @@ from relay_server.authentication import authenticate
 from relay_server.validation import read_body
 
 if TYPE_CHECKING:
-    from relay_server.a2a.protocol import A2AError
+    from a2a.utils.errors import A2AError
 
 _AGENT_ID = re.compile(ID_PATTERN)
 
@@ -59,7 +59,7 @@ async def no_router(request: web.Request) -> web.StreamResponse:
 
     await authenticate(request, request.app[SERVICES])
     error = protocol.unsupported("send to one of the agents Relay's card lists, at its card")
-    return web.json_response(error.body(await _request_id(request)))
+    return web.json_response(protocol.error_body(error, await _request_id(request)))
 
 
 async def _request_id(request: web.Request) -> Any:
@@ -72,6 +72,8 @@ async def _request_id(request: web.Request) -> Any:
 
 async def rpc(request: web.Request) -> web.StreamResponse:
     """One JSON-RPC request to a reachable agent."""
+    from a2a.utils.errors import A2AError
+
     from relay_server.a2a import protocol
     from relay_server.a2a.methods import Call
 
@@ -97,7 +99,7 @@ async def rpc(request: web.Request) -> web.StreamResponse:
         _require_version(request)
         call = Call(request, services, caller, agent_id, request_id)
         return await call.run(method, envelope.get("params", {}))
-    except protocol.A2AError as error:
+    except A2AError as error:
         return _error(error, request_id)
 
 
@@ -111,7 +113,9 @@ def _require_version(request: web.Request) -> None:
 
 
 def _error(error: A2AError, request_id: Any) -> web.Response:
-    return web.json_response(error.body(request_id))
+    from relay_server.a2a import protocol
+
+    return web.json_response(protocol.error_body(error, request_id))
 
 
 def add_a2a(app: web.Application) -> None:
