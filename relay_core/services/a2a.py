@@ -271,17 +271,14 @@ class A2AService(Service):
     async def changes(
         self, caller: Caller, agent_id: str, task_id: int
     ) -> AsyncIterator[A2AConversation]:
-        """The task as it is, then each time it changes, until it is finished (or shutdown)."""
+        """The task as it is, then as it is each time something may have changed it (a hint
+        of its topic, or ``REPOLL_SECONDS`` without one), until it is finished (or shutdown):
+        the caller tells what changed."""
         hub = self.ctx.storage.hub
-        last: tuple[Any, ...] | None = None
         while not hub.closed:
             with hub.subscribe(task_topic(task_id)) as subscription:
                 shown = await self.conversation(caller, agent_id, task_id)
-                waiting = None if shown.waiting is None else shown.waiting.approval_id
-                seen = (shown.task.updated_at, shown.task.status, _last_id(shown), waiting)
-                if seen != last:
-                    last = seen
-                    yield shown
+                yield shown
                 if shown.task.status in FINISHED:
                     return
                 # Another instance's hint can be lost: read again now and then.
@@ -300,10 +297,6 @@ def _pushes_of(kept: list[m.Webhook], caller: Caller, config_id: str) -> list[m.
         for e in kept
         if _pushed_for(e, caller) and (e.a2a_push or {}).get("config_id") == config_id
     ]
-
-
-def _last_id(shown: A2AConversation) -> int | None:
-    return shown.turns[-1].event_id if shown.turns else None
 
 
 async def _require_reachable(uow: UnitOfWork, agent_id: str) -> m.Agent:

@@ -158,8 +158,7 @@ class Call:
     async def get_task(self, params: Any) -> dict[str, Any]:
         request = p.parse(params, pb.GetTaskRequest)
         shown = await self._conversation(request.id)
-        history_length = request.history_length if request.HasField("history_length") else None
-        return p.as_json(p.a2a_task(shown, history_length))
+        return p.as_json(p.a2a_task(shown, _history_length(request)))
 
     async def list_tasks(self, params: Any) -> dict[str, Any]:
         request = p.parse(params, pb.ListTasksRequest)
@@ -175,7 +174,7 @@ class Call:
         if request.page_token:
             try:
                 before = paging.decode(request.page_token, (datetime, int))
-            except Exception:
+            except InvalidInput:
                 raise p.invalid_params("pageToken is not one this list gave") from None
         among = A2ATaskFilter(
             self.agent_id,
@@ -186,7 +185,7 @@ class Call:
         )
         found, total = await self.a2a.tasks(self.caller, among, before, size + 1)
         page = found[:size]
-        history_length = request.history_length if request.HasField("history_length") else 0
+        history_length = _history_length(request, listed=True)
         with_artifacts = request.include_artifacts
         tasks = [p.as_json(p.a2a_task(shown, history_length, with_artifacts)) for shown in page]
         next_token = ""
@@ -292,8 +291,15 @@ def _state(shown: A2AConversation) -> tuple[str, int | None, int | None]:
     )
 
 
-def _history_length(configuration: pb.SendMessageConfiguration) -> int | None:
-    return configuration.history_length if configuration.HasField("history_length") else None
+def _history_length(
+    asked: pb.SendMessageConfiguration | pb.GetTaskRequest | pb.ListTasksRequest,
+    listed: bool = False,
+) -> int | None:
+    """How many messages of a task's history to show: as asked, else all that were read (a
+    listing: none)."""
+    if asked.HasField("history_length"):
+        return asked.history_length
+    return 0 if listed else None
 
 
 def _first_error(exc: pydantic.ValidationError) -> str:
