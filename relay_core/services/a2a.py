@@ -127,9 +127,18 @@ class A2AService(Service):
 
         return await self.read(work)
 
-    async def send(self, caller: Caller, agent_id: str, message: A2AMessage) -> A2AConversation:
+    async def send(
+        self,
+        caller: Caller,
+        agent_id: str,
+        message: A2AMessage,
+        push: A2APushConfig | None = None,
+    ) -> A2AConversation:
         """A new task asked of the agent (the same one when a message id is sent again), or,
-        with ``message.task_id``, the message noted on that task and sent to the agent."""
+        with ``message.task_id``, the message noted on that task and sent to the agent; with
+        ``push``, the task's changes pushed there too (its address refused first, if it is)."""
+        if push is not None:
+            await require_deliverable(self.ctx.config, push.url, "params")
 
         async def asked(uow: UnitOfWork) -> int:
             now = self.now()
@@ -147,7 +156,10 @@ class A2AService(Service):
 
         async def work(uow: UnitOfWork) -> A2AConversation:
             await _require_reachable(uow, agent_id)
-            return await _conversation(uow, caller, agent_id, await asked(uow), HISTORY)
+            task_id = await asked(uow)
+            if push is not None:
+                await self._push(uow, caller, agent_id, task_id, push)
+            return await _conversation(uow, caller, agent_id, task_id, HISTORY)
 
         return await self.write(work)
 
@@ -195,45 +207,53 @@ class A2AService(Service):
 
     async def push_to(
         self, caller: Caller, agent_id: str, task_id: int, config: A2APushConfig
-    ) -> A2APushConfig:
+    ) -> None:
         """Push the task's changes to ``config``'s URL (checked as the webhook sender checks
         an endpoint's), for the caller; one of the same id is replaced. At most
         ``PUSH_CONFIGS`` a task."""
         await require_deliverable(self.ctx.config, config.url, "params")
+
+        async def work(uow: UnitOfWork) -> None:
+            await _conversation(uow, caller, agent_id, task_id, 0)
+            await self._push(uow, caller, agent_id, task_id, config)
+
+        await self.write(work)
+
+    async def _push(
+        self, uow: UnitOfWork, caller: Caller, agent_id: str, task_id: int, config: A2APushConfig
+    ) -> None:
+        """Add ``config`` to the task's push configs, an endpoint of the webhook sender that
+        takes the task's events (its token and credentials sealed), in place of the caller's
+        of the same id; Conflict past ``PUSH_CONFIGS``."""
+        now = self.now()
+        kept = await uow.webhooks.pushing(task_id)
+        same = _pushes_of(kept, caller, config.config_id)
+        if len(kept) - len(same) >= PUSH_CONFIGS:
+            raise Conflict(f"task {task_id} has {PUSH_CONFIGS} push configs already")
+        for replaced in same:
+            await uow.webhooks.disable(replaced.webhook_id, REPLACED, now)
+        seal = self.ctx.seal
         push = {
             "config_id": config.config_id,
             "caller": caller.name,
             "agent_id": agent_id,
-            "token": config.token and self.ctx.seal.seal(config.token),
+            "token": config.token and seal.seal(config.token),
             "scheme": config.scheme,
-            "credentials": config.credentials and self.ctx.seal.seal(config.credentials),
+            "credentials": config.credentials and seal.seal(config.credentials),
         }
-
-        async def work(uow: UnitOfWork) -> None:
-            now = self.now()
-            await _conversation(uow, caller, agent_id, task_id, 0)
-            kept = await uow.webhooks.pushing(task_id)
-            same = _pushes_of(kept, caller, config.config_id)
-            if len(kept) - len(same) >= PUSH_CONFIGS:
-                raise Conflict(f"task {task_id} has {PUSH_CONFIGS} push configs already")
-            for replaced in same:
-                await uow.webhooks.disable(replaced.webhook_id, REPLACED, now)
-            await add_endpoint(
-                uow,
-                m.Webhook(
-                    url=config.url,
-                    events=["task.*"],
-                    description=f"A2A push of task {task_id} for {caller.name}",
-                    sealed_secret=self.ctx.seal.seal(hooks.new_secret()),
-                    created_at=now,
-                    updated_at=now,
-                    task_id=task_id,
-                    a2a_push=push,
-                ),
-            )
-
-        await self.write(work)
-        return config
+        await add_endpoint(
+            uow,
+            m.Webhook(
+                url=config.url,
+                events=["task.*"],
+                description=f"A2A push of task {task_id} for {caller.name}",
+                sealed_secret=seal.seal(hooks.new_secret()),
+                created_at=now,
+                updated_at=now,
+                task_id=task_id,
+                a2a_push=push,
+            ),
+        )
 
     async def pushes(self, caller: Caller, agent_id: str, task_id: int) -> list[A2APushConfig]:
         """The caller's push configs of the task (at most ``PUSH_CONFIGS``)."""

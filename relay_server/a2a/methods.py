@@ -21,7 +21,6 @@ from relay_core.auth import Caller
 from relay_core.services import Services
 from relay_core.services.a2a import A2AConversation, A2APushConfig
 from relay_core.services.tasks import FINISHED
-from relay_core.services.webhooks import require_deliverable
 from relay_core.storage.a2a_tasks import A2ATaskFilter
 from relay_server.a2a import protocol as p
 from relay_server.app_keys import KEEPALIVES
@@ -103,20 +102,19 @@ class Call:
     async def _sent(self, params: Any) -> tuple[pb.SendMessageRequest, A2AConversation]:
         request = p.parse(params, pb.SendMessageRequest)
         message = p.asked(request.message)
-        pushed = request.configuration.HasField("task_push_notification_config")
-        if pushed:  # refused before the task is made, if it is refused
-            await self._deliverable(request.configuration.task_push_notification_config.url)
+        push = None
+        if request.configuration.HasField("task_push_notification_config"):
+            push = _push_config(request.configuration.task_push_notification_config)
         try:
-            shown = await self.a2a.send(self.caller, self.agent_id, message)
+            shown = await self.a2a.send(self.caller, self.agent_id, message, push)
         except NotFound:
             raise p.task_not_found(request.message.task_id) from None
+        except InvalidInput as exc:
+            raise p.invalid_params(f"url: {exc.detail}") from None
         except Conflict as exc:
             raise p.unsupported(exc.detail) from None
         except pydantic.ValidationError as exc:
             raise p.invalid_params(_first_error(exc)) from None
-        if pushed:
-            config = request.configuration.task_push_notification_config
-            await self._push_to(shown.task.task_id, config)
         return request, shown
 
     async def send_message(self, params: Any) -> dict[str, Any]:
@@ -210,37 +208,17 @@ class Call:
             raise p.not_cancelable(exc.detail) from None
         return p.as_json(p.a2a_task(shown))
 
-    async def _deliverable(self, url: str) -> None:
-        """Refuse a push URL the webhook sender would not deliver to."""
-        _http_url(url)
+    async def create_push_config(self, params: Any) -> dict[str, Any]:
+        given = p.parse(params, pb.TaskPushNotificationConfig)
+        task_id, config = p.task_number(given.task_id), _push_config(given)
         try:
-            await require_deliverable(self.services.ctx.config, url, "params")
-        except InvalidInput as exc:
-            raise p.invalid_params(f"url: {exc.detail}") from None
-
-    async def _push_to(self, task_id: int, given: pb.TaskPushNotificationConfig) -> A2APushConfig:
-        """Push the task's changes as ``given`` says, for the caller (the service checks the
-        address as the webhook sender does)."""
-        _http_url(given.url)
-        config = A2APushConfig(
-            config_id=given.id or str(uuid.uuid4()),
-            url=given.url,
-            token=given.token or None,
-            scheme=given.authentication.scheme or None,
-            credentials=given.authentication.credentials or None,
-        )
-        try:
-            return await self.a2a.push_to(self.caller, self.agent_id, task_id, config)
+            await self.a2a.push_to(self.caller, self.agent_id, task_id, config)
         except NotFound:
-            raise p.task_not_found(str(task_id)) from None
+            raise p.task_not_found(given.task_id) from None
         except InvalidInput as exc:
             raise p.invalid_params(f"url: {exc.detail}") from None
         except Conflict as exc:
             raise p.invalid_params(exc.detail) from None
-
-    async def create_push_config(self, params: Any) -> dict[str, Any]:
-        given = p.parse(params, pb.TaskPushNotificationConfig)
-        config = await self._push_to(p.task_number(given.task_id), given)
         made = pb.TaskPushNotificationConfig()
         made.CopyFrom(given)
         made.id = config.config_id
@@ -277,9 +255,17 @@ class Call:
         return {}
 
 
-def _http_url(url: str) -> None:
-    if urlsplit(url).scheme not in ("http", "https"):
+def _push_config(given: pb.TaskPushNotificationConfig) -> A2APushConfig:
+    """A push config as the caller gave it (an id made if it gave none)."""
+    if urlsplit(given.url).scheme not in ("http", "https"):
         raise p.invalid_params("url must be an http or https URL")
+    return A2APushConfig(
+        config_id=given.id or str(uuid.uuid4()),
+        url=given.url,
+        token=given.token or None,
+        scheme=given.authentication.scheme or None,
+        credentials=given.authentication.credentials or None,
+    )
 
 
 def _state(shown: A2AConversation) -> tuple[str, int | None, int | None]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
@@ -17,9 +17,6 @@ from relay_api.models import ID_PATTERN
 from relay_server.app_keys import SERVICES, SETTINGS
 from relay_server.authentication import authenticate
 from relay_server.validation import read_body
-
-if TYPE_CHECKING:
-    from a2a.utils.errors import A2AError
 
 _AGENT_ID = re.compile(ID_PATTERN)
 
@@ -100,7 +97,7 @@ async def rpc(request: web.Request) -> web.StreamResponse:
         call = Call(request, services, caller, agent_id, request_id)
         return await call.run(method, envelope.get("params", {}))
     except A2AError as error:
-        return _error(error, request_id)
+        return web.json_response(protocol.error_body(error, request_id))
 
 
 def _require_version(request: web.Request) -> None:
@@ -110,12 +107,6 @@ def _require_version(request: web.Request) -> None:
     major_minor = ".".join(asked.strip().split(".")[:2])
     if major_minor != protocol.VERSION:
         raise protocol.version_not_supported(asked.strip())
-
-
-def _error(error: A2AError, request_id: Any) -> web.Response:
-    from relay_server.a2a import protocol
-
-    return web.json_response(protocol.error_body(error, request_id))
 
 
 def add_a2a(app: web.Application) -> None:
