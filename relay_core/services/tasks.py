@@ -309,14 +309,14 @@ class TasksService(Service):
             require_holder(task, agent_id)
             lease = task.lease_seconds or self.ctx.config.task_lease_seconds
             renewed = now + timedelta(seconds=lease)
-            if await uow.tasks.record_progress(task, body.progress, renewed, now) is None:
+            going = await uow.tasks.record_progress(task, body.progress, renewed, now)
+            if going is None:
                 raise StaleWrite("task changed")
             fields = body.model_dump() | {"agent_id": agent_id}
             event = m.TaskEvent(task_id=task_id, **fields, created_at=now)
             uow.publish(task_topic(task_id))
             if body.kind == INPUT_REQUIRED:  # a question to the task's asker: the feed says so
-                asked = await require_task(uow, task_id)
-                await emit(uow, f"task.{INPUT_REQUIRED}", task_id, event_data(asked), now)
+                await emit(uow, f"task.{INPUT_REQUIRED}", task_id, event_data(going), now)
             return await uow.task_events.insert(event)
 
         return await self.write_answer(work)
