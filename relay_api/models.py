@@ -1511,6 +1511,19 @@ class WebhookCreate(RequestBody):
     description: Annotated[str, StringConstraints(max_length=500)] | None = None
 
 
+class A2APushKept(Resource):
+    """An A2A push-notification config as kept with its endpoint: its id, whose it is (the
+    caller) and of which agent's task, and what is sent with each notification: its token and
+    credentials sealed, and the credentials' scheme."""
+
+    config_id: str
+    caller: str
+    agent_id: str
+    token: str | None = None
+    scheme: str | None = None
+    credentials: str | None = None
+
+
 class Webhook(Resource):
     """An endpoint and what it subscribes to; ``secret`` only in the answers that make one (its
     creation and a rotation)."""
@@ -1535,9 +1548,8 @@ class Webhook(Resource):
     task_id: int | None = Field(
         default=None, description="an A2A push-notification config's: it takes this task's only"
     )
-    # An A2A push-notification config's: its id, caller and agent, and what is sent with each
-    # notification (its token and credentials sealed).
-    a2a_push: JsonObject | None = Field(default=None, exclude=True)
+    # An A2A push-notification config's (kept, never sent).
+    a2a_push: A2APushKept | None = Field(default=None, exclude=True)
 
 
 class WebhooksResponse(Page):

@@ -95,8 +95,9 @@ class A2APushConfig:
 
 def _push_config(endpoint: m.Webhook) -> A2APushConfig:
     """A config as the caller sees it again: its secrets are not shown."""
-    push = endpoint.a2a_push or {}
-    return A2APushConfig(str(push.get("config_id")), endpoint.url, scheme=push.get("scheme"))
+    assert endpoint.a2a_push is not None  # one of pushing()'s
+    push = endpoint.a2a_push
+    return A2APushConfig(push.config_id, endpoint.url, scheme=push.scheme)
 
 
 def _title(message: A2AMessage, caller: Caller) -> str:
@@ -123,7 +124,7 @@ class A2AService(Service):
         """The agents reachable over A2A, by id (the first ``DIRECTORY_SIZE``)."""
 
         async def work(uow: UnitOfWork) -> list[m.Agent]:
-            return await uow.agents.page_a2a(None, DIRECTORY_SIZE)
+            return await uow.agents.reachable_over_a2a(DIRECTORY_SIZE)
 
         return await self.read(work)
 
@@ -233,14 +234,14 @@ class A2AService(Service):
         for replaced in same:
             await uow.webhooks.disable(replaced.webhook_id, REPLACED, now)
         seal = self.ctx.seal
-        push = {
-            "config_id": config.config_id,
-            "caller": caller.name,
-            "agent_id": agent_id,
-            "token": config.token and seal.seal(config.token),
-            "scheme": config.scheme,
-            "credentials": config.credentials and seal.seal(config.credentials),
-        }
+        push = m.A2APushKept(
+            config_id=config.config_id,
+            caller=caller.name,
+            agent_id=agent_id,
+            token=config.token and seal.seal(config.token),
+            scheme=config.scheme,
+            credentials=config.credentials and seal.seal(config.credentials),
+        )
         await add_endpoint(
             uow,
             m.Webhook(
@@ -306,8 +307,8 @@ class A2AService(Service):
 
 
 def _pushed_for(endpoint: m.Webhook, caller: Caller) -> bool:
-    push = endpoint.a2a_push or {}
-    return caller.is_operator or push.get("caller") == caller.name
+    push = endpoint.a2a_push
+    return push is not None and (caller.is_operator or push.caller == caller.name)
 
 
 def _pushes_of(kept: list[m.Webhook], caller: Caller, config_id: str) -> list[m.Webhook]:
@@ -315,7 +316,7 @@ def _pushes_of(kept: list[m.Webhook], caller: Caller, config_id: str) -> list[m.
     return [
         e
         for e in kept
-        if _pushed_for(e, caller) and (e.a2a_push or {}).get("config_id") == config_id
+        if _pushed_for(e, caller) and e.a2a_push is not None and e.a2a_push.config_id == config_id
     ]
 
 

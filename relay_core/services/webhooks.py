@@ -402,13 +402,13 @@ class WebhooksService(Service):
         if endpoint.task_id is None or push is None:
             return None
         headers = {}
-        token = push.get("token") and self.ctx.seal.open(push["token"])
+        token = push.token and self.ctx.seal.open(push.token)
         if token:
             headers["X-A2A-Notification-Token"] = token
-        credentials = push.get("credentials") and self.ctx.seal.open(push["credentials"])
+        credentials = push.credentials and self.ctx.seal.open(push.credentials)
         if credentials:
-            headers["Authorization"] = f"{push.get('scheme') or 'Bearer'} {credentials}"
-        return A2APush(endpoint.task_id, str(push["agent_id"]), headers)
+            headers["Authorization"] = f"{push.scheme or 'Bearer'} {credentials}"
+        return A2APush(endpoint.task_id, push.agent_id, headers)
 
     def _secrets(self, endpoint: m.Webhook, now: datetime) -> tuple[str, ...]:
         """The secrets deliveries to ``endpoint`` are signed with now: its own, and during a

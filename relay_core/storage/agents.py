@@ -88,6 +88,6 @@ class AgentsStore:
         not registered."""
         return await self._sql.record(m.Agent, "set_agent_a2a", agent_id=agent_id, a2a=a2a, now=now)
 
-    async def page_a2a(self, after: str | None, limit: int) -> list[m.Agent]:
-        """Up to ``limit`` agents reachable over A2A, by id, after ``after``."""
-        return await self._sql.records(m.Agent, "page_a2a_agents", after=after, limit=limit)
+    async def reachable_over_a2a(self, limit: int) -> list[m.Agent]:
+        """The first ``limit`` agents reachable over A2A, by id."""
+        return await self._sql.records(m.Agent, "agents_reachable_over_a2a", limit=limit)

@@ -21,7 +21,9 @@ class WebhooksStore:
 
     async def insert(self, webhook: m.Webhook) -> m.Webhook:
         """Store a new endpoint; ``webhook`` is given its id and returned."""
-        webhook.webhook_id = await self._sql.value("insert_webhook", **vars(webhook))
+        push = None if webhook.a2a_push is None else webhook.a2a_push.model_dump()
+        fields = vars(webhook) | {"a2a_push": push}
+        webhook.webhook_id = await self._sql.value("insert_webhook", **fields)
         return webhook
 
     async def page(self, after: int | None, limit: int) -> list[m.Webhook]:

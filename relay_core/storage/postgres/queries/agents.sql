@@ -68,8 +68,8 @@ ORDER BY agent_id LIMIT :limit;
 UPDATE agents SET a2a = :a2a, updated_at = :now WHERE agent_id = :agent_id
 RETURNING *;
 
--- name: page_a2a_agents
--- A page of the agents reachable over A2A, by id, after :after (NULL: from the first).
+-- name: agents_reachable_over_a2a
+-- The first :limit agents reachable over A2A, by id.
 SELECT * FROM agents
-WHERE (a2a ->> 'enabled')::boolean AND (:after::text IS NULL OR agent_id > :after)
+WHERE (a2a ->> 'enabled')::boolean
 ORDER BY agent_id LIMIT :limit;

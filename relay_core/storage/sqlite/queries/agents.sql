@@ -98,8 +98,8 @@ RETURNING json_object(
     'token_hash', token_hash
 );
 
--- name: page_a2a_agents
--- A page of the agents reachable over A2A, by id, after :after (NULL: from the first).
+-- name: agents_reachable_over_a2a
+-- The first :limit agents reachable over A2A, by id.
 SELECT encoded FROM agents_encoded
-WHERE json_extract(a2a, '$.enabled') AND (:after IS NULL OR agent_id > :after)
+WHERE json_extract(a2a, '$.enabled')
 ORDER BY agent_id LIMIT +:limit;
