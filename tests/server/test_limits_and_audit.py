@@ -10,7 +10,7 @@ from tests.server.conftest import OPERATOR_TOKEN, Api, AppFactory
 
 
 async def test_per_caller_rate_limit_is_429_with_retry_after(make_api: Any) -> None:
-    api: Api = await make_api(rate_limit=1, rate_limit_burst=3)
+    api: Api = await make_api(rate_limit=0.01, rate_limit_burst=3)
     await api.agent("alice")  # the operator spends one
     statuses = []
     for _ in range(4):
@@ -69,7 +69,7 @@ async def test_refusals_are_audited_once_a_minute_per_address_without_the_token(
 
 
 async def test_a_flood_of_bad_tokens_is_429_and_one_record(make_api: AppFactory) -> None:
-    api = await make_api(refusal_rate_limit=1, refusal_rate_limit_burst=20)
+    api = await make_api(refusal_rate_limit=0.01, refusal_rate_limit_burst=20)
     await api.agent("alice")
     await api.get("/v1/agents", as_="alice")  # alice's token is now known good
     long_path = "/v1/agents/" + "x" * 8000 + "/inbox"
