@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    SecretStr,
     StringConstraints,
     field_validator,
     model_validator,
@@ -83,7 +84,7 @@ Evidence = Annotated[str, StringConstraints(max_length=1_000_000)] | JsonObject
 MessageStatus = Literal["pending", "delivered", "acked", "posted"]
 TaskStatus = Literal["open", "claimed", "in_progress", "completed", "failed", "cancelled"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "withdrawn", "answered"]
-ApprovalKind = Literal["enrollment", "intervention", "request", "question"]
+ApprovalKind = Literal["enrollment", "intervention", "request", "question", "a2a"]
 EnrollmentStatus = ApprovalStatus
 SpaceStatus = Literal["active", "archived"]
 InterventionStatus = Literal[
@@ -885,8 +886,9 @@ class Applicant(Resource):
 
 
 class Approval(Resource):
-    """A question for the operator: an enrollment, an intervention's remediation, or an agent's
-    request to approve or reject."""
+    """A question for the operator: an enrollment, an intervention's remediation, an agent's
+    request to approve or reject, or (``a2a``) a message to an external A2A agent that a
+    policy holds for the operator."""
 
     approval_id: int = 0
     kind: ApprovalKind
@@ -1292,7 +1294,7 @@ class ApprovalMatch(RequestBody):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    kinds: list[ApprovalKind] | None = Field(default=None, max_length=4)
+    kinds: list[ApprovalKind] | None = Field(default=None, max_length=5)
     agents: list[AgentPattern] | None = Field(
         default=None, max_length=1000, description="agent ids; '*' matches any characters"
     )
@@ -1580,3 +1582,91 @@ class WebhookDeliveriesResponse(Page):
     """An endpoint's deliveries, newest first."""
 
     deliveries: list[WebhookDelivery]
+
+
+# ---------------------------------------------------------------- A2A calls (outbound)
+
+A2ACallStatus = Literal["awaiting_approval", "rejected", "sending", "sent", "failed"]
+
+
+def _agent_address(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("an http:// or https:// URL with a host")
+    _ = parts.port  # a port past 65535 or not a number: ValueError
+    if parts.username or parts.password:
+        raise ValueError("a URL without credentials (give a token as `bearer`)")
+    return url
+
+
+AgentAddress = Annotated[
+    str, StringConstraints(min_length=1, max_length=2000), AfterValidator(_agent_address)
+]
+
+
+class A2ASend(RequestBody):
+    """A message for an external A2A agent, sent by Relay on the caller's behalf: its text, its
+    data, or both; to continue one of its tasks, that task's id."""
+
+    url: AgentAddress = Field(
+        description="the agent's card (a URL ending in .json) or its base URL, under which "
+        "/.well-known/agent-card.json is its card"
+    )
+    text: Annotated[str, StringConstraints(min_length=1, max_length=65536)] | None = None
+    data: SmallJson | None = Field(default=None, description="sent as a data part")
+    task_id: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        default=None, description="the remote agent's task this message answers or continues"
+    )
+    context_id: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    bearer: SecretStr | None = Field(
+        default=None,
+        description="a token the remote agent's card asks for; kept sealed while the call is "
+        "followed, never shown",
+    )
+
+    @model_validator(mode="after")
+    def _says_something(self) -> A2ASend:
+        if self.text is None and self.data is None:
+            raise ValueError("a message has text, data or both")
+        return self
+
+
+class A2ACall(Resource):
+    """A message Relay sent (or will send, once approved) to an external A2A agent, and what
+    that agent answered: its task, followed until it ends or asks for input, or its reply."""
+
+    call_id: int = 0
+    agent_id: str = Field(description="the caller")
+    url: str
+    status: A2ACallStatus
+    approval_id: int | None = Field(
+        default=None, description="the approval a policy asked for before sending"
+    )
+    remote_name: str | None = Field(default=None, description="the name its card gives")
+    endpoint: str | None = Field(default=None, description="its JSON-RPC endpoint, from the card")
+    message: JsonObject = Field(description="the A2A Message sent, in A2A's JSON")
+    remote_task_id: str | None = None
+    context_id: str | None = None
+    state: str | None = Field(
+        default=None,
+        description="the remote task's state, in A2A's words: TASK_STATE_WORKING, "
+        "TASK_STATE_COMPLETED, TASK_STATE_INPUT_REQUIRED…",
+    )
+    answer: JsonObject | None = Field(
+        default=None,
+        description="what the agent last answered, in A2A's JSON: {task: …} or {message: …}",
+    )
+    error: str | None = None
+    followed_until: datetime | None = Field(
+        default=None, description="while its task runs, Relay reads it again until then"
+    )
+    created_at: datetime
+    updated_at: datetime
+    # When the follower next reads the remote task or sends the message (kept, never shown).
+    due_at: datetime | None = Field(default=None, exclude=True)
+
+
+class A2ACallsResponse(Page):
+    """A2A calls, newest first."""
+
+    calls: list[A2ACall]

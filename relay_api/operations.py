@@ -710,6 +710,38 @@ RESERVATIONS_RELEASE = Op(
     path_params=p.ReservationPath,
     doc="Release a reservation (its holder or the operator); releasing twice is fine.",
 )
+A2A_SEND = Op(
+    "a2a.send",
+    "POST",
+    "/v1/a2a/send",
+    m.A2ACall,
+    status=201,
+    body=m.A2ASend,
+    doc=(
+        "Send a message to an external A2A agent through Relay: its card is read, the message "
+        "sent, and its task followed in the feed (a2a.call.changed) until it ends or asks for "
+        "input; an agent out of reach leaves the call failed, its error in words. Where a "
+        "policy matches the call (approval kind a2a), it is held for its approval first "
+        "(status awaiting_approval) and sent once approved. The call is logged."
+    ),
+    idempotent=True,
+)
+A2A_LIST = Op(
+    "a2a.list",
+    "GET",
+    "/v1/a2a/calls",
+    m.A2ACallsResponse,
+    query=p.A2ACallsQuery,
+    doc="A2A calls, newest first: the calling agent's own; the operator's, every agent's.",
+)
+A2A_SHOW = Op(
+    "a2a.show",
+    "GET",
+    "/v1/a2a/calls/{call_id}",
+    m.A2ACall,
+    path_params=p.A2ACallPath,
+    doc="One A2A call, as its remote agent last answered (its caller or the operator).",
+)
 WEBHOOKS_CREATE = Op(
     "webhooks.create",
     "POST",

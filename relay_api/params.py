@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from relay_api.models import (
+    A2ACallStatus,
     ApprovalStatus,
     IntegerId,
     ResourceId,
@@ -200,6 +201,18 @@ class ReservationsQuery(PageQuery):
         default=None, min_length=1, max_length=500, description="a concrete path they cover"
     )
     include_ended: bool = Field(default=False, description="released and expired ones too")
+
+
+class A2ACallPath(Params):
+    call_id: IntegerId
+
+
+class A2ACallsQuery(PageQuery):
+    """Which A2A calls: the caller's (an agent's own; the operator's: every agent's, or one's),
+    in some status."""
+
+    agent_id: ResourceId | None = Field(default=None, description="the operator's: one caller's")
+    status: A2ACallStatus | None = None
 
 
 class WebhookPath(Params):

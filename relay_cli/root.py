@@ -51,6 +51,7 @@ GROUPS = [
     ("policies", "relay_cli.commands.policies"),
     ("webhooks", "relay_cli.commands.webhooks"),
     ("reservations", "relay_cli.commands.reservations"),
+    ("a2a", "relay_cli.commands.a2a"),
     ("hook", "relay_cli.commands.hook"),
     ("guard", "relay_cli.commands.guard"),
     ("interventions", "relay_cli.commands.interventions"),

@@ -15,6 +15,7 @@ from relay_client._base import Outcome, decode, prepared, resumed
 from relay_client._flow import C, Send
 from relay_client.config import ClientConfig
 from relay_client.resources._generated import (
+    A2A,
     Actions,
     Agents,
     Enroll,
@@ -78,6 +79,7 @@ class _Resources(Root[C]):
         self.events: Events[C] = Events(client)
         self.webhooks: Webhooks[C] = Webhooks(client)
         self.reservations: Reservations[C] = Reservations(client)
+        self.a2a: A2A[C] = A2A(client)
 
 
 class RelayClient(_Resources["RelayClient"]):

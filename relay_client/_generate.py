@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
 from relay_api import operations
@@ -109,6 +109,8 @@ def _type(annotation: Any) -> str:
         return f"m.{annotation.__name__} | dict[str, Any]"
     if annotation is datetime:
         return "datetime"
+    if annotation is SecretStr:  # a secret the caller has as text
+        return "str"
     if annotation in (str, int, float, bool):
         return str(annotation.__name__)
     raise TypeError(f"no SDK type for {annotation!r}")

@@ -95,6 +95,11 @@ class DomainSettings(BaseModel):
         description="let webhook endpoints be on loopback, private or link-local addresses "
         "(a receiver on this host or network)",
     )
+    a2a_allow_private: bool = Field(
+        default=False,
+        description="let agents' A2A calls (POST /v1/a2a/send) reach loopback, private or "
+        "link-local addresses (an A2A agent on this host or network)",
+    )
 
 
 class CoreConfig(DomainSettings):

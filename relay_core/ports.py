@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, overload
 
 import orjson
 from pydantic import BaseModel
@@ -25,6 +25,7 @@ from relay_core.hub import Hub
 from relay_core.search_query import Query
 
 if TYPE_CHECKING:
+    from relay_core.storage.a2a_calls import A2ACallsStore
     from relay_core.storage.a2a_tasks import A2ATasksStore
     from relay_core.storage.actions import ActionsStore
     from relay_core.storage.agents import AgentsStore
@@ -191,6 +192,7 @@ class UnitOfWork(Protocol):
     policies: PoliciesStore
     reservations: ReservationsStore
     a2a_tasks: A2ATasksStore
+    a2a_calls: A2ACallsStore
     stream_tickets: StreamTicketsStore
     webhooks: WebhooksStore
     webhook_deliveries: WebhookDeliveriesStore
@@ -300,4 +302,39 @@ class Bridge(Protocol):
 
     async def close(self) -> None:
         """Release connections."""
+        ...
+
+
+@dataclass(frozen=True)
+class RemoteCard:
+    """What Relay reads of an external A2A agent's card: its name and the endpoint of its
+    JSON-RPC binding of A2A 1.0."""
+
+    name: str
+    endpoint: str
+
+
+class RemoteFailed(Exception):
+    """An external A2A agent could not be reached, refused, or answered what A2A does not
+    allow; the message says which, in words."""
+
+
+class RemoteAgents(Protocol):
+    """External A2A agents, reached over A2A 1.0's JSON-RPC binding. Messages and tasks are
+    A2A's JSON (``messageId``, ``parts``…); each call raises ``RemoteFailed``."""
+
+    async def card(self, url: str) -> RemoteCard:
+        """The card at ``url`` (a URL ending in .json), or under it at
+        /.well-known/agent-card.json."""
+        ...
+
+    async def send(
+        self, endpoint: str, message: dict[str, Any], bearer: str | None
+    ) -> dict[str, Any]:
+        """SendMessage, answered at once (``returnImmediately``): ``{"task": …}`` or
+        ``{"message": …}``."""
+        ...
+
+    async def task(self, endpoint: str, task_id: str, bearer: str | None) -> dict[str, Any]:
+        """GetTask: the task as the agent has it now."""
         ...

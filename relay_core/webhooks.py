@@ -162,13 +162,14 @@ class AddressRefused(OSError):
     """A webhook's host is, or resolves to, an address that is not public."""
 
 
-NOT_PUBLIC = (
-    "is a private, loopback, link-local or otherwise non-public address "
-    "(RELAY_WEBHOOKS_ALLOW_PRIVATE=true allows it)"
-)
+NOT_PUBLIC = "is a private, loopback, link-local or otherwise non-public address"
+# The setting that lets webhooks reach such addresses; A2A calls have their own.
+WEBHOOKS_SETTING = "RELAY_WEBHOOKS_ALLOW_PRIVATE"
 
 
-async def public_addresses(host: str, port: int) -> list[tuple[int, str]]:
+async def public_addresses(
+    host: str, port: int, setting: str = WEBHOOKS_SETTING
+) -> list[tuple[int, str]]:
     """The (family, address) pairs ``host`` resolves to, once, when every one is public; the
     sender connects to these and nothing else, so a resolver that answers otherwise the next
     time (DNS rebinding) is never asked again. Raises ``AddressRefused`` saying why not."""
@@ -180,11 +181,11 @@ async def public_addresses(host: str, port: int) -> list[tuple[int, str]]:
     if not addresses:
         raise AddressRefused(f"{host} does not resolve")
     if any(_refused(address) for _, address in addresses):
-        raise AddressRefused(f"{host} {NOT_PUBLIC}")
+        raise AddressRefused(f"{host} {NOT_PUBLIC} ({setting}=true allows it)")
     return addresses
 
 
-async def address_refusal(url: str) -> str | None:
+async def address_refusal(url: str, setting: str = WEBHOOKS_SETTING) -> str | None:
     """Why an endpoint may not be called at ``url``: its host is, or resolves to, an address
     that is not public (loopback, private, link-local, the cloud metadata address, multicast,
     unspecified, or one of those inside an IPv6 form); None when every address it has is
@@ -192,7 +193,7 @@ async def address_refusal(url: str) -> str | None:
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        await public_addresses(parts.hostname or "", port)
+        await public_addresses(parts.hostname or "", port, setting)
     except AddressRefused as refused:
         return str(refused)
     return None

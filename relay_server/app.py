@@ -18,6 +18,7 @@ from relay_core.services import Context, Services
 from relay_core.services.base import utcnow
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
+from relay_server.a2a.remote import RemoteA2A
 from relay_server.a2a.routes import add_a2a
 from relay_server.addresses import AddressSlots
 from relay_server.api_docs import add_api_docs
@@ -31,7 +32,7 @@ from relay_server.app_keys import (
     SERVICES,
     SETTINGS,
 )
-from relay_server.background import sweep
+from relay_server.background import follow_a2a_calls, sweep
 from relay_server.bindings import bind
 from relay_server.bridges.email import EmailBridge, add_email
 from relay_server.bridges.local import LocalBridge
@@ -171,7 +172,9 @@ def create_app(
         platforms = tuple(bridges) if bridges else open_bridges(settings)
         for platform in platforms:
             await platform.start()
-        services = Services(Context(store, platforms, core_config(settings), clock))
+        remote_agents = RemoteA2A(settings.domain.a2a_allow_private)
+        config = core_config(settings)
+        services = Services(Context(store, platforms, config, clock, remote_agents=remote_agents))
         app[SERVICES] = services
         app[SERVES] = bind(services)
         refusal_limit = TokenBucket(
@@ -199,6 +202,7 @@ def create_app(
             following = matrix.sync_forever(services, room, settings.matrix.operators)
             background.append(asyncio.create_task(following, name="matrix-sync"))
         background.append(asyncio.create_task(deliver_webhooks(services), name="webhooks"))
+        background.append(asyncio.create_task(follow_a2a_calls(services), name="a2a-calls"))
         if settings.domain.sweep_seconds > 0:
             sweeping = sweep(services, settings.domain.sweep_seconds)
             background.append(asyncio.create_task(sweeping, name="sweep"))
@@ -208,6 +212,7 @@ def create_app(
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
+            await remote_agents.close()
             for platform in platforms:
                 await platform.close()
             await store.close()

@@ -56,3 +56,26 @@ async def sweep(services: Services, interval: float) -> None:
             await asyncio.sleep(interval)
 
     await on_one_instance(services.ctx.storage, "sweep", sweep_forever, interval)
+
+
+# How often the follower looks for A2A calls to send or tasks to read again.
+FOLLOW_SECONDS = 1.0
+
+
+async def follow_a2a_calls(services: Services, interval: float = FOLLOW_SECONDS) -> None:
+    """Send the A2A calls approved since, and read again the tasks of those sent, every
+    ``interval`` seconds, from one instance at a time. Its own loop: a slow remote agent holds
+    up only its round, not the sweep."""
+
+    async def follow_forever() -> None:
+        while True:
+            try:
+                while await services.a2a_calls.follow(SWEEP_BATCH) == SWEEP_BATCH:
+                    pass  # more are due: the next batch at once
+            except StorageUnavailable as exc:
+                log_outage(exc.logged)
+            except Exception:  # the next round tries again
+                log.exception("following A2A calls failed")
+            await asyncio.sleep(interval)
+
+    await on_one_instance(services.ctx.storage, "a2a_calls", follow_forever, interval)

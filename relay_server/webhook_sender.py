@@ -13,16 +13,13 @@ the CPU time a request (docs/performance.md).
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
-import socket
 import time
 from collections import Counter
 from urllib.parse import urlsplit
 
 import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
 
 from relay_api.errors import NotFound, StorageUnavailable
 from relay_api.headers import parse_retry_after
@@ -34,6 +31,7 @@ from relay_core.services.webhooks import WEBHOOKS, A2APush, Attempt, Outcome
 from relay_server import pressure
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage
+from relay_server.outbound import PublicResolver, literal_host
 
 log = logging.getLogger("relay.webhooks")
 
@@ -56,40 +54,6 @@ USER_AGENT = "Relay-Webhooks/1"
 async def deliver(services: Services, standby: float = IDLE_SECONDS) -> None:
     """Deliver webhooks forever, from the one instance that holds the ``webhooks`` lock."""
     await on_one_instance(services.ctx.storage, "webhooks", lambda: Sender(services).run(), standby)
-
-
-class PublicResolver(AbstractResolver):
-    """aiohttp's resolver for webhook deliveries: the host's addresses, looked up once and
-    answered only when every one is public (``hooks.public_addresses``), so the connection goes
-    to the address that was checked."""
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        return [
-            ResolveResult(
-                hostname=host,
-                host=address,
-                port=port,
-                family=found_family,
-                proto=0,
-                flags=socket.AI_NUMERICHOST,
-            )
-            for found_family, address in await hooks.public_addresses(host, port)
-            if family in (socket.AF_UNSPEC, found_family)
-        ]
-
-    async def close(self) -> None:
-        return None
-
-
-def _literal(url: str) -> bool:
-    """Whether the URL's host is an IP address (aiohttp connects to it without resolving)."""
-    try:
-        ipaddress.ip_address(urlsplit(url).hostname or "")
-    except ValueError:
-        return False
-    return True
 
 
 class Sender:
@@ -201,7 +165,7 @@ class Sender:
     async def _send(self, client: aiohttp.ClientSession, attempt: Attempt) -> Outcome:
         """One attempt: the address checked again (DNS can change), the body signed now, the
         answer read up to ``READ_BYTES``."""
-        if not self.config.webhooks_allow_private and _literal(attempt.url):
+        if not self.config.webhooks_allow_private and literal_host(attempt.url):
             # A hostname is checked by PublicResolver as it is connected to.
             refusal = await hooks.address_refusal(attempt.url)
             if refusal is not None:

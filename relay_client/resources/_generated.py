@@ -952,6 +952,61 @@ class Reservations(Resource[C]):
         return Send(ops.RESERVATIONS_RELEASE, {"reservation_id": reservation_id})
 
 
+class A2A(Resource[C]):
+    """``client.a2a``."""
+
+    @flow_method
+    def send(
+        self,
+        url: str,
+        *,
+        text: str | None = None,
+        data: dict[str, Any] | None = None,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        bearer: str | None = None,
+    ) -> Send[m.A2ACall]:
+        """Send a message to an external A2A agent through Relay: its card is read, the message
+        sent, and its task followed in the feed (a2a.call.changed) until it ends or asks for input;
+        an agent out of reach leaves the call failed, its error in words. Where a policy matches the
+        call (approval kind a2a), it is held for its approval first (status awaiting_approval) and
+        sent once approved. The call is logged."""
+        return Send(
+            ops.A2A_SEND,
+            json=wire(
+                url=url, text=text, data=data, task_id=task_id, context_id=context_id, bearer=bearer
+            ),
+        )
+
+    @flow_method
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        agent_id: str | None = None,
+        status: str | None = None,
+    ) -> Send[m.A2ACallsResponse]:
+        """A2A calls, newest first: the calling agent's own; the operator's, every agent's."""
+        return Send(
+            ops.A2A_LIST, params=wire(limit=limit, cursor=cursor, agent_id=agent_id, status=status)
+        )
+
+    @flow_iterator
+    def iterate(
+        self, *, limit: int | None = None, agent_id: str | None = None, status: str | None = None
+    ) -> Items[m.A2ACall]:
+        """Every item of ``list``, following its cursors page after page."""
+        return self._pages(
+            ops.A2A_LIST, wire(limit=limit, agent_id=agent_id, status=status), None, "calls"
+        )
+
+    @flow_method
+    def show(self, call_id: int) -> Send[m.A2ACall]:
+        """One A2A call, as its remote agent last answered (its caller or the operator)."""
+        return Send(ops.A2A_SHOW, {"call_id": call_id})
+
+
 class Webhooks(Resource[C]):
     """``client.webhooks``."""
 

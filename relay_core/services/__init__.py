@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from relay_core.config import CoreConfig
 from relay_core.services.a2a import A2AService
+from relay_core.services.a2a_calls import A2ACallsService
 from relay_core.services.access import AccessService
 from relay_core.services.actions import ActionsService
 from relay_core.services.agents import AgentsService
@@ -49,3 +50,4 @@ class Services:
         self.webhooks = WebhooksService(ctx)
         self.reservations = ReservationsService(ctx)
         self.a2a = A2AService(ctx)
+        self.a2a_calls = A2ACallsService(ctx)

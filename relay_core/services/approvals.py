@@ -85,10 +85,17 @@ def changed_payload(approval: m.Approval, given: m.JsonObject | None) -> m.JsonO
     unchanged); a conflict where nothing could run a changed one."""
     if given is None or given == approval.payload:
         return None
+    if approval.kind == "a2a":
+        try:  # Relay sends it: what it would send must be a message
+            m.A2ASend.model_validate({**(approval.payload or {}), **given})
+        except ValueError as invalid:
+            message = f"not an A2A message to send: {invalid}"
+            raise InvalidInput("payload", message, "body") from None
+        return given
     if approval.kind != "request":
         raise Conflict(
             f"approval {approval.approval_id} is an {approval.kind}'s: only an agent's request"
-            " is approved with a changed payload"
+            " or an A2A call is approved with a changed payload"
         )
     why = unchangeable(approval.payload)
     if why is not None:

@@ -17,7 +17,7 @@ from relay_core import idempotency
 from relay_core.config import CoreConfig
 from relay_core.json_answers import answer_json
 from relay_core.policy_rules import Rulebook
-from relay_core.ports import Bridge, StaleWrite, Storage, UnitOfWork
+from relay_core.ports import Bridge, RemoteAgents, StaleWrite, Storage, UnitOfWork
 from relay_core.webhooks import SecretSeal
 
 T = TypeVar("T")
@@ -69,7 +69,8 @@ class Registered:
 @dataclass
 class Context:
     """Dependencies handed to every service: ``bridges`` are the operator's platforms, in the
-    order their answers count (the first that delivers names a notification)."""
+    order their answers count (the first that delivers names a notification); ``remote_agents``
+    reaches external A2A agents (None: no call leaves this process)."""
 
     storage: Storage
     bridges: tuple[Bridge, ...]
@@ -77,6 +78,7 @@ class Context:
     clock: Callable[[], datetime] = utcnow
     registered: Registered = field(default_factory=Registered)
     health: dict[str, BridgeHealth] = field(default_factory=dict)
+    remote_agents: RemoteAgents | None = None
     rulebook: Rulebook = field(init=False)
 
     def __post_init__(self) -> None:

@@ -84,6 +84,7 @@ EVENT_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {
         "answer",
     ),
     m.Intervention: ("intervention_id", "status", "approval_status", "approval_id"),
+    m.A2ACall: ("call_id", "status", "approval_id", "remote_task_id", "state", "error"),
 }
 
 

@@ -86,6 +86,20 @@ async def deciding_rule(
     return None
 
 
+async def speaks_to(
+    uow: UnitOfWork, rulebook: Rulebook, facts: Facts, screened: Screen, now: datetime
+) -> bool:
+    """Whether any enabled policy has a say in ``facts``: one matches them, or one cannot be
+    evaluated or changed since they were screened (it might match). What no policy speaks to
+    needs no approval (an A2A call); what one does is opened as an approval for it to decide."""
+    for rule in await rulebook.rules(uow):
+        if rule.broken is not None or not screened.saw(rule):
+            return True
+        if rule.mismatch(facts, now, screened) is None:
+            return True
+    return False
+
+
 async def open_approval(
     service: Service,
     uow: UnitOfWork,

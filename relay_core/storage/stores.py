@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 
+from relay_core.storage.a2a_calls import A2ACallsStore
 from relay_core.storage.a2a_tasks import A2ATasksStore
 from relay_core.storage.actions import ActionsStore
 from relay_core.storage.agents import AgentsStore
@@ -27,6 +28,7 @@ from relay_core.storage.webhooks import WebhookDeliveriesStore, WebhooksStore
 
 # Each built over a unit's named statements (``queries.Statements``).
 STORES: dict[str, Callable[[Statements], object]] = {
+    "a2a_calls": A2ACallsStore,
     "a2a_tasks": A2ATasksStore,
     "webhook_deliveries": WebhookDeliveriesStore,
     "webhooks": WebhooksStore,

@@ -275,6 +275,13 @@ async def test_every_operation(twin: Any, server: LiveServer) -> None:
     assert renewed.expires_at > held.expires_at
     assert (await alice.reservations.release(held.reservation_id)).status == "released"
 
+    # A2A: a call to a loopback address is refused (the server does not allow private ones)
+    # and kept, failed, for its caller to read.
+    refused = await alice.a2a.send("http://127.0.0.1:9/a", text=f"build {run}", bearer="s3cret")
+    assert refused.status == "failed" and "RELAY_A2A_ALLOW_PRIVATE" in (refused.error or "")
+    (failed,) = (await alice.a2a.list(status="failed", limit=1)).calls
+    assert (await alice.a2a.show(failed.call_id)).message["parts"] == [{"text": f"build {run}"}]
+
     cursor = (await alice.events.list()).cursor
     await op.tasks.create(f"announced {run}")
     feed = await alice.events.list(after=cursor, wait=5)

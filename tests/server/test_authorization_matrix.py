@@ -37,6 +37,8 @@ A_ONLY = {
 }
 # A public address (a literal, so nothing is resolved); nothing listens there.
 HOOK = "https://93.184.215.14/hook"
+# An external A2A agent's address that is refused at once (a loopback one, not allowed).
+REFUSED_AGENT = "http://127.0.0.1:9/agent"
 # An agent's own acts: the operator must name the agent (X-Agent-ID), else 403.
 AGENTS_ONLY = {"approvals.request", "reservations.create"}
 # Only the agent that asked an approval withdraws it; the world's approval is an enrollment,
@@ -53,6 +55,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "webhooks.replace": {"url": HOOK},
     "reservations.create": {"workspace": "repo-a", "paths": ["docs/**"]},
     "reservations.renew": {"ttl_seconds": 3600},
+    "a2a.send": {"url": REFUSED_AGENT, "text": "x"},
     "agents.register": {"agent_id": "carol"},
     "agents.heartbeat": {},
     "agents.a2a": {"enabled": True},
@@ -120,6 +123,8 @@ async def world(api: Api) -> dict[str, str]:
     tested = await api.post(f"/v1/webhooks/{hook['webhook_id']}/test")
     held = {"workspace": "repo-a", "paths": ["src/**"]}
     reserved = await api.post("/v1/reservations", held, as_="alice", expect=201)
+    called = {"url": REFUSED_AGENT, "text": "x"}
+    call = await api.post("/v1/a2a/send", called, as_="alice", expect=201)
     return {
         "agent_id": "alice",
         "message_id": str(message["message_id"]),
@@ -135,6 +140,7 @@ async def world(api: Api) -> dict[str, str]:
         "webhook_id": str(hook["webhook_id"]),
         "delivery_id": str(tested["delivery_id"]),
         "reservation_id": str(reserved["reservation_id"]),
+        "call_id": str(call["call_id"]),
     }
 
 

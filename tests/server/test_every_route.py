@@ -24,6 +24,7 @@ SAMPLE = {
     "webhook_id": "1",
     "delivery_id": "1",
     "reservation_id": "1",
+    "call_id": "1",
 }
 
 

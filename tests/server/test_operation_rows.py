@@ -48,6 +48,7 @@ CREATOR = {
     "agents.me": "alice",
     "approvals.withdraw": "alice",
     "reservations.create": "alice",
+    "a2a.send": "alice",
 }
 
 
