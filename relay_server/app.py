@@ -31,6 +31,7 @@ from relay_server.app_keys import (
     SERVES,
     SERVICES,
     SETTINGS,
+    TRACING,
 )
 from relay_server.background import follow_a2a_calls, sweep
 from relay_server.bindings import bind
@@ -52,6 +53,7 @@ from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
 from relay_server.settings import MEMORY_URL, Settings, server_secret
 from relay_server.sse import KeepAlives
+from relay_server.tracing import Tracing
 from relay_server.webhook_sender import deliver as deliver_webhooks
 
 log = logging.getLogger("relay.server")
@@ -149,9 +151,10 @@ def create_app(
     storage: Storage | None = None,
     bridges: Sequence[Bridge] | None = None,
     clock: Callable[[], datetime] = utcnow,
+    tracing: Tracing | None = None,
 ) -> web.Application:
     """A ready-to-run Relay application; ``storage``/``bridges``/``clock`` override for
-    tests."""
+    tests; ``tracing`` sends a span of each request (``Tracing.from_environment``)."""
     settings = settings or Settings()
     app = web.Application(
         client_max_size=settings.http.max_body_bytes,
@@ -164,6 +167,7 @@ def create_app(
         settings.limits.enroll_rate_limit, settings.limits.enroll_rate_limit_burst
     )
     app[KEEPALIVES] = KeepAlives()
+    app[TRACING] = tracing
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         store = storage or await open_storage(settings)
@@ -213,6 +217,8 @@ def create_app(
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
             await remote_agents.close()
+            if tracing is not None:
+                await asyncio.to_thread(tracing.shutdown)  # sends the spans still held
             for platform in platforms:
                 await platform.close()
             await store.close()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # each of these imports this module (sse.py through connectio
     from relay_server.mcp.route import LazyDoor
     from relay_server.refusals import Refusals
     from relay_server.sse import KeepAlives
+    from relay_server.tracing import Tracing
 
 SETTINGS = web.AppKey("settings", Settings)
 SERVICES = web.AppKey("services", Services)
@@ -35,3 +36,5 @@ ENROLL_LIMIT = web.AppKey("enroll_limit", TokenBucket)
 REFUSALS: web.AppKey[Refusals] = web.AppKey("refusals")
 KEEPALIVES: web.AppKey[KeepAlives] = web.AppKey("keepalives")  # the streams' one timer
 MCP_DOOR: web.AppKey[LazyDoor] = web.AppKey("mcp_door")  # only with the mcp extra
+# The request spans' tracer: None unless the OTEL_* variables ask for traces.
+TRACING: web.AppKey[Tracing | None] = web.AppKey("tracing")

@@ -18,6 +18,7 @@ from relay_api import errors
 from relay_server import metrics
 from relay_server.addresses import client_address, remote
 from relay_server.app_keys import (
+    CALLER,
     CLIENT_ADDRESS,
     FORWARDED_SLOTS,
     OPERATION,
@@ -25,6 +26,7 @@ from relay_server.app_keys import (
     REQUEST_ID,
     SETTINGS,
     STARTED,
+    TRACING,
     UNREADABLE,
 )
 from relay_server.http_errors import invalid, status_of
@@ -90,13 +92,18 @@ async def front_door(request: web.Request, handler: Handler) -> web.StreamRespon
             slot = address
         else:
             full = PAST_ADDRESS_CAP
+    tracing = request.app[TRACING]
+    traced = tracing.start(request, operation) if tracing is not None else None
+    error: str | None = None
     try:
         if full is not None:
+            error = "unavailable"
             response: web.StreamResponse = _refused(full)
         else:
             try:
                 response = await handler(request)
             except Exception as exc:
+                error = error_type(exc)
                 response = await error_answer(request, exc)
         count.status = response.status
         return response
@@ -107,6 +114,23 @@ async def front_door(request: web.Request, handler: Handler) -> web.StreamRespon
         count.done()
         if slot is not None:
             request.app[FORWARDED_SLOTS].give(slot)
+        if traced is not None:
+            assert tracing is not None
+            caller = request.get(CALLER)
+            name = caller.name if caller is not None else None
+            tracing.end(*traced, count.status, name, error)
+
+
+def error_type(exc: Exception) -> str:
+    """What a failure is, as its answer's code says it (a trace's ``error.type``)."""
+    match exc:
+        case RequestInvalid() | errors.InvalidInput():
+            return "validation_error"
+        case errors.RelayError():
+            return exc.code
+        case web.HTTPException():
+            return HTTP_CODES.get(exc.status, str(exc.status))
+    return "internal"
 
 
 async def echo_request_id(request: web.Request, response: web.StreamResponse) -> None:

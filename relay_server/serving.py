@@ -43,6 +43,7 @@ from relay_server.logs import (
 )
 from relay_server.metrics import MULTIPROCESS_DIR
 from relay_server.settings import MEMORY_URL, Settings, ensure_operator_token
+from relay_server.tracing import Tracing
 
 GC_THRESHOLD = 20_000  # allocations between young-generation collections (CPython's default: 700)
 
@@ -126,7 +127,7 @@ async def _settle_the_heap(app: web.Application) -> None:
 def run_one(settings: Settings, *, reuse_port: bool = False) -> None:
     """One server process, until SIGINT/SIGTERM; then it answers long-polls, finishes in-flight
     requests (up to the shutdown timeout) and closes cleanly. Logging is configured by then."""
-    app = create_app(settings)
+    app = create_app(settings, tracing=Tracing.from_environment())
     app.on_startup.append(_settle_the_heap)
     limits = connections.Limits(
         header_timeout=settings.http.header_timeout_seconds,

@@ -14,6 +14,7 @@ from pydantic import SecretStr
 from relay_core.ports import Bridge
 from relay_server import create_app
 from relay_server.settings import settings_from
+from relay_server.tracing import Tracing
 from tests.conftest import BACKENDS, Clock, make_storage, release_schema
 from tests.server.fake_slack import FakeSlack
 
@@ -87,14 +88,16 @@ async def make_api(
     clients: list[TestClient[Any, Any]] = []
     cleanups: list[Any] = []
 
-    async def build(bridge: Bridge | None = None, **overrides: Any) -> Api:
+    async def build(
+        bridge: Bridge | None = None, tracing: Tracing | None = None, **overrides: Any
+    ) -> Api:
         store, cleanup = await make_storage(request.param, sqlite_url)
         cleanups.append(cleanup)
         given = {"data_dir": tmp_path, "operator_token": SecretStr(OPERATOR_TOKEN), **overrides}
         settings = settings_from(given)  # by their flag names: rate_limit, telegram_mode...
-        client = await aiohttp_client(
-            create_app(settings, storage=store, bridges=[bridge] if bridge else None, clock=clock)
-        )
+        bridges = [bridge] if bridge else None
+        app = create_app(settings, storage=store, bridges=bridges, clock=clock, tracing=tracing)
+        client = await aiohttp_client(app)
         clients.append(client)
         return Api(client, clock, tmp_path / "relay.db")
 

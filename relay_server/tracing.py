@@ -1,0 +1,125 @@
+"""Traces (OpenTelemetry), off unless asked for.
+
+With the extra installed (``pip install 'relay-agents[otel]'``) and the standard variables
+saying where traces go (``OTEL_TRACES_EXPORTER``, or an OTLP endpoint:
+``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), every request is a
+span named by its operation (``messages.send``), continuing the caller's W3C ``traceparent``:
+the method, the route, the status, the caller (an agent's id, or ``operator``) and, for a
+refusal or a failure, its error code. The SDK reads the rest of its settings itself
+(``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_TRACES_SAMPLER``, the batch
+processor's and the exporter's). Off, nothing of OpenTelemetry is imported and a request pays
+one dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import Span
+
+log = logging.getLogger("relay.server")
+
+SERVICE_NAME = "relay"  # unless OTEL_SERVICE_NAME names it
+_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+def wanted(environ: Mapping[str, str]) -> bool:
+    """Whether the environment asks for traces."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if exporter == "none":
+        return False
+    return bool(exporter) or any(environ.get(name) for name in _ENDPOINTS)
+
+
+class Tracing:
+    """The server's tracer, and the request spans it starts and ends."""
+
+    def __init__(self, provider: TracerProvider) -> None:
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        self.provider = provider
+        self.tracer = provider.get_tracer("relay_server")
+        self.propagator = TraceContextTextMapPropagator()
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Tracing | None:
+        """The tracing the OTEL_* variables ask for; None when they ask for none, or when the
+        extra that sends traces is not installed (said once, in the log)."""
+        if not wanted(environ):
+            return None
+        try:
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+        except ImportError:
+            log.warning(
+                "OTEL_* variables ask for traces, and the OpenTelemetry SDK is not installed:"
+                " no traces (pip install 'relay-agents[otel]')"
+            )
+            return None
+        named = {} if environ.get("OTEL_SERVICE_NAME") else {"service.name": SERVICE_NAME}
+        provider = TracerProvider(resource=Resource.create(named))
+        exporters = [e.strip() for e in environ.get("OTEL_TRACES_EXPORTER", "otlp").split(",")]
+        for exporter in exporters:
+            if exporter == "console":
+                provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+            elif exporter == "otlp":
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+                    OTLPSpanExporter,
+                )
+
+                provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            else:
+                log.warning("OTEL_TRACES_EXPORTER=%s: Relay sends by otlp or console", exporter)
+        return cls(provider)
+
+    def start(self, request: web.Request, operation: str | None) -> tuple[Span, object]:
+        """A request's span, current until ``end``: named by its operation (else its method
+        and route), the child of the caller's ``traceparent`` if it sent one."""
+        from opentelemetry import context, trace
+
+        parent = self.propagator.extract(request.headers)
+        route = request.match_info.route.resource
+        path = route.canonical if route is not None else request.path
+        span = self.tracer.start_span(
+            operation or f"{request.method} {path}",
+            context=parent,
+            kind=trace.SpanKind.SERVER,
+            attributes={
+                "http.request.method": request.method,
+                "http.route": path,
+                "url.path": request.path,
+            },
+        )
+        return span, context.attach(trace.set_span_in_context(span, parent))
+
+    def end(
+        self, span: Span, token: object, status: int, caller: str | None, error: str | None
+    ) -> None:
+        """End a request's span with what its answer was: the status, who called, and the
+        error code of a refusal or a failure (a 5xx marks the span as an error)."""
+        from opentelemetry import context, trace
+
+        attributes: dict[str, Any] = {"http.response.status_code": status}
+        if caller is not None:
+            attributes["relay.caller"] = caller
+        if error is not None:
+            attributes["error.type"] = error
+        span.set_attributes(attributes)
+        if status >= 500:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+        span.end()
+        context.detach(token)  # type: ignore[arg-type]
+
+    def shutdown(self) -> None:
+        """Send the spans still held, and stop."""
+        self.provider.shutdown()

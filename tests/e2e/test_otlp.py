@@ -1,0 +1,143 @@
+"""Traces as a user runs them: ``relay serve`` with the standard OTEL_* variables sends its
+spans over OTLP/HTTP to a real receiver started here (decoding them with
+``opentelemetry-proto``), and a request the SDK makes inside the agent's own trace is a span
+of that trace."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from opentelemetry import context, trace
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from relay_client import RelayClient
+from tests.live import LiveServer, agent_token, live_server
+
+AGENT_TRACE = "0af7651916cd43dd8448eb211c80319c"
+AGENT_SPAN = "b7ad6b7169203331"
+
+
+class Receiver:
+    """An OTLP/HTTP receiver: the spans it was sent, with their service's name."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[str, Span]] = []
+        self.lock = threading.Lock()
+
+    def found(self, name: str, seconds: float = 15.0) -> list[tuple[str, Span]]:
+        """The spans of that name, once one came (the batch processor sends them late)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self.lock:
+                named = [(service, span) for service, span in self.spans if span.name == name]
+            if named:
+                return named
+            time.sleep(0.05)
+        raise AssertionError(f"no span {name} within {seconds} s")
+
+
+def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+            assert self.path == "/v1/traces", self.path
+            assert self.headers["Content-Type"] == "application/x-protobuf"
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            request = ExportTraceServiceRequest.FromString(body)
+            with receiver.lock:
+                for resource_spans in request.resource_spans:
+                    attributes = {
+                        a.key: a.value.string_value for a in resource_spans.resource.attributes
+                    }
+                    for scope_spans in resource_spans.scope_spans:
+                        for span in scope_spans.spans:
+                            receiver.spans.append((attributes["service.name"], span))
+            answer = ExportTraceServiceResponse().SerializeToString()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return None
+
+    return Handler
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[tuple[Receiver, str]]:
+    found = Receiver()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(found))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield found, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, receiver: tuple[Receiver, str]
+) -> Iterator[LiveServer]:
+    _, endpoint = receiver
+    otel = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_SERVICE_NAME": "relay-e2e",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
+    with live_server(tmp_path_factory.mktemp("relay-otlp"), None, **otel) as running:
+        yield running
+
+
+def in_the_agents_trace() -> object:
+    """Make the agent's own span current, as a traced agent program has it."""
+    agents = SpanContext(
+        trace_id=int(AGENT_TRACE, 16),
+        span_id=int(AGENT_SPAN, 16),
+        is_remote=False,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+    )
+    return context.attach(trace.set_span_in_context(NonRecordingSpan(agents)))
+
+
+def test_a_request_in_the_agents_trace_is_a_span_of_it(
+    server: LiveServer, receiver: tuple[Receiver, str]
+) -> None:
+    spans, _ = receiver
+    alice = agent_token(server, "alice")
+    agent_token(server, "bob")
+    token = in_the_agents_trace()
+    try:
+        with RelayClient(server.url, token=alice, agent_id="alice") as client:
+            sent = client.messages.send("the build is green", to="bob")
+    finally:
+        context.detach(token)  # type: ignore[arg-type]
+    assert sent.message_id
+    ((service, span),) = spans.found("messages.send")
+    assert service == "relay-e2e"
+    assert span.trace_id.hex() == AGENT_TRACE and span.parent_span_id.hex() == AGENT_SPAN
+    assert span.kind == Span.SPAN_KIND_SERVER
+    attributes = {a.key: a.value for a in span.attributes}
+    assert attributes["relay.caller"].string_value == "alice"
+    assert attributes["http.response.status_code"].int_value == 201
+
+
+def test_a_request_outside_any_trace_starts_one(
+    server: LiveServer, receiver: tuple[Receiver, str]
+) -> None:
+    spans, _ = receiver
+    with RelayClient(server.url, token=server.operator_token) as client:
+        client.tasks.create("traced on its own")
+    ((_, span),) = spans.found("tasks.create")
+    assert span.trace_id.hex() != AGENT_TRACE and not span.parent_span_id

@@ -1,0 +1,100 @@
+"""Traces: each request a span named by its operation, continuing the caller's trace, with
+its caller, status and error code; with the OpenTelemetry SDK's in-memory exporter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from relay_server.tracing import Tracing, wanted
+from tests.server.conftest import ONE_BACKEND, AppFactory
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT_ID = "00f067aa0ba902b7"
+
+
+@pytest.fixture
+def exported() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    yield exporter
+    exporter.clear()
+
+
+def tracing_to(exporter: InMemorySpanExporter) -> Tracing:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return Tracing(provider)
+
+
+def named(exporter: InMemorySpanExporter, name: str) -> ReadableSpan:
+    (span,) = [span for span in exporter.get_finished_spans() if span.name == name]
+    return span
+
+
+@ONE_BACKEND
+async def test_a_request_continues_its_callers_trace(
+    make_api: AppFactory, exported: InMemorySpanExporter
+) -> None:
+    api = await make_api(tracing=tracing_to(exported))
+    await api.agent("alice")
+    await api.agent("bob")
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    await api.post(
+        "/v1/messages",
+        {"to": "bob", "text": "hi"},
+        as_="alice",
+        expect=201,
+        headers={"traceparent": traceparent},
+    )
+    span = named(exported, "messages.send")
+    assert span.kind is SpanKind.SERVER
+    assert format(span.context.trace_id, "032x") == TRACE_ID
+    assert span.parent is not None and format(span.parent.span_id, "016x") == PARENT_ID
+    assert span.attributes is not None
+    assert dict(span.attributes) == {
+        "http.request.method": "POST",
+        "http.route": "/v1/messages",
+        "url.path": "/v1/messages",
+        "http.response.status_code": 201,
+        "relay.caller": "alice",
+    }
+    assert span.status.status_code is StatusCode.UNSET
+
+
+@ONE_BACKEND
+async def test_a_refusal_is_named_by_its_code_and_a_new_trace_starts(
+    make_api: AppFactory, exported: InMemorySpanExporter
+) -> None:
+    api = await make_api(tracing=tracing_to(exported))
+    await api.get("/v1/tasks/12345", expect=404)
+    await api.get("/v1/agents", token="rly_agent_forged", expect=401)
+    await api.post("/v1/tasks", {"title": ""}, expect=422)
+    missing = named(exported, "tasks.get")
+    assert missing.parent is None  # no traceparent: a trace of its own
+    assert missing.attributes is not None
+    assert missing.attributes["error.type"] == "not_found"
+    assert missing.attributes["relay.caller"] == "operator"
+    assert missing.attributes["http.route"] == "/v1/tasks/{task_id}"
+    assert missing.attributes["url.path"] == "/v1/tasks/12345"
+    refused = named(exported, "agents.list")
+    assert refused.attributes is not None and "relay.caller" not in refused.attributes
+    assert refused.attributes["error.type"] == "unauthenticated"
+    invalid = named(exported, "tasks.create")
+    assert invalid.attributes is not None
+    assert invalid.attributes["error.type"] == "validation_error"
+    assert invalid.attributes["http.response.status_code"] == 422
+
+
+def test_the_environment_asks_for_traces_or_not() -> None:
+    assert not wanted({})
+    assert wanted({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"})
+    assert wanted({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector:4318/v1/traces"})
+    assert wanted({"OTEL_TRACES_EXPORTER": "console"})
+    assert not wanted({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "x"})
+    assert not wanted({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"})
+    assert Tracing.from_environment({}) is None
