@@ -622,6 +622,10 @@ class Message(Resource):
     delivered_at: datetime | None = None
     acked_at: datetime | None = None
     delivery_count: int = 0
+    traceparent: str | None = Field(
+        default=None,
+        description="the W3C trace it was sent in: whoever handles it continues that trace",
+    )
 
 
 class InboxResponse(Resource):

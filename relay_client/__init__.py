@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         UnprocessableEntityError,
         ValidationError,
     )
+    from relay_client.tracing import continue_trace
 
 # Each name's module, imported when the name is first asked for (PEP 562): a part of the
 # package that needs no HTTP client (the hooks' configuration, relay_client.config) is imported
@@ -61,6 +62,7 @@ _WHERE = {
     "enroll_and_wait": "relay_client.agent",
     "ClientConfig": "relay_client.config",
     "config_file_path": "relay_client.config",
+    "continue_trace": "relay_client.tracing",
     "APIStatusError": "relay_client.errors",
     "AuthenticationError": "relay_client.errors",
     "BadRequestError": "relay_client.errors",
@@ -123,5 +125,6 @@ __all__ = [
     "ValidationError",
     "async_enroll_and_wait",
     "config_file_path",
+    "continue_trace",
     "enroll_and_wait",
 ]

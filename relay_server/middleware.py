@@ -15,6 +15,7 @@ from typing import Any
 from aiohttp import http_exceptions, web
 
 from relay_api import errors
+from relay_core import trace_context
 from relay_server import metrics
 from relay_server.addresses import client_address, remote
 from relay_server.app_keys import (
@@ -94,6 +95,9 @@ async def front_door(request: web.Request, handler: Handler) -> web.StreamRespon
             full = PAST_ADDRESS_CAP
     tracing = request.app[TRACING]
     traced = tracing.start(request, operation) if tracing is not None else None
+    # What this request creates is handed on in its span's trace, else in its caller's.
+    handed_on = traced.traceparent if traced is not None else request.headers.get("traceparent")
+    working = trace_context.begin(handed_on) if handed_on is not None else None
     error: str | None = None
     try:
         if full is not None:
@@ -114,11 +118,11 @@ async def front_door(request: web.Request, handler: Handler) -> web.StreamRespon
         count.done()
         if slot is not None:
             request.app[FORWARDED_SLOTS].give(slot)
+        if working is not None:
+            trace_context.end(working)
         if traced is not None:
-            assert tracing is not None
             caller = request.get(CALLER)
-            name = caller.name if caller is not None else None
-            tracing.end(*traced, count.status, name, error)
+            traced.end(count.status, caller.name if caller is not None else None, error)
 
 
 def error_type(exc: Exception) -> str:

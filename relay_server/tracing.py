@@ -82,8 +82,8 @@ class Tracing:
                 log.warning("OTEL_TRACES_EXPORTER=%s: Relay sends by otlp or console", exporter)
         return cls(provider)
 
-    def start(self, request: web.Request, operation: str | None) -> tuple[Span, object]:
-        """A request's span, current until ``end``: named by its operation (else its method
+    def start(self, request: web.Request, operation: str | None) -> Traced:
+        """A request's span, current until it ends: named by its operation (else its method
         and route), the child of the caller's ``traceparent`` if it sent one."""
         from opentelemetry import context, trace
 
@@ -100,12 +100,30 @@ class Tracing:
                 "url.path": request.path,
             },
         )
-        return span, context.attach(trace.set_span_in_context(span, parent))
+        token = context.attach(trace.set_span_in_context(span, parent))
+        return Traced(span, token)
 
-    def end(
-        self, span: Span, token: object, status: int, caller: str | None, error: str | None
-    ) -> None:
-        """End a request's span with what its answer was: the status, who called, and the
+    def shutdown(self) -> None:
+        """Send the spans still held, and stop."""
+        self.provider.shutdown()
+
+
+class Traced:
+    """A request's span while it is current."""
+
+    def __init__(self, span: Span, token: object) -> None:
+        self.span = span
+        self.token = token
+
+    @property
+    def traceparent(self) -> str:
+        """The span as W3C Trace Context writes it: what the request creates is handed on in
+        it."""
+        found = self.span.get_span_context()
+        return f"00-{found.trace_id:032x}-{found.span_id:016x}-{int(found.trace_flags):02x}"
+
+    def end(self, status: int, caller: str | None, error: str | None) -> None:
+        """End the span with what the request's answer was: its status, who called, and the
         error code of a refusal or a failure (a 5xx marks the span as an error)."""
         from opentelemetry import context, trace
 
@@ -114,12 +132,8 @@ class Tracing:
             attributes["relay.caller"] = caller
         if error is not None:
             attributes["error.type"] = error
-        span.set_attributes(attributes)
+        self.span.set_attributes(attributes)
         if status >= 500:
-            span.set_status(trace.Status(trace.StatusCode.ERROR, error))
-        span.end()
-        context.detach(token)  # type: ignore[arg-type]
-
-    def shutdown(self) -> None:
-        """Send the spans still held, and stop."""
-        self.provider.shutdown()
+            self.span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+        self.span.end()
+        context.detach(self.token)  # type: ignore[arg-type]

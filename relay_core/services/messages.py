@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
-from relay_core import paging, records
+from relay_core import paging, records, trace_context
 from relay_core.auth import Caller
 from relay_core.ports import StaleWrite, UnitOfWork, feed_topics
 from relay_core.services.agents import require_registered
@@ -119,6 +119,7 @@ class MessagesService(Service):
         if body.from_agent is not None and not caller.is_operator:
             caller.require_self(body.from_agent)
         sender = body.from_agent or caller.name
+        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> m.Message:
             thread_id = None
@@ -140,7 +141,12 @@ class MessagesService(Service):
                 await require_writable(uow, room)
                 status = "posted"
             # The body's fields as validated: model_dump would copy each once more.
-            stamp = {"from_agent": sender, "status": status, "created_at": self.now()}
+            stamp = {
+                "from_agent": sender,
+                "status": status,
+                "created_at": self.now(),
+                "traceparent": traceparent,
+            }
             message = m.Message(**(body.__dict__ | stamp), thread_id=thread_id)
             if message.to is not None:
                 await add_direct_message(uow, message)

@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from relay_client import RelayClient
+from relay_client import RelayClient, continue_trace
 from tests.live import LiveServer, agent_token, live_server
 
 AGENT_TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -111,12 +111,15 @@ def in_the_agents_trace() -> object:
     return context.attach(trace.set_span_in_context(NonRecordingSpan(agents)))
 
 
-def test_a_request_in_the_agents_trace_is_a_span_of_it(
+def test_one_trace_from_the_sender_through_relay_to_the_handler(
     server: LiveServer, receiver: tuple[Receiver, str]
 ) -> None:
+    """Agent A sends in its own trace; Relay's span of it is in that trace and kept with the
+    message; agent B, hours later as far as anyone knows, handles it inside that trace: its
+    ack is a span of A's trace too, under Relay's span of the send."""
     spans, _ = receiver
     alice = agent_token(server, "alice")
-    agent_token(server, "bob")
+    bob = agent_token(server, "bob")
     token = in_the_agents_trace()
     try:
         with RelayClient(server.url, token=alice, agent_id="alice") as client:
@@ -131,6 +134,14 @@ def test_a_request_in_the_agents_trace_is_a_span_of_it(
     attributes = {a.key: a.value for a in span.attributes}
     assert attributes["relay.caller"].string_value == "alice"
     assert attributes["http.response.status_code"].int_value == 201
+
+    with RelayClient(server.url, token=bob, agent_id="bob") as client:
+        (received,) = client.agents.inbox().messages
+        assert received.traceparent == f"00-{AGENT_TRACE}-{span.span_id.hex()}-01"
+        with continue_trace(received):
+            client.messages.ack(received.message_id)
+    ((_, acked),) = spans.found("messages.ack")
+    assert acked.trace_id.hex() == AGENT_TRACE and acked.parent_span_id == span.span_id
 
 
 def test_a_request_outside_any_trace_starts_one(

@@ -98,3 +98,35 @@ def test_the_environment_asks_for_traces_or_not() -> None:
     assert not wanted({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "x"})
     assert not wanted({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"})
     assert Tracing.from_environment({}) is None
+
+
+async def test_a_message_keeps_the_trace_it_was_sent_in(make_api: AppFactory) -> None:
+    """Without tracing of its own, Relay hands the sender's trace on with the message."""
+    api = await make_api()
+    await api.agent("alice")
+    await api.agent("bob")
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    sent = await api.post(
+        "/v1/messages",
+        {"to": "bob", "text": "traced"},
+        as_="alice",
+        expect=201,
+        headers={"traceparent": traceparent},
+    )
+    assert sent["traceparent"] == traceparent
+    for malformed in ("00-" + "0" * 32 + f"-{PARENT_ID}-01", "not a trace"):
+        await api.post(
+            "/v1/messages",
+            {"to": "bob", "text": "untraced"},
+            as_="alice",
+            expect=201,
+            headers={"traceparent": malformed},
+        )
+    await api.post("/v1/messages", {"to": "bob", "text": "untraced"}, as_="alice", expect=201)
+    inbox = await api.get("/v1/agents/bob/inbox", as_="bob")
+    assert [message["traceparent"] for message in inbox["messages"]] == [
+        traceparent,
+        None,
+        None,
+        None,
+    ]

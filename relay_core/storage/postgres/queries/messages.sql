@@ -9,10 +9,12 @@ SELECT * FROM messages WHERE message_id = :message_id;
 -- A new message; its id (a first message's thread_id becomes its id: revision 0018's trigger).
 INSERT INTO messages (
     from_agent, "to", room_id, subject, text, payload, reply_to, thread_id,
-    reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count
+    reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count,
+    traceparent
 ) VALUES (
     :from_agent, :to, :room_id, :subject, :text, :payload, :reply_to, :thread_id,
-    :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count
+    :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count,
+    :traceparent
 )
 RETURNING message_id;
 
@@ -23,10 +25,12 @@ RETURNING message_id;
 WITH message AS (
     INSERT INTO messages (
         from_agent, "to", room_id, subject, text, payload, reply_to, thread_id,
-        reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count
+        reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count,
+        traceparent
     ) VALUES (
         :from_agent, :to, :room_id, :subject, :text, :payload, :reply_to, :thread_id,
-        :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count
+        :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count,
+        :traceparent
     )
     RETURNING message_id
 )

@@ -22,10 +22,12 @@ SELECT encoded FROM messages_encoded WHERE message_id = :message_id;
 -- A new message; its id (a first message's thread_id becomes its id: revision 0018's trigger).
 INSERT INTO messages (
     from_agent, "to", room_id, subject, text, payload, reply_to, thread_id,
-    reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count
+    reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count,
+    traceparent
 ) VALUES (
     :from_agent, :to, :room_id, :subject, :text, :payload, :reply_to, :thread_id,
-    :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count
+    :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count,
+    :traceparent
 )
 RETURNING message_id;
 
@@ -39,7 +41,8 @@ RETURNING json_object(
     'thread_id', thread_id, 'reply_to_notification', reply_to_notification, 'status', status,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'delivered_at', replace(delivered_at, ' ', 'T') || 'Z',
-    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count
+    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count,
+    'traceparent', traceparent
 );
 
 -- name: deliver_message
@@ -53,7 +56,8 @@ RETURNING json_object(
     'thread_id', thread_id, 'reply_to_notification', reply_to_notification, 'status', status,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
     'delivered_at', replace(delivered_at, ' ', 'T') || 'Z',
-    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count
+    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count,
+    'traceparent', traceparent
 );
 
 -- name: unacked_to
@@ -157,10 +161,12 @@ GROUP BY reply_to_notification;
 -- data naming the message by the id the first statement gave it); the message's id.
 INSERT INTO messages (
     from_agent, "to", room_id, subject, text, payload, reply_to, thread_id,
-    reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count
+    reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count,
+    traceparent
 ) VALUES (
     :from_agent, :to, :room_id, :subject, :text, :payload, :reply_to, :thread_id,
-    :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count
+    :reply_to_notification, :status, :created_at, :delivered_at, :acked_at, :delivery_count,
+    :traceparent
 )
 RETURNING message_id;
 INSERT INTO events (kind, audience, subject_id, data, created_at)
