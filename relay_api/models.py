@@ -1492,14 +1492,20 @@ EventTypePattern = Annotated[
 WebhookDeliveryStatus = Literal["pending", "succeeded", "failed"]
 
 
-def _web_address(url: str) -> str:
+def _http_url(url: str, credentials_instead: str) -> str:
+    """``url`` if it is an http(s) URL with a host and no credentials (their place is
+    ``credentials_instead``)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("an http:// or https:// URL with a host")
     _ = parts.port  # a port past 65535 or not a number: ValueError
     if parts.username or parts.password:
-        raise ValueError("a URL without credentials (the signature authenticates Relay)")
+        raise ValueError(f"a URL without credentials ({credentials_instead})")
     return url
+
+
+def _web_address(url: str) -> str:
+    return _http_url(url, "the signature authenticates Relay")
 
 
 WebAddress = Annotated[
@@ -1594,13 +1600,7 @@ A2ACallStatus = Literal["awaiting_approval", "rejected", "sending", "sent", "fai
 
 
 def _agent_address(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("an http:// or https:// URL with a host")
-    _ = parts.port  # a port past 65535 or not a number: ValueError
-    if parts.username or parts.password:
-        raise ValueError("a URL without credentials (give a token as `bearer`)")
-    return url
+    return _http_url(url, "give a token as `bearer`")
 
 
 AgentAddress = Annotated[

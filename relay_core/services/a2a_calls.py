@@ -93,7 +93,7 @@ def answered(call: m.A2ACall, answer: m.JsonObject, now: datetime) -> m.A2ACall:
     task = answer.get("task")
     if isinstance(task, dict):
         state = str((task.get("status") or {}).get("state") or "")
-        follows = state not in FINAL and state not in INTERRUPTED
+        follows = state not in FINAL and state not in INTERRUPTED and bool(task.get("id"))
         until = call.followed_until or now + FOLLOW_FOR
         shown = call.model_copy(
             update={
@@ -272,6 +272,9 @@ class A2ACallsService(Service):
             await self._save(call, await self._delivered(remote, call, bearer))
         elif call.endpoint is not None and call.remote_task_id is not None:
             await self._read_task(remote, call, bearer)
+        else:  # nothing to read again: it is due no more
+            update = {"due_at": None, "followed_until": None, "updated_at": self.now()}
+            await self._save(call, call.model_copy(update=update))
 
     async def _bearer(self, call_id: int) -> str | None:
         async def work(uow: UnitOfWork) -> str | None:
