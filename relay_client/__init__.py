@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         UnprocessableEntityError,
         ValidationError,
     )
-    from relay_client.tracing import continue_trace
+    from relay_client.tracing import continue_trace, in_trace
 
 # Each name's module, imported when the name is first asked for (PEP 562): a part of the
 # package that needs no HTTP client (the hooks' configuration, relay_client.config) is imported
@@ -63,6 +63,7 @@ _WHERE = {
     "ClientConfig": "relay_client.config",
     "config_file_path": "relay_client.config",
     "continue_trace": "relay_client.tracing",
+    "in_trace": "relay_client.tracing",
     "APIStatusError": "relay_client.errors",
     "AuthenticationError": "relay_client.errors",
     "BadRequestError": "relay_client.errors",
@@ -127,4 +128,5 @@ __all__ = [
     "config_file_path",
     "continue_trace",
     "enroll_and_wait",
+    "in_trace",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import sys
 import uuid
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,6 +16,7 @@ from relay_api.headers import parse_retry_after
 from relay_api.operations import Operation
 from relay_client import errors
 from relay_client.config import ClientConfig
+from relay_client.tracing import trace_headers
 
 if TYPE_CHECKING:
     from relay_client._flow import Send
@@ -95,19 +95,6 @@ def retryable_error(exc: httpx.TransportError, method: str, idempotent: bool = F
 def idempotency_headers(idempotent: bool) -> dict[str, str]:
     """A fresh ``Idempotency-Key`` for one logical create (kept across its retries)."""
     return {"Idempotency-Key": f"rly-{uuid.uuid4().hex}"} if idempotent else {}
-
-
-def trace_headers() -> dict[str, str]:
-    """The program's current trace, as W3C Trace Context headers (``traceparent``), so that
-    Relay's span of the request continues it: only in a program that traces (it has imported
-    OpenTelemetry); any other pays nothing and imports nothing."""
-    if "opentelemetry.trace" not in sys.modules:
-        return {}
-    from opentelemetry.propagate import inject
-
-    carrier: dict[str, str] = {}
-    inject(carrier)  # the propagators OTEL_PROPAGATORS names (W3C Trace Context by default)
-    return carrier
 
 
 def backoff(attempt: int, retry_after: float | None) -> float:

@@ -1,35 +1,65 @@
-"""Handling a message in the trace it was sent in (OpenTelemetry, when the program uses it).
+"""Working in a trace (W3C Trace Context), so that Relay's spans of the SDK's requests join it.
 
-Relay keeps the W3C trace a message was sent in (``Message.traceparent``: its span of the
-sender's request, itself in the sender's trace). An agent that handles the message inside
-``continue_trace(message)`` makes that trace current: the spans it starts there, and the
-requests the SDK sends there (an ack, a reply), belong to the sender's trace, hours later if
-need be, so one trace shows the sender, Relay, and the handling.
+Relay keeps the trace a message was sent in (``Message.traceparent``: its span of the sender's
+request, itself in the sender's trace). Inside ``continue_trace(message)`` (or
+``in_trace(traceparent)``, for a trace named otherwise: an MCP tool call's ``_meta``), the
+SDK's requests carry that trace, and, in a program that uses OpenTelemetry, it is the current
+context too, so the program's own spans join it: one trace shows the sender, Relay, and the
+handling, hours later if need be. A program with OpenTelemetry's context of its own sends that.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
-from relay_api.models import Message
+if TYPE_CHECKING:
+    from relay_api.models import Message
+
+_HANDED: ContextVar[str | None] = ContextVar("relay_client_traceparent", default=None)
+
+
+def trace_headers() -> dict[str, str]:
+    """What a request sends of the trace it is made in: OpenTelemetry's current context in a
+    program that has imported it (``OTEL_PROPAGATORS`` say how), else the trace ``in_trace``
+    named; nothing otherwise, and nothing imported."""
+    if "opentelemetry.trace" in sys.modules:
+        from opentelemetry.propagate import inject
+
+        carrier: dict[str, str] = {}
+        inject(carrier)
+        if "traceparent" in carrier:
+            return carrier
+    handed = _HANDED.get()
+    return {"traceparent": handed} if handed is not None else {}
 
 
 @contextmanager
-def continue_trace(message: Message) -> Iterator[None]:
-    """Inside, the trace ``message`` was sent in is the current one. Without OpenTelemetry
-    installed, or for a message sent outside any trace, it does nothing."""
-    if message.traceparent is None:
+def in_trace(traceparent: str | None) -> Iterator[None]:
+    """Inside, the trace ``traceparent`` names is the one the SDK's requests are made in (and,
+    with OpenTelemetry installed, the current context). None: nothing changes."""
+    if not traceparent:
         yield
         return
+    handed = _HANDED.set(traceparent)
     try:
         from opentelemetry import context
         from opentelemetry.propagate import extract
     except ImportError:
-        yield
-        return
-    token = context.attach(extract({"traceparent": message.traceparent}))
+        attached = None
+    else:
+        attached = context.attach(extract({"traceparent": traceparent}))
     try:
         yield
     finally:
-        context.detach(token)
+        if attached is not None:
+            context.detach(attached)
+        _HANDED.reset(handed)
+
+
+def continue_trace(message: Message) -> AbstractContextManager[None]:
+    """Handle ``message`` in the trace it was sent in (nothing, for one sent outside any)."""
+    return in_trace(message.traceparent)

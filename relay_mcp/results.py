@@ -12,9 +12,11 @@ import asyncio
 import inspect
 import json
 import logging
+import sys
 import time
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
@@ -27,6 +29,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from relay_client import AsyncRelayClient, errors
+from relay_client.tracing import in_trace
 from relay_mcp.answers import Answer
 from relay_mcp.confirmation import Refused
 from relay_mcp.schemas import lean, lean_answer
@@ -99,6 +102,24 @@ def invalid(exc: ValidationError) -> CallToolResult:
     return refusal("validation_error", "; ".join(problems))
 
 
+@contextmanager
+def tool_span(name: str, agent_id: str | None) -> Iterator[None]:
+    """A span of a tool call, as OpenTelemetry's GenAI conventions name it (``execute_tool``),
+    in a process that traces (it has imported OpenTelemetry: ``relay serve`` with tracing on);
+    nothing otherwise, and nothing imported."""
+    if "opentelemetry.trace" not in sys.modules:
+        yield
+        return
+    from opentelemetry import trace
+
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    if agent_id is not None:
+        attributes["gen_ai.agent.id"] = agent_id
+    tracer = trace.get_tracer("relay_mcp")
+    with tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes):
+        yield
+
+
 class RelayMCPServer(MCPServer):
     """The SDK's server, with the clients its calls act through and whether the operator's
     decisions are confirmed by the human first (``relay_mcp.confirmation``), answering every
@@ -134,6 +155,17 @@ class RelayMCPServer(MCPServer):
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        # The caller's trace, as MCP clients send it (params._meta.traceparent): the tool's
+        # requests to Relay continue it.
+        meta = context.request_context.meta if context is not None else None
+        traceparent = (meta or {}).get("traceparent")
+        with in_trace(traceparent if isinstance(traceparent, str) else None):
+            with tool_span(name, self.clients(context).config.agent_id if context else None):
+                return await self._answered(name, arguments, context)
+
+    async def _answered(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult | InputRequiredResult:
         try:
             return await super().call_tool(name, arguments, context)

@@ -80,6 +80,10 @@ class Tracing:
                 provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
             else:
                 log.warning("OTEL_TRACES_EXPORTER=%s: Relay sends by otlp or console", exporter)
+        # The process's provider: the MCP door's tool spans (relay_mcp.results) go out too.
+        from opentelemetry import trace
+
+        trace.set_tracer_provider(provider)
         return cls(provider)
 
     def start(self, request: web.Request, operation: str | None) -> Traced:

@@ -9,9 +9,10 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from mcp.types import RequestParamsMeta
 from opentelemetry import context, trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -21,6 +22,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from relay_client import RelayClient, continue_trace
+from tests.e2e.test_mcp_http import connected
 from tests.live import LiveServer, agent_token, live_server
 
 AGENT_TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -34,12 +36,19 @@ class Receiver:
         self.spans: list[tuple[str, Span]] = []
         self.lock = threading.Lock()
 
-    def found(self, name: str, seconds: float = 15.0) -> list[tuple[str, Span]]:
-        """The spans of that name, once one came (the batch processor sends them late)."""
+    def found(
+        self, name: str, trace_id: str | None = None, seconds: float = 15.0
+    ) -> list[tuple[str, Span]]:
+        """The spans of that name (in the trace ``trace_id``, if given), once one came (the
+        batch processor sends them late)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             with self.lock:
-                named = [(service, span) for service, span in self.spans if span.name == name]
+                named = [
+                    (service, span)
+                    for service, span in self.spans
+                    if span.name == name and trace_id in (None, span.trace_id.hex())
+                ]
             if named:
                 return named
             time.sleep(0.05)
@@ -127,9 +136,8 @@ def test_one_trace_from_the_sender_through_relay_to_the_handler(
     finally:
         context.detach(token)  # type: ignore[arg-type]
     assert sent.message_id
-    ((service, span),) = spans.found("messages.send")
-    assert service == "relay-e2e"
-    assert span.trace_id.hex() == AGENT_TRACE and span.parent_span_id.hex() == AGENT_SPAN
+    ((service, span),) = spans.found("messages.send", AGENT_TRACE)
+    assert service == "relay-e2e" and span.parent_span_id.hex() == AGENT_SPAN
     assert span.kind == Span.SPAN_KIND_SERVER
     attributes = {a.key: a.value for a in span.attributes}
     assert attributes["relay.caller"].string_value == "alice"
@@ -140,8 +148,8 @@ def test_one_trace_from_the_sender_through_relay_to_the_handler(
         assert received.traceparent == f"00-{AGENT_TRACE}-{span.span_id.hex()}-01"
         with continue_trace(received):
             client.messages.ack(received.message_id)
-    ((_, acked),) = spans.found("messages.ack")
-    assert acked.trace_id.hex() == AGENT_TRACE and acked.parent_span_id == span.span_id
+    ((_, acked),) = spans.found("messages.ack", AGENT_TRACE)
+    assert acked.parent_span_id == span.span_id
 
 
 def test_a_request_outside_any_trace_starts_one(
@@ -152,3 +160,32 @@ def test_a_request_outside_any_trace_starts_one(
         client.tasks.create("traced on its own")
     ((_, span),) = spans.found("tasks.create")
     assert span.trace_id.hex() != AGENT_TRACE and not span.parent_span_id
+
+
+MCP_TRACE = "5b8efff798038103d269b633813fc60c"
+MCP_SPAN = "eee19b7ec3c1b174"
+
+
+async def test_an_mcp_tool_call_continues_the_trace_its_meta_names(
+    server: LiveServer, receiver: tuple[Receiver, str]
+) -> None:
+    """The official MCP client over /mcp sends W3C trace context in params._meta: the tool's
+    span (GenAI's execute_tool) is its child, and Relay's span of what the tool did, the
+    tool's."""
+    spans, _ = receiver
+    agent_token(server, "ivan")
+    async with connected(server.url, agent_token(server, "hana")) as hana:
+        # An open map (extra_items), which mypy does not read yet.
+        meta = cast(RequestParamsMeta, {"traceparent": f"00-{MCP_TRACE}-{MCP_SPAN}-01"})
+        sent = await hana.call_tool("send_message", {"to": "ivan", "text": "traced"}, meta=meta)
+        assert not sent.is_error, sent.content
+    ((_, tool),) = spans.found("execute_tool send_message", MCP_TRACE)
+    assert tool.trace_id.hex() == MCP_TRACE and tool.parent_span_id.hex() == MCP_SPAN
+    attributes = {a.key: a.value.string_value for a in tool.attributes}
+    assert attributes == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "send_message",
+        "gen_ai.agent.id": "hana",
+    }
+    ((_, send),) = spans.found("messages.send", MCP_TRACE)
+    assert send.parent_span_id == tool.span_id
