@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from aiohttp import web
 
 if TYPE_CHECKING:
@@ -141,3 +144,58 @@ class Traced:
             self.span.set_status(trace.Status(trace.StatusCode.ERROR, error))
         self.span.end()
         context.detach(self.token)  # type: ignore[arg-type]
+
+
+def outbound(peer: str) -> list[aiohttp.TraceConfig]:
+    """aiohttp's client hooks that make each request to ``peer`` (``webhook``, ``a2a``) a
+    client span of the current trace, named by its method and the peer (``POST webhook``), and
+    send that trace in its ``traceparent`` header, in a process that traces; none otherwise.
+    The URL is not recorded (only its host and port): a path or a query may hold a secret."""
+    if "opentelemetry.trace" not in sys.modules:
+        return []
+    from opentelemetry import trace
+    from opentelemetry.propagate import inject
+
+    tracer = trace.get_tracer("relay_server.outbound")
+    hooks = aiohttp.TraceConfig()
+
+    async def started(
+        _: aiohttp.ClientSession, call: SimpleNamespace, sent: aiohttp.TraceRequestStartParams
+    ) -> None:
+        call.span = tracer.start_span(
+            f"{sent.method} {peer}",
+            kind=trace.SpanKind.CLIENT,
+            attributes={
+                "http.request.method": sent.method,
+                "server.address": sent.url.host or "",
+                "server.port": sent.url.port or 0,
+                "relay.peer": peer,
+            },
+        )
+        carrier: dict[str, str] = {}
+        inject(carrier, context=trace.set_span_in_context(call.span))
+        sent.headers.update(carrier)
+
+    async def answered(
+        _: aiohttp.ClientSession, call: SimpleNamespace, done: aiohttp.TraceRequestEndParams
+    ) -> None:
+        status = done.response.status
+        call.span.set_attribute("http.response.status_code", status)
+        if status >= 400:
+            call.span.set_attribute("error.type", str(status))
+            call.span.set_status(trace.Status(trace.StatusCode.ERROR))
+        call.span.end()
+
+    async def failed(
+        _: aiohttp.ClientSession,
+        call: SimpleNamespace,
+        done: aiohttp.TraceRequestExceptionParams,
+    ) -> None:
+        call.span.set_attribute("error.type", type(done.exception).__name__)
+        call.span.set_status(trace.Status(trace.StatusCode.ERROR))
+        call.span.end()
+
+    hooks.on_request_start.append(started)
+    hooks.on_request_end.append(answered)
+    hooks.on_request_exception.append(failed)
+    return [hooks]

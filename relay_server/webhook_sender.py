@@ -32,6 +32,7 @@ from relay_server import pressure
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage
 from relay_server.outbound import PublicResolver, literal_host
+from relay_server.tracing import outbound
 
 log = logging.getLogger("relay.webhooks")
 
@@ -79,7 +80,10 @@ class Sender:
             limit=IN_FLIGHT, limit_per_host=0, resolver=resolver, use_dns_cache=False
         )
         async with aiohttp.ClientSession(
-            connector=connector, headers={"user-agent": USER_AGENT}, auto_decompress=False
+            connector=connector,
+            headers={"user-agent": USER_AGENT},
+            auto_decompress=False,
+            trace_configs=outbound("webhook"),
         ) as client:
             try:
                 while not hub.closed:

@@ -22,6 +22,7 @@ from google.protobuf.message import Message as ProtoMessage
 from relay_core import webhooks as hooks
 from relay_core.ports import RemoteCard, RemoteFailed
 from relay_server.outbound import PublicResolver, literal_host
+from relay_server.tracing import outbound
 
 SETTING = "RELAY_A2A_ALLOW_PRIVATE"
 CARD_PATH = "/.well-known/agent-card.json"
@@ -64,7 +65,9 @@ class RemoteA2A:
             resolver = None if self.allow_private else PublicResolver(SETTING)
             connector = aiohttp.TCPConnector(limit=64, resolver=resolver, use_dns_cache=False)
             self._session = aiohttp.ClientSession(
-                connector=connector, headers={"user-agent": USER_AGENT}
+                connector=connector,
+                headers={"user-agent": USER_AGENT},
+                trace_configs=outbound("a2a"),
             )
         return self._session
 

@@ -34,6 +34,7 @@ class Receiver:
 
     def __init__(self) -> None:
         self.spans: list[tuple[str, Span]] = []
+        self.hooked: list[str | None] = []  # the traceparent of each webhook request, at /hook
         self.lock = threading.Lock()
 
     def found(
@@ -58,6 +59,13 @@ class Receiver:
 def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+            if self.path == "/hook":  # a webhook endpoint: what trace its request was sent in
+                self.rfile.read(int(self.headers["Content-Length"]))
+                with receiver.lock:
+                    receiver.hooked.append(self.headers.get("traceparent"))
+                self.send_response(204)
+                self.end_headers()
+                return
             assert self.path == "/v1/traces", self.path
             assert self.headers["Content-Type"] == "application/x-protobuf"
             body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -104,6 +112,7 @@ def server(
         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
         "OTEL_SERVICE_NAME": "relay-e2e",
         "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "RELAY_WEBHOOKS_ALLOW_PRIVATE": "true",  # the receiver's /hook, on loopback
     }
     with live_server(tmp_path_factory.mktemp("relay-otlp"), None, **otel) as running:
         yield running
@@ -189,3 +198,23 @@ async def test_an_mcp_tool_call_continues_the_trace_its_meta_names(
     }
     ((_, send),) = spans.found("messages.send", MCP_TRACE)
     assert send.parent_span_id == tool.span_id
+
+
+def test_a_webhook_delivery_is_a_client_span_whose_trace_it_sends(
+    server: LiveServer, receiver: tuple[Receiver, str]
+) -> None:
+    spans, endpoint = receiver
+    with RelayClient(server.url, token=server.operator_token) as op:
+        hook = op.webhooks.create(f"{endpoint}/hook", events=["webhook.test"])
+        op.webhooks.test(hook.webhook_id)
+    ((_, span),) = spans.found("POST webhook")
+    assert span.kind == Span.SPAN_KIND_CLIENT
+    attributes = {a.key: a.value for a in span.attributes}
+    assert attributes["relay.peer"].string_value == "webhook"
+    assert attributes["http.response.status_code"].int_value == 204
+    assert attributes["server.address"].string_value == "127.0.0.1"
+    assert not any(key.startswith("url.") for key in attributes)  # a URL may hold a secret
+    with spans.lock:
+        (sent,) = spans.hooked
+    assert sent is not None and sent[:-2] == f"00-{span.trace_id.hex()}-{span.span_id.hex()}-"
+    assert int(sent[-2:], 16) & 1  # sampled (level 2 of Trace Context may add "random": 03)
