@@ -770,6 +770,15 @@ def main(argv: list[str] | None = None) -> int:
         without_search(work / "unindexed" / "relay.db")
         start("relay_indexed", relay(work / "indexed"))
         start("relay_unindexed", relay(work / "unindexed"))
+        # Tracing's cost: two servers of one store, one sending a span a request (OTLP/HTTP, to
+        # a bare app that keeps nothing), the other with the variables unset.
+        seed(work / "untraced", small)
+        (work / "traced").mkdir()
+        shutil.copyfile(work / "untraced" / "relay.db", work / "traced" / "relay.db")
+        start("relay_untraced", relay(work / "untraced"))
+        start("collector", bare())
+        collector = servers["collector"].url
+        start("relay_traced", relay(work / "traced", OTEL_EXPORTER_OTLP_ENDPOINT=collector))
         sizes = index_size(work / "large" / "relay.db", work)
         if database is not None:
             start("relay_postgresql", relay(work / "postgresql", database))
@@ -781,6 +790,7 @@ def main(argv: list[str] | None = None) -> int:
             results = run(servers, large, connections, rounds, duration, work, settle)
         results += policy_cost(servers, small, rounds, duration, work)
         results += index_cost(servers, small, rounds, duration, work)
+        results += tracing_cost(servers, small, rounds, duration, work)
         hooked_rows, delivery = webhook_cost(servers, small, rounds, duration, work)
         results += hooked_rows
     # The relay command's start (the hook's, paid on each coding agent's prompt), on its own
@@ -978,6 +988,23 @@ def index_cost(
         duration,
         ("relay_unindexed", "post_message, no search index"),
         ("relay_indexed", "post_message, search index"),
+    )
+
+
+def tracing_cost(
+    servers: dict[str, Process], sizes: Sizes, rounds: int, duration: float, work: Path
+) -> list[dict[str, object]]:
+    """The fleet's messages posted at 32 connections on two servers of the same store, one
+    without tracing (the default) and one sending a span of every request over OTLP/HTTP, in
+    interleaved rounds."""
+    lua = script(FLEET_SCENARIOS[0], sizes, work)
+    return paired(
+        servers,
+        lua,
+        rounds,
+        duration,
+        ("relay_untraced", "post_message, tracing off"),
+        ("relay_traced", "post_message, tracing on (OTLP)"),
     )
 
 

@@ -32,12 +32,19 @@ async def hooks(request: web.Request) -> web.Response:
     return web.json_response({"hooked": hooked})
 
 
+async def traces(request: web.Request) -> web.Response:
+    """An OTLP/HTTP receiver that keeps nothing: the traced server's collector."""
+    await request.read()
+    return web.Response(body=b"", content_type="application/x-protobuf")
+
+
 def main() -> None:
     app = web.Application()
     app.router.add_get("/small", small)
     app.router.add_post("/echo", echo)
     app.router.add_post("/hook", hook)
     app.router.add_get("/hooked", hooks)
+    app.router.add_post("/v1/traces", traces)
     try:
         import uvloop  # type: ignore[import-not-found]
 
