@@ -933,6 +933,10 @@ class Approval(Resource):
     escalated_to: str | None = None
     # The task it holds up, if the agent named one (A2A shows the task input-required).
     task_id: int | None = None
+    traceparent: str | None = Field(
+        default=None,
+        description="the W3C trace it was asked in: the agent that waits on it continues it",
+    )
     # Only on the answer to approve/reject: false when the approval already had this decision,
     # so nothing changed (a note sent with it was not kept).
     changed: bool | None = None

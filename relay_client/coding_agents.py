@@ -29,6 +29,8 @@ def message_news(message: m.Message) -> News:
     meta = {"message_id": str(message.message_id), "from": message.from_agent}
     if message.thread_id is not None:
         meta["thread_id"] = str(message.thread_id)
+    if message.traceparent is not None:  # the trace it was sent in, for whoever traces
+        meta["traceparent"] = message.traceparent
     if message.room_id is not None:
         meta |= {"kind": "post", "room_id": message.room_id}
         head = (

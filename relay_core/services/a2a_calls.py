@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from relay_api import models as m
 from relay_api.errors import NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
-from relay_core import paging
+from relay_core import paging, trace_context
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
 from relay_core.ports import RemoteAgents, RemoteFailed, UnitOfWork
@@ -154,6 +154,7 @@ class A2ACallsService(Service):
         screened = await screen(self, facts) if caller.agent_id is not None else None
         bearer = body.bearer.get_secret_value() if body.bearer is not None else None
         sealed = self.ctx.seal.seal(bearer) if bearer is not None else None
+        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> tuple[m.A2ACall, m.Approval | None]:
             now = self.now()
@@ -168,6 +169,7 @@ class A2ACallsService(Service):
                     requested_by=agent,
                     subject_id=agent,
                     audience=agent,
+                    traceparent=traceparent,
                     created_at=now,
                 )
                 approval = await open_approval(self, uow, asked, screened)

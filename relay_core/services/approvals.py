@@ -17,7 +17,7 @@ from relay_api import models as m
 from relay_api.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_api.prompts import unchangeable
-from relay_core import paging
+from relay_core import paging, trace_context
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
 from relay_core.ports import StaleWrite, UnitOfWork, feed_topic
@@ -183,6 +183,7 @@ class ApprovalsService(Service):
             )
         agent_id = caller.agent_id
         screened = await screen(self, Facts(body.kind, agent_id, body.title, body.payload))
+        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> m.Approval:
             now = self.now()
@@ -204,6 +205,7 @@ class ApprovalsService(Service):
                     subject_id=agent_id,
                     audience=agent_id,
                     task_id=body.task_id,
+                    traceparent=traceparent,
                     created_at=now,
                     expires_at=now + timedelta(seconds=deadline) if deadline else None,
                 ),

@@ -20,7 +20,7 @@ from mcp.client.extension import ClientExtension, NotificationBinding
 from mcp.types import Implementation
 from pydantic import BaseModel
 
-from relay_client import RelayClient
+from relay_client import RelayClient, in_trace
 from relay_client.errors import ConflictError
 from tests.live import LiveServer, agent_token, live_server, relay_command
 
@@ -231,10 +231,13 @@ async def test_a_2026_protocol_host_hears_the_channel_too(
         experimental = claude.server_capabilities.experimental or {}
         assert set(experimental) == {"claude/channel", "claude/channel/permission"}
         await claude.list_tools()
-        with api(server, server.operator_token) as op:
+        # Sent in a trace: the event hands it on in its meta.
+        traced = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        with api(server, server.operator_token) as op, in_trace(traced):
             sent = op.messages.send("over the 2026 protocol", to="jo")
         event = await host.next_event()
         assert event.meta["message_id"] == str(sent.message_id)
+        assert event.meta["traceparent"] == traced
 
 
 async def test_a_restarted_session_gets_what_it_missed_once(

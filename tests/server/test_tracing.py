@@ -130,3 +130,25 @@ async def test_a_message_keeps_the_trace_it_was_sent_in(make_api: AppFactory) ->
         None,
         None,
     ]
+
+
+async def test_an_approval_keeps_the_trace_it_was_asked_in(make_api: AppFactory) -> None:
+    """The agent that waits on an approval reads the trace it asked in, to continue it once
+    the operator decides; the decision leaves it as it was."""
+    api = await make_api()
+    await api.agent("alice")
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    asked = await api.post(
+        "/v1/approvals",
+        {"title": "Deploy?"},
+        as_="alice",
+        expect=201,
+        headers={"traceparent": traceparent},
+    )
+    assert asked["traceparent"] == traceparent
+    decided = await api.post(f"/v1/approvals/{asked['approval_id']}/approve", {"note": "go"})
+    assert decided["traceparent"] == traceparent
+    shown = await api.get(f"/v1/approvals/{asked['approval_id']}", as_="alice")
+    assert (shown["status"], shown["traceparent"]) == ("approved", traceparent)
+    listed = await api.get("/v1/approvals", as_="alice")
+    assert [a["traceparent"] for a in listed["approvals"]] == [traceparent]

@@ -10,11 +10,12 @@ SELECT * FROM approvals WHERE approval_id = :approval_id;
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
      expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
-     allow_other, answer, remind_at, escalate_at, escalated_to, task_id)
+     allow_other, answer, remind_at, escalate_at, escalated_to, task_id, traceparent)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
      :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
-     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to, :task_id)
+     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to, :task_id,
+     :traceparent)
 RETURNING approval_id;
 
 -- name: decide_approval

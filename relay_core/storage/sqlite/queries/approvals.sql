@@ -12,11 +12,12 @@ SELECT encoded FROM approvals_encoded WHERE approval_id = :approval_id;
 INSERT INTO approvals
     (kind, status, title, detail, payload, requested_by, subject_id, audience, created_at,
      expires_at, decided_at, decided_by, note, platform_message_id, options, multiple,
-     allow_other, answer, remind_at, escalate_at, escalated_to, task_id)
+     allow_other, answer, remind_at, escalate_at, escalated_to, task_id, traceparent)
 VALUES
     (:kind, :status, :title, :detail, :payload, :requested_by, :subject_id, :audience,
      :created_at, :expires_at, :decided_at, :decided_by, :note, :platform_message_id, :options,
-     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to, :task_id)
+     :multiple, :allow_other, :answer, :remind_at, :escalate_at, :escalated_to, :task_id,
+     :traceparent)
 RETURNING approval_id;
 
 -- name: decide_approval
@@ -42,7 +43,7 @@ RETURNING json_object(
     'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
     'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
     'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to,
-    'task_id', task_id
+    'task_id', task_id, 'traceparent', traceparent
 );
 
 -- name: set_approval_platform_message
@@ -62,7 +63,7 @@ RETURNING json_object(
     'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
     'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
     'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to,
-    'task_id', task_id
+    'task_id', task_id, 'traceparent', traceparent
 );
 
 -- name: approval_on_platform
