@@ -12,7 +12,7 @@ on either database.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, overload
@@ -222,6 +222,22 @@ class UnitOfWork(Protocol):
         ...
 
 
+class StatementObserver(Protocol):
+    """What watches each named statement as it runs (the server's traces: a span each)."""
+
+    def running(self, name: str, text: str) -> AbstractContextManager[object]:
+        """Entered around the statement ``name`` (its SQL ``text``) while it runs."""
+        ...
+
+
+@dataclass
+class Observed:
+    """A storage's statement observer, if any, shared by every runner made over it: one set
+    later reaches them all."""
+
+    observer: StatementObserver | None = None
+
+
 class Storage(Protocol):
     """Opens units of work. ``write=True`` takes the write lock up front where one exists."""
 
@@ -239,6 +255,10 @@ class Storage(Protocol):
     def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:
         """Hold the named lock among every process on this storage while inside, if it was free
         (True) — for work exactly one instance must do, such as polling a platform."""
+        ...
+
+    def observe_statements(self, observer: StatementObserver) -> None:
+        """Have ``observer`` watch each named statement run from now on."""
         ...
 
     async def close(self) -> None:

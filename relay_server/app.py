@@ -173,6 +173,8 @@ def create_app(
         store = storage or await open_storage(settings)
         if isinstance(store, SqliteStorage):
             store.observe_commits(observe_commit)
+        if tracing is not None:
+            store.observe_statements(tracing.statements(store.name))
         platforms = tuple(bridges) if bridges else open_bridges(settings)
         for platform in platforms:
             await platform.start()

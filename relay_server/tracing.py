@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.trace import Span
+    from opentelemetry.trace import Span, Tracer
 
 log = logging.getLogger("relay.server")
 
@@ -110,9 +111,35 @@ class Tracing:
         token = context.attach(trace.set_span_in_context(span, parent))
         return Traced(span, token)
 
+    def statements(self, system: str) -> StatementSpans:
+        """The spans of a storage's named statements: ``system`` is its database's name."""
+        return StatementSpans(self.provider.get_tracer("relay_core.storage"), system)
+
     def shutdown(self) -> None:
         """Send the spans still held, and stop."""
         self.provider.shutdown()
+
+
+class StatementSpans:
+    """A span of each named statement (``relay_core.ports.StatementObserver``), a child of the
+    request's: named by the statement (``claim_open_task``), with its SQL (parameters apart:
+    never their values) and the database's name."""
+
+    def __init__(self, tracer: Tracer, system: str) -> None:
+        self.tracer = tracer
+        self.system = system
+
+    def running(self, name: str, text: str) -> AbstractContextManager[object]:
+        from opentelemetry import trace
+
+        attributes = {
+            "db.system.name": self.system,
+            "db.query.summary": name,
+            "db.query.text": text,
+        }
+        return self.tracer.start_as_current_span(
+            name, kind=trace.SpanKind.CLIENT, attributes=attributes
+        )
 
 
 class Traced:

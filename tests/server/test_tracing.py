@@ -11,6 +11,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from relay_core.storage import queries
+from relay_server.app_keys import SERVICES
 from relay_server.tracing import Tracing, wanted
 from tests.server.conftest import ONE_BACKEND, AppFactory
 
@@ -152,3 +154,25 @@ async def test_an_approval_keeps_the_trace_it_was_asked_in(make_api: AppFactory)
     assert (shown["status"], shown["traceparent"]) == ("approved", traceparent)
     listed = await api.get("/v1/approvals", as_="alice")
     assert [a["traceparent"] for a in listed["approvals"]] == [traceparent]
+
+
+async def test_each_statement_is_a_span_of_its_request(
+    make_api: AppFactory, exported: InMemorySpanExporter
+) -> None:
+    api = await make_api(tracing=tracing_to(exported))
+    await api.post("/v1/tasks", {"title": "the-title-we-never-record"}, expect=201)
+    created = named(exported, "tasks.create")
+    statements = [
+        span
+        for span in exported.get_finished_spans()
+        if span.parent is not None and span.parent.span_id == created.context.span_id
+    ]
+    assert statements, "no statement span under the request's"
+    system = api.client.app[SERVICES].ctx.storage.name  # sqlite, postgresql
+    named_sql = queries.load("postgres" if system == "postgresql" else "sqlite")
+    for span in statements:
+        assert span.kind is SpanKind.CLIENT and span.name in named_sql
+        assert span.attributes is not None
+        assert span.attributes["db.system.name"] == system
+        assert span.attributes["db.query.summary"] == span.name
+        assert "the-title-we-never-record" not in str(dict(span.attributes))

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import JsonRecords, StaleWrite
+from relay_core.ports import JsonRecords, Observed, StaleWrite
 from relay_core.storage.postgres.driver import INTEGRITY
 from relay_core.storage.postgres.transaction import Held, Transaction, affected
 from relay_core.storage.queries import R, Statement
@@ -18,9 +18,12 @@ class PgStatements:
     """Named statements, run once the unit's held writes are sent (``Transaction.ready``);
     asyncpg prepares each text once per connection."""
 
-    def __init__(self, statements: Mapping[str, Statement], tx: Transaction) -> None:
+    def __init__(
+        self, statements: Mapping[str, Statement], tx: Transaction, observed: Observed
+    ) -> None:
         self._statements = statements
         self._tx = tx
+        self._observed = observed
 
     def _values(self, statement: Statement, params: Mapping[str, Any]) -> list[Any]:
         """The statement's parameters in order; a feed row's ordinal drawn from the
@@ -41,8 +44,12 @@ class PgStatements:
         statement = self._statements[name]
         values = self._values(statement, params)
         conn = await self._tx.ready()
+        watching = self._observed.observer
         try:
-            return await getattr(conn, method)(statement.text, *values)
+            if watching is None:
+                return await getattr(conn, method)(statement.text, *values)
+            with watching.running(name, statement.text):
+                return await getattr(conn, method)(statement.text, *values)
         except INTEGRITY as exc:
             raise StaleWrite(f"{name}: {exc}") from exc
 

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_api import models as m
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
-from relay_core.ports import StaleWrite, UnitOfWork, feed_topics
+from relay_core.ports import Observed, StaleWrite, StatementObserver, UnitOfWork, feed_topics
 from relay_core.storage import queries
 from relay_core.storage.events import EventsStore
 from relay_core.storage.json_text import decode_json, encode_json
@@ -70,16 +70,22 @@ class PgUnitOfWork:
     events: EventsStore  # made on first use, as every store (``__getattr__``)
 
     def __init__(
-        self, tx: Transaction, statements: Mapping[str, Statement], hub: Hub, hints: HintSender
+        self,
+        tx: Transaction,
+        statements: Mapping[str, Statement],
+        hub: Hub,
+        hints: HintSender,
+        observed: Observed,
     ) -> None:
         self._tx = tx
         self._statements = statements
         self._hub = hub
         self._hints = hints
+        self._observed = observed
 
     @functools.cached_property
     def _named(self) -> PgStatements:
-        return PgStatements(self._statements, self._tx)
+        return PgStatements(self._statements, self._tx, self._observed)
 
     @property
     def search_index(self) -> PgSearch:
@@ -155,6 +161,7 @@ class PostgresStorage:
         # SQLAlchemy serves Alembic's migrations only; requests go through the asyncpg pool.
         self.engine = create_async_engine(url, pool_pre_ping=True, connect_args=self._connect_args)
         self._statements = queries.load("postgres")
+        self._observed = Observed()
         self._pool: Any = None
         self._pool_lock = asyncio.Lock()
         self._held: dict[str, int] = {}  # feed topic → the lowest id held back from its readers
@@ -165,6 +172,11 @@ class PostgresStorage:
     def _asyncpg_dsn(self) -> str:
         """The database URL as asyncpg itself takes it (for connections outside the pool)."""
         return self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    def observe_statements(self, observer: StatementObserver) -> None:
+        """Have ``observer`` watch each named statement run from now on (those a unit holds
+        back and sends with its next statement or its commit are not watched one by one)."""
+        self._observed.observer = observer
 
     async def run_sync(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` on a (sync-facing) SQLAlchemy connection in a transaction, and commit
@@ -260,7 +272,7 @@ class PostgresStorage:
             pool = await self._connections()
             async with pool.acquire() as conn:
                 tx = Transaction(conn, write)
-                uow = PgUnitOfWork(tx, self._statements, self.hub, self._hints)
+                uow = PgUnitOfWork(tx, self._statements, self.hub, self._hints, self._observed)
                 if not write:
                     yield uow  # type: ignore[misc]
                     self._wake_when_visible(tx)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import JsonRecords, StaleWrite
+from relay_core.ports import JsonRecords, Observed, StaleWrite
 from relay_core.storage.json_text import encode_json
 from relay_core.storage.queries import R, Statement
 from relay_core.storage.sqlite.driver import sqlite3
@@ -33,9 +33,12 @@ def stored(value: Any) -> Any:
 class SqliteStatements:
     """Named statements on one connection; each runs to completion without yielding."""
 
-    def __init__(self, statements: Mapping[str, Statement], conn: sqlite3.Connection) -> None:
+    def __init__(
+        self, statements: Mapping[str, Statement], conn: sqlite3.Connection, observed: Observed
+    ) -> None:
         self._statements = statements
         self._conn = conn
+        self._observed = observed
 
     def _run(
         self, name: str, params: Mapping[str, Any], statement: Statement | None = None
@@ -44,8 +47,12 @@ class SqliteStatements:
         statement = statement or self._statements[name]
         given = map(params.__getitem__, statement.parameters)
         values = [value if type(value) in AS_THEY_ARE else stored(value) for value in given]
+        watching = self._observed.observer
         try:
-            return self._conn.execute(statement.text, values)
+            if watching is None:
+                return self._conn.execute(statement.text, values)
+            with watching.running(name, statement.text):
+                return self._conn.execute(statement.text, values)
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"{name}: {exc}") from exc
 
@@ -95,9 +102,12 @@ Unit = dict[str, object]
 
 
 def stores_on(
-    statements: Mapping[str, Statement], conn: sqlite3.Connection, searches: SearchThreads
+    statements: Mapping[str, Statement],
+    conn: sqlite3.Connection,
+    searches: SearchThreads,
+    observed: Observed,
 ) -> Unit:
     """Every store on one connection, and the search index (searched on its own)."""
-    named = SqliteStatements(statements, conn)
+    named = SqliteStatements(statements, conn, observed)
     stores: Unit = {name: store(named) for name, store in STORES.items()}
     return stores | {"search_index": SqliteSearch(searches)}

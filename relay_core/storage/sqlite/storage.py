@@ -23,6 +23,7 @@ from sqlalchemy.engine import make_url
 from relay_api.errors import StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.paths import private_dir, private_file
+from relay_core.ports import Observed, StatementObserver
 from relay_core.storage import queries
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.sqlite import search
@@ -129,6 +130,7 @@ class SqliteStorage:
         self._busy_timeout_ms = busy_timeout_ms
         self._locks = ProcessLocks()
         self._statements = queries.load("sqlite")
+        self._observed = Observed()
         self._writer: Writer | None = None
         self._on_commit: Callable[[int, float], None] | None = None
         self._checkpointer: asyncio.Task[None] | None = None
@@ -228,6 +230,10 @@ class SqliteStorage:
     async def listen(self) -> None:
         """Nothing to listen to: one process serves a SQLite file."""
 
+    def observe_statements(self, observer: StatementObserver) -> None:
+        """Have ``observer`` watch each named statement run from now on."""
+        self._observed.observer = observer
+
     def observe_commits(self, observer: Callable[[int, float], None]) -> None:
         """Tell ``observer`` of each group commit: its units, and its COMMIT's seconds."""
         self._on_commit = observer
@@ -243,7 +249,7 @@ class SqliteStorage:
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._writer.on_commit = self._on_commit
             self._keep_index(self._writer)
-            self._writer_stores = stores_on(self._statements, conn, self._searches)
+            self._writer_stores = stores_on(self._statements, conn, self._searches, self._observed)
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
             )
@@ -289,7 +295,8 @@ class SqliteStorage:
             conn = self.connect()
             conn.execute("PRAGMA query_only=ON")
             self._all.append(conn)
-            self._reader_stores[id(conn)] = stores_on(self._statements, conn, self._searches)
+            stores = stores_on(self._statements, conn, self._searches, self._observed)
+            self._reader_stores[id(conn)] = stores
         return conn, self._reader_stores[id(conn)]
 
     def unit_of_work(self, *, write: bool) -> WriteUnit | ReadUnit:
