@@ -7,8 +7,9 @@ span named by its operation (``messages.send``), continuing the caller's W3C ``t
 the method, the route, the status, the caller (an agent's id, or ``operator``) and, for a
 refusal or a failure, its error code. The SDK reads the rest of its settings itself
 (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_TRACES_SAMPLER``, the batch
-processor's and the exporter's). Off, nothing of OpenTelemetry is imported and a request pays
-one dictionary lookup.
+processor's and the exporter's). Off, nothing of OpenTelemetry is imported, and a request pays
+a lookup of the app's tracing and of its ``traceparent`` header (kept with what it creates,
+``relay_core.trace_context``).
 """
 
 from __future__ import annotations
