@@ -836,6 +836,10 @@ class Notification(Resource):
     error: str | None = None
     created_at: datetime
     sent_at: datetime | None = None
+    traceparent: str | None = Field(
+        default=None,
+        description="the W3C trace it was sent in: the operator's replies are handed on in it",
+    )
     replies: int | None = None
     deliveries: list[Delivery] | None = None
 

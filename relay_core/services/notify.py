@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
-from relay_core import paging, records
+from relay_core import paging, records, trace_context
 from relay_core.auth import Caller
 from relay_core.ports import Bridge, StaleWrite, UnitOfWork
 from relay_core.services.base import Service
@@ -50,6 +50,7 @@ class NotifyService(Service):
         """Send ``text`` to the operator on every platform. When none delivered it, the
         notification is kept as failed and ``BridgeError`` is raised."""
         agent_id = caller.acting_as(body.agent_id)
+        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def store(uow: UnitOfWork) -> m.Notification:
             notification = m.Notification(
@@ -57,6 +58,7 @@ class NotifyService(Service):
                 text=body.text,
                 bridge=self.ctx.bridge.name,
                 created_at=self.now(),
+                traceparent=traceparent,
             )
             return await uow.notifications.insert(notification)
 
@@ -243,6 +245,7 @@ class NotifyService(Service):
             thread_id=first.thread_id if first else None,
             status="pending",
             created_at=self.now(),
+            traceparent=notification.traceparent,  # the agent goes on in the trace it asked in
         )
         await add_direct_message(uow, message)
         return message

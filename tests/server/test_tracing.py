@@ -176,3 +176,26 @@ async def test_each_statement_is_a_span_of_its_request(
         assert span.attributes["db.system.name"] == system
         assert span.attributes["db.query.summary"] == span.name
         assert "the-title-we-never-record" not in str(dict(span.attributes))
+
+
+async def test_the_operators_reply_goes_on_in_the_notifications_trace(
+    make_api: AppFactory,
+) -> None:
+    api = await make_api()
+    await api.agent("alice")
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    note = await api.post(
+        "/v1/notify",
+        {"text": "Which branch?"},
+        as_="alice",
+        expect=201,
+        headers={"traceparent": traceparent},
+    )
+    assert note["traceparent"] == traceparent
+    reply = {"platform_message_id": note["platform_message_id"], "text": "main"}
+    other = f"00-{'1' * 32}-{'2' * 16}-01"  # the operator's own trace stays the operator's
+    await api.post("/v1/notify/replies", reply, expect=201, headers={"traceparent": other})
+    (answer,) = (await api.get("/v1/agents/alice/inbox", as_="alice"))["messages"]
+    assert (answer["text"], answer["traceparent"]) == ("main", traceparent)
+    (listed,) = (await api.get("/v1/notifications", as_="alice"))["notifications"]
+    assert listed["traceparent"] == traceparent

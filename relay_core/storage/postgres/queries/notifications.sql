@@ -7,9 +7,11 @@ SELECT * FROM notifications WHERE notification_id = :notification_id;
 -- name: insert_notification
 -- A new notification; its id.
 INSERT INTO notifications
-    (agent_id, text, bridge, platform_message_id, status, error, created_at, sent_at)
+    (agent_id, text, bridge, platform_message_id, status, error, created_at, sent_at,
+     traceparent)
 VALUES
-    (:agent_id, :text, :bridge, :platform_message_id, :status, :error, :created_at, :sent_at)
+    (:agent_id, :text, :bridge, :platform_message_id, :status, :error, :created_at, :sent_at,
+     :traceparent)
 RETURNING notification_id;
 
 -- name: notification_on_platform

@@ -10,9 +10,11 @@ SELECT encoded FROM notifications_encoded WHERE notification_id = :notification_
 -- name: insert_notification
 -- A new notification; its id.
 INSERT INTO notifications
-    (agent_id, text, bridge, platform_message_id, status, error, created_at, sent_at)
+    (agent_id, text, bridge, platform_message_id, status, error, created_at, sent_at,
+     traceparent)
 VALUES
-    (:agent_id, :text, :bridge, :platform_message_id, :status, :error, :created_at, :sent_at)
+    (:agent_id, :text, :bridge, :platform_message_id, :status, :error, :created_at, :sent_at,
+     :traceparent)
 RETURNING notification_id;
 
 -- name: notification_on_platform
@@ -31,7 +33,7 @@ RETURNING json_object(
     'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
     'platform_message_id', platform_message_id, 'status', status, 'error', error,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
+    'sent_at', replace(sent_at, ' ', 'T') || 'Z', 'traceparent', traceparent
 );
 
 -- name: mark_notification_failed
@@ -42,7 +44,7 @@ RETURNING json_object(
     'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
     'platform_message_id', platform_message_id, 'status', status, 'error', error,
     'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'sent_at', replace(sent_at, ' ', 'T') || 'Z'
+    'sent_at', replace(sent_at, ' ', 'T') || 'Z', 'traceparent', traceparent
 );
 
 -- name: page_notifications
