@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -227,3 +227,29 @@ def outbound(peer: str) -> list[aiohttp.TraceConfig]:
     hooks.on_request_end.append(answered)
     hooks.on_request_exception.append(failed)
     return [hooks]
+
+
+@contextmanager
+def platform_call(peer: str, operation: str) -> Iterator[None]:
+    """A client span of one call to an operator's platform (``telegram sendMessage``, ``slack
+    chat.postMessage``), in a process that traces; nothing otherwise. A failure is recorded by
+    its type alone: a platform's error may quote what must not leave (a bot token)."""
+    if "opentelemetry.trace" not in sys.modules:
+        yield
+        return
+    from opentelemetry import trace
+
+    tracer = trace.get_tracer("relay_server.bridges")
+    with tracer.start_as_current_span(
+        f"{peer} {operation}",
+        kind=trace.SpanKind.CLIENT,
+        attributes={"relay.peer": peer, "rpc.method": operation},
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        try:
+            yield
+        except Exception as exc:
+            span.set_attribute("error.type", type(exc).__name__)
+            span.set_status(trace.Status(trace.StatusCode.ERROR))
+            raise

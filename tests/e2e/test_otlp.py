@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -24,6 +25,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from relay_client import RelayClient, continue_trace
 from tests.e2e.test_mcp_http import connected
 from tests.live import LiveServer, agent_token, live_server
+from tests.smtp_server import body_of, relay_env, smtp_server
 
 AGENT_TRACE = "0af7651916cd43dd8448eb211c80319c"
 AGENT_SPAN = "b7ad6b7169203331"
@@ -108,14 +110,19 @@ def server(
     tmp_path_factory: pytest.TempPathFactory, receiver: tuple[Receiver, str]
 ) -> Iterator[LiveServer]:
     _, endpoint = receiver
-    otel = {
-        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
-        "OTEL_SERVICE_NAME": "relay-e2e",
-        "OTEL_BSP_SCHEDULE_DELAY": "100",
-        "RELAY_WEBHOOKS_ALLOW_PRIVATE": "true",  # the receiver's /hook, on loopback
-    }
-    with live_server(tmp_path_factory.mktemp("relay-otlp"), None, **otel) as running:
+    hooks = {"RELAY_WEBHOOKS_ALLOW_PRIVATE": "true"}  # the receiver's /hook, on loopback
+    otel = traced_to(endpoint, "relay-e2e")
+    with live_server(tmp_path_factory.mktemp("relay-otlp"), None, **otel, **hooks) as running:
         yield running
+
+
+def traced_to(endpoint: str, service: str) -> dict[str, str]:
+    """The standard variables that send a server's traces to ``endpoint``, soon."""
+    return {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_SERVICE_NAME": service,
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
 
 
 def in_the_agents_trace() -> object:
@@ -218,3 +225,23 @@ def test_a_webhook_delivery_is_a_client_span_whose_trace_it_sends(
         (sent,) = spans.hooked
     assert sent is not None and sent[:-2] == f"00-{span.trace_id.hex()}-{span.span_id.hex()}-"
     assert int(sent[-2:], 16) & 1  # sampled (level 2 of Trace Context may add "random": 03)
+
+
+def test_a_call_to_the_operators_platform_is_a_client_span(
+    tmp_path: Path, receiver: tuple[Receiver, str]
+) -> None:
+    """Relay mailing the operator through a real SMTP server: the call is a span, its failure
+    (none here) would be named by its type alone."""
+    spans, endpoint = receiver
+    otel = traced_to(endpoint, "relay-email")
+    with (
+        smtp_server(tmp_path) as box,
+        live_server(tmp_path, None, **otel, **relay_env(box)) as running,
+    ):
+        with RelayClient(running.url, token=running.operator_token) as op:
+            op.notify.send("the nightly build is red")
+        ((service, span),) = spans.found("email send")
+    assert service == "relay-email" and span.kind == Span.SPAN_KIND_CLIENT
+    attributes = {a.key: a.value.string_value for a in span.attributes}
+    assert attributes == {"relay.peer": "email", "rpc.method": "send"}
+    assert [body_of(message) for message in box.messages][0].startswith("the nightly build")

@@ -28,6 +28,7 @@ from relay_api.errors import BridgeError
 from relay_core.ports import BridgeCapabilities
 from relay_server.bridges.email.links import decisions, label, make_link
 from relay_server.bridges.wording import describe, outcome, reminder
+from relay_server.tracing import platform_call
 
 Security = Literal["starttls", "tls", "none"]
 SUBJECT = 150  # characters of an agent's title in a subject line
@@ -74,6 +75,10 @@ class EmailBridge:
         return None
 
     async def _send(self, message: EmailMessage) -> None:
+        with platform_call("email", "send"):
+            await self._submit(message)
+
+    async def _submit(self, message: EmailMessage) -> None:
         username, password = self._login or (None, None)
         try:
             await aiosmtplib.send(

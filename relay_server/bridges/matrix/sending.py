@@ -29,6 +29,7 @@ from relay_server.bridges.wording import (
     reminder,
     stop_hint,
 )
+from relay_server.tracing import platform_call
 
 MAX_RETRY_AFTER = 10.0  # seconds of M_LIMIT_EXCEEDED worth waiting out
 # The content key of the bot's echo of an operator's "edit <command>": the approval and the
@@ -78,6 +79,13 @@ class MatrixBridge:
         self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """One client-server API call; its JSON, or ``BridgeError`` saying what went wrong."""
+        # Named by the path's first part: the rest names rooms and transactions.
+        with platform_call("matrix", f"{method} {path.split('/')[0]}"):
+            return await self._call(method, path, body, params)
+
+    async def _call(
+        self, method: str, path: str, body: Any, params: dict[str, Any] | None
+    ) -> dict[str, Any]:
         for _ in range(2):
             try:
                 response = await self._http.request(method, path, json=body, params=params)

@@ -29,6 +29,7 @@ from relay_server.bridges.wording import (
     reminder,
     stop_hint,
 )
+from relay_server.tracing import platform_call
 
 DEFAULT_API_URL = "https://slack.com/api/"
 EDIT_VIEW = "approve-changed"  # the modal's callback_id
@@ -71,6 +72,10 @@ class SlackBridge:
 
     async def call(self, method: str, **params: Any) -> dict[str, Any]:
         """One Web API call; its answer, or ``BridgeError`` saying what went wrong."""
+        with platform_call("slack", method):
+            return await self._call(method, **params)
+
+    async def _call(self, method: str, **params: Any) -> dict[str, Any]:
         try:
             answer = await self._client.api_call(method, json=params)
         except SlackApiError as exc:

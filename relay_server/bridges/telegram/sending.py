@@ -26,6 +26,7 @@ from relay_server.bridges.wording import (
     reminder,
     stop_hint,
 )
+from relay_server.tracing import platform_call
 
 log = logging.getLogger("relay.telegram")
 
@@ -106,6 +107,10 @@ class TelegramBridge:
 
     async def call(self, method: str, **params: Any) -> Any:
         """One Bot API call; its ``result``, or ``BridgeError`` saying what went wrong."""
+        with platform_call("telegram", method):
+            return await self._call(method, **params)
+
+    async def _call(self, method: str, **params: Any) -> Any:
         for _ in range(2):
             try:
                 response = await self._http.post(method, json=params)
