@@ -763,6 +763,10 @@ class Task(Resource):
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
+    traceparent: str | None = Field(
+        default=None,
+        description="the W3C trace it was created in: whoever works on it continues that trace",
+    )
 
 
 class TasksResponse(Page):

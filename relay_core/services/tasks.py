@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from relay_api import models as m
 from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
-from relay_core import paging
+from relay_core import paging, trace_context
 from relay_core.auth import Caller
 from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, feed_topics
 from relay_core.services.agents import require_registered
@@ -111,10 +111,24 @@ def require_holder(task: m.Task, agent_id: str) -> None:
         raise Conflict(f"task {task.task_id} is claimed by another agent")
 
 
-async def add_task(uow: UnitOfWork, creator: str, body: m.TaskCreate, now: datetime) -> m.Task:
-    """Store a new open task by ``creator`` and tell the feed (its assignee and room, if
-    any, checked by the caller)."""
-    task = m.Task(**body.model_dump(), created_by=creator, created_at=now, updated_at=now)
+async def add_task(
+    uow: UnitOfWork,
+    creator: str,
+    body: m.TaskCreate,
+    now: datetime,
+    *,
+    traceparent: str | None = None,
+) -> m.Task:
+    """Store a new open task by ``creator``, in the trace ``traceparent`` (the request's, read
+    before the unit), and tell the feed (its assignee and room, if any, checked by the
+    caller)."""
+    task = m.Task(
+        **body.model_dump(),
+        created_by=creator,
+        created_at=now,
+        updated_at=now,
+        traceparent=traceparent,
+    )
     task = await uow.tasks.insert(task)
     await emit(uow, "task.created", task.task_id, event_data(task), now)
     return task
@@ -185,13 +199,14 @@ class TasksService(Service):
 
     async def create(self, caller: Caller, body: m.TaskCreate) -> m.Task:
         """Create an open task."""
+        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> m.Task:
             if body.assignee is not None:
                 await require_registered(uow, body.assignee, self.ctx.registered)
             if body.room_id is not None:
                 await require_room(uow, body.room_id)
-            return await add_task(uow, caller.name, body, self.now())
+            return await add_task(uow, caller.name, body, self.now(), traceparent=traceparent)
 
         return await self.write_answer(work)
 

@@ -199,3 +199,22 @@ async def test_the_operators_reply_goes_on_in_the_notifications_trace(
     assert (answer["text"], answer["traceparent"]) == ("main", traceparent)
     (listed,) = (await api.get("/v1/notifications", as_="alice"))["notifications"]
     assert listed["traceparent"] == traceparent
+
+
+async def test_a_task_keeps_the_trace_it_was_created_in(make_api: AppFactory) -> None:
+    """Whoever claims the task reads the trace it was created in, to work in it."""
+    api = await make_api()
+    await api.agent("worker")
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    created = await api.post(
+        "/v1/tasks", {"title": "Renew"}, expect=201, headers={"traceparent": traceparent}
+    )
+    assert created["traceparent"] == traceparent
+    claimed = await api.post(
+        f"/v1/tasks/{created['task_id']}/claim", {"agent_id": "worker"}, as_="worker"
+    )
+    assert (claimed["status"], claimed["traceparent"]) == ("claimed", traceparent)
+    (listed,) = (await api.get("/v1/tasks"))["tasks"]
+    assert listed["traceparent"] == traceparent
+    untraced = await api.post("/v1/tasks", {"title": "Plain"}, expect=201)
+    assert untraced["traceparent"] is None

@@ -11,11 +11,11 @@ SELECT * FROM tasks WHERE task_id = :task_id;
 INSERT INTO tasks (
     title, description, payload, priority, assignee, room_id, status, created_by, claimed_by,
     claimed_at, lease_expires_at, lease_seconds, attempts, max_attempts, progress, result, error,
-    created_at, updated_at, finished_at
+    created_at, updated_at, finished_at, traceparent
 ) VALUES (
     :title, :description, :payload, :priority, :assignee, :room_id, :status, :created_by,
     :claimed_by, :claimed_at, :lease_expires_at, :lease_seconds, :attempts, :max_attempts,
-    :progress, :result, :error, :created_at, :updated_at, :finished_at
+    :progress, :result, :error, :created_at, :updated_at, :finished_at, :traceparent
 )
 RETURNING task_id;
 
