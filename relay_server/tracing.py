@@ -22,10 +22,9 @@ from contextlib import AbstractContextManager, contextmanager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-from aiohttp import web
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the platforms' senders import this module, and some speak httpx alone
+    import aiohttp
+    from aiohttp import web
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
 
@@ -181,6 +180,7 @@ def outbound(peer: str) -> list[aiohttp.TraceConfig]:
     The URL is not recorded (only its host and port): a path or a query may hold a secret."""
     if "opentelemetry.trace" not in sys.modules:
         return []
+    import aiohttp
     from opentelemetry import trace
     from opentelemetry.propagate import inject
 
