@@ -31,10 +31,23 @@ async def on_one_instance(
         await asyncio.sleep(standby)
 
 
+async def _in_batches(batch: Callable[[], Awaitable[int]], what: str) -> None:
+    """Run ``batch`` again while it does a full batch (more are waiting: the next at once);
+    a failure is logged, and the next round tries again."""
+    try:
+        while await batch() == SWEEP_BATCH:
+            pass
+    except StorageUnavailable as exc:
+        log_outage(exc.logged)
+    except Exception:
+        log.exception("%s failed", what)
+
+
 async def sweep(services: Services, interval: float) -> None:
     """Every ``interval`` seconds, reap lapsed task leases, persist expired enrollments and
     approvals past their deadline, and delete webhook deliveries past their keeping, in
-    bounded transactions, from one instance at a time."""
+    bounded transactions, from one instance at a time (operations still check what they
+    find)."""
     sweeps = (
         services.tasks.sweep,
         services.enroll.sweep,
@@ -46,13 +59,7 @@ async def sweep(services: Services, interval: float) -> None:
     async def sweep_forever() -> None:
         while True:
             for one in sweeps:
-                try:
-                    while await one() == SWEEP_BATCH:
-                        pass  # more are waiting: the next batch at once
-                except StorageUnavailable as exc:
-                    log_outage(exc.logged)
-                except Exception:  # the next round tries again; operations still check
-                    log.exception("background sweep failed")
+                await _in_batches(one, "background sweep")
             await asyncio.sleep(interval)
 
     await on_one_instance(services.ctx.storage, "sweep", sweep_forever, interval)
@@ -69,13 +76,7 @@ async def follow_a2a_calls(services: Services, interval: float = FOLLOW_SECONDS)
 
     async def follow_forever() -> None:
         while True:
-            try:
-                while await services.a2a_calls.follow(SWEEP_BATCH) == SWEEP_BATCH:
-                    pass  # more are due: the next batch at once
-            except StorageUnavailable as exc:
-                log_outage(exc.logged)
-            except Exception:  # the next round tries again
-                log.exception("following A2A calls failed")
+            await _in_batches(services.a2a_calls.follow, "following A2A calls")
             await asyncio.sleep(interval)
 
     await on_one_instance(services.ctx.storage, "a2a_calls", follow_forever, interval)
