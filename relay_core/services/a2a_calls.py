@@ -154,7 +154,6 @@ class A2ACallsService(Service):
         screened = await screen(self, facts) if caller.agent_id is not None else None
         bearer = body.bearer.get_secret_value() if body.bearer is not None else None
         sealed = self.ctx.seal.seal(bearer) if bearer is not None else None
-        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> tuple[m.A2ACall, m.Approval | None]:
             now = self.now()
@@ -169,7 +168,7 @@ class A2ACallsService(Service):
                     requested_by=agent,
                     subject_id=agent,
                     audience=agent,
-                    traceparent=traceparent,
+                    traceparent=trace_context.current(),
                     created_at=now,
                 )
                 approval = await open_approval(self, uow, asked, screened)
@@ -208,7 +207,10 @@ class A2ACallsService(Service):
             after = await self._delivered(remote, created, bearer)
 
         async def answer(uow: UnitOfWork) -> m.A2ACall:
-            # The create's answer, kept for its retry key: the call as sending left it.
+            # The create's answer, kept for its retry key: the call as sending left it (one
+            # held for an approval, or refused, is as it was made: nothing to write).
+            if after is created:
+                return created
             return await self._keep(uow, created, after, after.updated_at) or created
 
         return await self.write_answer(answer)
@@ -265,15 +267,16 @@ class A2ACallsService(Service):
         return len(calls)
 
     async def _act(self, remote: RemoteAgents, call: m.A2ACall) -> None:
-        bearer = await self._bearer(call.call_id)
         if call.status == "awaiting_approval":
             decided = await self._decided(call)
             if decided is not None and decided.status == "sending":
+                bearer = await self._bearer(call.call_id)
                 await self._save(decided, await self._delivered(remote, decided, bearer))
         elif call.status == "sending":
+            bearer = await self._bearer(call.call_id)
             await self._save(call, await self._delivered(remote, call, bearer))
         elif call.endpoint is not None and call.remote_task_id is not None:
-            await self._read_task(remote, call, bearer)
+            await self._read_task(remote, call, await self._bearer(call.call_id))
         else:  # nothing to read again: it is due no more
             update = {"due_at": None, "followed_until": None, "updated_at": self.now()}
             await self._save(call, call.model_copy(update=update))
