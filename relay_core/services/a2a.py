@@ -19,7 +19,6 @@ from typing import Any
 
 from relay_api import models as m
 from relay_api.errors import Conflict, NotFound
-from relay_core import trace_context
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
 from relay_core.ports import UnitOfWork
@@ -141,7 +140,6 @@ class A2AService(Service):
         ``push``, the task's changes pushed there too (its address refused first, if it is)."""
         if push is not None:
             await require_deliverable(self.ctx.config, push.url, "params")
-        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def asked(uow: UnitOfWork) -> int:
             now = self.now()
@@ -152,7 +150,7 @@ class A2AService(Service):
                 return known
             payload = {"text": message.text, "a2a": {"parts": message.parts}}
             body = m.TaskCreate(title=_title(message, caller), payload=payload, assignee=agent_id)
-            task = await add_task(uow, caller.name, body, now, traceparent=traceparent)
+            task = await add_task(uow, caller.name, body, now)
             context_id = message.context_id or str(uuid.uuid4())
             await uow.a2a_tasks.add(task, agent_id, caller.name, context_id, message.message_id)
             return task.task_id

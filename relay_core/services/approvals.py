@@ -183,7 +183,6 @@ class ApprovalsService(Service):
             )
         agent_id = caller.agent_id
         screened = await screen(self, Facts(body.kind, agent_id, body.title, body.payload))
-        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> m.Approval:
             now = self.now()
@@ -205,7 +204,7 @@ class ApprovalsService(Service):
                     subject_id=agent_id,
                     audience=agent_id,
                     task_id=body.task_id,
-                    traceparent=traceparent,
+                    traceparent=trace_context.current(),
                     created_at=now,
                     expires_at=now + timedelta(seconds=deadline) if deadline else None,
                 ),

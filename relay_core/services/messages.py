@@ -119,7 +119,6 @@ class MessagesService(Service):
         if body.from_agent is not None and not caller.is_operator:
             caller.require_self(body.from_agent)
         sender = body.from_agent or caller.name
-        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> m.Message:
             thread_id = None
@@ -145,7 +144,7 @@ class MessagesService(Service):
                 "from_agent": sender,
                 "status": status,
                 "created_at": self.now(),
-                "traceparent": traceparent,
+                "traceparent": trace_context.current(),
             }
             message = m.Message(**(body.__dict__ | stamp), thread_id=thread_id)
             if message.to is not None:

@@ -50,7 +50,6 @@ class NotifyService(Service):
         """Send ``text`` to the operator on every platform. When none delivered it, the
         notification is kept as failed and ``BridgeError`` is raised."""
         agent_id = caller.acting_as(body.agent_id)
-        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def store(uow: UnitOfWork) -> m.Notification:
             notification = m.Notification(
@@ -58,7 +57,7 @@ class NotifyService(Service):
                 text=body.text,
                 bridge=self.ctx.bridge.name,
                 created_at=self.now(),
-                traceparent=traceparent,
+                traceparent=trace_context.current(),
             )
             return await uow.notifications.insert(notification)
 

@@ -111,23 +111,15 @@ def require_holder(task: m.Task, agent_id: str) -> None:
         raise Conflict(f"task {task.task_id} is claimed by another agent")
 
 
-async def add_task(
-    uow: UnitOfWork,
-    creator: str,
-    body: m.TaskCreate,
-    now: datetime,
-    *,
-    traceparent: str | None = None,
-) -> m.Task:
-    """Store a new open task by ``creator``, in the trace ``traceparent`` (the request's, read
-    before the unit), and tell the feed (its assignee and room, if any, checked by the
-    caller)."""
+async def add_task(uow: UnitOfWork, creator: str, body: m.TaskCreate, now: datetime) -> m.Task:
+    """Store a new open task by ``creator``, in the trace of the request that makes it, and tell
+    the feed (its assignee and room, if any, checked by the caller)."""
     task = m.Task(
         **body.model_dump(),
         created_by=creator,
         created_at=now,
         updated_at=now,
-        traceparent=traceparent,
+        traceparent=trace_context.current(),
     )
     task = await uow.tasks.insert(task)
     await emit(uow, "task.created", task.task_id, event_data(task), now)
@@ -199,14 +191,13 @@ class TasksService(Service):
 
     async def create(self, caller: Caller, body: m.TaskCreate) -> m.Task:
         """Create an open task."""
-        traceparent = trace_context.current()  # the request's: the unit may run elsewhere
 
         async def work(uow: UnitOfWork) -> m.Task:
             if body.assignee is not None:
                 await require_registered(uow, body.assignee, self.ctx.registered)
             if body.room_id is not None:
                 await require_room(uow, body.room_id)
-            return await add_task(uow, caller.name, body, self.now(), traceparent=traceparent)
+            return await add_task(uow, caller.name, body, self.now())
 
         return await self.write_answer(work)
 
