@@ -1033,6 +1033,11 @@ class Event(Resource):
     subject_id: str
     data: JsonObject = Field(default_factory=dict)
     created_at: datetime
+    traceparent: str | None = Field(
+        default=None,
+        description="the W3C trace it happened in (the request's that made it), handed on to"
+        " whoever it reaches: a webhook delivery of it is sent in that trace",
+    )
 
 
 class EventsResponse(Resource):
@@ -1598,6 +1603,7 @@ class WebhookDelivery(Resource):
     created_at: datetime
     event_id: int = Field(default=0, exclude=True)
     body: str = Field(default="", exclude=True)  # what every attempt sends, byte for byte
+    traceparent: str | None = Field(default=None, exclude=True)  # its event's, sent with it
 
 
 class WebhookDeliveriesResponse(Page):

@@ -2,10 +2,11 @@
 
 A flow is a generator that yields steps and is sent what each gave: send an operation's request
 (``Send(ops.TASKS_CLAIM, ...)``), call a method of a client (``call("tasks.claim", 7)``), open or
-close a client, sleep, run a handler of the agent's author, or hand an item out to the caller's
-loop. ``run``/``iterate`` perform the steps with a ``RelayClient``, ``arun``/``aiterate`` with an
-``AsyncRelayClient``; an exception a step raises is thrown into the flow where it yielded the
-step, so a flow catches a ``ConflictError`` as the code it replaces did.
+close a client, sleep, run a handler of the agent's author, perform a step in the trace of the
+work it handles, or hand an item out to the caller's loop. ``run``/``iterate`` perform the steps
+with a ``RelayClient``, ``arun``/``aiterate`` with an ``AsyncRelayClient``; an exception a step
+raises is thrown into the flow where it yielded the step, so a flow catches a ``ConflictError``
+as the code it replaces did.
 
 A method of the SDK is written once, for both clients: ``@flow_method`` on a function that
 answers its ``Send`` (or a flow) makes it, on an object driven by a ``RelayClient``, a method
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, Ty
 from pydantic import BaseModel
 
 from relay_api.operations import Operation
+from relay_client.tracing import in_trace
 
 if TYPE_CHECKING:
     from relay_client._client import AsyncRelayClient, RelayClient
@@ -94,13 +96,22 @@ class Handle:
 
 
 @dataclass(frozen=True)
+class InTrace:
+    """Perform ``step`` in the trace ``traceparent`` names (a message's or a task's: the work
+    it was made in), so that its requests, and a traced program's own spans, join that trace."""
+
+    traceparent: str | None
+    step: Send[Any] | Call | Handle
+
+
+@dataclass(frozen=True)
 class Out(Generic[T]):
     """Hand ``value`` to the loop iterating the flow; it resumes when the loop asks for more."""
 
     value: T
 
 
-Act = Send[Any] | Call | Open | Close | Sleep | Handle
+Act = Send[Any] | Call | Open | Close | Sleep | Handle | InTrace
 Step = Act | Out[Any]
 Flow = Generator[Step, Any, T]
 Items = Generator[Act | Out[T], Any, None]  # a flow that hands out items of type T
@@ -173,6 +184,9 @@ def _perform(step: Act, client: RelayClient) -> Any:
             time.sleep(step.seconds)
         case Handle():
             return step.handler(*step.args)
+        case InTrace():
+            with in_trace(step.traceparent):
+                return _perform(step.step, client)
     return None
 
 
@@ -225,6 +239,9 @@ async def _aperform(step: Act, client: AsyncRelayClient) -> Any:
         case Handle():
             result = step.handler(*step.args)
             return await result if inspect.isawaitable(result) else result
+        case InTrace():
+            with in_trace(step.traceparent):
+                return await _aperform(step.step, client)
     return None
 
 

@@ -33,6 +33,7 @@ from relay_client._flow import (
     Driven,
     Flow,
     Handle,
+    InTrace,
     Items,
     Open,
     Out,
@@ -173,7 +174,12 @@ def _messages(agent_id: str, idle_timeout: float | None) -> Flow[None]:
             idle.busy()
             _log_message(agent_id, message)
             yield Out(message)
-            yield call("messages.ack", message.message_id, agent_id=agent_id)
+            yield _acked(message, agent_id)
+
+
+def _acked(message: Message, agent_id: str) -> InTrace:
+    """The step that acknowledges ``message``, in the trace it was sent in."""
+    return InTrace(message.traceparent, call("messages.ack", message.message_id, agent_id=agent_id))
 
 
 def _claim_next(agent_id: str, tasks: TaskFilter) -> Flow[Task | None]:
@@ -198,14 +204,17 @@ def _work_on(
     agent_id: str, task: Task, handler: Callable[..., Any], progress: Progress
 ) -> Flow[None]:
     log.info("%s: claimed task %s: %s", agent_id, task.task_id, task.title)
+    traced = task.traceparent  # the work goes on in the trace the task was created in
     try:
-        result = yield Handle(handler, (task, progress))
+        result = yield InTrace(traced, Handle(handler, (task, progress)))
     except Exception as exc:
         log.exception("%s: task %s failed", agent_id, task.task_id)
         error = _failure_text(exc)
-        yield call("tasks.fail", task.task_id, agent_id=agent_id, error=error, retry=True)
+        failed = call("tasks.fail", task.task_id, agent_id=agent_id, error=error, retry=True)
+        yield InTrace(traced, failed)
     else:
-        yield call("tasks.complete", task.task_id, agent_id=agent_id, result=_as_result(result))
+        done = call("tasks.complete", task.task_id, agent_id=agent_id, result=_as_result(result))
+        yield InTrace(traced, done)
         log.info("%s: completed task %s", agent_id, task.task_id)
 
 
@@ -248,8 +257,8 @@ def _run(
                 for message in (yield call("agents.inbox", agent_id)).messages:
                     busy = True
                     _log_message(agent_id, message)
-                    yield Handle(on_message, (message,))
-                    yield call("messages.ack", message.message_id, agent_id=agent_id)
+                    yield InTrace(message.traceparent, Handle(on_message, (message,)))
+                    yield _acked(message, agent_id)
             task = (yield from _claim_next(agent_id, tasks)) if on_task is not None else None
             if task is not None and on_task is not None:
                 busy = True

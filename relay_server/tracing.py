@@ -230,6 +230,27 @@ def outbound(peer: str) -> list[aiohttp.TraceConfig]:
 
 
 @contextmanager
+def continuing(traceparent: str | None) -> Iterator[dict[str, str]]:
+    """Inside, a call out is made in the trace ``traceparent`` names (a record's: the work it
+    was made in). In a process that traces, the call's client span (``outbound``) is a child
+    of it and sends its own; otherwise the headers given hand it on as it is."""
+    if traceparent is None:
+        yield {}
+        return
+    if "opentelemetry.trace" not in sys.modules:
+        yield {"traceparent": traceparent}
+        return
+    from opentelemetry import context
+    from opentelemetry.propagate import extract
+
+    token = context.attach(extract({"traceparent": traceparent}))
+    try:
+        yield {}
+    finally:
+        context.detach(token)
+
+
+@contextmanager
 def platform_call(peer: str, operation: str) -> Iterator[None]:
     """A client span of one call to an operator's platform (``telegram sendMessage``, ``slack
     chat.postMessage``), in a process that traces; nothing otherwise. A failure is recorded by

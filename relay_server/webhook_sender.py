@@ -32,7 +32,7 @@ from relay_server import pressure
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage
 from relay_server.outbound import PublicResolver, literal_host
-from relay_server.tracing import outbound
+from relay_server.tracing import continuing, outbound
 
 log = logging.getLogger("relay.webhooks")
 
@@ -195,16 +195,17 @@ class Sender:
         }
         timeout = self.config.webhook_timeout_seconds
         try:
-            async with client.post(
-                attempt.url,
-                data=body.encode(),
-                headers=headers,
-                allow_redirects=False,
-                timeout=aiohttp.ClientTimeout(total=timeout),
-            ) as response:
-                status = response.status
-                answer = await response.content.read(READ_BYTES)
-                retry_after = response.headers.get("retry-after")
+            with continuing(attempt.traceparent) as handed_on:
+                async with client.post(
+                    attempt.url,
+                    data=body.encode(),
+                    headers=headers | handed_on,
+                    allow_redirects=False,
+                    timeout=aiohttp.ClientTimeout(total=timeout),
+                ) as response:
+                    status = response.status
+                    answer = await response.content.read(READ_BYTES)
+                    retry_after = response.headers.get("retry-after")
         except TimeoutError:
             return Outcome(None, f"no answer within {timeout:g} s")
         except aiohttp.ClientConnectorError as exc:

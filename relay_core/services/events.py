@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from relay_api import models as m
-from relay_core import records
+from relay_core import records, trace_context
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
 from relay_core.ports import FEED, UnitOfWork, feed_topic, membership_topic
 from relay_core.services.base import Service, lost_hint_pause
@@ -42,10 +42,25 @@ async def emit(
     audience: str = m.EVERYONE,
 ) -> None:
     """Record an event in the caller's transaction and wake the feed's waiters on commit."""
-    event = m.Event(
-        kind=kind, audience=audience, subject_id=str(subject_id), data=data, created_at=now
+    await uow.announce(new_event(kind, subject_id, data, now, audience))
+
+
+def new_event(
+    kind: str,
+    subject_id: str | int,
+    data: dict[str, Any],
+    now: datetime,
+    audience: str = m.EVERYONE,
+) -> m.Event:
+    """An event of the feed, made at ``now`` in the trace of the work that makes it."""
+    return m.Event(
+        kind=kind,
+        audience=audience,
+        subject_id=str(subject_id),
+        data=data,
+        created_at=now,
+        traceparent=trace_context.current(),
     )
-    await uow.announce(event)
 
 
 def room_audience(room_id: str) -> str:

@@ -21,7 +21,7 @@ from relay_core.auth import Caller
 from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, feed_topics
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
-from relay_core.services.events import emit, event_data, task_topic
+from relay_core.services.events import emit, event_data, new_event, task_topic
 from relay_core.services.messages import require_room
 from relay_core.storage.tasks import EVERY_TASK, TaskRange, TasksStore
 
@@ -79,7 +79,7 @@ async def _note_on_trail(
     event = m.TaskEvent(
         task_id=task_id, agent_id=agent_id, kind=kind, message=message, created_at=now
     )
-    announced = m.Event(kind=f"task.{kind}", subject_id=str(task_id), data=about, created_at=now)
+    announced = new_event(f"task.{kind}", task_id, about, now)
     await uow.task_events.note(event, announced)
     for topic in (*feed_topics(announced.audience), task_topic(task_id)):
         uow.publish(topic)

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from relay_api import models as m
 from relay_api.errors import Conflict, InvalidInput, NotFound
 from relay_api.params import DEFAULT_LIMIT
-from relay_core import paging, records
+from relay_core import paging, records, trace_context
 from relay_core import webhooks as hooks
 from relay_core.auth import Caller
 from relay_core.config import CoreConfig
@@ -54,6 +54,7 @@ class Attempt:
     attempts: int  # made before this one
     # An A2A push-notification config's: it is sent the task as it is then, not ``body``.
     push: A2APush | None = None
+    traceparent: str | None = None  # the trace its event happened in, which it is sent in
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,7 @@ class WebhooksService(Service):
                     body=hooks.body(hooks.TEST_EVENT, now, data),
                     next_attempt_at=now,
                     created_at=now,
+                    traceparent=trace_context.current(),
                 )
             )
             uow.publish(WEBHOOKS)
@@ -389,6 +391,7 @@ class WebhooksService(Service):
                             secrets,
                             delivery.attempts,
                             push,
+                            delivery.traceparent,
                         )
                     )
             return Due(attempts[:limit], taking)
@@ -521,6 +524,7 @@ async def _add_deliveries(
                 body=body,
                 next_attempt_at=now,
                 created_at=now,
+                traceparent=event.traceparent,
             )
         )
 

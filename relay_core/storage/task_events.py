@@ -29,6 +29,7 @@ class TaskEventsStore:
             audience=announced.audience,
             subject_id=announced.subject_id,
             event_data=announced.data,
+            event_traceparent=announced.traceparent,
         )
 
     async def page(self, task_id: int, after: int | None, limit: int) -> list[m.TaskEvent]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from relay_api.models import Task
+from relay_api.models import Message, Task
 from relay_client import (
     Agent,
     AsyncAgent,
@@ -22,6 +22,7 @@ from relay_client import (
     TaskFilter,
     async_enroll_and_wait,
     enroll_and_wait,
+    in_trace,
 )
 from tests.live import LiveServer
 
@@ -110,6 +111,65 @@ async def test_async_agent_loops(server: LiveServer) -> None:
         assert texts == ["ping"]
         assert (await client.agents.inbox()).count == 0
         assert (await client.tasks.get(task.task_id)).result == {"n": 1}
+
+
+SENT_IN = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+def test_run_handles_each_message_and_task_in_the_trace_it_was_made_in(
+    server: LiveServer,
+) -> None:
+    """A message or a task made in a trace is handled in it: the handler's requests carry it
+    (Relay, which traces nothing here, keeps it with what they make); one made outside any
+    trace is handled outside any."""
+    agent_id, token = new_agent(server)
+    told, told_token = new_agent(server)
+    with operator(server) as op:
+        with in_trace(SENT_IN):
+            op.messages.send("traced", to=agent_id)
+            op.tasks.create("traced", assignee=agent_id)
+        op.messages.send("untraced", to=agent_id)
+
+    with RelayClient(server.url, token=token, agent_id=agent_id) as client:
+
+        def on_message(message: Message) -> None:
+            client.messages.send(f"message {message.text}", to=told)
+
+        def on_task(task: Task, progress: Progress) -> None:
+            client.messages.send(f"task {task.title}", to=told)
+
+        Agent(client).run(on_message=on_message, on_task=on_task, idle_timeout=0.5)
+    with RelayClient(server.url, token=told_token, agent_id=told) as client:
+        handled = {m.text: m.traceparent for m in client.agents.inbox().messages}
+    assert handled == {
+        "message traced": SENT_IN,
+        "message untraced": None,
+        "task traced": SENT_IN,
+    }
+
+
+async def test_an_async_agent_finishes_a_task_in_its_trace(server: LiveServer) -> None:
+    """The task's completion is made in the trace the task was created in: Relay keeps that
+    trace with the event that tells of it."""
+    agent_id, token = new_agent(server)
+    with operator(server) as op:
+        cursor = op.events.list().cursor
+        with in_trace(SENT_IN):
+            task = op.tasks.create("traced", assignee=agent_id)
+    async with AsyncRelayClient(server.url, token=token, agent_id=agent_id) as client:
+
+        async def handler(task: Task, progress: Any) -> dict[str, int]:
+            return {"n": 1}
+
+        assert await AsyncAgent(client).work(handler, max_tasks=1) == 1
+    with operator(server) as op:
+        events = op.events.list(after=cursor, limit=1000).events
+    told = [(e.kind, e.traceparent) for e in events if e.subject_id == str(task.task_id)]
+    assert told == [
+        ("task.created", SENT_IN),
+        ("task.claimed", None),  # the agent's loop claims outside any trace
+        ("task.completed", SENT_IN),
+    ]
 
 
 def approve_when_asked(

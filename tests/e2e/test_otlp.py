@@ -36,7 +36,8 @@ class Receiver:
 
     def __init__(self) -> None:
         self.spans: list[tuple[str, Span]] = []
-        self.hooked: list[str | None] = []  # the traceparent of each webhook request, at /hook
+        # Each webhook request's path (under /hook/) and traceparent.
+        self.hooked: list[tuple[str, str | None]] = []
         self.lock = threading.Lock()
 
     def found(
@@ -61,10 +62,10 @@ class Receiver:
 def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
-            if self.path == "/hook":  # a webhook endpoint: what trace its request was sent in
+            if self.path.startswith("/hook/"):  # an endpoint: what trace it was sent in
                 self.rfile.read(int(self.headers["Content-Length"]))
                 with receiver.lock:
-                    receiver.hooked.append(self.headers.get("traceparent"))
+                    receiver.hooked.append((self.path, self.headers.get("traceparent")))
                 self.send_response(204)
                 self.end_headers()
                 return
@@ -212,7 +213,7 @@ def test_a_webhook_delivery_is_a_client_span_whose_trace_it_sends(
 ) -> None:
     spans, endpoint = receiver
     with RelayClient(server.url, token=server.operator_token) as op:
-        hook = op.webhooks.create(f"{endpoint}/hook", events=["webhook.test"])
+        hook = op.webhooks.create(f"{endpoint}/hook/test", events=["webhook.test"])
         op.webhooks.test(hook.webhook_id)
     ((_, span),) = spans.found("POST webhook")
     assert span.kind == Span.SPAN_KIND_CLIENT
@@ -222,9 +223,33 @@ def test_a_webhook_delivery_is_a_client_span_whose_trace_it_sends(
     assert attributes["server.address"].string_value == "127.0.0.1"
     assert not any(key.startswith("url.") for key in attributes)  # a URL may hold a secret
     with spans.lock:
-        (sent,) = spans.hooked
+        (sent,) = [traceparent for path, traceparent in spans.hooked if path == "/hook/test"]
     assert sent is not None and sent[:-2] == f"00-{span.trace_id.hex()}-{span.span_id.hex()}-"
     assert int(sent[-2:], 16) & 1  # sampled (level 2 of Trace Context may add "random": 03)
+
+
+def test_a_delivery_of_an_event_goes_on_in_the_trace_it_happened_in(
+    server: LiveServer, receiver: tuple[Receiver, str]
+) -> None:
+    """Agent A sends in its own trace; the webhook delivery of the message's event, made
+    later by the sender in the background, is a span of A's trace under Relay's span of the
+    send, and its endpoint is sent that trace."""
+    spans, endpoint = receiver
+    with RelayClient(server.url, token=server.operator_token) as op:
+        op.webhooks.create(f"{endpoint}/hook/messages", events=["message.created"])
+    agent_token(server, "rita")
+    token = in_the_agents_trace()
+    try:
+        with RelayClient(server.url, token=agent_token(server, "quinn")) as client:
+            sent_in = client.messages.send("deploy done", to="rita").traceparent
+    finally:
+        context.detach(token)  # type: ignore[arg-type]
+    assert sent_in is not None  # Relay's span of the send, in A's trace
+    ((_, delivered),) = spans.found("POST webhook", AGENT_TRACE)
+    assert delivered.parent_span_id.hex() == sent_in.split("-")[2]
+    with spans.lock:
+        (sent,) = [traceparent for path, traceparent in spans.hooked if path == "/hook/messages"]
+    assert sent == f"00-{AGENT_TRACE}-{delivered.span_id.hex()}-01"
 
 
 def test_a_call_to_the_operators_platform_is_a_client_span(

@@ -125,6 +125,39 @@ async def test_an_event_is_delivered_signed_and_the_secret_is_shown_once(
         receiver.verified("whsec_" + "A" * 43 + "=")  # another secret does not verify
 
 
+async def test_an_event_and_its_delivery_keep_the_trace_it_happened_in(
+    make_api: AppFactory, receiver: Receiver
+) -> None:
+    """The request's trace is kept with the event it made (in the feed) and handed on in the
+    ``traceparent`` header of each delivery of it; an event made outside any trace has none."""
+    api = await make_api(**FAST)
+    hook = await api.post(
+        "/v1/webhooks", {"url": receiver.url, "events": ["message.created"]}, expect=201
+    )
+    await api.agent("ann")
+    await api.agent("bob")
+    cursor = (await api.get("/v1/events"))["cursor"]
+    traced = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    sent = [
+        await api.post(
+            "/v1/messages", {"to": "bob", "text": text}, as_="ann", expect=201, headers=headers
+        )
+        for text, headers in (("traced", {"traceparent": traced}), ("untraced", None))
+    ]
+    feed = (await api.get("/v1/events", after=cursor))["events"]
+    assert [(e["subject_id"], e["traceparent"]) for e in feed] == [
+        (str(sent[0]["message_id"]), traced),
+        (str(sent[1]["message_id"]), None),
+    ]
+    await receiver.wait_for(2)
+    handed_on = {
+        json.loads(got.body)["data"]["message_id"]: got.headers.get("traceparent")
+        for got in receiver.received
+    }
+    assert handed_on == {sent[0]["message_id"]: traced, sent[1]["message_id"]: None}
+    await settled(api, hook["webhook_id"])
+
+
 async def test_failures_are_retried_with_the_same_webhook_id_until_the_schedule_is_spent(
     make_api: AppFactory, receiver: Receiver
 ) -> None:

@@ -7,8 +7,10 @@
 
 -- name: add_event
 -- An event of the feed; :feed_ordinal is its ordinal among its transaction's.
-INSERT INTO events (event_id, kind, audience, subject_id, data, created_at)
-VALUES (relay_feed_id(:feed_ordinal), :kind, :audience, :subject_id, :data, :created_at);
+INSERT INTO events (event_id, kind, audience, subject_id, data, created_at, traceparent)
+VALUES (
+    relay_feed_id(:feed_ordinal), :kind, :audience, :subject_id, :data, :created_at, :traceparent
+);
 
 -- name: newest_event
 -- The newest event a reader may see.

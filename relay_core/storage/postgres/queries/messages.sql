@@ -34,10 +34,10 @@ WITH message AS (
     )
     RETURNING message_id
 )
-INSERT INTO events (event_id, kind, audience, subject_id, data, created_at)
+INSERT INTO events (event_id, kind, audience, subject_id, data, created_at, traceparent)
 SELECT relay_feed_id(:feed_ordinal), 'message.created', :to, message_id::text,
     jsonb_build_object('message_id', message_id, 'from_agent', :from_agent::text, 'to', :to::text),
-    :created_at
+    :created_at, :traceparent
 FROM message
 RETURNING subject_id::bigint;
 

@@ -14,9 +14,10 @@ WITH note AS (
     INSERT INTO task_events (task_id, agent_id, kind, message, progress, data, created_at)
     VALUES (:task_id, :agent_id, :kind, :message, :progress, :data, :created_at)
 )
-INSERT INTO events (event_id, kind, audience, subject_id, data, created_at)
+INSERT INTO events (event_id, kind, audience, subject_id, data, created_at, traceparent)
 VALUES (
-    relay_feed_id(:feed_ordinal), :event_kind, :audience, :subject_id, :event_data, :created_at
+    relay_feed_id(:feed_ordinal), :event_kind, :audience, :subject_id, :event_data, :created_at,
+    :event_traceparent
 );
 
 -- name: page_task_events

@@ -79,10 +79,10 @@ SELECT * FROM webhook_deliveries WHERE delivery_id = :delivery_id;
 -- A new delivery; its id.
 INSERT INTO webhook_deliveries
     (webhook_id, event_id, event_type, message_id, body, attempts, status, last_status_code,
-     last_error, next_attempt_at, created_at)
+     last_error, next_attempt_at, created_at, traceparent)
 VALUES
     (:webhook_id, :event_id, :event_type, :message_id, :body, :attempts, :status,
-     :last_status_code, :last_error, :next_attempt_at, :created_at)
+     :last_status_code, :last_error, :next_attempt_at, :created_at, :traceparent)
 RETURNING delivery_id;
 
 -- name: page_webhook_deliveries

@@ -4,14 +4,15 @@
 
 -- name: add_event
 -- An event of the feed.
-INSERT INTO events (kind, audience, subject_id, data, created_at)
-VALUES (:kind, :audience, :subject_id, :data, :created_at);
+INSERT INTO events (kind, audience, subject_id, data, created_at, traceparent)
+VALUES (:kind, :audience, :subject_id, :data, :created_at, :traceparent);
 
 -- name: newest_event
 -- The newest event.
 SELECT json_object(
     'event_id', event_id, 'kind', kind, 'audience', audience, 'subject_id', subject_id,
-    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z'
+    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'traceparent', traceparent
 )
 FROM events ORDER BY event_id DESC LIMIT 1;
 
@@ -19,7 +20,8 @@ FROM events ORDER BY event_id DESC LIMIT 1;
 -- Events after :after, oldest first, up to :limit.
 SELECT json_object(
     'event_id', event_id, 'kind', kind, 'audience', audience, 'subject_id', subject_id,
-    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z'
+    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'traceparent', traceparent
 )
 FROM events WHERE event_id > :after ORDER BY event_id LIMIT +:limit;
 
@@ -27,7 +29,8 @@ FROM events WHERE event_id > :after ORDER BY event_id LIMIT +:limit;
 -- events_after of the audiences asked for (a JSON array), through ix_events_audience.
 SELECT json_object(
     'event_id', event_id, 'kind', kind, 'audience', audience, 'subject_id', subject_id,
-    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z'
+    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'traceparent', traceparent
 )
 FROM events
 WHERE event_id > :after AND audience IN (SELECT value FROM json_each(:audiences))

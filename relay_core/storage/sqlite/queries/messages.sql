@@ -169,9 +169,9 @@ INSERT INTO messages (
     :traceparent
 )
 RETURNING message_id;
-INSERT INTO events (kind, audience, subject_id, data, created_at)
+INSERT INTO events (kind, audience, subject_id, data, created_at, traceparent)
 VALUES (
     'message.created', :to, last_insert_rowid(),
     json_object('message_id', last_insert_rowid(), 'from_agent', :from_agent, 'to', :to),
-    :created_at
+    :created_at, :traceparent
 );

@@ -11,8 +11,8 @@ RETURNING event_id;
 -- A new note on a task's trail, and the feed's event that tells of it (events.sql).
 INSERT INTO task_events (task_id, agent_id, kind, message, progress, data, created_at)
 VALUES (:task_id, :agent_id, :kind, :message, :progress, :data, :created_at);
-INSERT INTO events (kind, audience, subject_id, data, created_at)
-VALUES (:event_kind, :audience, :subject_id, :event_data, :created_at);
+INSERT INTO events (kind, audience, subject_id, data, created_at, traceparent)
+VALUES (:event_kind, :audience, :subject_id, :event_data, :created_at, :event_traceparent);
 
 -- name: page_task_events
 -- A page of a task's trail, oldest first, after :after (NULL: from the first).

@@ -116,10 +116,10 @@ SELECT encoded FROM webhook_deliveries_encoded WHERE delivery_id = :delivery_id;
 -- A new delivery; its id.
 INSERT INTO webhook_deliveries
     (webhook_id, event_id, event_type, message_id, body, attempts, status, last_status_code,
-     last_error, next_attempt_at, created_at)
+     last_error, next_attempt_at, created_at, traceparent)
 VALUES
     (:webhook_id, :event_id, :event_type, :message_id, :body, :attempts, :status,
-     :last_status_code, :last_error, :next_attempt_at, :created_at)
+     :last_status_code, :last_error, :next_attempt_at, :created_at, :traceparent)
 RETURNING delivery_id;
 
 -- name: page_webhook_deliveries
@@ -140,7 +140,7 @@ RETURNING json_object(
     'event_type', event_type, 'message_id', message_id, 'body', body, 'attempts', attempts,
     'status', status, 'last_status_code', last_status_code, 'last_error', last_error,
     'next_attempt_at', replace(next_attempt_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
+    'created_at', replace(created_at, ' ', 'T') || 'Z', 'traceparent', traceparent
 );
 
 -- name: record_webhook_attempt
