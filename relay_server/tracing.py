@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -121,9 +121,9 @@ class Tracing:
 
 
 class StatementSpans:
-    """A span of each named statement (``relay_core.ports.StatementObserver``), a child of the
-    request's: named by the statement (``claim_open_task``), with its SQL (parameters apart:
-    never their values) and the database's name."""
+    """A span of each named statement (``relay_core.ports.StatementObserver``) a recorded
+    request runs, a child of the request's: named by the statement (``claim_open_task``), with
+    its SQL (parameters apart: never their values) and the database's name."""
 
     def __init__(self, tracer: Tracer, system: str) -> None:
         self.tracer = tracer
@@ -132,6 +132,10 @@ class StatementSpans:
     def running(self, name: str, text: str) -> AbstractContextManager[object]:
         from opentelemetry import trace
 
+        if not trace.get_current_span().is_recording():
+            # Outside a request, or in one the sampler left out: a span would be one of a
+            # trace of its own, or dropped. Not made, it costs a sampled-out request nothing.
+            return nullcontext()
         attributes = {
             "db.system.name": self.system,
             "db.query.summary": name,

@@ -176,6 +176,14 @@ async def test_each_statement_is_a_span_of_its_request(
         assert span.attributes["db.system.name"] == system
         assert span.attributes["db.query.summary"] == span.name
         assert "the-title-we-never-record" not in str(dict(span.attributes))
+    exported.clear()
+    # A caller's trace the sampler leaves out (flags 00): neither the request nor what it ran
+    # is a span. Nor is a statement of work outside any request (a sweep, the webhook sender):
+    # each would be a trace of its own.
+    unsampled = {"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-00"}
+    await api.post("/v1/tasks", {"title": "not sampled"}, expect=201, headers=unsampled)
+    assert await api.client.app[SERVICES].approvals.sweep() == 0
+    assert exported.get_finished_spans() == ()
 
 
 async def test_the_operators_reply_goes_on_in_the_notifications_trace(
