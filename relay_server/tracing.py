@@ -236,20 +236,21 @@ def outbound(peer: str) -> list[aiohttp.TraceConfig]:
 @contextmanager
 def continuing(traceparent: str | None) -> Iterator[dict[str, str]]:
     """Inside, a call out is made in the trace ``traceparent`` names (a record's: the work it
-    was made in). In a process that traces, the call's client span (``outbound``) is a child
-    of it and sends its own; otherwise the headers given hand it on as it is."""
+    was made in): the headers given hand it on as it is, and in a process that traces, the
+    call's client span (``outbound``) is a child of it and sends its own instead."""
     if traceparent is None:
         yield {}
         return
+    handed_on = {"traceparent": traceparent}
     if "opentelemetry.trace" not in sys.modules:
-        yield {"traceparent": traceparent}
+        yield handed_on
         return
     from opentelemetry import context
     from opentelemetry.propagate import extract
 
-    token = context.attach(extract({"traceparent": traceparent}))
+    token = context.attach(extract(handed_on))
     try:
-        yield {}
+        yield handed_on
     finally:
         context.detach(token)
 
