@@ -248,8 +248,12 @@ class Storage(Protocol):
     # (lost_hint_pause); else each reads only when woken.
     hints_missable: bool
 
-    def unit_of_work(self, *, write: bool) -> AbstractAsyncContextManager[UnitOfWork]:
-        """A new transaction; leaving it without ``commit`` rolls it back."""
+    def unit_of_work(
+        self, *, write: bool, following: bool = False
+    ) -> AbstractAsyncContextManager[UnitOfWork]:
+        """A new transaction; leaving it without ``commit`` rolls it back. ``following``: a
+        read of a stream that follows the feed, which may wait for its turn so that requests
+        are not queued behind thousands of streams coming back at once."""
         ...
 
     def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:

@@ -17,19 +17,18 @@ _AGENT_HEADER = re.compile(ID_PATTERN)
 _BEARER = re.compile(r"^Bearer ([!-~]+)$", re.IGNORECASE)
 
 
-async def authenticate(
-    request: web.Request, services: Services, *, ticket_opens: bool = False
-) -> Caller:
-    """The caller named by ``Authorization: Bearer`` and ``X-Agent-ID``; where
-    ``ticket_opens`` (the event stream) and no Authorization is sent, by a ``?ticket=``. The
-    request keeps it, for the access log's line."""
-    caller = await _identify(request, services, ticket_opens)
+async def authenticate(request: web.Request, services: Services, *, stream: bool = False) -> Caller:
+    """The caller named by ``Authorization: Bearer`` and ``X-Agent-ID``; for the event
+    ``stream``, by a ``?ticket=`` where no Authorization is sent, and looked up in a stream's
+    turn (``Storage.unit_of_work``'s ``following``). The request keeps it, for the access log's
+    line."""
+    caller = await _identify(request, services, stream)
     request[CALLER] = caller
     return caller
 
 
-async def _identify(request: web.Request, services: Services, ticket_opens: bool) -> Caller:
-    if ticket_opens and "Authorization" not in request.headers:
+async def _identify(request: web.Request, services: Services, stream: bool) -> Caller:
+    if stream and "Authorization" not in request.headers:
         ticket = request.query.get("ticket")  # parsed only here: most requests have no query
         if ticket is not None:
             return await services.access.redeem(ticket)
@@ -46,5 +45,8 @@ async def _identify(request: web.Request, services: Services, ticket_opens: bool
             raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
     # An address that spent its budget of refusals gets 429 rather than another lookup.
     return await services.access.authenticate(
-        token, agent_header, before_lookup=lambda: request.app[REFUSALS].check(request)
+        token,
+        agent_header,
+        before_lookup=lambda: request.app[REFUSALS].check(request),
+        following=stream,
     )

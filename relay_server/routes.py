@@ -48,7 +48,7 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
         args: list[Any] = []
         caller = None
         if op.access == "token":
-            caller = await authenticate(request, services, ticket_opens=op.stream)
+            caller = await authenticate(request, services, stream=op.stream)
             if op.operator_only:
                 caller.require_operator()
             args.append(caller)

@@ -47,10 +47,13 @@ class AccessService(Service):
         token: str | None,
         agent_header: str | None,
         before_lookup: Callable[[], None] | None = None,
+        *,
+        following: bool = False,
     ) -> Caller:
         """The caller these credentials name; AuthenticationError or PermissionDenied if not.
         ``before_lookup`` runs when, and only when, the token must be looked up in the store
-        (an agent token not used in the last few seconds): where a flood of guesses costs."""
+        (an agent token not used in the last few seconds): where a flood of guesses costs.
+        ``following``: for a stream, looked up in a stream's turn (``Storage.unit_of_work``)."""
         config = self.ctx.config
         if not config.auth_enabled:
             return Caller("agent", agent_header) if agent_header else Caller("operator")
@@ -66,7 +69,7 @@ class AccessService(Service):
         if not token.startswith(AGENT_TOKEN_PREFIX):
             raise AuthenticationError("the bearer token is unknown (not one Relay issued: a typo?)")
 
-        agent_id = await self._agent_of(presented, before_lookup)
+        agent_id = await self._agent_of(presented, before_lookup, following=following)
         if agent_id is None:
             raise AuthenticationError("the bearer token is unknown or was rotated")
         if agent_header is not None and agent_header != agent_id:
@@ -85,15 +88,15 @@ class AccessService(Service):
         async def work(uow: UnitOfWork) -> records.StreamTicket | None:
             return await uow.stream_tickets.get(hash_secret(ticket))
 
-        issued = await self.read(work) if ticket.startswith(TICKET_PREFIX) else None
+        issued = await self.read(work, following=True) if ticket.startswith(TICKET_PREFIX) else None
         if issued is None or issued.expires_at < self.ctx.clock():
             raise AuthenticationError(
                 "the stream ticket is not valid or has expired; get another from "
                 "POST /v1/events/ticket"
             )
         caller = Caller(issued.kind, issued.agent_id, issued.token_hash)
-        if caller.token_hash is not None and await self._agent_of(caller.token_hash) != (
-            caller.agent_id
+        if caller.token_hash is not None and (
+            await self._agent_of(caller.token_hash, following=True) != caller.agent_id
         ):
             raise AuthenticationError("the token this ticket was issued for was rotated")
         return caller
@@ -104,12 +107,13 @@ class AccessService(Service):
 
         A token change publishes ``CREDENTIALS`` (other instances hear it through the storage's
         hints) and the token is checked again at once; where a hint can be lost, it is also
-        checked now and then (``lost_hint_pause``; an idle stream on SQLite checks nothing)."""
+        checked now and then (``lost_hint_pause``; an idle stream on SQLite checks nothing), in
+        a stream's turn (``Storage.unit_of_work``'s ``following``)."""
         hub = self.ctx.storage.hub
         missable = self.ctx.storage.hints_missable
         while True:
             with hub.subscribe(CREDENTIALS) as subscription:
-                if await self._agent_of(token_hash) != agent_id:
+                if await self._agent_of(token_hash, following=True) != agent_id:
                     return
                 await subscription.wait(lost_hint_pause() if missable else None)
             if hub.closed:  # shutting down: the request ends on its own; stop re-checking
@@ -135,7 +139,11 @@ class AccessService(Service):
         raise AuthenticationError("the bearer token was rotated while this request waited")
 
     async def _agent_of(
-        self, token_hash: str, before_lookup: Callable[[], None] | None = None
+        self,
+        token_hash: str,
+        before_lookup: Callable[[], None] | None = None,
+        *,
+        following: bool = False,
     ) -> str | None:
         """The agent holding the token with this hash, if any."""
         known = self._known.get(token_hash)
@@ -148,7 +156,7 @@ class AccessService(Service):
             return await uow.agents.by_token(token_hash)
 
         generation = self._generation
-        agent_id = await self.read(work)
+        agent_id = await self.read(work, following=following)
         # A token change committed while the read was under way may have been read before it.
         if agent_id is not None and generation == self._generation:
             if len(self._known) >= CACHE_ENTRIES:

@@ -159,9 +159,11 @@ class Service:
                 continue
         raise Conflict("the resource changed concurrently too many times; try again")
 
-    async def read(self, work: Callable[[UnitOfWork], Awaitable[T]]) -> T:
-        """Run ``work`` in a read-only transaction."""
-        async with self.ctx.storage.unit_of_work(write=False) as uow:
+    async def read(
+        self, work: Callable[[UnitOfWork], Awaitable[T]], *, following: bool = False
+    ) -> T:
+        """Run ``work`` in a read-only transaction (``following``: a stream's, ``Storage``)."""
+        async with self.ctx.storage.unit_of_work(write=False, following=following) as uow:
             return await work(uow)
 
     async def long_poll(

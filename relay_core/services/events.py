@@ -200,7 +200,7 @@ class EventsService(Service):
         how a browser authenticated; the server read it before. Keep-alives are the
         transport's.)"""
         state = _Reader(caller, after)
-        await self.read(state.start)
+        await self.read(state.start, following=True)
         return self._follow(state)
 
     async def _follow(self, state: _Reader) -> AsyncIterator[m.Event]:
@@ -217,7 +217,7 @@ class EventsService(Service):
                 # A room joined before the subscription began is seen at the first read.
                 state.checked = False
                 while not hub.closed:
-                    page = await self.read(lambda uow: state.page(self, uow))
+                    page = await self.read(lambda uow: state.page(self, uow), following=True)
                     if page is None:
                         break  # its audiences changed: subscribe to the new ones
                     for event in page.events:

@@ -33,8 +33,10 @@ class FlakyStorage(SqliteStorage):
         self.attempts = 0
 
     @asynccontextmanager
-    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:  # type: ignore[override]
-        async with super().unit_of_work(write=write) as uow:
+    async def unit_of_work(  # type: ignore[override]
+        self, *, write: bool, following: bool = False
+    ) -> AsyncIterator[UnitOfWork]:
+        async with super().unit_of_work(write=write, following=following) as uow:
             self.attempts += 1
             if write and self.failures:
                 self.failures -= 1

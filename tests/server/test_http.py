@@ -276,7 +276,9 @@ class ExplodingStorage(SqliteStorage):
     """Storage with a bug in it."""
 
     @asynccontextmanager
-    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:  # type: ignore[override]
+    async def unit_of_work(  # type: ignore[override]
+        self, *, write: bool, following: bool = False
+    ) -> AsyncIterator[UnitOfWork]:
         raise RuntimeError("secret internals: /etc/shadow")
         yield  # pragma: no cover
 

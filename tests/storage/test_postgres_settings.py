@@ -70,3 +70,50 @@ async def test_the_pool_holds_at_most_its_size(schema: tuple[str, dict[str, Any]
         assert inside == 3
     finally:
         await storage.close()
+
+
+async def test_streams_take_at_most_half_the_pool(schema: tuple[str, dict[str, Any]]) -> None:
+    """A stream's reads (``following``) take turns on half the connections: with every stream
+    coming back at once, a request still finds one of the others."""
+    url, search = schema
+    storage = PostgresStorage(url, connect_args=search, pool_size=4)
+    release = asyncio.Event()
+    held: list[asyncio.Task[None]] = []
+    try:
+        await storage.migrate()
+        following = 0
+        both_in = asyncio.Event()
+
+        async def stream_read() -> None:
+            nonlocal following
+            async with storage.unit_of_work(write=False, following=True):
+                following += 1
+                if following == 2:
+                    both_in.set()
+                await release.wait()
+
+        requested = 0
+        requests_in = asyncio.Event()
+
+        async def request() -> None:
+            nonlocal requested
+            async with storage.unit_of_work(write=False) as uow:
+                assert await uow.agents.by_token("no such token") is None
+                requested += 1
+                if requested == 2:
+                    requests_in.set()
+                await release.wait()
+
+        held += [asyncio.create_task(stream_read()) for _ in range(3)]
+        await asyncio.wait_for(both_in.wait(), 5)
+        # Two requests at once, while the streams hold their half: both get a connection.
+        held += [asyncio.create_task(request()) for _ in range(2)]
+        await asyncio.wait_for(requests_in.wait(), 5)
+        assert following == 2  # the third stream waits for its turn, not for a connection
+        release.set()
+        await asyncio.gather(*held)
+        assert following == 3
+    finally:
+        release.set()  # what still holds a connection lets it go, the test passed or not
+        await asyncio.gather(*held, return_exceptions=True)
+        await storage.close()

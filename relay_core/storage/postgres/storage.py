@@ -17,7 +17,7 @@ import functools
 import logging
 import zlib
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any, TypeVar
 
 import orjson
@@ -154,6 +154,7 @@ class PostgresStorage:
         self._senders: set[int] = set()  # the sessions other instances' hints came from
         self._connect_args = connect_args or {}
         self._pool_size = pool_size
+        self._following = asyncio.Semaphore(max(1, pool_size // 2))
         # Per session, so it holds for Relay's connections only (None: the server's setting).
         self._pool_settings = {**self._connect_args.get("server_settings", {})}
         if synchronous_commit is not None:
@@ -267,10 +268,15 @@ class PostgresStorage:
         return self._pool
 
     @asynccontextmanager
-    async def unit_of_work(self, *, write: bool) -> AsyncIterator[UnitOfWork]:
+    async def unit_of_work(
+        self, *, write: bool, following: bool = False
+    ) -> AsyncIterator[UnitOfWork]:
+        # A stream's reads take at most half the pool: when every stream comes back at once
+        # (a restart), a request finds a connection instead of queueing behind them all.
+        turn = self._following if following else nullcontext()
         try:
             pool = await self._connections()
-            async with pool.acquire() as conn:
+            async with turn, pool.acquire() as conn:
                 tx = Transaction(conn, write)
                 uow = PgUnitOfWork(tx, self._statements, self.hub, self._hints, self._observed)
                 if not write:

@@ -299,7 +299,7 @@ class SqliteStorage:
             self._reader_stores[id(conn)] = stores
         return conn, self._reader_stores[id(conn)]
 
-    def unit_of_work(self, *, write: bool) -> WriteUnit | ReadUnit:
+    def unit_of_work(self, *, write: bool, following: bool = False) -> WriteUnit | ReadUnit:
         if write:
             writer = self._writer
             if writer is None:
