@@ -300,6 +300,8 @@ class SqliteStorage:
         return conn, self._reader_stores[id(conn)]
 
     def unit_of_work(self, *, write: bool, following: bool = False) -> WriteUnit | ReadUnit:
+        """A unit of work; a stream's read (``following``) takes no turn: a reader is made
+        when none is free, so nothing queues behind the streams."""
         if write:
             writer = self._writer
             if writer is None:
