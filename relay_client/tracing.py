@@ -40,17 +40,17 @@ def trace_headers() -> dict[str, str]:
 @contextmanager
 def in_trace(traceparent: str | None) -> Iterator[None]:
     """Inside, the trace ``traceparent`` names is the one the SDK's requests are made in (and,
-    with OpenTelemetry installed, the current context). None: nothing changes."""
+    in a program that uses OpenTelemetry, the current context; any other imports nothing of
+    it). None: nothing changes."""
     if not traceparent:
         yield
         return
     handed = _HANDED.set(traceparent)
-    try:
+    attached = None
+    if "opentelemetry.trace" in sys.modules:
         from opentelemetry import context
         from opentelemetry.propagate import extract
-    except ImportError:
-        attached = None
-    else:
+
         attached = context.attach(extract({"traceparent": traceparent}))
     try:
         yield

@@ -59,6 +59,14 @@ def test_the_client_side_stands_on_the_contract(imports: str) -> None:
     assert core <= CLIENT_SIDE_MAY_USE, core - CLIENT_SIDE_MAY_USE
 
 
+def test_a_trace_handed_on_loads_no_opentelemetry() -> None:
+    """``in_trace`` in a program that does not trace (a hook, ``relay serve`` with tracing off
+    answering an MCP call with ``_meta``) imports nothing of OpenTelemetry, installed or not."""
+    handed = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    program = f"from relay_client import in_trace\nwith in_trace({handed!r}):\n    pass"
+    assert "opentelemetry" not in loaded_after(program)
+
+
 def test_the_sdk_loads_no_sealing() -> None:
     """The idempotency sealing (cryptography) is the server's; the SDK never pays for it."""
     assert "cryptography" not in loaded_after(SDK)
