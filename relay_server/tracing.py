@@ -22,6 +22,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from relay_client.tracing import in_trace
+
 if TYPE_CHECKING:  # the platforms' senders import this module, and some speak httpx alone
     import aiohttp
     from aiohttp import web
@@ -238,21 +240,8 @@ def continuing(traceparent: str | None) -> Iterator[dict[str, str]]:
     """Inside, a call out is made in the trace ``traceparent`` names (a record's: the work it
     was made in): the headers given hand it on as it is, and in a process that traces, the
     call's client span (``outbound``) is a child of it and sends its own instead."""
-    if traceparent is None:
-        yield {}
-        return
-    handed_on = {"traceparent": traceparent}
-    if "opentelemetry.trace" not in sys.modules:
-        yield handed_on
-        return
-    from opentelemetry import context
-    from opentelemetry.propagate import extract
-
-    token = context.attach(extract(handed_on))
-    try:
-        yield handed_on
-    finally:
-        context.detach(token)
+    with in_trace(traceparent):
+        yield {} if traceparent is None else {"traceparent": traceparent}
 
 
 @contextmanager
