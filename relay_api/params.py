@@ -25,7 +25,7 @@ MAX_CURSOR_LENGTH = 512
 class Params(BaseModel):
     """Base of parameter models; unknown query parameters are ignored, as FastAPI does."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class AgentPath(Params):
