@@ -5,7 +5,7 @@ Each method runs one named statement of ``sqlite/queries/events.sql`` or
 from __future__ import annotations
 
 from relay_api import models as m
-from relay_core.ports import FEED, feed_topic
+from relay_core.ports import FEED
 from relay_core.storage.queries import Statements
 
 
@@ -21,22 +21,20 @@ class EventsStore:
 
     async def newest_id(self, audiences: list[str] | None = None) -> int:
         """The id of the newest event a reader may see, 0 when there is none: where a reader
-        of ``audiences`` (of every event, if None) starts; held rows wake that reader."""
-        newest = await self._sql.feed(m.Event, "newest_event", _wakes(audiences))
+        of ``audiences`` (of every event, if None) starts; held rows wake that reader (a
+        reader of audiences, through the held row's: its statement names it)."""
+        if audiences is None:
+            newest = await self._sql.feed(m.Event, "newest_event", (FEED,))
+        else:
+            newest = await self._sql.feed(m.Event, "newest_event_for", (), audiences=audiences)
         return newest[0].event_id if newest else 0
 
     async def after(
         self, after: int, limit: int, audiences: list[str] | None = None
     ) -> list[m.Event]:
         """Up to ``limit`` events after ``after``, oldest first; of ``audiences`` if given."""
-        wakes = _wakes(audiences)
         if audiences is None:
-            return await self._sql.feed(m.Event, "events_after", wakes, after=after, limit=limit)
+            return await self._sql.feed(m.Event, "events_after", (FEED,), after=after, limit=limit)
         return await self._sql.feed(
-            m.Event, "events_after_for", wakes, after=after, audiences=audiences, limit=limit
+            m.Event, "events_after_for", (), after=after, audiences=audiences, limit=limit
         )
-
-
-def _wakes(audiences: list[str] | None) -> tuple[str, ...]:
-    """The hub topics of the readers of ``audiences`` (of every event, if None)."""
-    return (FEED,) if audiences is None else tuple(feed_topic(a) for a in audiences)

@@ -123,7 +123,9 @@ class Statements(Protocol):
         """Every record a read of the event feed answers. PostgreSQL's statement answers, with
         each row, whether committed rows of the feed it reads wait above the horizon (``held``;
         one row of NULLs when nothing is found), which the runner notes for the unit, so that
-        the readers of the hub topics ``wakes`` are woken again; SQLite's, the records."""
+        their readers are woken again: those of the held row's audience where the statement
+        names it (``held_audience``), else those of the hub topics ``wakes``; SQLite's, the
+        records."""
         ...
 
     async def json_array(self, model: type[R], name: str, /, **params: Any) -> JsonRecords[R]:

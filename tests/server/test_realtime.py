@@ -144,6 +144,45 @@ async def test_an_agents_long_poll_answers_its_message_held_behind_another_trans
     assert waited_for < REPOLL_SECONDS - 1, waited_for
 
 
+async def test_an_event_held_behind_another_transaction_wakes_only_its_readers(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message to bob held behind another application's transaction: once it ends, bob's
+    waiting reader is woken, and carol's is not (every agent reads everyone's audience, which
+    the held row is not in)."""
+    if (await api.get("/v1/status"))["storage"] != "postgresql":
+        pytest.skip("only PostgreSQL holds events behind older transactions")
+    for agent in ("bob", "carol"):
+        await api.agent(agent)
+    reads = {"bob": 0, "carol": 0}
+    services = api.client.server.app[SERVICES]
+    page = type(services.events)._page
+
+    async def counted(self: Any, uow: Any, after: Any, limit: int, readable: Any) -> Any:
+        for agent in reads:
+            if readable is not None and agent in readable:
+                reads[agent] += 1
+        return await page(self, uow, after, limit, readable)
+
+    bobs_cursor = (await api.get("/v1/events", as_="bob"))["cursor"]
+    carols_cursor = (await api.get("/v1/events", as_="carol"))["cursor"]
+    monkeypatch.setattr(type(services.events), "_page", counted)
+    async with other_application() as other:
+        await api.post("/v1/messages", {"to": "bob", "text": "held"}, expect=201)
+        carols = asyncio.create_task(
+            api.get("/v1/events", as_="carol", after=carols_cursor, wait=30)
+        )
+        bobs = asyncio.create_task(api.get("/v1/events", as_="bob", after=bobs_cursor, wait=30))
+        while reads["bob"] < 1 or reads["carol"] < 1:
+            await asyncio.sleep(0.01)
+        await other.execute("ROLLBACK")
+        waited = await asyncio.wait_for(bobs, 10)
+    assert [e["kind"] for e in waited["events"]] == ["message.created"]
+    await asyncio.sleep(0.3)  # time for any wake to reach carol's reader
+    carols.cancel()
+    assert reads["carol"] == 1, reads
+
+
 async def test_an_event_wakes_only_the_readers_it_is_for(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:

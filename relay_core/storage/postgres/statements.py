@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import JsonRecords, Observed, StaleWrite
+from relay_core.ports import JsonRecords, Observed, StaleWrite, feed_topic
 from relay_core.storage.postgres.driver import INTEGRITY
 from relay_core.storage.postgres.transaction import Held, Transaction, affected
 from relay_core.storage.queries import R, Statement
@@ -70,10 +70,10 @@ class PgStatements:
         self, model: type[R], name: str, wakes: tuple[str, ...], /, **params: Any
     ) -> list[R]:
         rows = await self._fetch(name, params)
-        held = rows[0]["held"]
+        held, audience = rows[0]["held"], rows[0].get("held_audience")
         if held is not None:
             noted = self._tx.feeds_held_back
-            for topic in wakes:
+            for topic in wakes if audience is None else (feed_topic(audience),):
                 noted[topic] = min(held, noted.get(topic, held))
         return [model.model_validate(dict(row)) for row in rows if row[0] is not None]
 

@@ -16,6 +16,20 @@ SELECT json_object(
 )
 FROM events ORDER BY event_id DESC LIMIT 1;
 
+-- name: newest_event_for
+-- The newest event of the audiences asked for (a JSON array): each audience's newest through
+-- ix_events_audience.
+SELECT json_object(
+    'event_id', event_id, 'kind', kind, 'audience', audience, 'subject_id', subject_id,
+    'data', json(data), 'created_at', replace(created_at, ' ', 'T') || 'Z',
+    'traceparent', traceparent
+)
+FROM events
+WHERE event_id = (
+    SELECT max((SELECT max(event_id) FROM events WHERE audience = asked.value))
+    FROM json_each(:audiences) AS asked
+);
+
 -- name: events_after
 -- Events after :after, oldest first, up to :limit.
 SELECT json_object(
