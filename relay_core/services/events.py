@@ -217,13 +217,19 @@ class EventsService(Service):
                 # A room joined before the subscription began is seen at the first read.
                 state.checked = False
                 while not hub.closed:
-                    page = await self.read(lambda uow: state.page(self, uow), following=True)
+                    # Catching up (a stream back after a restart, with all the others), a read
+                    # takes its turn with the other streams' (``following``); once caught up,
+                    # a delivery does not wait for theirs.
+                    page = await self.read(
+                        lambda uow: state.page(self, uow), following=not state.caught_up
+                    )
                     if page is None:
                         break  # its audiences changed: subscribe to the new ones
                     for event in page.events:
                         yield event
                     if len(page.events) == STREAM_PAGE:
                         continue  # more may wait; a page short of full read all there was
+                    state.caught_up = True
                     await subscription.wait(lost_hint_pause() if missable else None)
                     if state.membership in subscription.heard:
                         state.checked = False  # read its audiences again with the feed
@@ -238,6 +244,7 @@ class _Reader:
         self.cursor = after
         self.readable: list[str] | None = None
         self.checked = False  # whether the audiences are known to be current
+        self.caught_up = False  # whether a read found less than a page: all there was
         self.membership = membership_topic(caller.name)
 
     @property

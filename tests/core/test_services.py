@@ -14,6 +14,7 @@ from relay_core.auth import OPERATOR_CALLER, Caller
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services import Context, CoreConfig, Services
 from relay_core.services.base import Registered
+from relay_core.services.events import STREAM_PAGE
 from relay_core.services.spaces import derive_id
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server.bridges.local import LocalBridge
@@ -144,3 +145,47 @@ def test_registered_agents_are_remembered_up_to_a_bound() -> None:
     assert all(agent_id in known for agent_id in ("a", "b", "c"))
     known.add("d")  # full: emptied, then "d"
     assert "d" in known and "a" not in known
+
+
+class TurnsKept(SqliteStorage):
+    """A SQLite store that notes whether each read unit of work took a stream's turn."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.turns: list[bool] = []
+
+    @asynccontextmanager
+    async def unit_of_work(  # type: ignore[override]
+        self, *, write: bool, following: bool = False
+    ) -> AsyncIterator[UnitOfWork]:
+        if not write:
+            self.turns.append(following)
+        async with super().unit_of_work(write=write, following=following) as uow:
+            yield uow
+
+
+async def test_a_stream_takes_turns_while_it_catches_up_and_not_once_it_has(
+    sqlite_url: str,
+) -> None:
+    """A stream back after a restart reads what it missed taking turns with the others
+    (``following``); once a read found less than a page, a delivery takes none."""
+    await migrated.sqlite_store(SqliteStorage.file_of(sqlite_url))
+    storage = TurnsKept(sqlite_url)
+    await storage.migrate()
+    relay = services(storage)
+    try:
+        await relay.agents.register(OPERATOR_CALLER, m.AgentRegister(agent_id="bob"))
+        bob = Caller("agent", "bob")
+        for n in range(STREAM_PAGE + 1):  # missed while away: more than a page
+            await relay.messages.send(OPERATOR_CALLER, m.MessageCreate(to="bob", text=f"m{n}"))
+        storage.turns.clear()
+        events = await relay.events.stream(bob, 0)
+        for _ in range(STREAM_PAGE + 1):
+            await asyncio.wait_for(anext(events), 10)
+        await relay.messages.send(OPERATOR_CALLER, m.MessageCreate(to="bob", text="live"))
+        live = await asyncio.wait_for(anext(events), 10)
+        await events.aclose()  # type: ignore[attr-defined]
+    finally:
+        await storage.close()
+    assert live.kind == "message.created"
+    assert storage.turns == [True, True, True, False]  # its start, two pages; the delivery
