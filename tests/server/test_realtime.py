@@ -144,6 +144,22 @@ async def test_an_agents_long_poll_answers_its_message_held_behind_another_trans
     assert waited_for < REPOLL_SECONDS - 1, waited_for
 
 
+def count_feed_reads(api: Api, monkeypatch: pytest.MonkeyPatch, *agents: str) -> dict[str, int]:
+    """How many times each of ``agents``' readers reads the feed, from now on."""
+    reads = dict.fromkeys(agents, 0)
+    events = type(api.client.server.app[SERVICES].events)
+    page = events._page
+
+    async def counted(self: Any, uow: Any, after: Any, limit: int, readable: Any) -> Any:
+        for agent in reads:
+            if readable is not None and agent in readable:
+                reads[agent] += 1
+        return await page(self, uow, after, limit, readable)
+
+    monkeypatch.setattr(events, "_page", counted)
+    return reads
+
+
 async def test_an_event_held_behind_another_transaction_wakes_only_its_readers(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,27 +170,21 @@ async def test_an_event_held_behind_another_transaction_wakes_only_its_readers(
         pytest.skip("only PostgreSQL holds events behind older transactions")
     for agent in ("bob", "carol"):
         await api.agent(agent)
-    reads = {"bob": 0, "carol": 0}
-    services = api.client.server.app[SERVICES]
-    page = type(services.events)._page
-
-    async def counted(self: Any, uow: Any, after: Any, limit: int, readable: Any) -> Any:
-        for agent in reads:
-            if readable is not None and agent in readable:
-                reads[agent] += 1
-        return await page(self, uow, after, limit, readable)
-
     bobs_cursor = (await api.get("/v1/events", as_="bob"))["cursor"]
     carols_cursor = (await api.get("/v1/events", as_="carol"))["cursor"]
-    monkeypatch.setattr(type(services.events), "_page", counted)
+    reads = count_feed_reads(api, monkeypatch, "bob", "carol")
     async with other_application() as other:
         await api.post("/v1/messages", {"to": "bob", "text": "held"}, expect=201)
         carols = asyncio.create_task(
             api.get("/v1/events", as_="carol", after=carols_cursor, wait=30)
         )
         bobs = asyncio.create_task(api.get("/v1/events", as_="bob", after=bobs_cursor, wait=30))
-        while reads["bob"] < 1 or reads["carol"] < 1:
-            await asyncio.sleep(0.01)
+
+        async def both_waiting() -> None:
+            while reads["bob"] < 1 or reads["carol"] < 1:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(both_waiting(), 10)
         await other.execute("ROLLBACK")
         waited = await asyncio.wait_for(bobs, 10)
     assert [e["kind"] for e in waited["events"]] == ["message.created"]
@@ -190,17 +200,7 @@ async def test_an_event_wakes_only_the_readers_it_is_for(
     once a message; alice's answers with the first."""
     for agent in ("alice", "bob"):
         await api.agent(agent)
-    reads: dict[str, int] = {"alice": 0, "bob": 0}
-    services = api.client.server.app[SERVICES]
-    page = type(services.events)._page
-
-    async def counted(self: Any, uow: Any, after: Any, limit: int, readable: Any) -> Any:
-        for agent in reads:
-            if readable is not None and agent in readable:
-                reads[agent] += 1
-        return await page(self, uow, after, limit, readable)
-
-    monkeypatch.setattr(type(services.events), "_page", counted)
+    reads = count_feed_reads(api, monkeypatch, "alice", "bob")
     cursor = (await api.get("/v1/events", as_="bob"))["cursor"]
     reads["bob"] = 0
     bobs = asyncio.create_task(api.get("/v1/events", as_="bob", after=cursor, wait=2))
