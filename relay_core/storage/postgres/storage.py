@@ -154,7 +154,7 @@ class PostgresStorage:
         self._senders: set[int] = set()  # the sessions other instances' hints came from
         self._connect_args = connect_args or {}
         self._pool_size = pool_size
-        self._following = asyncio.Semaphore(max(1, pool_size // 2))
+        self._turns = asyncio.Semaphore(max(1, pool_size // 2))  # a stream's reads' turns
         # Per session, so it holds for Relay's connections only (None: the server's setting).
         self._pool_settings = {**self._connect_args.get("server_settings", {})}
         if synchronous_commit is not None:
@@ -273,7 +273,7 @@ class PostgresStorage:
     ) -> AsyncIterator[UnitOfWork]:
         # A stream's reads take at most half the pool: when every stream comes back at once
         # (a restart), a request finds a connection instead of queueing behind them all.
-        turn = self._following if following else nullcontext()
+        turn = self._turns if following else nullcontext()
         try:
             pool = await self._connections()
             async with turn, pool.acquire() as conn:
