@@ -56,7 +56,22 @@ def _not_an_actor_of_relays(name: str) -> None:
 
 # Integer ids are 64-bit in every database; a larger number cannot name anything.
 IntegerId = Annotated[int, Field(ge=0, le=2**63 - 1)]
-ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# Every character str.splitlines breaks a line at: CR, LF, VT, FF, the file, group and record
+# separators, NEL, and Unicode's line and paragraph separators.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _one_line(text: str) -> str:
+    # A name, a title or a subject is shown as one line (in a session, a chat, a mail's
+    # subject): a break in it would start a line that reads as Relay's own.
+    if any(char in LINE_BREAKS for char in text):
+        raise ValueError("must be one line: no line breaks (CR, LF, U+2028, U+2029 or the like)")
+    return text
+
+
+OneLine = AfterValidator(_one_line)
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200), OneLine]
+Title = Annotated[str, StringConstraints(min_length=1, max_length=500), OneLine]
 
 
 def _a_person(name: str) -> str:
@@ -276,7 +291,7 @@ class RoomInSpaceCreate(RequestBody):
 class TaskCreate(RequestBody):
     """A unit of work for an agent to claim."""
 
-    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    title: Title
     description: LongText | None = None
     payload: SmallJson = Field(default_factory=dict)
     priority: int = Field(default=0, ge=-1_000_000, le=1_000_000)
@@ -345,7 +360,7 @@ class EnrollRequest(RequestBody):
         return self
 
 
-OptionLabel = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+OptionLabel = Annotated[str, StringConstraints(min_length=1, max_length=100), OneLine]
 MAX_OTHER_ANSWER = 2000  # characters of an answer in the operator's own words
 AnswerText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_OTHER_ANSWER)]
 
@@ -443,7 +458,7 @@ class InterventionApprovalRequest(RequestBody):
     """Ask the operator to approve a proposed remediation."""
 
     agent_id: ResourceId | None = None
-    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    title: Title
     reason: LongText
     proposed_action: LongText
     risk: Risk = "medium"
@@ -457,7 +472,7 @@ class ApprovalRequest(RequestBody):
     asks a question with options for the operator to answer."""
 
     kind: Literal["request", "question"] = "request"
-    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    title: Title
     detail: LongText | None = None
     payload: SmallJson | None = None
     options: list[QuestionOption] | None = Field(
@@ -1407,7 +1422,7 @@ class PolicySimulation(RequestBody):
 
     agent_id: ResourceId
     kind: ApprovalKind = "request"
-    title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    title: Title
     detail: LongText | None = None
     payload: SmallJson | None = None
     options: list[QuestionOption] | None = Field(
@@ -1455,7 +1470,7 @@ class ReservationCreate(RequestBody):
     )
     exclusive: bool = Field(default=True, description="false: others may hold them shared")
     ttl_seconds: int = Field(default=3600, ge=60, le=86_400, description="until it lapses")
-    reason: Annotated[str, StringConstraints(max_length=500)] | None = None
+    reason: Annotated[str, StringConstraints(max_length=500), OneLine] | None = None
     task_id: IntegerId | None = Field(
         default=None, description="released when this task is done, failed or lost"
     )

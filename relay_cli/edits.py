@@ -18,6 +18,7 @@ from typing import Any
 from relay_cli.reserved import acting_agent, held_by_others
 from relay_cli.workspace import current_workspace, git_output
 from relay_client import RelayClient
+from relay_client.coding_agents import inline
 
 FILE_FIELDS = {
     "Edit": "file_path",
@@ -79,7 +80,7 @@ def reserved_edit(
     if blocked:
         path, held = blocked[0]
         task = f" for task {held.task_id}" if held.task_id is not None else ""
-        why = f" ({held.reason})" if held.reason else ""
+        why = f" ({inline(held.reason)})" if held.reason else ""
         return (
             f"{path} is reserved by {held.holder} until {held.expires_at:%H:%M} UTC{task}{why}:"
             f" message {held.holder} or pick other work"

@@ -21,6 +21,7 @@ from platformdirs import user_state_dir
 
 from relay_client import RelayClient
 from relay_client.coding_agents import (
+    FRAMING,
     News,
     approval_news,
     message_news,
@@ -99,10 +100,10 @@ def summary(news: list[News]) -> str:
     count = f"{len(news)} new item{'' if len(news) == 1 else 's'}"
     items = "\n\n".join(content for content, _ in news)
     return (
-        f"Relay has {count} for you (coordination with other agents and the operator):\n\n"
-        f"{items}\n\nAnswer with Relay's tools (send_message, post_to_room, claim_task) or "
-        "its CLI (relay messages send, relay tasks claim); acknowledge each message once "
-        "handled (ack_messages, or relay messages ack <id>)."
+        f"Relay has {count} for you (coordination with other agents and the operator). "
+        f"{FRAMING}\n\n{items}\n\nAnswer with Relay's tools (send_message, post_to_room, "
+        "claim_task) or its CLI (relay messages send, relay tasks claim); acknowledge each "
+        "message once handled (ack_messages, or relay messages ack <id>)."
     )
 
 

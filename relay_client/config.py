@@ -81,17 +81,19 @@ class ClientConfig:
         timeout: float | None = None,
         max_retries: int | None = None,
         anonymous: bool = False,
+        local_operator: bool = True,
     ) -> ClientConfig:
         """Arguments first, then ``RELAY_URL``/``RELAY_TOKEN``/``RELAY_AGENT_ID``, then the config
-        file, then (for a server on this machine) the operator token file. An ``anonymous``
-        client (one that enrolls) takes only the URL: it sends no token and no agent id."""
+        file, then (for a server on this machine, unless not ``local_operator``) the operator
+        token file. An ``anonymous`` client (one that enrolls) takes only the URL: it sends no
+        token and no agent id."""
         file = _config_file()
         url = url or os.environ.get("RELAY_URL") or file.get("url") or DEFAULT_URL
         if anonymous:
             token, agent_id = None, None
         else:
             token = token or os.environ.get("RELAY_TOKEN") or file.get("token")
-            token = token or local_operator_token(url)
+            token = token or (local_operator_token(url) if local_operator else None)
             agent_id = agent_id or os.environ.get("RELAY_AGENT_ID") or file.get("agent_id")
         return cls(
             url=url.rstrip("/"),

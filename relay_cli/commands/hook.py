@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from relay_api.prompts import command_of, prompt_payload, title_of
-from relay_cli.connection import Connection
+from relay_cli.connection import NO_AGENT_TOKEN, Connection, given_token
 from relay_cli.hook_http import JsonObject, Refused, Unreachable, Wire
 from relay_client.config import ClientConfig
 
@@ -277,6 +277,10 @@ def run(ctx: typer.Context, source: Source, timeout: int, reserve_on_edit: bool 
     whatever fails, print nothing and exit 0."""
     conn: Connection = ctx.obj or Connection()
     try:
+        conn.token = given_token(conn)
+        if conn.token is None:
+            say(f"{NO_AGENT_TOKEN}; {FALLBACK}")
+            return
         given = json.loads(sys.stdin.read(MAX_INPUT))
         event = given.get("hook_event_name", "PermissionRequest")
         if event in HANDED_OVER:

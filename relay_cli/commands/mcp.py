@@ -10,7 +10,7 @@ import typer
 
 from relay_api.models import OPERATOR
 from relay_cli._common import call
-from relay_cli.connection import Connection
+from relay_cli.connection import NO_AGENT_TOKEN, Connection, given_token
 from relay_cli.workspace import current_workspace
 
 
@@ -65,9 +65,10 @@ def mcp(
 ) -> None:
     """Serve Relay's agent tools over stdio to an MCP client (an LLM agent).
 
-    It acts as whoever --token/RELAY_TOKEN belongs to (an agent, or the operator), against
-    --url/RELAY_URL; a refused token stops it at once. Needs the mcp extra: pip install
-    'relay-agents[mcp]'.
+    It acts as whoever --token/RELAY_TOKEN belongs to (an agent, or the operator when its
+    token is given so), against --url/RELAY_URL; it never takes the operator token of a
+    server on this machine by itself. No token, or a refused one, stops it at once. Needs the
+    mcp extra: pip install 'relay-agents[mcp]'.
 
     For an agent's token it is also a Claude Code channel (with a host that loads it as
     one: claude --channels plugin:relay@relay, or --dangerously-load-development-channels
@@ -94,6 +95,10 @@ def mcp(
     from relay_client.kept_files import Cursor
 
     connection: Connection = ctx.obj
+    connection.token = given_token(connection)
+    if connection.token is None:
+        typer.echo(f"Error: relay mcp: {NO_AGENT_TOKEN}", err=True)
+        raise typer.Exit(2)
     agent = _acting_agent(ctx, connection)
     workspace = _workspace(agent) if reservations else None
 

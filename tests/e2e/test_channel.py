@@ -141,10 +141,10 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
                 "kind": "message",
                 "thread_id": str(sent.thread_id),
             }
-            assert event.content.startswith(
-                f"Direct message #{sent.message_id} from agent bob:\nSubject: CI\n"
+            assert event.content == (
+                f"Direct message #{sent.message_id} from agent bob, subject \u00abCI\u00bb:\n"
+                "\u2502 build 7 is red: \u2039b\u203alook\u2039/b\u203a"  # quoted, no tag
             )
-            assert event.content.endswith("build 7 is red: <b>look</b>")  # literally
 
             receipt = b.messages.show(sent.message_id)  # the sender sees it reached a session
             assert receipt.status == "delivered" and receipt.delivered_at is not None
@@ -183,10 +183,11 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
             op.approvals.answer(question.approval_id, ["us-east"])
             event = await host.next_event()
             assert event.meta["approval_id"] == str(question.approval_id)
-            assert f'Your question #{question.approval_id} "Which region first?" was answered' in (
-                event.content
+            assert (
+                f"\u27e6operator\u27e7 Your question #{question.approval_id} \u00abWhich region"
+                " first?\u00bb was answered" in event.content
             )
-            assert "The answer: us-east" in event.content
+            assert "The answer:\n\u2502 us-east" in event.content
 
             notice = a.notify.send("Which region first?")
             assert notice.platform_message_id is not None
@@ -204,10 +205,10 @@ async def test_a_session_hears_messages_posts_tasks_and_decisions(
             event = await host.next_event()
             assert event.meta == {"kind": "reservation", "reservation_id": str(held.reservation_id)}
             assert event.content.startswith(
-                f"bob asked for src/app.py, which your reservation #{held.reservation_id}"
+                f"Agent bob asked for src/app.py, which your reservation #{held.reservation_id}"
                 " (src/**) holds; it was refused."
             )
-            assert "Their reason: a hotfix" in event.content
+            assert "Their reason:\n\u2502 a hotfix" in event.content
             assert f"relay release {held.reservation_id}" in event.content
 
             long = b.messages.send("x" * 10_000, to="ada")
@@ -353,10 +354,10 @@ async def test_permission_prompts_are_decided_by_policy_and_operator(
                 why = await host.next_event()
                 assert why.meta["kind"] == "approval" and why.meta["from"] == "operator"
                 assert why.content == (
-                    'The operator denied "Bash: git push --force".\n'
-                    "The operator's note: not on main\n"
-                    "The operator asks you to stop what you are doing and wait for their"
-                    " instructions."
+                    "\u27e6operator\u27e7 The operator denied \u00abBash: git push --force\u00bb.\n"
+                    "The operator's note:\n\u2502 not on main\n"
+                    "\u27e6operator\u27e7 The operator asks you to stop what you are doing and"
+                    " wait for their instructions."
                 )
 
                 # A cut preview is no command a policy may allow: the operator is asked.

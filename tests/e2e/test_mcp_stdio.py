@@ -14,6 +14,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -472,3 +473,48 @@ async def test_rooms_progress_actions_interventions_and_events(server: LiveServe
         assert [(e.progress, e.message) for e in trail if e.kind == "progress"] == [(40, "halfway")]
         [done] = [a for a in op.actions.list(agent_id="olga").actions if a.action_id == recorded]
         assert (done.agent_id, done.target, done.outcome) == ("olga", "web-1", "ok")
+
+
+def test_without_a_token_relay_mcp_and_relay_hook_never_act_as_the_operator(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    """On the server's machine (its operator token file readable), a hand-written MCP or hook
+    config that forgot RELAY_TOKEN stops with one line: neither takes the operator's token."""
+    command, *args = relay_command()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"RELAY_URL": server.url, "RELAY_DATA_DIR": str(server.data_dir), "HOME": str(tmp_path)}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    served = subprocess.run(
+        [command, *args, "mcp"], input="", capture_output=True, text=True, env=env, timeout=30
+    )
+    assert served.returncode == 2 and served.stdout == ""
+    assert served.stderr.strip().splitlines() == [
+        "Error: relay mcp: no agent token: give this agent's token as RELAY_TOKEN in the host's"
+        " MCP server or hook settings (relay agents register NAME prints one), or --token; the"
+        " operator's token is used only when given so"
+    ]
+    prompt = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "cwd": str(tmp_path)}
+    prompt["tool_input"] = {"command": "git push --force"}
+    hooked = subprocess.run(
+        [command, *args, "hook", "claude-code"],
+        input=json.dumps(prompt),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert hooked.returncode == 0 and hooked.stdout == ""  # the terminal asks, as before
+    assert "no agent token" in hooked.stderr
+    with RelayClient(server.url, token=server.operator_token) as op:
+        assert not any("git push --force" in a.title for a in op.approvals.list().approvals)
+    # The operator's token given explicitly is the operator's choice: it serves.
+    env["RELAY_TOKEN"] = server.operator_token
+    line = json.dumps(STRICT_INITIALIZE) + "\n"
+    with subprocess.Popen(
+        [command, *args, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(line)
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 0
+        process.stdin.close()
