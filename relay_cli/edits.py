@@ -3,20 +3,20 @@ them, and whether another agent reserved them: then the edit is denied with the 
 reason and the expiry as the reason the model reads.
 
 Claude Code names the file in ``Edit``, ``Write``, ``MultiEdit`` (``file_path``) and
-``NotebookEdit`` (``notebook_path``). Codex's hooks see only ``Bash`` (its published
-``pre-tool-use.command.input`` schema); a patch it applies through the shell (``apply_patch``
-with its ``*** Update File: …`` headers) names its files in the command.
+``NotebookEdit`` (``notebook_path``). Codex sends its own edits as ``apply_patch`` (since
+0.123), the whole patch in ``tool_input.command``, and may apply one through ``Bash`` too:
+each file a patch adds, updates, deletes or moves (from and to) is named in its ``*** … File:``
+and ``*** Move to:`` headers.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from relay_cli.reserved import acting_agent, held_by_others
-from relay_cli.workspace import current_workspace, git_output
+from relay_cli.workspace import current_workspace, repository_root, within
 from relay_client import RelayClient
 from relay_client.coding_agents import inline
 
@@ -41,27 +41,22 @@ def targets(source: str, given: dict[str, Any]) -> list[str]:
         path = tool_input.get(FILE_FIELDS[str(tool)])
         return [path] if isinstance(path, str) and path else []
     command = tool_input.get("command")
-    if source == "codex" and tool == "Bash" and isinstance(command, str):
-        if "apply_patch" in command:
-            return PATCH_FILE.findall(command)
+    if not isinstance(command, str):
+        return []
+    if tool == "apply_patch" or (tool == "Bash" and "apply_patch" in command):
+        return PATCH_FILE.findall(command)
     return []
 
 
 def in_repository(paths: list[str], cwd: Path) -> list[str] | None:
-    """``paths`` (from ``cwd``) relative to the root of the repository holding ``cwd``: the
-    ones inside it; None outside a repository."""
-    top = git_output("rev-parse", "--show-toplevel", cwd=cwd)
-    if not top:
+    """``paths`` (absolute, or from ``cwd``) relative to the root of the repository holding
+    ``cwd``: the ones inside it (outside it, nobody reserves them here); None outside a
+    repository."""
+    root = repository_root(cwd)
+    if root is None:
         return None
-    root = Path(top).resolve()
-    inside = []
-    for path in paths:
-        full = Path(os.path.normpath(cwd / path))
-        try:
-            inside.append(full.resolve().relative_to(root).as_posix())
-        except ValueError:
-            continue  # outside the repository: nobody reserves it here
-    return inside
+    inside = (within(path, root, cwd.resolve()) for path in paths)
+    return [path for path in inside if path is not None]
 
 
 def reserved_edit(

@@ -4,6 +4,7 @@ to its root."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -48,7 +49,37 @@ def current_workspace(cwd: Path | None = None) -> str | None:
 
 
 def from_root(patterns: list[str], cwd: Path | None = None) -> list[str]:
-    """``patterns`` (relative to the current directory, or to the root where they start with
-    ``/``) relative to the repository's root."""
-    prefix = git_output("rev-parse", "--show-prefix", cwd=cwd) or ""
-    return [p.lstrip("/") if p.startswith("/") else f"{prefix}{p}" for p in patterns]
+    """``patterns`` relative to the repository's root, as reservations name paths: one
+    relative to ``cwd`` (``../api/x.py`` too) or an absolute path inside the repository is
+    made so; one that starts with ``/`` and is not in it is taken from the root. A pattern
+    that still names no path of the repository (``../outside``) is sent as it is, for the
+    server to say why it holds nothing."""
+    here = (cwd or Path.cwd()).resolve()
+    root = repository_root(here) or here
+    rooted = []
+    for pattern in patterns:
+        inside = within(pattern, root, here)
+        if inside is None and pattern.startswith("/"):
+            inside = within(pattern.lstrip("/"), root, root)
+        rooted.append(pattern if inside is None else inside)
+    return rooted
+
+
+def repository_root(cwd: Path | None = None) -> Path | None:
+    """The root of the repository holding ``cwd``; None outside one."""
+    top = git_output("rev-parse", "--show-toplevel", cwd=cwd)
+    return Path(top).resolve() if top else None
+
+
+def within(path: str, root: Path, cwd: Path) -> str | None:
+    """``path`` (absolute, or from ``cwd``) from ``root``, its ``.`` and ``..`` resolved; None
+    when it is outside ``root`` (a wildcard stays as written: only its literal directories
+    are resolved)."""
+    full = Path(os.path.normpath(cwd / path)).resolve()
+    try:
+        inside = full.relative_to(root).as_posix()
+    except ValueError:
+        return None
+    if inside == ".":
+        return None
+    return inside + "/" if path.endswith("/") else inside

@@ -32,12 +32,30 @@ def _spec(pattern: str) -> pathspec.PathSpec[Any]:
 
 
 def invalid(pattern: str) -> str | None:
-    """Why ``pattern`` is no pattern git's rules read (an unfinished escape, a backwards
-    range), or None."""
+    """Why ``pattern`` is no pattern a reservation may hold, or None: one that names a path
+    other than as git does (so that it would protect nothing while its holder believes it
+    holds a file), or one git's rules do not read (an unfinished escape, a backwards range)."""
+    why = _misnamed(pattern)
+    if why is not None:
+        return f"{pattern!r} {why}"
     try:
         _spec(pattern)
     except (ValueError, re.error) as exc:
         return f"{pattern!r} is not a wildmatch pattern ({exc})"
+    return None
+
+
+def _misnamed(pattern: str) -> str | None:
+    if pattern != pattern.strip():
+        return "has leading or trailing whitespace"
+    if pattern.startswith("/"):
+        return "is absolute: give it from the repository's root (src/api/x.py)"
+    if pattern.startswith("!"):
+        return "starts with '!' (gitignore's negation): a reservation cannot hold 'all but'"
+    if pattern.startswith(":"):
+        return "is pathspec magic (':(top)', ':/', ':!'): give a path from the repository's root"
+    if any(part in ("", ".", "..") for part in pattern.removesuffix("/").split("/")):
+        return "has a '.', '..' or empty segment: give the path as git names it (src/api/x.py)"
     return None
 
 

@@ -13,6 +13,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from relay_api import models as m
+from relay_cli.workspace import repository_root, within
 from relay_client import AsyncRelayClient, ConflictError
 from relay_mcp import answers as a
 from relay_mcp.agent_tools import PAGE, READ, REPEATABLE, WRITE, Cursor
@@ -54,7 +55,7 @@ async def reserve_paths(
     try:
         held = await relay.reservations.create(
             here,
-            paths,
+            [_from_root(path) for path in paths],
             exclusive=exclusive,
             ttl_seconds=ttl_seconds,
             reason=reason,
@@ -67,6 +68,14 @@ async def reserve_paths(
         reservation_id=held.reservation_id, expires_at=held.expires_at, next=next_
     )
     return await answer(relay, reserved)
+
+
+def _from_root(path: str) -> str:
+    """A path as the tools take it, from the repository's root: an absolute path inside the
+    repository (what a model often passes) is made so; any other is the API's to judge."""
+    root = repository_root()
+    inside = within(path, root, root) if root is not None and path.startswith("/") else None
+    return path if inside is None else inside
 
 
 def _in_the_way(exc: ConflictError) -> str:
@@ -101,6 +110,7 @@ async def who_holds(
     here: Here,
 ) -> Annotated[CallToolResult, a.Holders]:
     """This repository's reservations (those covering a file, if given)."""
+    path = _from_root(path) if path is not None else None
     page = await relay.reservations.list(workspace=here, path=path, limit=PAGE, cursor=cursor)
     held = a.lines(a.Held, page.reservations)
     return await answer(relay, a.Holders(reservations=held, next_cursor=page.next_cursor))

@@ -630,6 +630,13 @@ def test_reserve_in_a_repository_and_release(
     refused = relay("--agent", "rez-b", "reserve", "/src/api/app.py", code=1)
     assert "src/api/**: held by rez-a (#" in refused.stderr and "for auth until" in refused.stderr
     assert "[conflict, HTTP 409]" in refused.stderr
+    # An absolute path inside the repository, and one through '..', are its paths from the root.
+    for spelled in (str(repo / "src" / "api" / "app.py"), "../src/./api/app.py"):
+        refused = relay("--agent", "rez-b", "reserve", spelled, code=1)
+        assert "src/api/**: held by rez-a (#" in refused.stderr, (spelled, refused.stderr)
+    # What names no path of the repository is the server's to refuse, saying why.
+    outside = relay("--agent", "rez-b", "reserve", "../../elsewhere.py", code=1)
+    assert "'..'" in outside.stderr and "[validation_error, HTTP 422]" in outside.stderr
     listed = relay.json("reservations", "list", "--path", "src/api/app.py")["reservations"]
     [held] = [r for r in listed if r["workspace"] == "github.com/acme/shop"]
     assert held["holder"] == "rez-a"

@@ -454,3 +454,35 @@ def test_an_edit_of_a_file_another_agent_reserved_is_denied_before_it_is_made(
         process = hook("claude-code", prompt, url, coder, tmp_path)
         out, _ = process.communicate(timeout=30)
         assert process.returncode == 0 and out == b""
+
+
+def test_codexs_own_patch_tool_is_checked_for_every_file_it_names(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    """Codex sends its edits as ``apply_patch`` (the patch in ``tool_input.command``): a file it
+    adds, updates, deletes or moves (from and to, absolute or relative) that another agent holds
+    is denied."""
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    holder = httpx.post(
+        server.url + "/v1/agents/register", json={"agent_id": "patch-owner"}, headers=op
+    ).json()["token"]
+    repo = repository(tmp_path / "shop", "acme/patches")
+    patch = edit_prompt("codex/pre-tool-use-apply-patch-tool.json", repo)
+    for held in ("docs/notes.md", "lib/old.py", "src/api/**", "tools/gone.py"):
+        reserved = httpx.post(
+            server.url + "/v1/reservations",
+            json={"workspace": "acme/patches", "paths": [held]},
+            headers={"Authorization": f"Bearer {holder}"},
+        )
+        assert reserved.status_code == 201, reserved.text
+        out, err = hook("codex", patch, server.url, coder, tmp_path).communicate(timeout=30)
+        said = json.loads(out)["hookSpecificOutput"]
+        assert said["permissionDecision"] == "deny", (held, err)
+        assert "is reserved by patch-owner" in said["permissionDecisionReason"]
+        released = httpx.post(
+            f"{server.url}/v1/reservations/{reserved.json()['reservation_id']}/release",
+            headers={"Authorization": f"Bearer {holder}"},
+        )
+        assert released.status_code == 200
+    out, err = hook("codex", patch, server.url, coder, tmp_path).communicate(timeout=30)
+    assert out == b"", err  # nobody holds any of them: nothing said

@@ -76,6 +76,14 @@ async def test_reserve_meet_the_holder_and_release_in_one_repository(
         assert code == "conflict"
         assert detail.startswith("nothing reserved: mcp-ada holds src/api/** for auth refactor")
         assert f"(#{held}); message them or pick other work" in detail
+        # A model's absolute path inside the repository is the same file; a '..' is refused.
+        absolute = str(repo.root.resolve() / "src" / "api" / "app.py")
+        code, detail = error(await call(eve, "reserve_paths", {"paths": [absolute]}))
+        assert code == "conflict" and "mcp-ada holds src/api/**" in detail
+        found = data(await call(eve, "who_holds", {"path": absolute}))
+        assert [line["holder"] for line in found["reservations"]] == ["mcp-ada"]
+        code, detail = error(await call(eve, "reserve_paths", {"paths": ["src/../src/api/x"]}))
+        assert code == "validation_error" and "'..'" in detail
         shared = await call(eve, "reserve_paths", {"paths": ["docs/**"], "exclusive": False})
         assert not shared.is_error
 

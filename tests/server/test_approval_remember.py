@@ -157,6 +157,7 @@ async def test_remembered_commands_allow_none_of_the_hostile_lines(api: Api) -> 
         assert (await ask(api, "coder", command))["status"] == "approved"
     for line in HOSTILE:
         payload = prompt("claude-code", line)["payload"]
-        body = {"agent_id": "coder", "title": f"Bash: {line[:400]}", "payload": payload}
+        title = f"Bash: {' '.join(line.split())[:400]}"
+        body = {"agent_id": "coder", "title": title, "payload": payload}
         verdict = await api.post("/v1/policies/simulate", body)
         assert verdict["decision"] == "ask", (line, verdict)

@@ -63,9 +63,16 @@ async def test_an_approval_is_mailed_with_links_that_decide_only_when_tapped_and
 ) -> None:
     api = await mailing(make_api, mailbox)
     command = {"tool_name": "Bash", "tool_input": {"command": "npm test <b>&amp;"}}
-    asked = await api.post(
+    # A title is one line: no header can ride in it into the mail's subject.
+    await api.post(
         "/v1/approvals",
         {"title": "Bash: npm test\nBcc: x@evil", "payload": command},
+        as_="ci-7",
+        expect=422,
+    )
+    asked = await api.post(
+        "/v1/approvals",
+        {"title": "Bash: npm test Bcc: x@evil", "payload": command},
         as_="ci-7",
         expect=201,
     )

@@ -154,3 +154,35 @@ async def test_of_twenty_agents_at_once_one_holds_the_paths(api: Api) -> None:
     assert sorted(statuses) == [201] + [409] * 19
     active = (await api.get("/v1/reservations", workspace=REPO))["reservations"]
     assert len(active) == 1
+
+
+# Spellings of held paths that name a path otherwise than git does: each would protect nothing
+# while its holder believed it held the file.
+MISNAMED = (
+    ("src//api/x.py", "empty segment"),
+    ("src/./api/x.py", "'.'"),
+    ("src/../src/api/x.py", "'..'"),
+    ("..", "'..'"),
+    ("../shop/src/api/x.py", "'..'"),
+    ("./src/api/x.py", "'.'"),
+    (":(top)src/api/x.py", "pathspec magic"),
+    (":/src/api/x.py", "pathspec magic"),
+    (":!src/api/x.py", "pathspec magic"),
+    ("!src/api/x.py", "'!'"),
+    (" src/api/x.py", "whitespace"),
+    ("src/api/x.py ", "whitespace"),
+    ("/home/dev/shop/src/api/x.py", "absolute"),
+    ("/src/api/x.py", "absolute"),
+)
+
+
+@pytest.mark.parametrize(("pattern", "why"), MISNAMED)
+async def test_a_pattern_that_names_a_path_otherwise_than_git_is_422(
+    api: Api, pattern: str, why: str
+) -> None:
+    refused = await reserve(api, "bob", "docs/a.md", pattern, expect=422)
+    assert refused["code"] == "validation_error", refused
+    [error] = refused["detail"]
+    assert why in error["msg"] and repr(pattern) in error["msg"]
+    assert await listed(api, holder="bob") == []  # all or nothing
+    assert (await reserve(api, "bob", "src/api/", "src/api/x.py"))["holder"] == "bob"
