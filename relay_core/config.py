@@ -42,6 +42,28 @@ class DomainSettings(BaseModel):
         "background; 0: only when an operation finds them",
     )
 
+    reservations_per_agent: int = Field(
+        default=100,
+        ge=1,
+        le=100_000,
+        description="active reservations one agent may hold in a workspace",
+    )
+    reservation_patterns_per_agent: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="patterns one agent's active reservations of a workspace may hold together",
+    )
+    reservations_per_workspace: int = Field(
+        default=1000, ge=1, le=100_000, description="active reservations of one workspace"
+    )
+    reservation_patterns_per_workspace: int = Field(
+        default=10_000,
+        ge=1,
+        le=1_000_000,
+        description="patterns the active reservations of one workspace may hold together",
+    )
+
     remind_after: int | None = Field(
         default=None,
         ge=1,

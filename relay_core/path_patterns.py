@@ -7,18 +7,25 @@ is in it), matched by pathspec, a maintained implementation of git's rules.
 Two patterns overlap, conservatively, when either matches the other taken as a path, or when
 the literal parts before their first wildcard are, directory-wise, one a prefix of the other
 (``src/*.py`` and ``src/api/x.py``; ``*.md`` and anything). This may see an overlap where a
-finer rule would not; it never misses one.
+finer rule would not; it never misses one. A pattern covers only paths under its literal
+directory, so the second test implies the first: two patterns overlap exactly when their
+literal directories are one a prefix of the other, which ``HeldPatterns`` finds by lookup
+rather than by weighing every pattern held.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Generic, TypeVar
 
 import pathspec
 
 WILDCARDS = "*?[\\"
+_WILDCARD = re.compile("[" + re.escape(WILDCARDS) + "]")
+H = TypeVar("H")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -68,10 +75,10 @@ def _literal_directory(pattern: str) -> str:
     """The directory the pattern cannot leave: its literal part up to the last ``/`` before a
     wildcard, or, with none, the whole pattern as a directory (``src/api/`` for ``src/api``)."""
     pattern = pattern.lstrip("/")
-    cut = min((pattern.find(c) for c in WILDCARDS if c in pattern), default=-1)
-    if cut < 0:
+    wildcard = _WILDCARD.search(pattern)
+    if wildcard is None:
         return pattern.rstrip("/") + "/"
-    return pattern[: pattern.rfind("/", 0, cut) + 1]
+    return pattern[: pattern.rfind("/", 0, wildcard.start()) + 1]
 
 
 def overlap(first: str, second: str) -> bool:
@@ -82,6 +89,33 @@ def overlap(first: str, second: str) -> bool:
     return one.startswith(other) or other.startswith(one)
 
 
-def overlapping(wanted: list[str], held: list[str]) -> list[str]:
-    """The patterns of ``held`` that overlap any of ``wanted``."""
-    return [h for h in held if any(overlap(w, h) for w in wanted)]
+class HeldPatterns(Generic[H]):
+    """Patterns held, each with its holder (a reservation), by literal directory: the holders
+    of those that overlap a wanted pattern are found in time of the directory's depth and of
+    what they are, not of everything held."""
+
+    def __init__(self, held: Iterable[tuple[str, H]]) -> None:
+        self._by_directory: dict[str, list[H]] = {}
+        for pattern, holder in held:
+            self._by_directory.setdefault(_literal_directory(pattern), []).append(holder)
+        self._directories = sorted(self._by_directory)
+
+    def overlapping(self, wanted: str) -> list[H]:
+        """The holders of the patterns that overlap ``wanted`` (each once per pattern)."""
+        directory = _literal_directory(wanted)
+        found: list[H] = []
+        # Held directories that hold this one: each of its own prefixes, the root's included.
+        cut = directory.find("/")
+        prefixes = [""]
+        while cut >= 0:
+            prefixes.append(directory[: cut + 1])
+            cut = directory.find("/", cut + 1)
+        for prefix in prefixes:
+            if prefix != directory:
+                found.extend(self._by_directory.get(prefix, ()))
+        # Held directories this one holds: itself and those under it, in sorted order.
+        at = bisect.bisect_left(self._directories, directory)
+        while at < len(self._directories) and self._directories[at].startswith(directory):
+            found.extend(self._by_directory[self._directories[at]])
+            at += 1
+        return found

@@ -6,13 +6,22 @@ each reservation in the way) when a pattern overlaps (``path_patterns.overlap``)
 agent's exclusive reservation, or, for an exclusive request, anyone else's; each holder in
 the way hears of it (``reservation.contested``). A workspace's grants run one at a time on
 every instance (``hold_workspace``), so of 20 agents asking at once for the same paths, one
-holds them. A reservation ends when released, at its deadline (``expired``, exactly once: a
-guarded update, by the sweep or by the grant that finds it), or, bound to a task, once its
-holder no longer holds the task (released by the sweep).
+holds them. An agent holds at most so many reservations and patterns in a workspace, and a
+workspace at most so many in all (``DomainSettings``); a request past them is a conflict.
+
+A request is weighed against every active reservation of its workspace before the write, by
+lookup (``HeldPatterns``), and confirmed in the write against what changed since: the ones
+granted since (their ids are higher) and the ones in the way (still active?). So a workspace's
+thousands of patterns cost the writer, which every other write waits for, a query or two.
+
+A reservation ends when released, at its deadline (``expired``, exactly once: a guarded
+update, by the sweep or by the grant that finds it), or, bound to a task, once its holder no
+longer holds the task (released by the sweep).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,13 +30,11 @@ from relay_api.errors import Conflict, Contested, InvalidInput, NotFound, Permis
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.path_patterns import covers, invalid, overlapping
+from relay_core.path_patterns import HeldPatterns, covers, invalid
 from relay_core.ports import UnitOfWork
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit
 from relay_core.services.tasks import require_holder, require_task
-
-MAX_ACTIVE = 10_000  # active reservations of one workspace a grant weighs against
 
 
 def as_of(reservation: m.Reservation, now: datetime) -> m.Reservation:
@@ -68,6 +75,21 @@ async def _end(
     return True
 
 
+@dataclass
+class Weighed:
+    """What a reservation request was weighed against: the active reservations up to an id,
+    what of them is in its way, how many its holder and its workspace hold (and the patterns
+    they hold), and why it would be too many (None: it would not)."""
+
+    up_to: int = 0
+    in_the_way: dict[int, m.Reservation] = field(default_factory=dict)
+    holder: int = 0
+    holder_patterns: int = 0
+    workspace: int = 0
+    workspace_patterns: int = 0
+    too_many: str | None = None
+
+
 def _contested(reservation: m.Reservation) -> dict[str, Any]:
     return m.Contested.model_validate(reservation, from_attributes=True).model_dump(mode="json")
 
@@ -88,24 +110,29 @@ class ReservationsService(Service):
             if why is not None:
                 raise InvalidInput("paths", why, "body")
 
+        seen = await self.read(lambda uow: uow.reservations.active(body.workspace))
+        weighed = self.weigh(holder, body, seen, self.now())
+        if weighed.too_many is not None:
+            raise Conflict(weighed.too_many)
+
         async def work(uow: UnitOfWork) -> m.Reservation | list[m.Reservation]:
             now = self.now()
             if body.task_id is not None:  # one its holder holds now
                 require_holder(await require_task(uow, body.task_id), holder)
             await uow.reservations.hold_workspace(body.workspace)
-            live = []
-            for other in await uow.reservations.active(body.workspace, MAX_ACTIVE):
-                if other.expires_at <= now:
-                    await _end(uow, other, "expired", now)
+            since = await uow.reservations.active_after(body.workspace, weighed.up_to)
+            more = self.weigh(holder, body, since, now, weighed)
+            if more.too_many is not None:
+                raise Conflict(more.too_many)
+            contested = []
+            for other in more.in_the_way.values():
+                found = await uow.reservations.get(other.reservation_id)
+                if found is None or found.status != "active":
+                    continue  # ended since it was weighed
+                if found.expires_at <= now:
+                    await _end(uow, found, "expired", now)
                 else:
-                    live.append(other)
-            contested = [
-                other
-                for other in live
-                if other.holder != holder
-                and (other.exclusive or body.exclusive)
-                and overlapping(body.paths, other.paths)
-            ]
+                    contested.append(found)
             if contested:
                 for other in contested:
                     wanted = _data(other, wanted_by=holder, wanted=body.paths, why=body.reason)
@@ -140,6 +167,63 @@ class ReservationsService(Service):
                 [_contested(r) for r in answer],
             )
         return answer
+
+    def weigh(
+        self,
+        holder: str,
+        body: m.ReservationCreate,
+        active: list[m.Reservation],
+        now: datetime,
+        before: Weighed | None = None,
+    ) -> Weighed:
+        """What ``active`` (the workspace's, or those granted since ``before`` weighed the
+        rest) says of the request: the reservations in its way, and whether it would take the
+        holder or the workspace past their caps."""
+        live = [r for r in active if r.expires_at > now]
+        weighed = before or Weighed()
+        weighed.up_to = max((r.reservation_id for r in active), default=weighed.up_to)
+        for other in live:
+            weighed.workspace += 1
+            weighed.workspace_patterns += len(other.paths)
+            if other.holder == holder:
+                weighed.holder += 1
+                weighed.holder_patterns += len(other.paths)
+        config = self.ctx.config
+        caps = (
+            (weighed.holder, 1, config.reservations_per_agent, f"{holder} holds", "reservations"),
+            (
+                weighed.holder_patterns,
+                len(body.paths),
+                config.reservation_patterns_per_agent,
+                f"{holder}'s reservations hold",
+                "patterns",
+            ),
+            (weighed.workspace, 1, config.reservations_per_workspace, "it has", "reservations"),
+            (
+                weighed.workspace_patterns,
+                len(body.paths),
+                config.reservation_patterns_per_workspace,
+                "its reservations hold",
+                "patterns",
+            ),
+        )
+        for held, adding, cap, whose, what in caps:
+            if held + adding > cap and weighed.too_many is None:
+                weighed.too_many = (
+                    f"nothing reserved: in workspace {body.workspace}, {whose} {held} active"
+                    f" {what}, and at most {cap} may be (the server's settings): release some"
+                    " first"
+                )
+        in_the_way = HeldPatterns(
+            (pattern, other)
+            for other in live
+            if other.holder != holder and (other.exclusive or body.exclusive)
+            for pattern in other.paths
+        )
+        for wanted in body.paths:
+            for other in in_the_way.overlapping(wanted):
+                weighed.in_the_way.setdefault(other.reservation_id, other)
+        return weighed
 
     async def list(
         self,

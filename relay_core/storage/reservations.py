@@ -29,10 +29,15 @@ class ReservationsStore:
         """Take the workspace's grants one at a time until this unit ends (every instance)."""
         await self._sql.value("hold_workspace", workspace=workspace)
 
-    async def active(self, workspace: str, limit: int) -> list[m.Reservation]:
-        """Up to ``limit`` active reservations of ``workspace``, oldest first."""
+    async def active(self, workspace: str) -> list[m.Reservation]:
+        """Every active reservation of ``workspace``, oldest first (as many as its caps let
+        be, and those past their deadline that the sweep has not ended yet)."""
+        return await self._sql.records(m.Reservation, "active_reservations", workspace=workspace)
+
+    async def active_after(self, workspace: str, after: int) -> list[m.Reservation]:
+        """The active reservations of ``workspace`` granted after the one ``after``."""
         return await self._sql.records(
-            m.Reservation, "active_reservations", workspace=workspace, limit=limit
+            m.Reservation, "active_reservations_after", workspace=workspace, after=after
         )
 
     async def page(

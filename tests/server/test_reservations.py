@@ -5,11 +5,13 @@ winner of a race."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 
+from relay_api import models as m
 from relay_server.app_keys import SERVICES
 from tests.server.conftest import Api
 from tests.server.test_approval_requests import events_of
@@ -26,7 +28,7 @@ async def api(make_api: Any) -> Api:
 
 
 async def reserve(api: Api, agent: str, *paths: str, expect: int = 201, **more: Any) -> Any:
-    body = {"workspace": REPO, "paths": list(paths), **more}
+    body = {"workspace": REPO, "paths": list(paths)} | more
     return await api.post("/v1/reservations", body, as_=agent, expect=expect)
 
 
@@ -186,3 +188,61 @@ async def test_a_pattern_that_names_a_path_otherwise_than_git_is_422(
     assert why in error["msg"] and repr(pattern) in error["msg"]
     assert await listed(api, holder="bob") == []  # all or nothing
     assert (await reserve(api, "bob", "src/api/", "src/api/x.py"))["holder"] == "bob"
+
+
+async def test_a_grant_weighs_every_active_reservation_of_its_workspace(make_api: Any) -> None:
+    """Past 10,000 older ones (the grant once weighed only the oldest 10,000), the newest
+    holder's paths still hold."""
+    api: Api = await make_api(
+        sweep_seconds=0,
+        reservations_per_workspace=20_000,
+        reservation_patterns_per_workspace=20_000,
+    )
+    for agent in ("alice", "bob"):
+        await api.agent(agent)
+    services = api.client.server.app[SERVICES]
+    now = api.clock.now
+    async with services.reservations.ctx.storage.unit_of_work(write=True) as uow:
+        for n in range(10_000):
+            older = {"workspace": REPO, "paths": [f"vendor/{n}/"], "exclusive": True}
+            await uow.reservations.insert(
+                m.Reservation(
+                    **older,
+                    holder=f"old-{n % 50}",
+                    created_at=now,
+                    expires_at=now + timedelta(hours=1),
+                )
+            )
+        await uow.commit()
+    held = await reserve(api, "alice", "src/**")
+    refused = await reserve(api, "bob", "src/main.py", expect=409)
+    assert [c["reservation_id"] for c in refused["conflicts"]] == [held["reservation_id"]]
+
+
+async def test_an_agent_and_a_workspace_hold_at_most_their_caps(make_api: Any) -> None:
+    api: Api = await make_api(
+        sweep_seconds=0,
+        reservations_per_agent=2,
+        reservation_patterns_per_agent=3,
+        reservations_per_workspace=4,
+        reservation_patterns_per_workspace=5,
+    )
+    for agent in ("alice", "bob", "carol"):
+        await api.agent(agent)
+    first = await reserve(api, "alice", "a/1.py")
+    await reserve(api, "alice", "a/2.py")
+    refused = await reserve(api, "alice", "a/3.py", expect=409)
+    assert refused["code"] == "conflict"
+    assert "alice holds 2 active reservations, and at most 2 may be" in refused["detail"]
+    await api.post(f"/v1/reservations/{first['reservation_id']}/release", {}, as_="alice")
+    refused = await reserve(api, "alice", "a/3.py", "a/4.py", "a/5.py", expect=409)
+    assert "alice's reservations hold 1 active patterns, and at most 3" in refused["detail"]
+    await reserve(api, "alice", "a/3.py")  # two reservations, two patterns: within both
+    await reserve(api, "bob", "b/1.py", "b/2.py")  # the workspace: 3 reservations, 4 patterns
+    refused = await reserve(api, "carol", "c/1.py", "c/2.py", expect=409)
+    assert "its reservations hold 4 active patterns, and at most 5" in refused["detail"]
+    await reserve(api, "carol", "c/1.py")
+    refused = await reserve(api, "carol", "c/2.py", expect=409)
+    assert "it has 4 active reservations, and at most 4 may be" in refused["detail"]
+    # Other workspaces are not this one's.
+    assert (await reserve(api, "carol", "c/2.py", workspace="github.com/acme/other"))["holder"]

@@ -20,11 +20,16 @@ RETURNING reservation_id;
 SELECT pg_advisory_xact_lock(hashtextextended(:workspace, 0))::text;
 
 -- name: active_reservations
--- Up to :limit active reservations of :workspace, oldest first (some may be past their
--- deadline, which the caller ends).
+-- Every active reservation of :workspace, oldest first (some may be past their deadline).
 SELECT * FROM reservations
 WHERE workspace = :workspace AND status = 'active'
-ORDER BY reservation_id LIMIT :limit;
+ORDER BY reservation_id;
+
+-- name: active_reservations_after
+-- The active reservations of :workspace granted after reservation :after, oldest first.
+SELECT * FROM reservations
+WHERE workspace = :workspace AND status = 'active' AND reservation_id > :after
+ORDER BY reservation_id;
 
 -- name: page_reservations
 -- A page of reservations, newest first, before :before (NULL: from the newest), of

@@ -21,11 +21,16 @@ RETURNING reservation_id;
 SELECT :workspace;
 
 -- name: active_reservations
--- Up to :limit active reservations of :workspace, oldest first (some may be past their
--- deadline, which the caller ends).
+-- Every active reservation of :workspace, oldest first (some may be past their deadline).
 SELECT encoded FROM reservations_encoded
 WHERE workspace = :workspace AND status = 'active'
-ORDER BY reservation_id LIMIT +:limit;
+ORDER BY reservation_id;
+
+-- name: active_reservations_after
+-- The active reservations of :workspace granted after reservation :after, oldest first.
+SELECT encoded FROM reservations_encoded
+WHERE workspace = :workspace AND status = 'active' AND reservation_id > :after
+ORDER BY reservation_id;
 
 -- name: page_reservations
 -- A page of reservations, newest first, before :before (NULL: from the newest), of
