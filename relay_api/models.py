@@ -408,6 +408,11 @@ class RememberScope(RequestBody):
         description="the command as approved (the operator's edit of it, if any; default), or"
         " as the agent asked it",
     )
+    directory: Literal["this", "any"] = Field(
+        default="this",
+        description="a command line is approved again in the working directory it was asked"
+        " in (default), or in any directory",
+    )
     limit: PolicyLimit | None = Field(
         default=None, description="at most this many approvals per agent in a window"
     )
@@ -613,7 +618,10 @@ class AgentRegistered(Agent):
 
 
 class AgentHeartbeatResult(Agent):
-    """The agent after a heartbeat, with its count of unacknowledged messages."""
+    """The agent after a heartbeat, with its count of unacknowledged messages and the server's
+    presence window (beat again within it to stay ``online``)."""
+
+    presence_window_seconds: float | None = None
 
 
 class AgentsResponse(Page):
@@ -1087,7 +1095,7 @@ class StatusCounts(Resource):
 
     agents: int
     online_agents: int
-    pending_messages: int
+    pending_messages: int  # an agent's: of its own inbox
     open_tasks: int
     pending_approvals: int
     sent_notifications: int = 0

@@ -1,18 +1,18 @@
 """ "Always allow this": the policy an operator's approval with ``remember`` creates, as narrow as
 the request it approves.
 
-A coding agent's request to run a command is remembered through the ``command`` condition: one
-``allow`` pattern per simple command of the line, each its program and its arguments exactly
-(an argument's glob characters escaped, so ``ls *.py`` allows ``*.py`` as written, not every
-file), so the policy approves that line again, alone: nothing chained to it, substituted in it
-or redirected out of its directory. A request for another tool is remembered by its input,
-exactly. Anything else (no tool named, a line that is not plain) cannot be narrowed so and is a
-conflict: approve it once, or write a policy.
+A coding agent's request to run a command is remembered as that line, exactly (the same
+commands, in the same order, with the same operators between them; nothing added), in the same
+working directory unless the operator chose any directory (``RememberScope.directory``). Only a
+plain line is remembered (nothing substituted in it, no variable set, nothing redirected out of
+its directory): a line whose effect changes from one run to the next is approved once. A
+request for another tool is remembered by its input, exactly. Anything else (no tool named, a
+line that is not plain) cannot be narrowed so and is a conflict: approve it once, or write a
+policy.
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,9 +22,6 @@ from relay_api.elision import elide
 from relay_api.errors import Conflict
 from relay_api.prompts import command_of
 from relay_core import shell_commands
-
-# What fnmatch reads as a wildcard in a pattern's argument, and how it matches the character.
-_GLOB_ESCAPES = str.maketrans({"[": "[[]", "*": "[*]", "?": "[?]"})
 
 
 def remembered_policy(
@@ -45,24 +42,23 @@ def remembered_policy(
             f"{where} names no tool (payload.tool_name): only a coding agent's tool request is"
             " remembered; write a policy for anything else"
         )
+    condition: dict[str, Any] = {"/tool_name": {"eq": tool}}
     command = command_of(payload)
     if command is not None:
         cwd = (payload or {}).get("cwd")
-        patterns = _exact_patterns(where, command, cwd if isinstance(cwd, str) else "")
-        condition: dict[str, Any] = {"/tool_input/command": {"command": {"allow": patterns}}}
-        what = f"{tool}: {command}"
+        _require_plain(where, command, cwd if isinstance(cwd, str) else "")
+        condition["/tool_input/command"] = {"eq": command}
+        if scope.directory == "this":  # a request that named none: those that name none
+            condition["/cwd"] = {"eq": cwd} if cwd is not None else {"exists": False}
     else:
-        condition = {"/tool_input": {"eq": (payload or {}).get("tool_input")}}
-        what = f"{tool} with this input"
-    match: dict[str, Any] = {"kinds": ["request"], "payload": {"/tool_name": {"eq": tool}}}
-    match["payload"] |= condition
+        condition["/tool_input"] = {"eq": (payload or {}).get("tool_input")}
+    match: dict[str, Any] = {"kinds": ["request"], "payload": condition}
     if scope.agents == "this":
         match["agents"] = [approval.requested_by]
-    who = approval.requested_by if scope.agents == "this" else "every agent"
     try:
         return m.PolicyCreate.model_validate(
             {
-                "name": elide(f"Always allow {who} {what}", 200),
+                "name": elide(f"Always allow {approves(approval, payload, scope)}", 200),
                 "decision": "approve",
                 "note": f"remembered from approval #{approval.approval_id} by {decided_by}",
                 "match": match,
@@ -74,30 +70,29 @@ def remembered_policy(
         raise Conflict(f"{where} cannot be remembered as a policy: {reason}") from None
 
 
-def _exact_patterns(where: str, command: str, cwd: str) -> list[str]:
-    """One ``allow`` pattern per simple command of the line, its words exactly; a conflict
-    when the line is not one the ``command`` condition would allow again."""
+def approves(approval: m.Approval, payload: m.JsonObject | None, scope: m.RememberScope) -> str:
+    """What a remembered policy approves, in words (its name says it, and so every place that
+    shows it): ``coder to run exactly `pytest -q && git push` in /home/dev/shop``."""
+    who = approval.requested_by if scope.agents == "this" else "every agent"
+    tool = (payload or {}).get("tool_name")
+    command = command_of(payload)
+    if command is None:
+        return f"{who} {tool} with this input"
+    cwd = (payload or {}).get("cwd")
+    if scope.directory == "any":
+        where = "in any directory"
+    else:
+        where = "naming no directory" if cwd is None else f"in {cwd}"
+    return f"{who} to run exactly `{' '.join(command.split())}` {where} ({tool})"
+
+
+def _require_plain(where: str, command: str, cwd: str) -> None:
+    """A conflict unless ``command`` is a plain line of literal words."""
     line = shell_commands.read(command, cwd)
-    refused = Conflict(
-        f"{where}'s command cannot be remembered: it is not a plain command line (it"
-        " substitutes, sets a variable, redirects out of its directory, uses a construct"
-        " other than lists and pipelines, or does not parse). Approve it once, or write a"
-        " policy"
-    )
     if not line.plain or not line.commands or not all(c.literal for c in line.commands):
-        raise refused
-    words = list(dict.fromkeys(c.words for c in line.commands))
-    for program, *_ in words:
-        if "/" in program or any(char in program for char in "*?["):
-            raise Conflict(
-                f"{where}'s command runs {program!r}, named by its path or with a wildcard:"
-                " a remembered command names its programs plainly. Approve it once"
-            )
-    patterns = [
-        shlex.join([program, *(arg.translate(_GLOB_ESCAPES) for arg in args)])
-        for program, *args in words
-    ]
-    exact = [shell_commands.Pattern(tuple(shlex.split(p))) for p in patterns]
-    if not shell_commands.allowed(line, exact):  # what is remembered approves this line again
-        raise refused
-    return patterns
+        raise Conflict(
+            f"{where}'s command cannot be remembered: it is not a plain command line (it"
+            " substitutes, sets a variable, redirects out of its directory, uses a construct"
+            " other than lists and pipelines, or does not parse). Approve it once, or write a"
+            " policy"
+        )

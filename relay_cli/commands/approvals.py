@@ -240,12 +240,20 @@ def approve(
         bool,
         typer.Option(
             "--remember",
-            help="Always allow this: a policy approves requests like it from now on (this"
-            " agent, this exact command or tool input).",
+            help="Always allow this: a policy approves it again from now on (this agent, this"
+            " exact command line in this working directory, or this exact tool input).",
         ),
     ] = False,
     every_agent: Annotated[
         bool, typer.Option("--every-agent", help="With --remember: for every agent.")
+    ] = False,
+    any_directory: Annotated[
+        bool,
+        typer.Option(
+            "--any-directory",
+            help="With --remember: the command line in any working directory, not only in the"
+            " one it was asked in.",
+        ),
     ] = False,
     as_asked: Annotated[
         bool,
@@ -272,17 +280,19 @@ def approve(
         single = {
             "--payload": payload,
             "--command": command,
-            "--remember": remember or every_agent or as_asked or limit or None,
+            "--remember": remember or every_agent or any_directory or as_asked or limit or None,
         }
         _approve_several(ctx, approval_ids or [], every, agent, title, yes, note, single, as_json)
         return
     [approval_id] = approval_ids or []
     if payload is not None and command is not None:
         raise typer.BadParameter("give --payload or --command, not both")
-    if (every_agent or as_asked or limit) and not remember:
-        raise typer.BadParameter("--every-agent, --as-asked and --limit go with --remember")
+    if (every_agent or any_directory or as_asked or limit) and not remember:
+        raise typer.BadParameter(
+            "--every-agent, --any-directory, --as-asked and --limit go with --remember"
+        )
     changed = parse_json(payload, "--payload")
-    scope = _scope(every_agent, as_asked, limit) if remember else None
+    scope = _scope(every_agent, any_directory, as_asked, limit) if remember else None
 
     def decide(client: RelayClient) -> Approval:
         body = changed
@@ -299,9 +309,9 @@ def approve(
         headline += f"\nchanged: it runs {approved}"
     policy_id = decided.remembered_policy_id
     if decided.changed and policy_id is not None:
+        name = call(ctx, lambda client: client.policies.show(policy_id).name)
         headline += (
-            f"\nremembered as policy {policy_id}: requests like it are approved from now on"
-            f" (undo: relay policies disable {policy_id})"
+            f"\nremembered as policy {policy_id}: {name} (undo: relay policies disable {policy_id})"
         )
     render(decided, as_json, headline=headline)
 
@@ -368,9 +378,11 @@ def _matching(client: RelayClient, agent: str | None, title: str | None) -> list
     ]
 
 
-def _scope(every_agent: bool, as_asked: bool, limit: str | None) -> RememberScope | None:
+def _scope(
+    every_agent: bool, any_directory: bool, as_asked: bool, limit: str | None
+) -> RememberScope | None:
     """What --remember's options say; None for its defaults."""
-    if not (every_agent or as_asked or limit):
+    if not (every_agent or any_directory or as_asked or limit):
         return None
     count, _, seconds = (limit or "").partition("/")
     if limit is not None and not (count.isdigit() and seconds.isdigit()):
@@ -378,6 +390,7 @@ def _scope(every_agent: bool, as_asked: bool, limit: str | None) -> RememberScop
     return RememberScope(
         agents="every" if every_agent else "this",
         command="asked" if as_asked else "approved",
+        directory="any" if any_directory else "this",
         limit=PolicyLimit(count=int(count), per_seconds=int(seconds)) if limit else None,
     )
 

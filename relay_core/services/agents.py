@@ -118,8 +118,11 @@ class AgentsService(Service):
                 if agent is None:
                     results[agent_id, report] = NotFound(f"agent '{agent_id}' is not registered")
                     continue
-                present = with_presence(agent, now, self.ctx.config.presence_ttl).model_dump()
-                beat = m.AgentHeartbeatResult(**present | {"pending_messages": pending})
+                window = self.ctx.config.presence_ttl
+                present = with_presence(agent, now, window).model_dump()
+                beat = m.AgentHeartbeatResult(
+                    **present | {"pending_messages": pending, "presence_window_seconds": window}
+                )
                 results[agent_id, report] = beat
             return results
 

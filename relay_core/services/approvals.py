@@ -350,8 +350,8 @@ class ApprovalsService(Service):
         return await self._settled(await self.write(work), outcome)
 
     async def answer(self, caller: Caller, approval_id: int, body: m.ApprovalAnswer) -> m.Approval:
-        """Answer a question; the first answer stands (answering again answers the same with
-        ``changed`` false), answering a decided one is a conflict."""
+        """Answer a question; the first answer stands (the same answer again answers it with
+        ``changed`` false), another answer, or answering a decided one, is a conflict."""
 
         async def work(uow: UnitOfWork) -> Settled:
             now = self.now()
@@ -374,7 +374,11 @@ class ApprovalsService(Service):
 
             return await settle_pending(uow, found, now, answered)
 
-        return await self._settled(await self.write(work), "answered")
+        settled = await self._settled(await self.write(work), "answered")
+        if settled.changed is False and settled.answer != answer_of(settled, body.answer):
+            given = ", ".join(settled.answer or [])
+            raise Conflict(f"approval {approval_id} is already answered ({given})")
+        return settled
 
     async def _remembered(
         self, approval_id: int, body: m.ApprovalDecision, decided_by: str

@@ -32,7 +32,8 @@ class SystemService(Service):
 
     async def status(self, caller: Caller) -> m.Status:
         """Version, uptime, backends and the counts that say what is going on: for an agent,
-        of the approvals and notifications it can see (the ones for everyone and its own)."""
+        of the messages, approvals and notifications it can see (its unacknowledged messages,
+        the approvals for everyone and its own, its notifications)."""
         # An agent's approvals of kind request are private to it and the operator, as in the
         # approvals list; its notifications are its own.
         approvals_of = None if caller.is_operator else caller.name
@@ -43,7 +44,11 @@ class SystemService(Service):
             return m.StatusCounts(
                 agents=await uow.agents.count(),
                 online_agents=await uow.agents.count_seen_since(seen_since),
-                pending_messages=await uow.messages.count_unacked(),
+                pending_messages=(
+                    await uow.messages.count_unacked()
+                    if caller.is_operator
+                    else await uow.messages.count_unacked_to(caller.name)
+                ),
                 open_tasks=await uow.tasks.count_open(),
                 pending_approvals=await uow.approvals.count_pending(approvals_of),
                 sent_notifications=await uow.notifications.count("sent", notifications_of),

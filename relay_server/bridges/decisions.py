@@ -45,8 +45,10 @@ async def decide(
     except RelayError as exc:
         return exc.detail
     if decided.remembered_policy_id is not None:
+        policy = await services.policies.show(OPERATOR_CALLER, decided.remembered_policy_id)
         return (
-            f"approved #{decided.approval_id}, remembered as policy #{decided.remembered_policy_id}"
+            f"approved #{decided.approval_id}, remembered as policy #{policy.policy_id}:"
+            f" {policy.name}"
         )
     return f"{decided.status} #{decided.approval_id}"
 

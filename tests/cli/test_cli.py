@@ -379,6 +379,12 @@ def test_an_agent_asks_a_question_and_the_operator_answers_it(relay: Any) -> Non
     )
     shown = relay.json("--agent", agent, "approvals", "show", str(asked["approval_id"]))
     assert shown["status"] == "answered" and shown["answer"] == ["Postgres"]
+    # The same answer again is a no-op (exit 0); another is a conflict (non-zero), as approve
+    # after reject is.
+    same = relay("approvals", "answer", str(asked["approval_id"]), "Postgres")
+    assert "nothing changed" in same.stdout
+    other = relay("approvals", "answer", str(asked["approval_id"]), "SQLite", code=1)
+    assert "already answered (Postgres)" in other.stderr and "HTTP 409" in other.stderr
 
 
 def test_ids_are_never_cut_at_80_columns(relay: Any) -> None:

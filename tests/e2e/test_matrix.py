@@ -184,7 +184,10 @@ def test_always_remembers_a_policy_and_undo_disables_it(
                 decided = op.approvals.show(asked.approval_id)
                 policy_id = decided.remembered_policy_id
                 assert decided.status == "approved" and decided.note == "fine by me"
-                assert said == f"approved #{asked.approval_id}, remembered as policy #{policy_id}"
+                assert said.startswith(
+                    f"approved #{asked.approval_id}, remembered as policy #{policy_id}: Always"
+                    " allow tester to run exactly `make check`"
+                ), said
                 assert any(
                     f"remembered as policy #{policy_id}: fine by me\nReply 'undo'" in text
                     for text in eventually(lambda: edits_of(homeserver, card))

@@ -518,3 +518,18 @@ def test_without_a_token_relay_mcp_and_relay_hook_never_act_as_the_operator(
         process.stdin.flush()
         assert json.loads(process.stdout.readline())["id"] == 0
         process.stdin.close()
+
+
+async def test_a_session_stays_online_within_a_short_presence_window(tmp_path: Path) -> None:
+    """With RELAY_PRESENCE_TTL=3 (the old beat was a fixed 20 s), a running relay mcp keeps its
+    agent online: it beats within the window each heartbeat's answer gives."""
+    with live_server(tmp_path, RELAY_PRESENCE_TTL="3") as short:
+        async with Client(agent(short, "steady")) as session:
+            await session.list_tools()
+            with RelayClient(short.url, token=short.operator_token) as op:
+                seen = []
+                for _ in range(16):  # 8 s: past two windows
+                    await asyncio.sleep(0.5)
+                    agents = (await asyncio.to_thread(op.agents.list)).agents
+                    seen.append({a.agent_id: a.presence for a in agents}["steady"])
+        assert set(seen) == {"online"}, seen

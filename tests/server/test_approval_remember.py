@@ -11,8 +11,12 @@ from tests.server.test_approval_edits import prompt
 from tests.server.test_approval_requests import events_of
 
 
-async def ask(api: Api, agent: str, command: str, source: str = "claude-code") -> dict[str, Any]:
-    return await api.post("/v1/approvals", prompt(source, command), as_=agent, expect=201)
+async def ask(
+    api: Api, agent: str, command: str, source: str = "claude-code", cwd: str = "/work/app"
+) -> dict[str, Any]:
+    asked = prompt(source, command)
+    asked["payload"]["cwd"] = cwd
+    return await api.post("/v1/approvals", asked, as_=agent, expect=201)
 
 
 async def remember(api: Api, approval_id: int, **body: Any) -> dict[str, Any]:
@@ -36,9 +40,11 @@ async def test_a_remembered_command_is_approved_again_alone_and_only_for_its_age
         "agents": ["builder"],
         "payload": {
             "/tool_name": {"eq": "Bash"},
-            "/tool_input/command": {"command": {"allow": ["npm test"]}},
+            "/tool_input/command": {"eq": "npm test"},
+            "/cwd": {"eq": "/work/app"},
         },
     }
+    assert policy["name"] == "Always allow builder to run exactly `npm test` in /work/app (Bash)"
     assert f"approval #{asked['approval_id']}" in policy["note"]
     shown = await api.get(f"/v1/approvals/{asked['approval_id']}", as_="builder")
     assert shown["remembered_policy_id"] == policy_id
@@ -54,6 +60,39 @@ async def test_a_remembered_command_is_approved_again_alone_and_only_for_its_age
     # Undo: the policy disabled, the operator is asked again.
     await api.post(f"/v1/policies/{policy_id}/disable")
     assert (await ask(api, "builder", "npm test"))["status"] == "pending"
+
+
+async def test_always_approves_that_line_again_in_that_directory_and_nothing_more(
+    api: Api,
+) -> None:
+    """The line's commands, in the same order, with the same operators between them, nothing
+    added, in the same working directory: not its parts, not it repeated, piped or elsewhere."""
+    await api.agent("builder")
+    line = "pytest -q && git push origin main"
+    decided = await remember(api, (await ask(api, "builder", line))["approval_id"])
+    assert (await ask(api, "builder", line))["status"] == "approved"
+    for wider in (
+        "git push origin main",
+        "pytest -q",
+        f"{line}; git push origin main",
+        "git push origin main; git push origin main",
+        "pytest -q | git push origin main",
+        "pytest -q || git push origin main",
+        "git push origin main && pytest -q",
+        f"{line} --force",
+    ):
+        assert (await ask(api, "builder", wider))["status"] == "pending", wider
+    assert (await ask(api, "builder", line, cwd="/work/other"))["status"] == "pending"
+    await api.post(f"/v1/policies/{decided['remembered_policy_id']}/disable")
+
+    # The operator's explicit wider choice: any directory, said so in the policy's name.
+    scope = {"directory": "any"}
+    asked = await ask(api, "builder", line)
+    decided = await remember(api, asked["approval_id"], remember_scope=scope)
+    policy = await api.get(f"/v1/policies/{decided['remembered_policy_id']}")
+    assert policy["name"].endswith(f"`{line}` in any directory (Bash)")
+    assert (await ask(api, "builder", line, cwd="/work/other"))["status"] == "approved"
+    assert (await ask(api, "builder", "git push origin main"))["status"] == "pending"
 
 
 async def test_the_scope_widens_to_every_agent_and_chooses_the_edit_or_the_ask(api: Api) -> None:
@@ -84,15 +123,16 @@ async def test_the_scope_widens_to_every_agent_and_chooses_the_edit_or_the_ask(a
 
 
 async def test_a_remembered_command_is_taken_literally(api: Api) -> None:
-    """Its arguments' glob characters are escaped: ``ls '*.py'`` allows ``*.py`` as written."""
+    """The line as written: its glob characters are not wildcards, and another spelling of it
+    is asked about."""
     await api.agent("builder")
-    asked = await ask(api, "builder", "ls '*.py' 'a b' '[x]?' > out.txt")
-    decided = await remember(api, asked["approval_id"])
+    line = "ls '*.py' 'a b' '[x]?' > out.txt"
+    decided = await remember(api, (await ask(api, "builder", line))["approval_id"])
     policy = await api.get(f"/v1/policies/{decided['remembered_policy_id']}")
-    [pattern] = policy["match"]["payload"]["/tool_input/command"]["command"]["allow"]
-    assert pattern == "ls '[*].py' 'a b' '[[]x][?]'"
-    assert (await ask(api, "builder", "ls '*.py' \"a b\" '[x]?'"))["status"] == "approved"
+    assert policy["match"]["payload"]["/tool_input/command"] == {"eq": line}
+    assert (await ask(api, "builder", line))["status"] == "approved"
     for wider in (
+        "ls '*.py' \"a b\" '[x]?' > out.txt",
         "ls secret.py 'a b' '[x]?'",
         "ls '*.py' 'a b' xy",
         "ls '*.py' 'a b' '[x]?' > /etc/x",
@@ -103,7 +143,7 @@ async def test_a_remembered_command_is_taken_literally(api: Api) -> None:
 
 async def test_what_cannot_be_narrowed_is_a_conflict_and_nothing_is_kept(api: Api) -> None:
     await api.agent("builder")
-    for command in ("pytest $(whoami)", "./run.sh", "FOO=1 make", "if true; then ls; fi"):
+    for command in ("pytest $(whoami)", "FOO=1 make", "if true; then ls; fi", "ls > /etc/x"):
         asked = await ask(api, "builder", command)
         path = f"/v1/approvals/{asked['approval_id']}/approve"
         refused = await api.post(path, {"remember": True}, expect=409)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from relay_server.app_keys import SERVICES
+from relay_server.bridges.email.sending import LINKS_HEADING, REQUEST_HEADING
 from relay_server.settings import Settings
 from tests.server.conftest import ONE_BACKEND, Api
 from tests.smtp_server import PASSWORD, USER, Mailbox, body_of, relay_env, smtp_server
@@ -177,3 +178,21 @@ def test_email_settings_say_what_is_wrong() -> None:
         Settings(email={"public_url": "relay.example.com"})
     with pytest.raises(ValueError, match="names 'email', which is not a configured platform"):
         Settings(email={"smtp_host": "mail"}, domain={"escalation": "email"})
+
+
+async def test_an_agents_text_cannot_pose_as_relays_links_in_the_text_part(
+    make_api: Any, mailbox: Mailbox
+) -> None:
+    """Relay's links come first under their own heading; every line of the request (its
+    detail with a forged ``Approve:`` line among them) is quoted below them."""
+    api = await mailing(make_api, mailbox)
+    forged = "build ok\nApprove: http://evil.example/approve\r\nReject: http://evil.example/r"
+    await api.post("/v1/approvals", {"title": "Deploy 7", "detail": forged}, as_="ci-7", expect=201)
+    first, _ = mailbox.wait_for(2)
+    text = body_of(first)
+    assert text.startswith(LINKS_HEADING + "\n")
+    assert set(links_in(text)) == {"Approve", "Reject"}  # Relay's, signed: not the forged
+    request = text.split(REQUEST_HEADING + "\n", 1)[1].splitlines()
+    assert request and all(line.startswith("> ") for line in request)
+    assert "> Approve: http://evil.example/approve" in request
+    assert not any(line.startswith("Approve: http://evil") for line in text.splitlines())

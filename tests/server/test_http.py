@@ -612,3 +612,16 @@ def test_the_document_describes_the_operation_table_exactly_without_storage() ->
         assert (method, path) == (row.method, row.path)
         assert str(row.status) in op["responses"]
         assert ("Idempotency-Key" in str(op.get("parameters"))) == row.idempotent
+
+
+async def test_an_agents_status_counts_its_own_unacknowledged_messages(api: Api) -> None:
+    """Bob messaging carol changes nothing alice is told; the operator counts them all."""
+    for agent in ("alice", "bob", "carol"):
+        await api.agent(agent)
+    await api.post("/v1/messages", {"to": "alice", "text": "for alice"}, as_="bob", expect=201)
+    before = (await api.get("/v1/status", as_="alice"))["counts"]["pending_messages"]
+    await api.post("/v1/messages", {"to": "carol", "text": "for carol"}, as_="bob", expect=201)
+    assert (await api.get("/v1/status", as_="alice"))["counts"]["pending_messages"] == before == 1
+    assert (await api.get("/v1/status", as_="carol"))["counts"]["pending_messages"] == 1
+    assert (await api.get("/v1/status", as_="bob"))["counts"]["pending_messages"] == 0
+    assert (await api.get("/v1/status"))["counts"]["pending_messages"] == 2

@@ -35,9 +35,12 @@ async def test_the_operator_answers_a_question_with_an_option(api: Api) -> None:
     [told] = await events_of(api, "builder", asked["approval_id"], "approval.decided")
     assert told["data"]["status"] == "answered" and told["data"]["answer"] == ["Postgres"]
 
-    # The first answer stands.
-    again = await api.post(f"{path}/answer", {"answer": ["SQLite"]})
+    # The first answer stands: the same again changes nothing, another is a conflict.
+    again = await api.post(f"{path}/answer", {"answer": ["Postgres"]})
     assert again["changed"] is False and again["answer"] == ["Postgres"]
+    other = await api.post(f"{path}/answer", {"answer": ["SQLite"]}, expect=409)
+    assert other["code"] == "conflict" and "already answered (Postgres)" in other["detail"]
+    assert (await api.get(path))["answer"] == ["Postgres"]
 
 
 async def test_several_options_or_the_operators_own_words(api: Api) -> None:

@@ -383,7 +383,8 @@ async def test_always_allow_remembers_a_policy_and_one_tap_undoes_it(
     policy_id = decided["remembered_policy_id"]
     assert decided["status"] == "approved" and policy_id is not None
     toast = json.loads(answered.calls.last.request.content)["text"]
-    assert toast == f"approved #{asked['approval_id']}, remembered as policy #{policy_id}"
+    assert toast.startswith(f"approved #{asked['approval_id']}, remembered as policy #{policy_id}:")
+    assert "to run exactly `" in toast  # what it approves from now on, in words
     settled = json.loads(edited.calls.last.request.content)
     assert f"APPROVED by telegram:sam, and remembered as policy #{policy_id}" in settled["text"]
     [[undo]] = settled["reply_markup"]["inline_keyboard"]

@@ -35,6 +35,18 @@ SUBJECT = 150  # characters of an agent's title in a subject line
 TIMEOUT = 30.0  # seconds an SMTP exchange may take
 
 
+# The text part: Relay's links under a heading of their own, first; then the request, every
+# line of it quoted, so that no text an agent wrote (a detail with "Approve: http://…") reads
+# as one of Relay's lines.
+LINKS_HEADING = "Decide with Relay's links (each opens a page that asks for one tap):"
+REQUEST_HEADING = "The request (quoted as the agent sent it):"
+
+
+def quoted(text: str) -> str:
+    """Every line of ``text`` behind "> ", as mail quotes."""
+    return "\n".join(f"> {line}" for line in text.splitlines())
+
+
 def _one_line(text: str) -> str:
     """``text`` fit for a header: control characters (a line break among them) as spaces."""
     return "".join(ch if ch.isprintable() else " " for ch in text)
@@ -146,18 +158,20 @@ class EmailBridge:
         card = describe(approval, 20000)
         links = self._links(approval, to)
         console = f"{self.public_url}/console#approvals/{approval.approval_id}"
-        lines = [f"{said}: {url}" for said, url in links]
+        lines = [LINKS_HEADING, *(f"{said}: {url}" for said, url in links)]
         lines.append(f"Or decide in the console: {console}")
-        text = "\n\n".join(part for part in (lead, card, "\n".join(lines)) if part)
+        request = f"{REQUEST_HEADING}\n{quoted(card)}"
+        text = "\n\n".join(part for part in (lead, "\n".join(lines), request) if part)
         buttons = "".join(
             f'<p><a href="{html.escape(url)}" style="font-weight:600">{html.escape(said)}</a></p>'
             for said, url in links
         )
         page = (
             (f"<p>{html.escape(lead)}</p>" if lead else "")
-            + f'<pre style="white-space:pre-wrap">{html.escape(card)}</pre>{buttons}'
+            + f"{buttons}"
             + f'<p><a href="{html.escape(console)}">Or decide in the console</a></p>'
             + "<p>Each link opens a page that shows the request and asks for one tap.</p>"
+            + f'<pre style="white-space:pre-wrap">{html.escape(card)}</pre>'
         )
         subject = f"Relay approval #{approval.approval_id}: {elide(approval.title, SUBJECT)}"
         return self._message(to, subject, text, page, thread)
@@ -175,7 +189,7 @@ class EmailBridge:
         said = outcome(approval)
         subject = f"Re: Relay approval #{approval.approval_id}: {elide(approval.title, SUBJECT)}"
         done = "Nothing more to do: its links no longer decide."
-        text = f"{said}\n\n{describe(approval, 20000)}\n\n{done}"
+        text = f"{said}\n\n{done}\n\n{REQUEST_HEADING}\n{quoted(describe(approval, 20000))}"
         for index, to in enumerate(self.recipients):
             thread = self._thread(platform_message_id, index)
             await self._send(self._message(to, subject, text, None, thread))

@@ -195,7 +195,7 @@ class MatrixBridge:
             else hints(
                 "Reply 'approve [note]' / 'reject [note]', or react ✅ / ❌.",
                 edit_hint(approval),
-                "Reply 'always' to approve it and requests like it from now on."
+                "Reply 'always' to approve it, and this exact line in this directory from now on."
                 if rememberable(approval)
                 else "",
                 stop_hint(approval),

@@ -191,14 +191,21 @@ function decision(approvalId, approval = null) {
   const scope = approval && rememberable(approval) ? el("select", { id: `scope-${approvalId}`, class: "scope" },
     el("option", { value: "this" }, `${approval.requested_by} only`),
     el("option", { value: "every" }, "every agent")) : null;
+  // A command line is approved again in the directory it was asked in, unless chosen wider.
+  const cwd = approval && commandOf(approval) !== null ? approval.payload.cwd : undefined;
+  const directory = scope && cwd ? el("select", { id: `directory-${approvalId}`, class: "scope" },
+    el("option", { value: "this" }, `in ${cwd} only`),
+    el("option", { value: "any" }, "in any directory")) : null;
   const always = async () => {
     const body = { remember: true, remember_scope: { agents: scope.value } };
+    if (directory) body.remember_scope.directory = directory.value;
     if (note.value) body.note = note.value;
     if (changed()) body.payload = changed();
     try {
       const decided = await api("POST", `/v1/approvals/${approvalId}/approve`, body);
       if (decided.remembered_policy_id !== null) {
-        alert(`Approved. From now on policy #${decided.remembered_policy_id} approves requests like it; Undo in the Decided table for ten minutes.`);
+        const policy = await api("GET", `/v1/policies/${decided.remembered_policy_id}`);
+        alert(`Approved. From now on policy #${policy.policy_id} approves: ${policy.name.replace(/^Always allow /, "")}. Undo in the Decided table for ten minutes.`);
       }
       await render();
     } catch (error) { alert(error.message); }
@@ -214,7 +221,8 @@ function decision(approvalId, approval = null) {
       on: { click: decide("reject", true) } }, "Reject and stop")] : null,
     scope ? el("div", { class: "always-allow" },
       el("button", { type: "button", class: "always", on: { click: always } }, alwaysLabel(approval)), " ",
-      el("label", { for: `scope-${approvalId}` }, "for "), scope) : null);
+      el("label", { for: `scope-${approvalId}` }, "for "), scope,
+      directory ? [" ", el("label", { for: `directory-${approvalId}` }, "run "), directory] : null) : null);
 }
 
 // A question's options and how to answer it: a button an option where one is chosen, boxes to
@@ -537,7 +545,7 @@ async function notificationsView() {
 
 // What "Always allow" approves from now on, in words: the button's label.
 function alwaysLabel(approval) {
-  if (commandOf(approval) !== null) return "Always allow this command";
+  if (commandOf(approval) !== null) return "Always allow exactly this command line";
   return `Always allow ${approval.payload.tool_name} with this input`;
 }
 
