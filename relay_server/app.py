@@ -24,6 +24,7 @@ from relay_server.addresses import AddressSlots
 from relay_server.api_docs import add_api_docs
 from relay_server.app_keys import (
     CALLER_LIMIT,
+    CALLER_WAITS,
     ENROLL_LIMIT,
     FORWARDED_SLOTS,
     KEEPALIVES,
@@ -162,6 +163,7 @@ def create_app(
     )
     app[SETTINGS] = settings
     app[FORWARDED_SLOTS] = AddressSlots(settings.http.per_address)
+    app[CALLER_WAITS] = AddressSlots(settings.http.max_waits_per_caller)
     app[CALLER_LIMIT] = TokenBucket(settings.limits.rate_limit, settings.limits.rate_limit_burst)
     app[ENROLL_LIMIT] = TokenBucket(
         settings.limits.enroll_rate_limit, settings.limits.enroll_rate_limit_burst

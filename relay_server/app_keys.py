@@ -31,6 +31,8 @@ STARTED = web.RequestKey("started", float)  # time.perf_counter() as the request
 UNREADABLE = web.RequestKey("unreadable", str)  # why aiohttp could not read the request
 # Requests in flight per client address, for those a trusted proxy forwards.
 FORWARDED_SLOTS: web.AppKey[AddressSlots] = web.AppKey("forwarded_slots")
+# The streams and long-polls each agent holds open (the operator's are not counted).
+CALLER_WAITS: web.AppKey[AddressSlots] = web.AppKey("caller_waits")
 CALLER_LIMIT = web.AppKey("caller_limit", TokenBucket)
 ENROLL_LIMIT = web.AppKey("enroll_limit", TokenBucket)
 REFUSALS: web.AppKey[Refusals] = web.AppKey("refusals")

@@ -50,3 +50,9 @@ async def _identify(request: web.Request, services: Services, stream: bool) -> C
         before_lookup=lambda: request.app[REFUSALS].check(request),
         following=stream,
     )
+
+
+def bears_operator_token(request: web.Request, services: Services) -> bool:
+    """Whether the request's ``Authorization`` is the operator's bearer token (no lookup)."""
+    match = _BEARER.match(request.headers.get("Authorization", "").strip())
+    return match is not None and services.access.is_operator_token(match.group(1))

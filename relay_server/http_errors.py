@@ -68,12 +68,18 @@ def status_of(error: type[errors.RelayError]) -> int:
     return 500
 
 
+def waits(op: Operation[Any]) -> bool:
+    """Whether the operation may hold its request open: a stream, or a long-poll (``wait``),
+    each one of the caller's ``max_waits_per_caller``."""
+    return op.stream or (op.query is not None and "wait" in op.query.model_fields)
+
+
 def statuses(op: Operation[Any]) -> tuple[int, ...]:
     """Every error status the operation can answer, in order: those of its domain errors, and
     those of the transport (an unreadable request, a rate limit, a body, malformed parameters or
     headers, the server's connection ceiling)."""
     found = {status_of(error) for error in op.raises} | {400, 503}
-    if op.rate_limit != "none":
+    if op.rate_limit != "none" or waits(op):
         found.add(429)
     if op.body is not None:
         found |= {408, 413, 422}

@@ -1,8 +1,9 @@
 """The router, built from the operation table (``relay_api.operations``).
 
 The handler every operation gets is the same few steps: authenticate, take a rate-limit token,
-parse the path, query and body into their models, call the service method with them as keyword
-arguments (and ``once`` for a create that carried ``Idempotency-Key``), dump the result.
+parse the path, query and body into their models, hold one of an agent's waits for a stream or
+a long-poll, call the service method with them as keyword arguments (and ``once`` for a create
+that carried ``Idempotency-Key``), dump the result.
 """
 
 from __future__ import annotations
@@ -17,11 +18,20 @@ from pydantic import BaseModel
 
 from relay_api.operations import OPERATIONS, Operation
 from relay_core import idempotency
+from relay_core.auth import Caller
 from relay_core.json_answers import answer_json
 from relay_server.addresses import remote
-from relay_server.app_keys import CALLER_LIMIT, ENROLL_LIMIT, KEEPALIVES, SERVES, SERVICES
+from relay_server.app_keys import (
+    CALLER_LIMIT,
+    CALLER_WAITS,
+    ENROLL_LIMIT,
+    KEEPALIVES,
+    SERVES,
+    SERVICES,
+)
 from relay_server.authentication import authenticate
 from relay_server.connections import while_connected
+from relay_server.http_errors import RateLimited
 from relay_server.sse import frame, parse_last_event_id, stream_events
 from relay_server.validation import idempotency_key, parse_body, parse_params
 
@@ -66,6 +76,21 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
             kwargs["after"] = parse_last_event_id(request.headers["Last-Event-ID"])
         if op.body is not None:
             kwargs["body"] = await parse_body(request, op.body)
+        held = _hold_a_wait(request, caller) if op.stream or kwargs.get("wait") else None
+        try:
+            return await answer(request, caller, kwargs, serve, args)
+        finally:
+            if held is not None:
+                request.app[CALLER_WAITS].give(held)
+
+    async def answer(
+        request: web.Request,
+        caller: Caller | None,
+        kwargs: dict[str, Any],
+        serve: Callable[..., Any],
+        args: list[Any],
+    ) -> web.StreamResponse:
+        services = request.app[SERVICES]
         if op.stream:
             assert caller is not None  # every stream needs a token
             events = await serve(*args, **kwargs)  # its start is fixed before the answer
@@ -101,6 +126,21 @@ def make_handler(op: Operation[Any]) -> Callable[[web.Request], Awaitable[web.St
         )
 
     return handler
+
+
+def _hold_a_wait(request: web.Request, caller: Caller | None) -> str | None:
+    """One of an agent's streams and long-polls, held until its request ends (the operator's
+    are not counted: agents never lock the operator out); 429 past its cap."""
+    if caller is None or caller.is_operator:
+        return None
+    waits = request.app[CALLER_WAITS]
+    if not waits.take(caller.name):
+        raise RateLimited(
+            f"agent {caller.name} holds {waits.cap} event streams and long-polls open, the most"
+            " one agent may (RELAY_MAX_WAITS_PER_CALLER): close one, or wait without holding",
+            retry_after=5,
+        )
+    return caller.name
 
 
 def add_routes(app: web.Application) -> None:

@@ -90,6 +90,12 @@ class HttpSettings(_Part):
         description="open connections of one client address (behind a trusted proxy: "
         "requests in flight); default: a tenth of max_connections",
     )
+    max_waits_per_caller: int = Field(
+        default=20,
+        ge=1,
+        description="event streams and long-polls one agent may hold open at once (the "
+        "operator is not counted); past it one more is answered 429 with Retry-After",
+    )
     trusted_proxies: CommaSeparated[IPv4Network | IPv6Network] = Field(
         default_factory=list,
         description="CIDRs of proxies whose X-Forwarded-For is believed (comma-separated)",

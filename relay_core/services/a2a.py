@@ -10,6 +10,8 @@ asker and the operator see a task over A2A. The protocol's own shapes are the se
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator
@@ -282,11 +284,13 @@ class A2AService(Service):
         await self.write(work)
 
     async def settled(self, caller: Caller, agent_id: str, task_id: int) -> A2AConversation:
-        """The task once it is finished or its agent asks a question (a blocking send);
-        shutdown ends the wait with the task as it is."""
-        async for shown in self.changes(caller, agent_id, task_id):
-            if shown.settled:
-                return shown
+        """The task once it is finished or its agent asks a question (a blocking send), waited
+        for at most ``max_wait_seconds``; then, or at shutdown, the task as it is."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.ctx.config.max_wait_seconds):
+                async for shown in self.changes(caller, agent_id, task_id):
+                    if shown.settled:
+                        return shown
         return await self.conversation(caller, agent_id, task_id)
 
     async def changes(

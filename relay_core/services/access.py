@@ -42,6 +42,13 @@ class AccessService(Service):
         self._known.clear()
         self._generation += 1
 
+    def is_operator_token(self, token: str, presented: str | None = None) -> bool:
+        """Whether ``token`` (hashed: ``presented``) is the operator's."""
+        config = self.ctx.config
+        return bool(config.operator_token_hash) and hmac.compare_digest(
+            presented or hash_secret(token), config.operator_token_hash
+        )
+
     async def authenticate(
         self,
         token: str | None,
@@ -62,9 +69,7 @@ class AccessService(Service):
                 raise AuthenticationError("X-Agent-ID must come with the agent's bearer token")
             raise AuthenticationError("this operation needs a bearer token")
         presented = hash_secret(token)
-        if config.operator_token_hash and hmac.compare_digest(
-            presented, config.operator_token_hash
-        ):
+        if self.is_operator_token(token, presented):
             return Caller("operator", agent_header)
         if not token.startswith(AGENT_TOKEN_PREFIX):
             raise AuthenticationError("the bearer token is unknown (not one Relay issued: a typo?)")

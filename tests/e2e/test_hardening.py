@@ -327,3 +327,32 @@ def test_the_database_its_wal_the_token_and_backups_are_private_whatever_the_uma
         )
         assert done.returncode == 0, done.stderr
         assert (copy.stat().st_mode & 0o777) == 0o600
+
+
+def test_agents_filling_their_address_never_lock_the_operator_out(tmp_path: Path) -> None:
+    """An agent holding every connection its address may (here 3 event streams) leaves other
+    clients of that address 503; the operator's relay CLI on the same host still answers."""
+    with live_server(tmp_path, RELAY_MAX_CONNECTIONS_PER_ADDRESS="3") as server:
+        with httpx.Client(base_url=server.url) as op:
+            op.headers["Authorization"] = f"Bearer {server.operator_token}"
+            token = op.post("/v1/agents/register", json={"agent_id": "hog"}).json()["token"]
+        with contextlib.ExitStack() as streams:
+            for _ in range(3):
+                client = streams.enter_context(httpx.Client(base_url=server.url, timeout=10))
+                stream = streams.enter_context(
+                    client.stream(
+                        "GET", "/v1/events/stream", headers={"Authorization": f"Bearer {token}"}
+                    )
+                )
+                assert stream.status_code == 200
+            refused = httpx.get(
+                server.url + "/v1/status", headers={"Authorization": f"Bearer {token}"}
+            )
+            assert refused.status_code == 503 and refused.json()["code"] == "unavailable"
+            env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+            env |= {"RELAY_URL": server.url, "RELAY_DATA_DIR": str(server.data_dir)}
+            env |= {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+            said = subprocess.run(
+                [*relay_command(), "whoami"], capture_output=True, text=True, env=env, timeout=30
+            )
+            assert said.returncode == 0 and "operator" in said.stdout, said.stderr

@@ -532,3 +532,16 @@ async def test_bad_requests_get_the_bindings_errors_and_store_nothing(api: Api) 
     push = {"taskId": "1", "url": "ftp://example.com/x"}
     assert (await call("CreateTaskPushNotificationConfig", push))["code"] == -32602
     assert not (await api.get("/v1/tasks"))["tasks"]  # none of them made a task
+
+
+async def test_a_blocking_send_waits_at_most_the_long_poll_cap_then_answers_the_task(
+    make_api: AppFactory,
+) -> None:
+    """A blocking SendMessage is held open at most RELAY_MAX_WAIT_SECONDS (here 1 s): then it
+    answers the task as it stands, for the client to follow up on."""
+    api = await make_api(max_wait_seconds=1)
+    await reachable(api)
+    asker = await api.agent("asker")
+    async with a2a_client(api, asker) as client:  # its HTTP client gives up after 30 s
+        waited = await sent(client, ask("Summarize the release notes"))
+    assert waited.status.state == pb.TASK_STATE_SUBMITTED, waited.status  # nobody took it yet

@@ -170,3 +170,31 @@ async def test_concurrent_refusals_as_a_later_minute_begins_are_one_record(
     await api.client.app[REFUSALS].flush(everything=True)
     later, first = await refused_records(api)
     assert first["params"]["count"] == 3 and later["params"]["count"] == 20
+
+
+async def test_an_agent_holds_at_most_its_share_of_waits_and_the_operator_is_not_counted(
+    make_api: Any,
+) -> None:
+    """RELAY_MAX_WAITS_PER_CALLER streams and long-polls per agent (here 2): one more is 429
+    with Retry-After; another agent and the operator wait as before."""
+    api = await make_api(max_waits_per_caller=2)
+    for agent in ("greedy", "other"):
+        await api.agent(agent)
+
+    async def poll(as_: str | None, expect: int = 200) -> Any:
+        path = "/v1/events?wait=2"
+        return await api.get(path, as_=as_, expect=expect) if as_ else await api.get(path)
+
+    held = [asyncio.create_task(poll("greedy")) for _ in range(2)]
+    await asyncio.sleep(0.3)
+    response = await api.client.get(
+        "/v1/events?wait=2", headers={"Authorization": f"Bearer {api.tokens['greedy']}"}
+    )
+    assert response.status == 429 and response.headers["Retry-After"] == "5"
+    body = await response.json()
+    assert body["code"] == "rate_limited" and "RELAY_MAX_WAITS_PER_CALLER" in body["detail"]
+    # Without a wait nothing is held: answered.
+    assert "events" in await api.get("/v1/events", as_="greedy")
+    others = [poll("other"), *(poll(None) for _ in range(3))]
+    await asyncio.gather(*held, *others)
+    assert "events" in await poll("greedy")  # its waits ended: its slots are back

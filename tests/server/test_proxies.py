@@ -80,12 +80,13 @@ async def test_a_forwarded_client_holds_at_most_its_share_of_requests_in_flight(
     make_api: Any,
 ) -> None:
     api: Api = await make_api(trusted_proxies="127.0.0.1/32", max_connections_per_address=2)
+    await api.agent("fwd")
 
     async def wait_as(client: str) -> int:
         response = await api.client.get(
             "/v1/events",
             params={"wait": 3},
-            headers={**api.headers(None, None), "X-Forwarded-For": client},
+            headers={**api.headers("fwd", None), "X-Forwarded-For": client},
         )
         await response.read()
         return response.status
@@ -93,16 +94,21 @@ async def test_a_forwarded_client_holds_at_most_its_share_of_requests_in_flight(
     waits = [asyncio.create_task(wait_as("198.51.100.1")) for _ in range(2)]
     await asyncio.sleep(0.3)
     third = await api.client.get(
-        "/v1/agents", headers={**api.headers(None, None), "X-Forwarded-For": "198.51.100.1"}
+        "/v1/agents", headers={**api.headers("fwd", None), "X-Forwarded-For": "198.51.100.1"}
     )
     assert third.status == 503 and (await third.json())["code"] == "unavailable"
     assert third.headers["Retry-After"] == "1"
+    # The operator's token is served past the cap: agents never lock the operator out.
+    operator = await api.client.get(
+        "/v1/agents", headers={**api.headers(None, None), "X-Forwarded-For": "198.51.100.1"}
+    )
+    assert operator.status == 200
     other = await api.client.get(
-        "/v1/agents", headers={**api.headers(None, None), "X-Forwarded-For": "198.51.100.2"}
+        "/v1/agents", headers={**api.headers("fwd", None), "X-Forwarded-For": "198.51.100.2"}
     )
     assert other.status == 200
     assert await asyncio.gather(*waits) == [200, 200]
     again = await api.client.get(
-        "/v1/agents", headers={**api.headers(None, None), "X-Forwarded-For": "198.51.100.1"}
+        "/v1/agents", headers={**api.headers("fwd", None), "X-Forwarded-For": "198.51.100.1"}
     )
     assert again.status == 200  # the slots were given back
