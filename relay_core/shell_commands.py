@@ -88,11 +88,13 @@ class SimpleCommand:
 
 @dataclass(frozen=True)
 class CommandLine:
-    """A command line as parsed: every simple command in it (nested ones too), and whether
-    the line is plain (a line that could not be read has none and is not)."""
+    """A command line as parsed: every simple command in it (nested ones too), whether the
+    line is plain (a line that could not be read has none and is not), and the files its
+    output redirections write (``>``, ``>>``, ``>|``, ``&>``, ``&>>``; as written)."""
 
     commands: tuple[SimpleCommand, ...]
     plain: bool
+    redirected_to: tuple[str, ...] = ()
 
 
 UNREAD = CommandLine((), plain=False)
@@ -108,11 +110,13 @@ def read(line: str, cwd: str = "", depth: int = 0) -> CommandLine:
     reader = _Reader(cwd)
     reader.visit(root)
     commands = list(reader.commands)
+    redirected_to = list(reader.redirected_to)
     if depth < MAX_NESTING:
         for nested in _nested_lines(reader.commands):
             inner = read(nested, cwd, depth + 1)
             commands.extend(inner.commands)
-    return CommandLine(tuple(commands), plain=reader.plain)
+            redirected_to.extend(inner.redirected_to)
+    return CommandLine(tuple(commands), reader.plain, tuple(redirected_to))
 
 
 def _parse(source: bytes) -> Node | None:
@@ -138,6 +142,7 @@ class _Reader:
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.commands: list[SimpleCommand] = []
+        self.redirected_to: list[str] = []
         self.plain = True
 
     def visit(self, root: Node) -> None:
@@ -150,8 +155,12 @@ class _Reader:
                 self.plain = False
             if node.type == "command":
                 self.commands.append(_simple(node))
-            elif node.type == "file_redirect" and not _inside(node, self.cwd):
-                self.plain = False
+            elif node.type == "file_redirect":
+                if not _inside(node, self.cwd):
+                    self.plain = False
+                target = _written(node)
+                if target is not None:
+                    self.redirected_to.append(target)
             stack.extend(reversed(node.children))
 
 
@@ -248,6 +257,24 @@ def _inside(redirect: Node, cwd: str) -> bool:
     if path.is_absolute():
         return bool(cwd) and _within(path, PurePosixPath(cwd))
     return ".." not in path.parts
+
+
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
+
+
+def _written(redirect: Node) -> str | None:
+    """The file an output redirection writes, as written; None for an input, a descriptor's
+    duplicate, ``/dev/null``, or a target the shell would expand."""
+    operator = next((_text(c) for c in redirect.children if not c.is_named), "")
+    targets = [c for c in redirect.named_children if c.type != "file_descriptor"]
+    if operator not in _WRITES or not targets:
+        return None
+    target, literal = _word(targets[-1])
+    if not literal or not target or target in SAFE_TARGETS:
+        return None
+    if operator == ">&" and (target == "-" or target.isdigit()):
+        return None
+    return target
 
 
 def _within(path: PurePosixPath, directory: PurePosixPath) -> bool:

@@ -486,3 +486,61 @@ def test_codexs_own_patch_tool_is_checked_for_every_file_it_names(
         assert released.status_code == 200
     out, err = hook("codex", patch, server.url, coder, tmp_path).communicate(timeout=30)
     assert out == b"", err  # nobody holds any of them: nothing said
+
+
+# Shell commands that write src/api/x.py, which another agent holds; and ones that do not.
+SHELL_WRITES = (
+    "sed -i s/a/b/ src/api/x.py",
+    "echo DEBUG=0 > src/api/x.py",
+    "cat notes >> src/api/x.py 2>&1",
+    "make | tee -a src/api/x.py",
+    "mv src/api/x.py src/x.py",
+    "cp /tmp/x.py src/api/x.py",
+    "rm -f src/api/x.py",
+    "truncate -s 0 src/api/x.py",
+    "git checkout -- src/api/x.py",
+    "sh -c 'echo > src/api/x.py'",
+    "pytest -q && sed -i.bak 's/a/b/' {repo}/src/api/x.py",
+)
+SHELL_READS = (
+    "cat src/api/x.py",
+    "sed s/a/b/ src/api/x.py",
+    "ls > docs/listing.txt",
+    "grep -r x src",
+)
+
+
+def test_a_shell_command_that_writes_a_reserved_file_is_denied(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    """PreToolUse of Bash (Claude Code and Codex): the command read with Relay's shell parser;
+    a redirection, tee, sed -i, mv, cp, rm, truncate or git checkout of a file another agent
+    holds is denied; a command that only reads it says nothing."""
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    holder = httpx.post(
+        server.url + "/v1/agents/register", json={"agent_id": "shell-owner"}, headers=op
+    ).json()["token"]
+    repo = repository(tmp_path / "shop", "acme/shell")
+    reserved = httpx.post(
+        server.url + "/v1/reservations",
+        json={"workspace": "acme/shell", "paths": ["src/api/**"]},
+        headers={"Authorization": f"Bearer {holder}"},
+    )
+    assert reserved.status_code == 201, reserved.text
+    recorded = json.loads(edit_prompt("claude-code/pre-tool-use-edit.json", repo))
+    both = (*SHELL_WRITES, *SHELL_READS)
+    for source, commands in (("claude-code", both), ("codex", (*SHELL_WRITES[:2], SHELL_READS[0]))):
+        for command in commands:
+            given = recorded | {
+                "tool_name": "Bash",
+                "tool_input": {"command": command.format(repo=repo)},
+            }
+            out, err = hook(
+                source, json.dumps(given).encode(), server.url, coder, tmp_path
+            ).communicate(timeout=30)
+            if command in SHELL_READS:
+                assert out == b"", (source, command, err)
+                continue
+            said = json.loads(out)["hookSpecificOutput"]
+            assert said["permissionDecision"] == "deny", (source, command)
+            assert "is reserved by shell-owner" in said["permissionDecisionReason"]
