@@ -399,20 +399,33 @@ def repository(root: Path, workspace: str) -> Path:
     return root
 
 
+def holder_token(server: LiveServer, agent_id: str) -> str:
+    """The token of another agent, registered now, that holds paths."""
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    registered = httpx.post(
+        server.url + "/v1/agents/register", json={"agent_id": agent_id}, headers=op
+    )
+    return str(registered.json()["token"])
+
+
+def reserve_as(holder: str, server: LiveServer, workspace: str, *paths: str, **more: Any) -> int:
+    """A reservation of ``paths`` in ``workspace`` by the holder of token ``holder``; its id."""
+    reserved = httpx.post(
+        server.url + "/v1/reservations",
+        json={"workspace": workspace, "paths": list(paths), **more},
+        headers={"Authorization": f"Bearer {holder}"},
+    )
+    assert reserved.status_code == 201, reserved.text
+    return int(reserved.json()["reservation_id"])
+
+
 def test_an_edit_of_a_file_another_agent_reserved_is_denied_before_it_is_made(
     server: LiveServer, coder: str, tmp_path: Path
 ) -> None:
     op = {"Authorization": f"Bearer {server.operator_token}"}
-    holder = httpx.post(
-        server.url + "/v1/agents/register", json={"agent_id": "api-owner"}, headers=op
-    ).json()["token"]
+    holder = holder_token(server, "api-owner")
     repo = repository(tmp_path / "shop", "acme/edits")
-    reserved = httpx.post(
-        server.url + "/v1/reservations",
-        json={"workspace": "acme/edits", "paths": ["src/api/**"], "reason": "auth refactor"},
-        headers={"Authorization": f"Bearer {holder}"},
-    )
-    assert reserved.status_code == 201, reserved.text
+    reserve_as(holder, server, "acme/edits", "src/api/**", reason="auth refactor")
     codex_input = json.loads(
         (HOOKS / "codex" / "pre-tool-use.command.input.schema.json").read_text()
     )
@@ -462,25 +475,17 @@ def test_codexs_own_patch_tool_is_checked_for_every_file_it_names(
     """Codex sends its edits as ``apply_patch`` (the patch in ``tool_input.command``): a file it
     adds, updates, deletes or moves (from and to, absolute or relative) that another agent holds
     is denied."""
-    op = {"Authorization": f"Bearer {server.operator_token}"}
-    holder = httpx.post(
-        server.url + "/v1/agents/register", json={"agent_id": "patch-owner"}, headers=op
-    ).json()["token"]
+    holder = holder_token(server, "patch-owner")
     repo = repository(tmp_path / "shop", "acme/patches")
     patch = edit_prompt("codex/pre-tool-use-apply-patch-tool.json", repo)
     for held in ("docs/notes.md", "lib/old.py", "src/api/**", "tools/gone.py"):
-        reserved = httpx.post(
-            server.url + "/v1/reservations",
-            json={"workspace": "acme/patches", "paths": [held]},
-            headers={"Authorization": f"Bearer {holder}"},
-        )
-        assert reserved.status_code == 201, reserved.text
+        reservation_id = reserve_as(holder, server, "acme/patches", held)
         out, err = hook("codex", patch, server.url, coder, tmp_path).communicate(timeout=30)
         said = json.loads(out)["hookSpecificOutput"]
         assert said["permissionDecision"] == "deny", (held, err)
         assert "is reserved by patch-owner" in said["permissionDecisionReason"]
         released = httpx.post(
-            f"{server.url}/v1/reservations/{reserved.json()['reservation_id']}/release",
+            f"{server.url}/v1/reservations/{reservation_id}/release",
             headers={"Authorization": f"Bearer {holder}"},
         )
         assert released.status_code == 200
@@ -516,17 +521,8 @@ def test_a_shell_command_that_writes_a_reserved_file_is_denied(
     """PreToolUse of Bash (Claude Code and Codex): the command read with Relay's shell parser;
     a redirection, tee, sed -i, mv, cp, rm, truncate or git checkout of a file another agent
     holds is denied; a command that only reads it says nothing."""
-    op = {"Authorization": f"Bearer {server.operator_token}"}
-    holder = httpx.post(
-        server.url + "/v1/agents/register", json={"agent_id": "shell-owner"}, headers=op
-    ).json()["token"]
     repo = repository(tmp_path / "shop", "acme/shell")
-    reserved = httpx.post(
-        server.url + "/v1/reservations",
-        json={"workspace": "acme/shell", "paths": ["src/api/**"]},
-        headers={"Authorization": f"Bearer {holder}"},
-    )
-    assert reserved.status_code == 201, reserved.text
+    reserve_as(holder_token(server, "shell-owner"), server, "acme/shell", "src/api/**")
     recorded = json.loads(edit_prompt("claude-code/pre-tool-use-edit.json", repo))
     both = (*SHELL_WRITES, *SHELL_READS)
     for source, commands in (("claude-code", both), ("codex", (*SHELL_WRITES[:2], SHELL_READS[0]))):
