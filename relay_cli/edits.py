@@ -81,9 +81,7 @@ def _written_by(words: list[str]) -> list[str]:
         return []
     program, arguments = words[0].rpartition("/")[2], words[1:]
     operands = _operands(arguments, VALUED.get(program, frozenset()))
-    if program in ("tee", "rm", "truncate", "touch"):
-        return operands
-    if program == "mv":
+    if program in ("tee", "rm", "truncate", "touch", "mv"):  # mv: what leaves and what comes
         return operands
     if program == "cp":
         return operands[-1:]

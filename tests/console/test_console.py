@@ -330,7 +330,8 @@ def test_a_coding_agents_prompt_is_always_allowed_in_one_tap_and_undone_in_anoth
     card.screenshot(path=str(DOCS_CARD))
     shot(page, "approval-request")
     assert card.get_by_label("for").input_value() == "this"  # claude-1 only, unless widened
-    card.get_by_role("button", name="Always allow this command").click()
+    assert card.get_by_label("run").input_value() == "this"  # in /home/dev/shop only, unless
+    card.get_by_role("button", name="Always allow exactly this command line").click()
     remembered = page.locator(".remembered")
     remembered.wait_for()
     decided = httpx.get(
@@ -340,6 +341,7 @@ def test_a_coding_agents_prompt_is_always_allowed_in_one_tap_and_undone_in_anoth
     policy_id = decided["remembered_policy_id"]
     assert decided["status"] == "approved" and policy_id is not None
     assert said and f"policy #{policy_id}" in said[-1]
+    assert "approves: claude-1 to run exactly `npm test` in /home/dev/shop (Bash)" in said[-1]
     assert remembered.inner_text().startswith(f"policy #{policy_id}")
     shot(page, "approval-always")
     assert ask("npm test")["status"] == "approved"
