@@ -59,8 +59,14 @@ def title_of(tool_name: str, tool_input: dict[str, Any], cwd: str) -> str:
     elif isinstance(tool_input.get("description"), str):
         subject = tool_input["description"]
     line = " ".join(subject.split())  # one line, however the command was written
-    title = f"{tool_name}: {line}" if line else tool_name
-    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
+    return one_line(f"{tool_name}: {line}" if line else tool_name)
+
+
+def one_line(text: str, limit: int = MAX_TITLE) -> str:
+    """``text`` as a title: its whitespace (line breaks among it) one space, at most ``limit``
+    characters, a cut one ending in "…"."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def prompt_payload(

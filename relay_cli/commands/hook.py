@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from relay_api.prompts import command_of, prompt_payload, title_of
+from relay_api.prompts import command_of, one_line, prompt_payload, title_of
 from relay_cli.connection import NO_AGENT_TOKEN, Connection, given_token
 from relay_cli.hook_http import JsonObject, Refused, Unreachable, Wire
 from relay_client.config import ClientConfig
@@ -199,13 +199,15 @@ def _decided(wire: Wire, approval: JsonObject, deadline: float) -> JsonObject | 
 def _answer_questions(
     prompt: dict[str, Any], timeout: int, conn: Connection
 ) -> dict[str, Any] | None:
-    """Claude Code's ``AskUserQuestion`` at ``PreToolUse``: each of its questions asked of the
-    operator as a Relay question (its options, and the operator's own words, as Claude Code's
-    own "Other" allows), and, once every one is answered, the tool allowed with its
-    ``answers`` filled in (the question's text to the labels chosen, joined by ", "), so that
-    Claude Code asks nobody at its terminal. Declined: denied, with the operator's note. Not
+    """Claude Code's ``AskUserQuestion`` (at ``PermissionRequest`` in its default mode, at
+    ``PreToolUse`` in the others): each of its questions asked of the operator as a Relay
+    question (its options, and the operator's own words, as Claude Code's own "Other" allows),
+    and, once every one is answered, the tool allowed with its ``questions`` and ``answers``
+    (the question's text to the labels chosen, joined by ", "), so that Claude Code asks nobody
+    at its terminal; in the event's own shape. Declined: denied, with the operator's note. Not
     all answered in time: None, and the terminal asks."""
     started = time.monotonic()
+    at_prompt = prompt.get("hook_event_name") == "PermissionRequest"
     tool_input = prompt.get("tool_input")
     questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
     if not isinstance(tool_input, dict) or not isinstance(questions, list) or not questions:
@@ -220,13 +222,17 @@ def _answer_questions(
             return None
         if approval["status"] == "rejected":
             why = approval.get("note") or "the operator declined to answer"
+            if at_prompt:
+                return output("deny", why)
             return _pre_tool_use({"permissionDecision": "deny", "permissionDecisionReason": why})
         if approval["status"] != "answered" or not approval.get("answer"):
             say(f"question {pending['approval_id']} was {approval['status']}; {FALLBACK}")
             return None
         answers[str(question["question"])] = ", ".join(approval["answer"])
-    answered = {"permissionDecision": "allow", "updatedInput": {**tool_input, "answers": answers}}
-    return _pre_tool_use(answered)
+    updated = {**tool_input, "answers": answers}
+    if at_prompt:
+        return output("allow", None, updated_input=updated)
+    return _pre_tool_use({"permissionDecision": "allow", "updatedInput": updated})
 
 
 def _question(question: dict[str, Any], prompt: dict[str, Any], timeout: int) -> JsonObject:
@@ -238,7 +244,7 @@ def _question(question: dict[str, Any], prompt: dict[str, Any], timeout: int) ->
     ]
     asked: JsonObject = {
         "kind": "question",
-        "title": str(question["question"]),
+        "title": one_line(str(question["question"])),
         "options": options,
         # Marked as the hook's: it waits for the answer itself (no news to hand over).
         "payload": {"source": "claude-code", "session_id": prompt.get("session_id")},
@@ -283,16 +289,21 @@ def run(ctx: typer.Context, source: Source, timeout: int, reserve_on_edit: bool 
             return
         given = json.loads(sys.stdin.read(MAX_INPUT))
         event = given.get("hook_event_name", "PermissionRequest")
+        # Claude Code's questions: at PermissionRequest in its default mode, else at PreToolUse.
+        asks = source == "claude-code" and given.get("tool_name") == ASK_USER_QUESTION
         if event in HANDED_OVER:
             from relay_cli import handover  # the SDK's client: loaded only to hand over
 
             answer = handover.hand_over(event, given, conn.url, conn.token, CONNECT_SECONDS)
         elif event == "PreToolUse":
-            asks = source == "claude-code" and given.get("tool_name") == ASK_USER_QUESTION
-            if asks:
-                answer = _answer_questions(given, timeout, conn)
-            else:
+            if not asks:
                 answer = _checked_edit(source, given, conn, reserve_on_edit)
+            elif given.get("permission_mode") != "default":
+                answer = _answer_questions(given, timeout, conn)
+            else:  # its PermissionRequest follows, and answers it: the question is asked once
+                answer = None
+        elif asks:
+            answer = _answer_questions(given, timeout, conn)
         else:
             answer = _answer(source, given, timeout, conn)
     except Exception as exc:  # the agent's own prompt is the fallback, never an allow

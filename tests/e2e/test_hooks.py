@@ -192,10 +192,12 @@ def test_always_allow_adds_a_session_rule_for_the_exact_command(
 def test_claude_codes_questions_are_answered_by_the_operator(
     server: LiveServer, coder: str, tmp_path: Path
 ) -> None:
-    """AskUserQuestion at PreToolUse: each question asked in Relay; once the operator answered
-    every one, the tool is allowed with its ``answers`` filled in."""
-    prompt = (HOOKS / "claude-code" / "ask-user-question.json").read_bytes()
-    recorded = json.loads(prompt)["tool_input"]
+    """AskUserQuestion at PreToolUse (Claude Code's modes other than the default): each question
+    asked in Relay; once the operator answered every one, the tool is allowed with its
+    ``answers`` filled in."""
+    given = json.loads((HOOKS / "claude-code" / "ask-user-question.json").read_bytes())
+    prompt = json.dumps(given | {"permission_mode": "acceptEdits"}).encode()
+    recorded = given["tool_input"]
     process = hook("claude-code", prompt, server.url, coder, tmp_path)
     first = pending_titled(server, "Which database should the cache use?")
     second = pending_titled(server, "Which checks should run before the merge?")
@@ -225,10 +227,59 @@ def test_claude_codes_questions_are_answered_by_the_operator(
     }
 
 
+def test_in_the_default_mode_the_permission_request_asks_the_questions_once(
+    server: LiveServer, coder: str, tmp_path: Path
+) -> None:
+    """Claude Code's default mode sends AskUserQuestion as a PermissionRequest too: its
+    PreToolUse says nothing and asks nobody; the PermissionRequest asks each question once and
+    allows the tool with its ``questions`` kept and the operator's ``answers``."""
+    asked_here = "Which database, in the default mode?"
+
+    def recorded_as(name: str) -> dict[str, Any]:
+        given = json.loads((HOOKS / "claude-code" / name).read_text())
+        given["tool_input"]["questions"][0]["question"] = asked_here
+        return dict(given)
+
+    pre_tool_use = recorded_as("ask-user-question.json")
+    quiet = hook("claude-code", json.dumps(pre_tool_use).encode(), server.url, coder, tmp_path)
+    out, err = quiet.communicate(timeout=30)
+    assert quiet.returncode == 0 and out == b"", err
+    prompt = recorded_as("permission-request-ask-user-question.json")
+    recorded = prompt["tool_input"]
+    assert recorded == pre_tool_use["tool_input"]
+    process = hook("claude-code", json.dumps(prompt).encode(), server.url, coder, tmp_path)
+    first = pending_titled(server, asked_here)
+    second = pending_titled(server, "Which checks should run before the merge?")
+    assert [o["label"] for o in first["options"]] == ["Postgres (Recommended)", "SQLite"]
+    for asked, chosen in ((first, ["Postgres (Recommended)"]), (second, ["Benchmarks"])):
+        said = operator_cli(
+            server, tmp_path, "approvals", "answer", str(asked["approval_id"]), *chosen
+        )
+        assert said.returncode == 0, said.stderr
+    output = answered(process, "claude-code")["hookSpecificOutput"]
+    assert output == {
+        "hookEventName": "PermissionRequest",
+        "decision": {
+            "behavior": "allow",
+            "updatedInput": {
+                **recorded,
+                "answers": {
+                    asked_here: "Postgres (Recommended)",
+                    "Which checks should run before the merge?": "Benchmarks",
+                },
+            },
+        },
+    }
+    op = {"Authorization": f"Bearer {server.operator_token}"}
+    listed = httpx.get(server.url + "/v1/approvals", params={"limit": 1000}, headers=op).json()
+    assert [a["title"] for a in listed["approvals"]].count(asked_here) == 1  # asked once
+
+
 def test_a_question_the_operator_declines_is_denied_with_the_reason(
     server: LiveServer, coder: str, tmp_path: Path
 ) -> None:
     recorded = json.loads((HOOKS / "claude-code" / "ask-user-question.json").read_text())
+    recorded["permission_mode"] = "plan"
     recorded["tool_input"]["questions"] = recorded["tool_input"]["questions"][:1]
     recorded["tool_input"]["questions"][0]["question"] = "Which database, again?"
     process = hook("claude-code", json.dumps(recorded).encode(), server.url, coder, tmp_path)
