@@ -18,15 +18,18 @@ class Connection:
 # and never take the operator token a server on this machine wrote (the agent would act as the
 # operator, approving its own requests).
 NO_AGENT_TOKEN = (
-    "no agent token: give this agent's token as RELAY_TOKEN in the host's MCP server or hook"
-    " settings (relay agents register NAME prints one), or --token; the operator's token is"
-    " used only when given so"
+    "no agent token: run relay --agent NAME connect claude-code|codex, or give the agent's"
+    " token as RELAY_TOKEN or --token; the operator's token is used only when given so"
 )
 
 
 def given_token(conn: Connection) -> str | None:
     """The token given to a command that runs in an agent's session: ``--token``,
-    ``RELAY_TOKEN`` or the config file's, never the local operator token file."""
+    ``RELAY_TOKEN``, the one kept for ``--agent`` or the config file's, never the local
+    operator token file."""
     from relay_client.config import ClientConfig
 
-    return ClientConfig.resolve(conn.url, token=conn.token, local_operator=False).token
+    config = ClientConfig.resolve(
+        conn.url, token=conn.token, agent_id=conn.agent, local_operator=False
+    )
+    return config.token

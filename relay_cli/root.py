@@ -37,6 +37,9 @@ COMMANDS = [
     ("serve", "relay_cli.commands.serve", "serve"),
     ("backup", "relay_cli.commands.backup", "backup"),
     ("mcp", "relay_cli.commands.mcp", "mcp"),
+    ("connect", "relay_cli.commands.connect", "connect"),
+    ("disconnect", "relay_cli.commands.connect", "disconnect"),
+    ("doctor", "relay_cli.commands.connect", "doctor"),
 ]
 # The groups, one a resource: a name and the module whose `app` holds its commands.
 GROUPS = [

@@ -35,6 +35,14 @@ def _config_file() -> dict[str, Any]:
         return tomllib.load(handle)
 
 
+def kept_token(url: str, agent_id: str) -> str | None:
+    """The token kept for ``agent_id`` on the server at ``url`` (its identity file), if any."""
+    from relay_client.identity import identity_path, load
+
+    kept = load(identity_path(url.rstrip("/"), agent_id))
+    return kept.token if kept is not None else None
+
+
 def local_operator_token(url: str) -> str | None:
     """The operator token a server on this machine wrote in its data directory, if readable."""
     if urlsplit(url).hostname not in LOCAL_HOSTS:
@@ -49,7 +57,12 @@ def local_operator_token(url: str) -> str | None:
 
 def where_tokens_are_looked_for(url: str) -> str:
     """Where ``ClientConfig.resolve`` looks for a token, in order, for people."""
-    places = ["--token", "RELAY_TOKEN", f"token in {config_file_path()}"]
+    places = [
+        "--token",
+        "RELAY_TOKEN",
+        "the agent's token relay connect kept (with --agent)",
+        f"token in {config_file_path()}",
+    ]
     if urlsplit(url).hostname in LOCAL_HOSTS:
         data_dir = os.environ.get("RELAY_DATA_DIR")
         path = operator_token_path(Path(data_dir) if data_dir else default_data_dir())
@@ -83,18 +96,20 @@ class ClientConfig:
         anonymous: bool = False,
         local_operator: bool = True,
     ) -> ClientConfig:
-        """Arguments first, then ``RELAY_URL``/``RELAY_TOKEN``/``RELAY_AGENT_ID``, then the config
-        file, then (for a server on this machine, unless not ``local_operator``) the operator
-        token file. An ``anonymous`` client (one that enrolls) takes only the URL: it sends no
-        token and no agent id."""
+        """Arguments first, then ``RELAY_URL``/``RELAY_TOKEN``/``RELAY_AGENT_ID``, then the token
+        kept for the agent on this server (``relay connect``'s, ``enroll_and_wait``'s), then
+        the config file, then (for a server on this machine, unless not ``local_operator``) the
+        operator token file. An ``anonymous`` client (one that enrolls) takes only the URL: it
+        sends no token and no agent id."""
         file = _config_file()
         url = url or os.environ.get("RELAY_URL") or file.get("url") or DEFAULT_URL
         if anonymous:
             token, agent_id = None, None
         else:
-            token = token or os.environ.get("RELAY_TOKEN") or file.get("token")
-            token = token or (local_operator_token(url) if local_operator else None)
             agent_id = agent_id or os.environ.get("RELAY_AGENT_ID") or file.get("agent_id")
+            token = token or os.environ.get("RELAY_TOKEN")
+            token = token or (kept_token(url, agent_id) if agent_id else None) or file.get("token")
+            token = token or (local_operator_token(url) if local_operator else None)
         return cls(
             url=url.rstrip("/"),
             token=token,

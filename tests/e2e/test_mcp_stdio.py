@@ -489,9 +489,9 @@ def test_without_a_token_relay_mcp_and_relay_hook_never_act_as_the_operator(
     )
     assert served.returncode == 2 and served.stdout == ""
     assert served.stderr.strip().splitlines() == [
-        "Error: relay mcp: no agent token: give this agent's token as RELAY_TOKEN in the host's"
-        " MCP server or hook settings (relay agents register NAME prints one), or --token; the"
-        " operator's token is used only when given so"
+        "Error: relay mcp: no agent token: run relay --agent NAME connect claude-code|codex, or"
+        " give the agent's token as RELAY_TOKEN or --token; the operator's token is used only"
+        " when given so"
     ]
     prompt = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "cwd": str(tmp_path)}
     prompt["tool_input"] = {"command": "git push --force"}
