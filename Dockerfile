@@ -24,7 +24,7 @@ COPY relay_client relay_client
 COPY relay_cli relay_cli
 COPY relay_mcp relay_mcp
 # PostgreSQL's driver and the MCP door come along: one image for every deployment.
-RUN pip install '.[postgres,mcp]' && rm -rf /src
+RUN pip install '.[postgres]' && rm -rf /src
 
 USER relay
 WORKDIR /data

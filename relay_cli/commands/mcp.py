@@ -1,4 +1,4 @@
-"""``relay mcp``: Relay's tools for an LLM agent, served over stdio (``relay-agents[mcp]``)."""
+"""``relay mcp``: Relay's tools for an LLM agent, served over stdio."""
 
 from __future__ import annotations
 
@@ -67,8 +67,7 @@ def mcp(
 
     It acts as whoever --token/RELAY_TOKEN belongs to (an agent, or the operator when its
     token is given so), against --url/RELAY_URL; it never takes the operator token of a
-    server on this machine by itself. No token, or a refused one, stops it at once. Needs the
-    mcp extra: pip install 'relay-agents[mcp]'.
+    server on this machine by itself. No token, or a refused one, stops it at once.
 
     For an agent's token it is also a Claude Code channel (with a host that loads it as
     one: claude --channels plugin:relay@relay, or --dangerously-load-development-channels
@@ -86,8 +85,11 @@ def mcp(
         from relay_mcp.results import watch_from_now
         from relay_mcp.server import build_server, run_stdio
     except ImportError as exc:
+        from relay_cli.install import reinstall_command
+
         typer.echo(
-            f"Error: relay mcp needs the mcp extra (pip install 'relay-agents[mcp]'): {exc}",
+            f"Error: relay mcp cannot load the MCP SDK ({exc}): install Relay again with"
+            f" {reinstall_command()}",
             err=True,
         )
         raise typer.Exit(2) from None

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 
 def available() -> bool:
-    """Whether the mcp extra is installed."""
+    """Whether the MCP SDK and aiohttp-asgi can be imported (they are dependencies: an install
+    that lost them serves no /mcp rather than failing)."""
     return all(importlib.util.find_spec(name) for name in ("mcp", "aiohttp_asgi"))
 
 

@@ -533,3 +533,21 @@ async def test_a_session_stays_online_within_a_short_presence_window(tmp_path: P
                     agents = (await asyncio.to_thread(op.agents.list)).agents
                     seen.append({a.agent_id: a.presence for a in agents}["steady"])
         assert set(seen) == {"online"}, seen
+
+
+def test_without_the_mcp_sdk_the_error_names_an_install_that_works(tmp_path: Path) -> None:
+    """The MCP SDK is part of every install now; should it be broken, relay mcp names the
+    command that installs this Relay again (here, a clone: an editable install of it)."""
+    broken = tmp_path / "broken" / "mcp"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('the MCP SDK is broken here')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAY_")}
+    env |= {"PYTHONPATH": str(broken.parent), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [*relay_command(), "mcp"], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    clone = Path(__file__).resolve().parents[2]
+    assert done.stderr.startswith("Error: relay mcp cannot load the MCP SDK")
+    assert f"-m pip install -e {clone}" in done.stderr
+    assert "relay-agents[mcp]" not in done.stderr
