@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -282,12 +283,14 @@ def run(ctx: typer.Context, source: Source, timeout: int, reserve_on_edit: bool 
     """Answer one hook event (a permission prompt, or one that hands over what waits);
     whatever fails, print nothing and exit 0."""
     conn: Connection = ctx.obj or Connection()
+    given: Any = None
     try:
+        given = json.loads(sys.stdin.read(MAX_INPUT))
         conn.token = given_token(conn)
         if conn.token is None:
             say(f"{NO_AGENT_TOKEN}; {FALLBACK}")
+            _tell_once(given, f"Relay has no agent identity here: {PERSON_FALLBACK}")
             return
-        given = json.loads(sys.stdin.read(MAX_INPUT))
         event = given.get("hook_event_name", "PermissionRequest")
         # Claude Code's questions: at PermissionRequest in its default mode, else at PreToolUse.
         asks = source == "claude-code" and given.get("tool_name") == ASK_USER_QUESTION
@@ -308,9 +311,51 @@ def run(ctx: typer.Context, source: Source, timeout: int, reserve_on_edit: bool 
             answer = _answer(source, given, timeout, conn)
     except Exception as exc:  # the agent's own prompt is the fallback, never an allow
         say(f"nothing to say: {failure(exc)}; {FALLBACK}")
+        if (told := _for_a_person(exc, conn)) is not None:
+            _tell_once(given, told)
         return
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
+
+
+# What the person at the terminal is told, once a session, when Relay cannot answer for them.
+PERSON_FALLBACK = "prompts stay in this terminal; run `relay doctor`"
+
+
+def _for_a_person(exc: Exception, conn: Connection) -> str | None:
+    """The one line the host shows its user for a failure they can fix (Relay out of reach,
+    the agent's token refused); None for the rest (stderr has it)."""
+    sdk = sys.modules.get("relay_client.errors")
+    unreachable = isinstance(exc, Unreachable) or (
+        sdk is not None and isinstance(exc, sdk.ConnectionError)
+    )
+    if unreachable:
+        url = ClientConfig.resolve(conn.url, anonymous=True).url
+        return f"Relay unreachable at {url}: {PERSON_FALLBACK}"
+    refused = (isinstance(exc, Refused) and exc.status in (401, 403)) or (
+        sdk is not None and isinstance(exc, sdk.APIStatusError) and exc.status_code in (401, 403)
+    )
+    return f"Relay refused this agent's token: {PERSON_FALLBACK}" if refused else None
+
+
+def _tell_once(given: Any, line: str) -> None:
+    """``line`` as the hook's ``systemMessage`` (which both hosts show their user), the first
+    time in a session; then quiet (a marker in the user's state directory)."""
+    from platformdirs import user_state_dir
+
+    from relay_client.kept_files import file_name
+
+    session = given.get("session_id") if isinstance(given, dict) else None
+    told = (
+        Path(user_state_dir("relay", appauthor=False))
+        / "told"
+        / file_name(session if isinstance(session, str) and session else "unnamed")
+    )
+    if told.exists():
+        return
+    told.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    told.touch()
+    sys.stdout.write(json.dumps({"systemMessage": line}) + "\n")
 
 
 ReserveOnEdit = Annotated[

@@ -140,20 +140,26 @@ def test_stop_is_blocked_a_few_times_at_most(server: LiveServer, tmp_path: Path,
         assert other is not None and "one more" in other["reason"]
 
 
-def test_failures_print_nothing_and_end_quickly(server: LiveServer, tmp_path: Path) -> None:
-    """A server that is down, a wrong token, input that is no JSON: each event of each host
-    meets one of them (every event goes through the same path)."""
+def test_failures_tell_the_person_once_and_end_quickly(server: LiveServer, tmp_path: Path) -> None:
+    """A server that is down, a wrong token: each event of each host meets one of them (every
+    event goes through the same path); the host's user is told once a session in its
+    ``systemMessage``, then the hook says nothing. Input that is no JSON: nothing."""
     down = f"http://127.0.0.1:{free_port()}"
     cases = (
-        ("claude-code", "Stop", down, "relay_a_x"),
-        ("codex", "SessionStart", server.url, "relay_a_wrong"),
-        ("claude-code", "UserPromptSubmit", server.url, "relay_a_wrong"),
-        ("codex", "Stop", down, "relay_a_x"),
+        ("claude-code", "Stop", down, "relay_a_x", f"Relay unreachable at {down}"),
+        ("codex", "SessionStart", server.url, "relay_a_wrong", "Relay refused this agent's token"),
+        ("claude-code", "UserPromptSubmit", server.url, "relay_a_wrong", "Relay refused"),
+        ("codex", "Stop", down, "relay_a_x", f"Relay unreachable at {down}"),
     )
-    for host, event, url, token in cases:
+    for n, (host, event, url, token, told) in enumerate(cases):
+        session = f"failing-{n}"
         began = time.monotonic()
-        assert run_hook(host, event, url, token, tmp_path) is None
-        assert time.monotonic() - began < 5
+        first = run_hook(host, event, url, token, tmp_path, session_id=session)
+        assert first is not None and set(first) == {"systemMessage"}, first
+        assert first["systemMessage"].startswith(told)
+        assert first["systemMessage"].endswith("prompts stay in this terminal; run `relay doctor`")
+        assert run_hook(host, event, url, token, tmp_path, session_id=session) is None
+        assert time.monotonic() - began < 10
     process = hook("codex", b"{not json", server.url, "relay_a_x", tmp_path)
     out, _ = process.communicate(timeout=10)
     assert process.returncode == 0 and out == b""

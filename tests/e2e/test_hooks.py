@@ -398,18 +398,31 @@ def test_nobody_deciding_in_time_prints_nothing_and_the_approval_expires(
     assert shown["status"] == "expired" and shown["decided_by"] == "deadline"
 
 
-def test_a_server_that_cannot_be_reached_prints_nothing(tmp_path: Path) -> None:
-    prompt = (HOOKS / "claude-code" / "bash.json").read_bytes()
+def test_a_server_that_cannot_be_reached_is_said_once_to_the_person(tmp_path: Path) -> None:
+    """Nothing is decided, the terminal asks; the host's user is told why once a session (its
+    ``systemMessage``, which both hosts show), and stderr keeps the detail."""
+    recorded = json.loads((HOOKS / "claude-code" / "bash.json").read_text())
     for source in ("claude-code", "codex"):
+        (tmp_path / source).mkdir()
+        prompt = json.dumps(recorded | {"session_id": f"unreached-{source}"}).encode()
         started = time.monotonic()
         url = f"http://127.0.0.1:{free_port()}"
-        process = hook(source, prompt, url, "rly_agent_x", tmp_path)
+        process = hook(source, prompt, url, "rly_agent_x", tmp_path / source)
         out, err = process.communicate(timeout=30)
-        assert process.returncode == 0 and out == b"", err
+        assert process.returncode == 0, err
+        told = json.loads(out)
+        schema = CLAUDE_CODE_OUTPUT if source == "claude-code" else CODEX_OUTPUT
+        jsonschema.validate(told, schema)
+        assert told == {
+            "systemMessage": f"Relay unreachable at {url}: prompts stay in this terminal; run"
+            " `relay doctor`"
+        }
         [line] = err.decode().splitlines()
         assert line.startswith(f"relay hook: nothing to say: cannot reach {url}: "), line
         assert line.endswith("(is relay serve running there?); the agent asks in its terminal")
         assert time.monotonic() - started < 5
+        again = hook(source, prompt, url, "rly_agent_x", tmp_path / source)
+        assert again.communicate(timeout=30)[0] == b""  # once a session: then quiet
 
 
 @pytest.mark.parametrize("prompt", [b"", b"not json", b"[]", b'{"tool_name": 7}'])
@@ -511,13 +524,15 @@ def test_an_edit_of_a_file_another_agent_reserved_is_denied_before_it_is_made(
         headers=op,
     ).json()["reservations"]
     assert [(r["paths"], r["exclusive"]) for r in mine] == [(["lib/app.py"], False)]
-    # Outside any repository, or Relay out of reach: nothing said, exit 0.
+    # Outside any repository nothing is said; Relay out of reach: the edit goes, and the
+    # person is told once (above); exit 0.
     outside = (HOOKS / "claude-code" / "pre-tool-use-edit.json").read_bytes()
     in_repo = edit_prompt("claude-code/pre-tool-use-edit.json", repo)
     for prompt, url in ((outside, server.url), (in_repo, f"http://127.0.0.1:{free_port()}")):
         process = hook("claude-code", prompt, url, coder, tmp_path)
         out, _ = process.communicate(timeout=30)
-        assert process.returncode == 0 and out == b""
+        assert process.returncode == 0
+        assert b"permissionDecision" not in out
 
 
 def test_codexs_own_patch_tool_is_checked_for_every_file_it_names(

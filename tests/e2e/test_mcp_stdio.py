@@ -503,8 +503,12 @@ def test_without_a_token_relay_mcp_and_relay_hook_never_act_as_the_operator(
         env=env,
         timeout=30,
     )
-    assert hooked.returncode == 0 and hooked.stdout == ""  # the terminal asks, as before
-    assert "no agent token" in hooked.stderr
+    assert hooked.returncode == 0 and "no agent token" in hooked.stderr
+    # The terminal asks, as before; the person is told why, once.
+    assert json.loads(hooked.stdout) == {
+        "systemMessage": "Relay has no agent identity here: prompts stay in this terminal; run"
+        " `relay doctor`"
+    }
     with RelayClient(server.url, token=server.operator_token) as op:
         assert not any("git push --force" in a.title for a in op.approvals.list().approvals)
     # The operator's token given explicitly is the operator's choice: it serves.
