@@ -159,7 +159,7 @@ def _url(conn: Connection) -> str:
 
 
 def _wiring(conn: Connection, host: Host, user: bool) -> Wiring:
-    relay = Path(sys.argv[0]).resolve() if Path(sys.argv[0]).name == "relay" else None
+    relay = Path(sys.argv[0]).absolute() if Path(sys.argv[0]).name == "relay" else None
     command = str(relay) if relay is not None and relay.exists() else _beside_python()
     agent = conn.agent or _default_agent(host)
     return Wiring(host, command, _url(conn), agent, user, Path.cwd(), Path.home())

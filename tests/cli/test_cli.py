@@ -567,7 +567,9 @@ def test_no_token_found_says_where_it_looked(
     monkeypatch.setenv("RELAY_DATA_DIR", str(tmp_path / "not-the-servers"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     refused = relay("approvals", "list", code=1)
-    assert "no token was found; looked in: --token, RELAY_TOKEN, token in " in refused.stderr
+    assert "no token was found; looked in: --token, RELAY_TOKEN, the agent's token relay" in (
+        refused.stderr
+    )
     assert str(tmp_path / "not-the-servers" / "operator_token") in refused.stderr
 
 
@@ -610,9 +612,11 @@ def test_every_help_example_runs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch)
             result = runner.invoke(app, shlex.split(example)[1:])
             assert result.exit_code in (0, 1), (example, result.stdout, result.stderr)
             if result.exit_code == 1:
-                # An A2A agent's host is not looked up either: the call is kept, failed.
-                refused = r"\[(not_found|conflict), HTTP|A2A call \d+ to \S+ is failed"
-                assert re.search(refused, result.stderr), (
+                # An A2A agent's host is not looked up either: the call is kept, failed; relay
+                # doctor (and connect, which ends with it) says what fails, one line a check.
+                refused = r"\[(not_found|conflict), HTTP|A2A call \d+ to \S+ is failed|^FAIL "
+                said = result.stderr + result.stdout
+                assert re.search(refused, said, re.MULTILINE), (
                     example,
                     result.stderr,
                 )
