@@ -74,10 +74,12 @@ def connect(
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(after)
             typer.echo(f"wrote {path}")
-        if str(path) not in kept or kept[str(path)]["after"] != before:
-            kept[str(path)] = {"before": before, "after": after}
-        else:
-            kept[str(path)]["after"] = after
+        recorded = kept.get(str(path))
+        if recorded is not None and recorded["after"] == before:
+            recorded["after"] = after  # as connect left it: what it was before stays kept
+        else:  # what it would be without Relay's entries is what disconnect gives back
+            original = before if before != after else wiring.disconnected(path, after)
+            kept[str(path)] = {"before": original, "after": after}
     write_json(record, kept)
     if host == "claude-code":
         typer.echo(

@@ -154,6 +154,24 @@ def test_connect_wires_the_host_once_and_disconnect_gives_the_files_back(
     assert snapshot(root) == before
 
 
+def test_what_the_user_changed_after_connect_stays_after_disconnect(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    env = user(tmp_path, server)
+    relay(env, root, "--url", server.url, "--agent", "mixed", "connect", "claude-code")
+    settings = root / ".claude" / "settings.json"
+    document = json.loads(settings.read_text())
+    mine = {"hooks": [{"type": "command", "command": "echo added-later"}]}
+    document["hooks"]["SessionStart"].append(mine)
+    settings.write_text(json.dumps(document, indent=2) + "\n")
+    relay(env, root, "--url", server.url, "--agent", "mixed", "connect", "claude-code")
+    relay(env, root, "--url", server.url, "--agent", "mixed", "disconnect", "claude-code")
+    left = hook_commands(settings)
+    assert "echo added-later" in left and "echo mine" in left
+    assert not any(" hook claude-code" in command for command in left)
+
+
 def test_dry_run_writes_nothing_and_a_broken_file_is_left_alone(
     server: LiveServer, tmp_path: Path
 ) -> None:
