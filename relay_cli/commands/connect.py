@@ -26,8 +26,8 @@ from relay_api.models import OPERATOR
 from relay_cli.connection import Connection
 from relay_cli.host_settings import Host, SettingsError, Wiring
 from relay_client import RelayClient, errors
-from relay_client.config import ClientConfig
-from relay_client.identity import Identity, forget, identity_path, keep, load
+from relay_client.config import ClientConfig, kept_token
+from relay_client.identity import Identity, forget, identity_path, keep
 from relay_client.kept_files import write_json
 
 HostArgument = Annotated[Host, typer.Argument(help="claude-code or codex.")]
@@ -63,7 +63,7 @@ def connect(
     if dry_run:
         for path, (before, after) in changes.items():
             sys.stdout.writelines(_diff(path, before, after))
-        if not _kept_token(wiring):
+        if not kept_token(wiring.url, wiring.agent):
             typer.echo(f"and an identity for agent {wiring.agent} at {wiring.url}")
         return
     _identify(conn, wiring, wait)
@@ -200,16 +200,11 @@ def _diff(path: Path, before: str | None, after: str) -> list[str]:
     return list(difflib.unified_diff(old, after.splitlines(keepends=True), str(path), str(path)))
 
 
-def _kept_token(wiring: Wiring) -> str | None:
-    kept = load(identity_path(wiring.url, wiring.agent))
-    return kept.token if kept is not None else None
-
-
 def _identify(conn: Connection, wiring: Wiring, wait: int) -> None:
     """The agent's token, kept: the one kept if the server takes it; else registered as the
     operator; else enrolled, and waited for until the operator approves."""
     path = identity_path(wiring.url, wiring.agent)
-    token = _kept_token(wiring)
+    token = kept_token(wiring.url, wiring.agent)
     if token is not None and _caller(wiring.url, token) == wiring.agent:
         typer.echo(f"agent {wiring.agent}: its kept token is valid")
         return
