@@ -1,12 +1,15 @@
 """``python -m bench.startup``: how long the ``relay`` command takes before it does anything.
 
-Claude Code and Codex run ``relay hook …`` on every permission prompt, so its start is paid on
-every tool call. This starts Relay on a scratch SQLite store with a policy that approves the
-recorded Bash prompt (tests/e2e/hooks/claude-code/bash.json), then times, as a user's shell
-would run them, each a number of times:
+Claude Code and Codex run ``relay hook …`` on every tool call, edit, prompt and stop, so its
+start is paid on each. This starts Relay on a scratch SQLite store with a policy that approves
+Bash prompts, then times, as a user's shell would run them, each a number of times:
 
 - the interpreter starting and importing what the hook needs (``python -c "import …"``);
-- ``relay hook claude-code`` answering that prompt, the policy deciding at once;
+- ``relay hook`` answering each event it handles, from the hosts' recorded inputs
+  (tests/e2e/hooks/): a ``PermissionRequest`` the policy decides at once, an edit checked
+  against the reservations of a scratch git repository (a Claude Code ``Edit``, a Codex
+  ``apply_patch``), and ``Stop``, ``SessionStart`` and ``UserPromptSubmit`` with nothing new
+  waiting (the common case);
 - ``relay --version``, ``relay whoami`` and ``relay tasks list`` against the server.
 
 It prints the median and the slowest wall time of each, and its CPU time (user + system), with
@@ -33,12 +36,25 @@ import httpx
 from bench.__main__ import free_port
 
 ROOT = Path(__file__).parents[1]
-PROMPT = ROOT / "tests" / "e2e" / "hooks" / "claude-code" / "bash.json"
+HOOKS = ROOT / "tests" / "e2e" / "hooks"
 RELAY = str(Path(sys.executable).with_name("relay"))
+RECORDED_REPOSITORY = "/home/dev/shop"  # where the recorded inputs ran; a scratch one here
+# Each hook event timed: its row, the host, and its recorded input under HOOKS.
+HOOK_EVENTS = {
+    "hook: PermissionRequest, a policy decides": ("claude-code", "claude-code/bash.json"),
+    "hook: PreToolUse, an Edit checked": ("claude-code", "claude-code/pre-tool-use-edit.json"),
+    "hook: PreToolUse, Codex's apply_patch checked": (
+        "codex",
+        "codex/pre-tool-use-apply-patch-tool.json",
+    ),
+    "hook: Stop": ("claude-code", "claude-code/stop.json"),
+    "hook: SessionStart": ("claude-code", "claude-code/session-start.json"),
+    "hook: UserPromptSubmit": ("claude-code", "claude-code/user-prompt-submit.json"),
+}
 # (what is timed, its target in seconds of wall time)
 TARGETS = {
     "imports of the hook": 0.150,
-    "relay hook claude-code (a policy decides)": 0.300,
+    **dict.fromkeys(HOOK_EVENTS, 0.100),
     "relay --version": 0.300,
     "relay whoami": 0.300,
     "relay tasks list": 0.300,
@@ -52,7 +68,8 @@ def timed(command: Sequence[str], env: dict[str, str], stdin: bytes = b"") -> tu
     done = subprocess.run(command, input=stdin, env=env, capture_output=True, timeout=60)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
+    # A hook that failed says why on stderr and exits 0: it would be timing its fallback.
+    if done.returncode != 0 or b"relay hook:" in done.stderr:
         raise SystemExit(f"{' '.join(command)} failed: {done.stderr.decode()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
@@ -94,6 +111,25 @@ def serving(home: Path) -> Iterator[tuple[str, str]]:
         server.wait()
 
 
+def repository(root: Path) -> Path:
+    """A scratch git repository with a workspace of its own, whose files nobody reserved."""
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "relay.workspace", "bench/shop"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    return root
+
+
+def hook_commands(repo: Path) -> dict[str, tuple[list[str], bytes]]:
+    """Each hook event's command and input, the recorded repository made ``repo``."""
+    return {
+        name: (
+            [RELAY, "hook", host],
+            (HOOKS / recorded).read_text().replace(RECORDED_REPOSITORY, str(repo)).encode(),
+        )
+        for name, (host, recorded) in HOOK_EVENTS.items()
+    }
+
+
 def measure(runs: int) -> dict[str, tuple[list[float], list[float]]]:
     with (
         tempfile.TemporaryDirectory(prefix="relay-bench-startup-") as scratch,
@@ -109,13 +145,14 @@ def measure(runs: int) -> dict[str, tuple[list[float], list[float]]]:
         env |= {"HOME": scratch, "RELAY_URL": url, "RELAY_TOKEN": token}
         commands: dict[str, tuple[list[str], bytes]] = {
             "imports of the hook": (
-                [sys.executable, "-c", "import relay_cli.root, relay_cli.commands.hook"],
+                [
+                    sys.executable,
+                    "-c",
+                    "import relay_cli.entry, relay_cli.hook_answers, relay_cli.handover",
+                ],
                 b"",
             ),
-            "relay hook claude-code (a policy decides)": (
-                [RELAY, "hook", "claude-code"],
-                PROMPT.read_bytes(),
-            ),
+            **hook_commands(repository(Path(scratch) / "shop")),
             "relay --version": ([RELAY, "--version"], b""),
             "relay whoami": ([RELAY, "whoami"], b""),
             "relay tasks list": ([RELAY, "tasks", "list"], b""),

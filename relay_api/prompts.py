@@ -9,8 +9,6 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-import ada_url
-
 MAX_TITLE = 500
 
 # The sources whose host cannot run a prompt changed, and why: their requests are approved or
@@ -87,6 +85,8 @@ def host_of(url: str) -> str | None:
     """The host a browser or fetcher would reach at ``url``, parsed as the WHATWG URL standard
     says (``https://evil.example\\@github.com/`` reaches evil.example, which Python's urlsplit
     reads as github.com); None when it is no URL."""
+    import ada_url  # the WHATWG parser: loaded for the prompts that name a URL, not on each
+
     try:
         return ada_url.URL(url).hostname or None
     except ValueError:

@@ -1,5 +1,5 @@
 """``python -m relay_cli``: the same as the ``relay`` command."""
 
-from relay_cli.root import run
+from relay_cli.entry import run
 
 run()

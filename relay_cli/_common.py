@@ -19,9 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from relay_api.elision import elide
-from relay_api.models import Page
+from relay_api.models import OPERATOR, Page
 from relay_cli.connection import Connection
-from relay_cli.reserved import acting_agent
 from relay_client import RelayClient
 from relay_client.config import where_tokens_are_looked_for
 from relay_client.errors import APIStatusError, RelayError
@@ -76,8 +75,8 @@ def acting(client: RelayClient, agent_id: str | None) -> str:
     """The agent a command acts for: the argument, else --agent, else the agent whose token
     this is, as the server says (``RELAY_OPERATOR_TOKEN`` may be any string: a prefix proves
     nothing). The operator's token must name one."""
-    chosen = agent_id or acting_agent(client)
-    if chosen is None:
+    chosen = agent_id or client.config.agent_id or client.status().caller
+    if chosen == OPERATOR:
         raise ValueError(
             "the operator's token is no agent's: say which agent acts with --agent <id>"
         )

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass
 class Connection:
-    """Where the server is and whose token to send: ``--url``, ``--token``, ``--agent``."""
+    """Where the server is and whose token to send: ``--url``, ``--token``, ``--agent``. A
+    plain class: a dataclass's ``inspect`` would cost every hook about 15 ms."""
 
-    url: str | None = None
-    token: str | None = None
-    agent: str | None = None
+    def __init__(
+        self, url: str | None = None, token: str | None = None, agent: str | None = None
+    ) -> None:
+        self.url = url
+        self.token = token
+        self.agent = agent
 
 
 # What ``relay mcp`` and ``relay hook`` say when given no token: they run in an agent's session,

@@ -21,9 +21,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from relay_cli.reserved import acting_agent, held_by_others
+from relay_cli.hook_http import Wire
+from relay_cli.reserved import acting_agent, covering, held_by_others, until
 from relay_cli.workspace import current_workspace, repository_root, within
-from relay_client import RelayClient
 from relay_client.coding_agents import inline
 
 FILE_FIELDS = {
@@ -133,9 +133,7 @@ def in_repository(paths: list[str], cwd: Path) -> list[str] | None:
     return [path for path in inside if path is not None]
 
 
-def reserved_edit(
-    client: RelayClient, source: str, given: dict[str, Any], reserve: bool
-) -> str | None:
+def reserved_edit(wire: Wire, source: str, given: dict[str, Any], reserve: bool) -> str | None:
     """Why the tool call must not write what it writes (another agent holds it), or None;
     with ``reserve``, a file nobody else holds is reserved, shared, for the acting agent."""
     named = targets(source, given)
@@ -144,24 +142,20 @@ def reserved_edit(
     workspace = current_workspace(cwd) if paths else None
     if not paths or workspace is None:
         return None
-    acting = acting_agent(client)
-    blocked = held_by_others(client, workspace, paths, acting)
+    acting = acting_agent(wire)
+    blocked = held_by_others(wire, workspace, paths, acting)
     if blocked:
         path, held = blocked[0]
-        task = f" for task {held.task_id}" if held.task_id is not None else ""
-        why = f" ({inline(held.reason)})" if held.reason else ""
+        holder = held["holder"]
+        task = f" for task {held['task_id']}" if held.get("task_id") is not None else ""
+        why = f" ({inline(held['reason'])})" if held.get("reason") else ""
         return (
-            f"{path} is reserved by {held.holder} until {held.expires_at:%H:%M} UTC{task}{why}:"
-            f" message {held.holder} or pick other work"
+            f"{path} is reserved by {holder} until {until(held, '%H:%M')} UTC{task}{why}:"
+            f" message {holder} or pick other work"
         )
     if reserve and acting is not None:
-        unheld = [path for path in paths if not _holds(client, workspace, acting, path)]
+        unheld = [path for path in paths if not covering(wire, workspace, path, acting)]
         if unheld:
-            client.reservations.create(workspace, unheld, exclusive=False)
+            shared = {"workspace": workspace, "paths": unheld, "exclusive": False}
+            wire.call("POST", "/v1/reservations", shared)
     return None
-
-
-def _holds(client: RelayClient, workspace: str, agent: str, path: str) -> bool:
-    """Whether ``agent`` holds a reservation that covers ``path``."""
-    held = client.reservations.list(workspace=workspace, holder=agent, path=path)
-    return bool(held.reservations)

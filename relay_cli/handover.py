@@ -8,18 +8,20 @@ made it go on (``stop_hook_active``), and after ``MAX_BLOCKS`` blocks in one ses
 other two events they are added to the model's context. What a session was handed is kept per
 session in the user's state directory, so that nothing is handed twice and nothing nags; a
 decision is handed once per agent, to the first of its sessions that comes by.
+
+It asks Relay with the hook's own requests (``relay_cli.hook_http``), not the SDK: it runs at
+every prompt and stop, and the SDK's client and models would be most of its time.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_state_dir
 
-from relay_client import RelayClient
+from relay_cli.hook_http import Wire, segment
 from relay_client.coding_agents import (
     FRAMING,
     News,
@@ -34,13 +36,15 @@ MAX_ITEMS = 20  # of each kind handed at once; the rest comes at the next event
 KEPT_IDS = 1000  # of the ids a session was handed, the newest
 
 
-@dataclass
 class Handed:
     """What one session was handed, and how often its stop was blocked."""
 
-    messages: list[int] = field(default_factory=list)
-    tasks: list[int] = field(default_factory=list)
-    blocks: int = 0
+    def __init__(
+        self, messages: list[int] | None = None, tasks: list[int] | None = None, blocks: int = 0
+    ) -> None:
+        self.messages = messages or []
+        self.tasks = tasks or []
+        self.blocks = blocks
 
 
 def state_path(url: str, agent_id: str, session_id: str) -> Path:
@@ -67,31 +71,33 @@ def keep(path: Path, handed: Handed) -> None:
     write_json(path, vars(handed) | newest)
 
 
-def waiting(client: RelayClient, agent_id: str, handed: Handed, decided: Cursor) -> list[News]:
+def waiting(wire: Wire, agent_id: str, handed: Handed, decided: Cursor) -> list[News]:
     """What waits for the agent that ``handed`` does not hold, noted in it: unacknowledged
     messages (read from the inbox: a delivery), open tasks assigned to it, and the decisions
     on its approvals since ``decided`` (the agent's, across sessions; moved on)."""
     news: list[News] = []
-    for message in client.agents.inbox(agent_id, limit=MAX_ITEMS).messages:
-        if message.message_id not in handed.messages:
+    inbox = wire.call("GET", f"/v1/agents/{segment(agent_id)}/inbox", query={"limit": MAX_ITEMS})
+    for message in inbox["messages"]:
+        if message["message_id"] not in handed.messages:
             news.append(message_news(message))
-            handed.messages.append(message.message_id)
-    for task in client.tasks.list(status="open", assignee=agent_id, limit=MAX_ITEMS).tasks:
-        if task.task_id not in handed.tasks:
+            handed.messages.append(message["message_id"])
+    assigned = {"status": "open", "assignee": agent_id, "limit": MAX_ITEMS}
+    for task in wire.call("GET", "/v1/tasks", query=assigned)["tasks"]:
+        if task["task_id"] not in handed.tasks:
             news.append(task_news(task))
-            handed.tasks.append(task.task_id)
+            handed.tasks.append(task["task_id"])
     after = decided.load()
     if after is None:  # the agent's first hand-over: decisions from now on
-        decided.keep(client.events.list(limit=1).cursor)
+        decided.keep(wire.call("GET", "/v1/events", query={"limit": 1})["cursor"])
         return news
-    feed = client.events.list(after=after, limit=1000)
-    for event in feed.events:
-        if event.kind != "approval.decided" or event.audience != agent_id:
+    feed = wire.call("GET", "/v1/events", query={"after": after, "limit": 1000})
+    for event in feed["events"]:
+        if event["kind"] != "approval.decided" or event.get("audience") != agent_id:
             continue
-        told = approval_news(client.approvals.show(int(event.subject_id)))
+        told = approval_news(wire.call("GET", f"/v1/approvals/{int(event['subject_id'])}"))
         if told is not None:
             news.append(told)
-    decided.keep(feed.cursor)
+    decided.keep(feed["cursor"])
     return news
 
 
@@ -107,24 +113,21 @@ def summary(news: list[News]) -> str:
     )
 
 
-def hand_over(
-    event: str, given: dict[str, Any], url: str | None, token: str | None, timeout: float
-) -> dict[str, Any] | None:
+def hand_over(event: str, given: dict[str, Any], wire: Wire) -> dict[str, Any] | None:
     """The hook's answer to ``event`` (``Stop``, ``SessionStart`` or ``UserPromptSubmit``)
     with input ``given``, or None to print nothing."""
     if event == "Stop" and given.get("stop_hook_active") is True:
         return None
     session = given["session_id"] if isinstance(given.get("session_id"), str) else ""
-    with RelayClient(url, token=token, timeout=timeout, max_retries=0) as client:
-        agent_id = client.config.agent_id or client.agents.me().agent_id
-        path = state_path(client.config.url, agent_id, session)
-        handed = load(path)
-        if event == "Stop" and handed.blocks >= MAX_BLOCKS:
-            return None
-        news = waiting(client, agent_id, handed, Cursor(path.parent / "decisions.cursor"))
-        if news and event == "Stop":
-            handed.blocks += 1
-        keep(path, handed)
+    agent_id = wire.config.agent_id or str(wire.call("GET", "/v1/agents/me")["agent_id"])
+    path = state_path(wire.config.url, agent_id, session)
+    handed = load(path)
+    if event == "Stop" and handed.blocks >= MAX_BLOCKS:
+        return None
+    news = waiting(wire, agent_id, handed, Cursor(path.parent / "decisions.cursor"))
+    if news and event == "Stop":
+        handed.blocks += 1
+    keep(path, handed)
     if not news:
         return None
     if event == "Stop":

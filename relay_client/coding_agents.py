@@ -3,6 +3,10 @@ commands, the Claude Code channel of ``relay mcp``): the news handed to the sess
 a task, a decision), as text that says who wrote it and the ids to answer with. A permission
 prompt's approval title and payload are relay_api.prompts'.
 
+Each takes a record as the API answers it (its JSON object): the hooks read it with the
+standard library alone, to start fast on every tool call (docs/performance.md); the channel
+gives its models' ``model_dump(mode="json")``.
+
 Relay's own lines start at the margin; every line of text another agent wrote is behind
 ``QUOTE``, so no agent can write a line that reads as Relay's. Relay's words of the operator (a
 message, a reply, a decision) start with ``OPERATOR_MARK``, which no written text can hold:
@@ -11,9 +15,13 @@ tag), are replaced in whatever is quoted or shown inline."""
 
 from __future__ import annotations
 
-from relay_api import models as m
+from collections.abc import Mapping
+from typing import Any
+
 from relay_api.elision import elide
 
+Record = Mapping[str, Any]  # a message, task, approval or event, as the API answers it
+OPERATOR = "operator"  # relay_api.models.OPERATOR: the operator's name as a writer
 MAX_TEXT = 4000  # of a text handed to a session, beyond which it is cut and a tool reads it
 SOURCE_CHANNEL = "claude-code-channel"
 # Approvals a hook or the channel files and waits on itself: their decisions are not news.
@@ -48,113 +56,112 @@ def _cut(text: str, whole: str) -> str:
 
 
 def _writer(name: str) -> str:
-    return "the operator (the human who runs Relay)" if name == m.OPERATOR else f"agent {name}"
+    return "the operator (the human who runs Relay)" if name == OPERATOR else f"agent {name}"
 
 
 def _marked(head: str, by_operator: bool) -> str:
     return f"{OPERATOR_MARK} {head}" if by_operator else head
 
 
-def message_news(message: m.Message) -> News:
+def message_news(message: Record) -> News:
     """A direct message or a room post as the session reads it."""
-    meta = {"message_id": str(message.message_id), "from": message.from_agent}
-    if message.thread_id is not None:
-        meta["thread_id"] = str(message.thread_id)
-    if message.traceparent is not None:  # the trace it was sent in, for whoever traces
-        meta["traceparent"] = message.traceparent
-    if message.room_id is not None:
-        meta |= {"kind": "post", "room_id": message.room_id}
-        head = (
-            f"Post #{message.message_id} by {_writer(message.from_agent)} in room {message.room_id}"
-        )
-    elif message.reply_to_notification is not None:
+    number, writer = message["message_id"], message["from_agent"]
+    meta = {"message_id": str(number), "from": writer}
+    if message.get("thread_id") is not None:
+        meta["thread_id"] = str(message["thread_id"])
+    if message.get("traceparent") is not None:  # the trace it was sent in, for whoever traces
+        meta["traceparent"] = message["traceparent"]
+    answered = message.get("reply_to_notification")
+    if message.get("room_id") is not None:
+        meta |= {"kind": "post", "room_id": message["room_id"]}
+        head = f"Post #{number} by {_writer(writer)} in room {message['room_id']}"
+    elif answered is not None:
         meta["kind"] = "message"
-        head = (
-            f"Message #{message.message_id}: the operator answered your notification "
-            f"#{message.reply_to_notification}"
-        )
+        head = f"Message #{number}: the operator answered your notification #{answered}"
     else:
         meta["kind"] = "message"
-        head = f"Direct message #{message.message_id} from {_writer(message.from_agent)}"
-    if message.reply_to is not None:
-        head += f", answering message #{message.reply_to}"
-    if message.subject:
-        head += f", subject \u00ab{inline(message.subject)}\u00bb"
-    by_operator = message.from_agent == m.OPERATOR or message.reply_to_notification is not None
-    whole = f"read_thread with message_id {message.message_id}"
-    return f"{_marked(head, by_operator)}:\n{_cut(message.text, whole)}", meta
+        head = f"Direct message #{number} from {_writer(writer)}"
+    if message.get("reply_to") is not None:
+        head += f", answering message #{message['reply_to']}"
+    if message.get("subject"):
+        head += f", subject \u00ab{inline(message['subject'])}\u00bb"
+    by_operator = writer == OPERATOR or answered is not None
+    whole = f"read_thread with message_id {number}"
+    return f"{_marked(head, by_operator)}:\n{_cut(message['text'], whole)}", meta
 
 
-def task_news(task: m.Task) -> News:
+def task_news(task: Record) -> News:
     """A task assigned to the agent, open for it to claim."""
-    meta = {"kind": "task", "task_id": str(task.task_id), "from": task.created_by}
+    number, creator, attempts = task["task_id"], task["created_by"], task.get("attempts") or 0
+    meta = {"kind": "task", "task_id": str(number), "from": creator}
     text = _marked(
-        f"Task #{task.task_id}, from {_writer(task.created_by)}, is assigned to you: "
-        f"\u00ab{inline(task.title)}\u00bb",
-        task.created_by == m.OPERATOR,
+        f"Task #{number}, from {_writer(creator)}, is assigned to you: "
+        f"\u00ab{inline(task['title'])}\u00bb",
+        creator == OPERATOR,
     )
-    if task.attempts:
-        text += f" (open again after {task.attempts} attempt{'' if task.attempts == 1 else 's'})"
-    if task.description:
-        text += "\n" + _cut(task.description, "list_tasks")
-    return text + f"\nclaim_task with task_id {task.task_id} to take it.", meta
+    if attempts:
+        text += f" (open again after {attempts} attempt{'' if attempts == 1 else 's'})"
+    if task.get("description"):
+        text += "\n" + _cut(task["description"], "list_tasks")
+    return text + f"\nclaim_task with task_id {number} to take it.", meta
 
 
 # What an agent is told of a rejection that asks it to stop (``interrupt``).
 STOP = "The operator asks you to stop what you are doing and wait for their instructions."
 
 
-def approval_news(approval: m.Approval) -> News | None:
+def approval_news(approval: Record) -> News | None:
     """The decision on a request or a question the agent asked; None when it is no news to it:
     another kind, one a hook or the channel files and waits on itself (``PROMPT_SOURCES``), or
     one the agent withdrew."""
-    source = (approval.payload or {}).get("source")
-    asked = approval.kind in ("request", "question")
-    if not asked or source in PROMPT_SOURCES or approval.status == "withdrawn":
+    source = (approval.get("payload") or {}).get("source")
+    kind, status = approval["kind"], approval["status"]
+    if kind not in ("request", "question") or source in PROMPT_SOURCES or status == "withdrawn":
         return None
-    meta = {"kind": "approval", "approval_id": str(approval.approval_id)}
-    decided_by = approval.decided_by or ""
+    meta = {"kind": "approval", "approval_id": str(approval["approval_id"])}
+    decided_by = approval.get("decided_by") or ""
     by_operator = False
-    if approval.status == "expired":
+    if status == "expired":
         verdict = "expired: nobody decided in time"
     elif decided_by.startswith("policy:"):
-        verdict = f"was {approval.status} by a standing policy of the operator ({decided_by})"
+        verdict = f"was {status} by a standing policy of the operator ({decided_by})"
     else:
-        verdict = f"was {approval.status} by the operator"
-        meta["from"] = m.OPERATOR
+        verdict = f"was {status} by the operator"
+        meta["from"] = OPERATOR
         by_operator = True
-    what = "question" if approval.kind == "question" else "approval request"
-    head = f"Your {what} #{approval.approval_id} \u00ab{inline(approval.title)}\u00bb {verdict}."
+    what = "question" if kind == "question" else "approval request"
+    title = inline(approval["title"])
+    head = f"Your {what} #{approval['approval_id']} \u00ab{title}\u00bb {verdict}."
     return _marked(head, by_operator) + _said_by_operator(approval), meta
 
 
-def denial_news(approval: m.Approval) -> News | None:
+def denial_news(approval: Record) -> News | None:
     """Why the operator denied a permission prompt the channel filed, for the session: the
     verdict Claude Code reads carries no reason. None when there is nothing to add."""
-    if approval.status != "rejected" or not (approval.note or approval.interrupt):
+    if approval["status"] != "rejected" or not (approval.get("note") or approval.get("interrupt")):
         return None
-    meta = {"kind": "approval", "approval_id": str(approval.approval_id), "from": m.OPERATOR}
-    head = _marked(f"The operator denied \u00ab{inline(approval.title)}\u00bb.", True)
+    meta = {"kind": "approval", "approval_id": str(approval["approval_id"]), "from": OPERATOR}
+    head = _marked(f"The operator denied \u00ab{inline(approval['title'])}\u00bb.", True)
     return head + _said_by_operator(approval), meta
 
 
-def _said_by_operator(approval: m.Approval) -> str:
+def _said_by_operator(approval: Record) -> str:
     """A decision's answer, note and request to stop, as lines after its head (the answer's
     labels and the note quoted: written text)."""
     text = ""
-    if approval.answer is not None:
-        text += "\nThe answer:\n" + quoted("\n".join(approval.answer))
-    if approval.note:
-        text += "\nThe operator's note:\n" + quoted(approval.note)
-    if approval.interrupt:
+    if approval.get("answer") is not None:
+        text += "\nThe answer:\n" + quoted("\n".join(approval["answer"]))
+    if approval.get("note"):
+        text += "\nThe operator's note:\n" + quoted(approval["note"])
+    if approval.get("interrupt"):
         text += f"\n{OPERATOR_MARK} {STOP}"
     return text
 
 
-def contest_news(event: m.Event) -> News:
+def contest_news(event: Record) -> News:
     """Another agent asked for paths the agent holds (``reservation.contested``), for its
     session: who, what, why, and what it may do."""
-    data = event.data
+    data = event.get("data") or {}
     wanted = inline(" ".join(str(path) for path in data.get("wanted") or []))
     held = inline(" ".join(str(path) for path in data.get("paths") or []))
     reservation = data.get("reservation_id")

@@ -1,14 +1,13 @@
 """Where the server is and who the client is: arguments, the environment, the config file,
 the local operator token. Standard library only (and platformdirs), so that what needs no HTTP
-client yet (the coding agents' hooks, the CLI's start) does not import one."""
+client yet (the coding agents' hooks, the CLI's start) does not import one; a ``NamedTuple``,
+not a dataclass, whose ``inspect`` would cost every hook about 15 ms (docs/performance.md)."""
 
 from __future__ import annotations
 
 import os
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from platformdirs import user_config_dir
@@ -31,6 +30,8 @@ def _config_file() -> dict[str, Any]:
     path = config_file_path()
     if not path.exists():
         return {}
+    import tomllib  # loaded only where a config file is: the hooks start without it
+
     with path.open("rb") as handle:
         return tomllib.load(handle)
 
@@ -75,8 +76,7 @@ def where_tokens_are_looked_for(url: str) -> str:
     return ", ".join(places)
 
 
-@dataclass(frozen=True)
-class ClientConfig:
+class ClientConfig(NamedTuple):
     """Where the server is and who the client is."""
 
     url: str

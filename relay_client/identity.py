@@ -5,16 +5,15 @@ on, then its token, in one file per server and agent id under the user's config 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from platformdirs import user_config_dir
 
 from relay_client.kept_files import file_name, server_folder, write_json
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     """What is kept: an enrollment waited on (``enroll_id`` and ``claim``), or a ``token``."""
 
     enroll_id: int | None = None
@@ -44,7 +43,7 @@ def load(path: Path) -> Identity | None:
 def keep(path: Path, identity: Identity) -> None:
     """Write ``identity`` to ``path`` (0600, in a 0700 directory), replacing what was there
     in one step."""
-    write_json(path, {k: v for k, v in vars(identity).items() if v is not None})
+    write_json(path, {k: v for k, v in identity._asdict().items() if v is not None})
 
 
 def forget(path: Path) -> None:

@@ -28,7 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
 from mcp.types import NotificationParams
 from platformdirs import user_state_dir
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from relay_api import models as m
 from relay_api.prompts import prompt_payload, title_of
@@ -202,13 +202,13 @@ class Channel:
                 await self._push_message_id(int(event.subject_id))
         elif event.kind.startswith("task.") and _offered(event, self.me):
             task = await self.relay.tasks.get(int(event.subject_id))
-            await self._send(PUSH, _params(task_news(task)))
+            await self._send(PUSH, _params(task_news(_record(task))))
         elif event.kind == "approval.decided" and event.audience == self.me:
-            news = approval_news(await self.relay.approvals.show(int(event.subject_id)))
+            news = approval_news(_record(await self.relay.approvals.show(int(event.subject_id))))
             if news is not None:
                 await self._send(PUSH, _params(news))
         elif event.kind == "reservation.contested" and event.audience == self.me:
-            await self._send(PUSH, _params(contest_news(event)))
+            await self._send(PUSH, _params(contest_news(_record(event))))
 
     async def _push_message_id(self, message_id: int) -> None:
         if message_id in self._from_inbox:
@@ -221,7 +221,7 @@ class Channel:
 
     async def _push_message(self, message: m.Message) -> None:
         if message.status != "acked":
-            await self._send(PUSH, _params(message_news(message)))
+            await self._send(PUSH, _params(message_news(_record(message))))
 
     # ------------------------------------------------------------ permission prompts
 
@@ -243,7 +243,7 @@ class Channel:
         behavior = _verdict(approval)
         if behavior is not None:
             await self._send(PERMISSION, {"request_id": params.request_id, "behavior": behavior})
-        why = denial_news(approval)
+        why = denial_news(_record(approval))
         if why is not None:  # the verdict has no room for the reason: said in the session
             await self._send(PUSH, _params(why))
 
@@ -308,6 +308,11 @@ def _verdict(approval: m.Approval) -> Behavior | None:
     if approval.status == "rejected":
         return "deny"
     return None  # expired: nobody answered in time
+
+
+def _record(model: BaseModel) -> dict[str, Any]:
+    """A model as the API answers it: what relay_client.coding_agents reads."""
+    return model.model_dump(mode="json")
 
 
 def _params(news: tuple[str, dict[str, str]]) -> dict[str, Any]:

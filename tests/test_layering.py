@@ -32,15 +32,23 @@ def test_the_contract_imports_nothing_of_relay() -> None:
 SDK = "from relay_client import Agent, AsyncRelayClient, RelayClient, enroll_and_wait"
 
 
-def test_the_hooks_prompt_path_loads_no_http_client_nor_models() -> None:
-    """A coding agent runs ``relay hook`` before every prompt it shows: what answers a prompt
-    (the hook's command, its requests, the configuration) imports neither the SDK's HTTP
-    client, nor pydantic, nor rich (docs/performance.md says what that saves)."""
-    loaded = loaded_after("import relay_cli.root, relay_cli.commands.hook")
-    assert {"httpx", "pydantic", "rich", "relay_client._client"}.isdisjoint(
-        loaded_after("import relay_cli.root, relay_cli.commands.hook", whole=True)
+# What answers every hook event: the command's first step, the answers, the hand-over and the
+# edit check (and the commit guard's lookups, run on every commit).
+HOOK_PATH = (
+    "import relay_cli.entry, relay_cli.hook_answers, relay_cli.handover, relay_cli.edits,"
+    " relay_cli.reserved"
+)
+
+
+def test_every_hook_event_loads_no_http_client_nor_models_nor_typer() -> None:
+    """A coding agent runs ``relay hook`` on every tool call, edit, prompt and stop: what
+    answers it imports neither the SDK's HTTP client, nor pydantic, nor rich, nor the CLI's
+    Typer (docs/performance.md says what that saves)."""
+    loaded = loaded_after(HOOK_PATH, whole=True)
+    assert {"httpx", "pydantic", "rich", "typer", "click", "relay_client._client"}.isdisjoint(
+        loaded
     )
-    assert {"aiohttp", "sqlalchemy"}.isdisjoint(loaded)
+    assert {"aiohttp", "sqlalchemy"}.isdisjoint({name.split(".")[0] for name in loaded})
 
 
 # What the client side may use of relay_core: where a local server keeps its files, and (for

@@ -21,16 +21,17 @@ import typer
 
 from relay_cli._common import API_ERROR, USAGE_ERROR, err, out
 from relay_cli.connection import Connection
+from relay_cli.hook_http import Refused, Unreachable, Wire
 from relay_cli.reserved import acting_agent, held_by_others, in_the_way
 from relay_cli.workspace import current_workspace
-from relay_client import RelayClient
-from relay_client.errors import APIStatusError, RelayError
+from relay_client.config import ClientConfig
 
 app = typer.Typer(
     help="The commit guard: refuse a commit of paths another agent reserved.",
     no_args_is_help=True,
 )
 
+PATIENCE_SECONDS = 10  # for an answer from Relay, before the commit goes on unchecked
 MARK = "# relay guard (relay guard install)"  # the first comment line of the hook it writes
 CHAINED = "pre-commit.before-relay"  # the hook that was there, run after the check
 
@@ -70,15 +71,13 @@ def check(
         return
     conn: Connection = ctx.obj or Connection()
     try:
-        client = RelayClient(
-            conn.url, token=conn.token, agent_id=conn.agent, timeout=10, max_retries=1
-        )
-        with client:
-            blocked = held_by_others(client, workspace, chosen, acting_agent(client))
-    except APIStatusError as exc:
-        _unchecked(f"Relay refused: {exc.message}", strict)
+        config = ClientConfig.resolve(conn.url, token=conn.token, agent_id=conn.agent)
+        wire = Wire(config, PATIENCE_SECONDS)
+        blocked = held_by_others(wire, workspace, chosen, acting_agent(wire))
+    except Refused as exc:
+        _unchecked(f"Relay refused: {exc}", strict)
         return
-    except (RelayError, OSError) as exc:
+    except (Unreachable, ValueError) as exc:
         _unchecked(f"Relay is out of reach ({exc})", strict)
         return
     for path, held in blocked:

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from relay_api.models import Approval
-from relay_cli.commands.hook import allowed
+from relay_cli.hook_answers import allowed
 from tests.e2e.test_hooks import CLAUDE_CODE_OUTPUT
 
 
