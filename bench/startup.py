@@ -142,7 +142,9 @@ def measure(runs: int) -> dict[str, tuple[list[float], list[float]]]:
             for k, v in os.environ.items()
             if not k.startswith("RELAY_") and k != "PYTHONDONTWRITEBYTECODE"
         }
-        env |= {"HOME": scratch, "RELAY_URL": url, "RELAY_TOKEN": token}
+        # The agent named, as the hooks relay connect writes name it (--agent): none asks whose
+        # token it is.
+        env |= {"HOME": scratch, "RELAY_URL": url, "RELAY_TOKEN": token, "RELAY_AGENT_ID": "coder"}
         commands: dict[str, tuple[list[str], bytes]] = {
             "imports of the hook": (
                 [

@@ -4,8 +4,6 @@ own requests (``relay_cli.hook_http``) and read the reservations as the API answ
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from relay_cli.hook_http import JsonObject, Wire
 
 OPERATOR = "operator"  # relay_api.models.OPERATOR: the operator's name as a caller
@@ -41,6 +39,8 @@ def held_by_others(wire: Wire, workspace: str, paths: list[str], acting: str | N
 
 def until(held: JsonObject, shape: str) -> str:
     """When ``held`` lapses, in UTC, as ``shape`` (``strftime``) says."""
+    from datetime import datetime  # loaded only for a path held: not on every edit
+
     return datetime.fromisoformat(str(held["expires_at"])).strftime(shape)
 
 
