@@ -76,8 +76,11 @@ def _answer(
         say(f"nothing to say: its input is not a permission prompt it knows; {FALLBACK}")
         return None
     cwd = prompt["cwd"] if isinstance(prompt.get("cwd"), str) else ""
+    # Codex says why it asks, and whether the command would leave its sandbox: for the operator.
+    context = prompt.get("approval_context")
+    more = {"approval_context": context} if isinstance(context, dict) else {}
     payload = prompt_payload(
-        source, tool_name, tool_input, cwd, session_id=prompt.get("session_id")
+        source, tool_name, tool_input, cwd, session_id=prompt.get("session_id"), **more
     )
     wire = _wire(conn)
     title = title_of(tool_name, tool_input, cwd)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import jsonschema
 import pytest
 
 from relay_client import RelayClient
@@ -31,6 +32,20 @@ model = "gpt-5.5-codex"  # keep this comment
 [mcp_servers.other]
 command = "other-server"
 """
+
+
+HOOKS = Path(__file__).with_name("hooks")
+# The hosts' published schemas of the settings files connect writes hooks into (their source
+# and version: tests/e2e/hooks/README.md).
+SETTINGS_SCHEMAS = {
+    "claude-code": HOOKS / "claude-code" / "settings.schema.json",
+    "codex": HOOKS / "codex" / "hooks.schema.json",
+}
+
+
+def valid_for_the_host(host: str, settings: Path) -> None:
+    schema = json.loads(SETTINGS_SCHEMAS[host].read_text())
+    jsonschema.Draft7Validator(schema).validate(json.loads(settings.read_text()))
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +119,7 @@ def test_connect_wires_the_host_once_and_disconnect_gives_the_files_back(
     written = {path: path.read_text() for path in (settings, mcp)}
     for text in written.values():
         assert "rly_" not in text  # no token in a host's settings
+    valid_for_the_host(host, settings)
     if host == "claude-code":
         kept = json.loads(written[settings])
         assert kept["permissions"] == {"allow": ["Bash(ls)"]}  # what was there stays

@@ -299,6 +299,11 @@ def test_a_codex_prompt_is_approved_only_as_asked(
     prompt = (HOOKS / "codex" / "bash.json").read_bytes()
     process = hook("codex", prompt, server.url, coder, tmp_path)
     asked = pending_titled(server, TITLES[("codex", "bash")])
+    # Why Codex asks, and that the command would leave its sandbox, reach the operator.
+    assert asked["payload"]["approval_context"] == {
+        "sandbox_permissions": "require_escalated",
+        "justification": "Reinstall dependencies from the lockfile",
+    }
     approval_id = str(asked["approval_id"])
     said = operator_cli(server, tmp_path, "approvals", "approve", approval_id, "--command", "ls")
     assert said.returncode != 0 and "Codex" in said.stderr and "HTTP 409" in said.stderr
