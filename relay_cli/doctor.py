@@ -1,7 +1,7 @@
 """``relay doctor``'s checks, in order, each one line: ok, or what is wrong and the command that
 fixes it. What a coding agent's host runs is run as it runs it: each hook command from an
-empty environment (no ``PATH``), ``relay mcp`` over stdio through ``initialize`` and
-``tools/list``."""
+empty environment (no ``PATH``) on a sample edit that asks Relay a real question and nobody
+anything, ``relay mcp`` over stdio through ``initialize`` and ``tools/list``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -114,7 +116,7 @@ def _settings(wiring: Wiring) -> Iterator[Check]:
 
 def _hooks(wiring: Wiring) -> Iterator[Check]:
     """Each hook command of the host's settings, run from an empty environment on a sample
-    event that asks nothing of anyone: a write outside any repository."""
+    edit (``_sample_edit``)."""
     try:
         document = json.loads(wiring.hooks_file().read_text())
     except (OSError, ValueError):
@@ -126,14 +128,29 @@ def _hooks(wiring: Wiring) -> Iterator[Check]:
         for hook in group.get("hooks", [])
         if isinstance(hook, dict) and f" hook {wiring.host}" in str(hook.get("command"))
     }
-    sample = {
-        "hook_event_name": "PreToolUse",
-        "session_id": "relay-doctor",
-        "cwd": "/",
-        "tool_name": "Write",
-        "tool_input": {"file_path": "/relay-doctor-sample", "content": ""},
-    }
-    for command in sorted(commands):
+    with tempfile.TemporaryDirectory(prefix="relay-doctor-") as scratch:
+        sample = _sample_edit(wiring.host, Path(scratch))
+        yield from _answering(wiring, sorted(commands), sample)
+
+
+def _sample_edit(host: str, scratch: Path) -> dict[str, Any]:
+    """A ``PreToolUse`` edit of a file in ``scratch``, made a repository of a workspace of its
+    own: the hook asks Relay, with the agent's token, who holds the file (a real request on
+    the path every edit takes), and nobody holds it or is asked anything."""
+    for args in (["init", "-q"], ["config", "relay.workspace", f"relay-doctor/{scratch.name}"]):
+        subprocess.run(["git", *args], cwd=scratch, capture_output=True, check=False)
+    event = {"hook_event_name": "PreToolUse", "session_id": "relay-doctor", "cwd": str(scratch)}
+    if host == "codex":
+        patch = "*** Begin Patch\n*** Add File: relay-doctor-sample\n+sample\n*** End Patch\n"
+        return event | {"tool_name": "apply_patch", "tool_input": {"command": patch}}
+    written = {"file_path": str(scratch / "relay-doctor-sample"), "content": "sample"}
+    return event | {"tool_name": "Write", "tool_input": written}
+
+
+def _answering(wiring: Wiring, commands: list[str], sample: dict[str, Any]) -> Iterator[Check]:
+    """Each command run as the host runs it on ``sample``: ok when it answers and says nothing
+    went wrong (the hook's stderr line names what did)."""
+    for command in commands:
         program = shlex.split(command)[0]
         if not Path(program).is_absolute():
             found = shutil.which(program, path="")

@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -260,8 +261,58 @@ def test_doctor_names_what_is_wrong_and_the_fix(server: LiveServer, tmp_path: Pa
         env, root, "--url", server.url, "--agent", "handmade", "doctor", "claude-code", code=1
     )
     assert "FAIL hook: 'relay' is not found without the shell's PATH" in said.stdout
+    # A hook that names another server, for which this agent has no token: its own words.
+    settings.write_text(text.replace(server.url, "http://127.0.0.1:9"))
+    said = relay(
+        env, root, "--url", server.url, "--agent", "handmade", "doctor", "claude-code", code=1
+    )
+    assert "--url http://127.0.0.1:9 --agent handmade hook claude-code" in said.stdout
+    assert "FAIL hook:" in said.stdout and "relay hook: no agent token" in said.stdout
+    settings.write_text(text)
+    said = relay(env, root, "--url", server.url, "--agent", "handmade", "doctor", "claude-code")
+    assert "ok   hook: answers" in said.stdout and "FAIL" not in said.stdout, said.stdout
     settings.write_text("{ not json")
     said = relay(
         env, root, "--url", server.url, "--agent", "handmade", "doctor", "claude-code", code=1
     )
     assert "settings.json, line 1: not JSON" in said.stdout
+
+
+def test_doctor_names_the_missing_mcp_sdk_and_the_install_that_brings_it(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    """A Relay installed without the MCP SDK: ``relay mcp`` (which doctor runs as the host
+    does) fails to load it, and doctor names the command that installs Relay again."""
+    root = project(tmp_path)
+    env = user(tmp_path, server)
+    bare = tmp_path / "without-mcp" / "relay"
+    bare.parent.mkdir()
+    bare.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        "sys.modules['mcp'] = None  # as if it were not installed: every import of it fails\n"
+        "from relay_cli.entry import run\n"
+        "sys.exit(run())\n"
+    )
+    bare.chmod(0o755)
+    args = ["--url", server.url, "--agent", "no-sdk"]
+    connected = subprocess.run(
+        [str(bare), *args, "connect", "claude-code"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert connected.returncode == 1, connected.stdout + connected.stderr
+    said = subprocess.run(
+        [str(bare), *args, "doctor", "claude-code"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert said.returncode == 1
+    assert "FAIL mcp: relay mcp: Error: relay mcp cannot load the MCP SDK" in said.stdout
+    assert "install Relay again with " in said.stdout
