@@ -27,6 +27,7 @@ CLAUDE_SETTINGS = """{
   "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}
 }
 """
+PATCH = "*** Begin Patch\n*** Add File: a.py\n+x = 1\n*** End Patch\n"
 CODEX_CONFIG = """# my Codex settings
 model = "gpt-5.5-codex"  # keep this comment
 
@@ -146,23 +147,54 @@ def test_connect_wires_the_host_once_and_disconnect_gives_the_files_back(
     if host == "claude-code":
         assert server_entry["args"][-1] == "mcp" and Path(server_entry["command"]).is_absolute()
 
-    # Every hook command, run as the host runs it with nothing but a home: it answers as the
-    # hook does (here SessionStart hands over the operator's message).
+    # Every hook command, for each event it is written for, run as the host runs it with
+    # nothing but a home: it answers as the hook does. A policy decides the prompt; the edit
+    # is of a file nobody holds; SessionStart hands over the operator's message, which the
+    # other two then do not hand again.
+    subprocess.run(["git", "config", "relay.workspace", f"acme/{host}"], cwd=root, check=True)
     with RelayClient(server.url, token=server.operator_token) as op:
         op.messages.send(f"hello {agent}", to=agent)
+        match = {"/tool_name": {"eq": "Bash"}, "/tool_input/command": {"eq": f"echo {agent}"}}
+        op.policies.create(f"{agent} may echo", "approve", match={"payload": match})
     bare = {k: env[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")}
-    start = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(root)}
-    plain = sorted(c for c in commands if "--timeout" not in c)
-    answered = subprocess.run(
-        ["env", "-i", *(f"{k}={v}" for k, v in bare.items()), *shlex.split(plain[0])],
-        input=json.dumps(start | {"source": "startup"}),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    common = {"session_id": f"s-{host}", "cwd": str(root)}
+    edit = (
+        {"tool_name": "Write", "tool_input": {"file_path": str(root / "a.py"), "content": ""}}
+        if host == "claude-code"
+        else {"tool_name": "apply_patch", "tool_input": {"command": PATCH}}
     )
-    assert answered.returncode == 0, answered.stderr
-    context = json.loads(answered.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert f"hello {agent}" in context
+    samples = {
+        "PermissionRequest": {"tool_name": "Bash", "tool_input": {"command": f"echo {agent}"}},
+        "PreToolUse": edit,
+        "SessionStart": {"source": "startup"},
+        "UserPromptSubmit": {"prompt": "go on"},
+        "Stop": {"stop_hook_active": False},
+    }
+    wired = json.loads(settings.read_text())["hooks"]
+    ran = set()
+    for event, sample in samples.items():
+        for group in wired[event]:
+            for command in (
+                h["command"] for h in group["hooks"] if f" hook {host}" in h["command"]
+            ):
+                answered = subprocess.run(
+                    ["env", "-i", *(f"{k}={v}" for k, v in bare.items()), *shlex.split(command)],
+                    input=json.dumps(common | {"hook_event_name": event} | sample),
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                assert answered.returncode == 0 and not answered.stderr, (event, answered)
+                ran.add(event)
+                said = json.loads(answered.stdout) if answered.stdout else None
+                if event == "PermissionRequest":
+                    assert said["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+                elif event == "SessionStart":
+                    context = said["hookSpecificOutput"]["additionalContext"]
+                    assert f"hello {agent}" in context
+                else:
+                    assert said is None, (event, said)
+    assert ran == set(samples)
 
     # Twice changes nothing; disconnect gives every file back, byte for byte.
     relay(env, root, "--url", server.url, "--agent", agent, "connect", host)
