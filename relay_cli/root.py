@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated
 
 import typer
@@ -62,6 +62,9 @@ GROUPS = [
     ("events", "relay_cli.commands.events"),
 ]
 NAMES = frozenset(name for name, *_ in [*COMMANDS, *GROUPS])
+# Commands that run the server: in the agent's install (no server extra) each says, in one line,
+# how to add it (relay_cli.install.without_the_server).
+SERVER_COMMANDS = frozenset({"serve"})
 # The global options that take a value: what follows them is no command's name.
 VALUED = frozenset({"--url", "--token", "--agent"})
 
@@ -100,11 +103,39 @@ def build(only: str | None = None) -> typer.Typer:
     app.callback()(options)
     for name, module, function in COMMANDS:
         if only is None or only == name:
-            app.command(name)(getattr(importlib.import_module(module), function))
+            _add_command(app, name, module, function)
     for name, module in GROUPS:
         if only is None or only == name:
             app.add_typer(importlib.import_module(module).app, name=name)
     return app
+
+
+def _add_command(app: typer.Typer, name: str, module: str, function: str) -> None:
+    """Command ``name``; for a server command in an install without the server, a stand-in
+    that takes whatever it is given (the flags the command would have) and says how to add
+    it."""
+    try:
+        found = getattr(importlib.import_module(module), function)
+    except ImportError as exc:
+        if name not in SERVER_COMMANDS:
+            raise
+        anything = {"ignore_unknown_options": True, "allow_extra_args": True}
+        app.command(name, context_settings=anything)(_stand_in(name, exc))
+        return
+    app.command(name)(found)
+
+
+def _stand_in(name: str, missing: ImportError) -> Callable[..., None]:
+    from relay_cli.install import without_the_server
+
+    said = without_the_server(name, missing)
+
+    def stand_in() -> None:
+        typer.echo(f"Error: {said}", err=True)
+        raise typer.Exit(2)
+
+    stand_in.__doc__ = f"Not in this install: {said}"
+    return stand_in
 
 
 def named(args: Sequence[str]) -> str | None:

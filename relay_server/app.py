@@ -16,7 +16,6 @@ from relay_core.paths import operator_token_path
 from relay_core.ports import Bridge, Storage
 from relay_core.services import Context, Services
 from relay_core.services.base import utcnow
-from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_server.a2a.remote import RemoteA2A
 from relay_server.a2a.routes import add_a2a
@@ -63,12 +62,15 @@ log = logging.getLogger("relay.server")
 async def open_storage(settings: Settings) -> Storage:
     """The storage the settings name, migrated to the newest schema."""
     url = settings.resolved_database_url
-    storage: SqliteStorage | PostgresStorage
+    storage: Storage
     if url == MEMORY_URL:
         storage = SqliteStorage.throwaway()
     elif url.startswith("sqlite"):
         storage = SqliteStorage(url, synchronous=settings.sqlite.synchronous)
     else:
+        # PostgreSQL's adapter (SQLAlchemy's asyncpg dialect): loaded only where it is used.
+        from relay_core.storage.postgres import PostgresStorage
+
         storage = PostgresStorage(
             url,
             pool_size=settings.postgres.pool_size,

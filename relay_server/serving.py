@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import gc
+import importlib
 import logging
 import multiprocessing
 import os
@@ -197,6 +198,28 @@ def _refuse(settings: Settings, message: str, status: int) -> NoReturn:
     raise SystemExit(status)
 
 
+def _extras_or_refuse(settings: Settings) -> None:
+    """Refuse, in one line naming the install that brings it, an integration the settings or
+    the environment turn on whose extra is not installed (PostgreSQL's driver, the
+    OpenTelemetry SDK)."""
+    from relay_server.tracing import wanted
+
+    needed = []
+    if settings.resolved_database_url.startswith("postgresql"):
+        needed.append(("asyncpg", "postgres", "RELAY_DATABASE_URL names PostgreSQL"))
+    if wanted(os.environ):
+        needed.append(("opentelemetry.sdk.trace", "otel", "the OTEL_* variables ask for traces"))
+    for module, extra, why in needed:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            # The distribution's installs are the CLI's to name (relay serve is its command).
+            from relay_cli.install import install_command
+
+            missing = f"{why}, and this install has no {module.split('.')[0]}"
+            _refuse(settings, f"{missing}: {install_command(extra)}", 2)
+
+
 def _port_or_refuse(settings: Settings) -> None:
     """Refuse, before anything is written, an address another process listens on."""
     try:
@@ -252,6 +275,7 @@ def _serve(settings: Settings, workers: int | None) -> None:
             " SQLite and memory:// serve one process, so run one worker",
             2,
         )
+    _extras_or_refuse(settings)
     _port_or_refuse(settings)
     held = _open_or_refuse(settings)
     _announce(settings, count)

@@ -24,9 +24,14 @@ def backup(
 
     Example: relay backup relay-backup.db
     """
-    from relay_core.storage.sqlite import SqliteStorage
-    from relay_core.storage.sqlite.driver import sqlite3
-    from relay_server.settings import Settings
+    try:
+        from relay_core.storage.sqlite import SqliteStorage
+        from relay_core.storage.sqlite.driver import sqlite3
+        from relay_server.settings import Settings
+    except ImportError as exc:  # the agent's install: no server here to back up
+        from relay_cli.install import without_the_server
+
+        _refuse(without_the_server("backup", exc))
 
     url = Settings().resolved_database_url
     if not url.startswith("sqlite"):

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 
 from relay_core.storage.sqlite.driver import sqlite3
 from tests.live import live_server, registered, relay_command
@@ -124,6 +125,52 @@ def test_a_sqlite_only_install_serves_without_asyncpg(tmp_path: Path) -> None:
             sent = http.post("/v1/messages", json={"to": "alice", "text": "hi"}, headers=as_alice)
             assert sent.status_code == 201
         assert "storage sqlite" in server.log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("hidden_module", "given", "said"),
+    [
+        (
+            "asyncpg",
+            {"RELAY_DATABASE_URL": "postgresql+asyncpg://relay@127.0.0.1:9/relay"},
+            "RELAY_DATABASE_URL names PostgreSQL, and this install has no asyncpg: ",
+        ),
+        (
+            "opentelemetry",
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"},
+            "the OTEL_* variables ask for traces, and this install has no opentelemetry: ",
+        ),
+    ],
+)
+def test_a_configured_integration_without_its_extra_is_one_line_naming_the_install(
+    tmp_path: Path, hidden_module: str, given: dict[str, str], said: str
+) -> None:
+    """PostgreSQL without asyncpg, traces without the OpenTelemetry SDK (each made
+    unimportable here): relay serve stops before it starts, naming the pip command."""
+    hidden = tmp_path / "hidden"
+    (hidden / hidden_module).mkdir(parents=True)
+    (hidden / hidden_module / "__init__.py").write_text(
+        f"raise ImportError('{hidden_module} is not installed')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RELAY_", "OTEL_"))}
+    env |= given | {
+        "PYTHONPATH": str(hidden),
+        "HOME": str(tmp_path),
+        "RELAY_DATA_DIR": str(tmp_path / "data"),
+    }
+    done = subprocess.run(
+        [*relay_command(), "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    [line] = [x for x in done.stderr.splitlines() if said in x]
+    extra = "postgres" if hidden_module == "asyncpg" else "otel"
+    assert line.endswith(f"[{extra}]'") and "pip install" in line, line
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "data" / "relay.db").exists()  # nothing written
 
 
 async def test_a_database_a_newer_relay_upgraded_is_one_line_naming_what_to_do(
