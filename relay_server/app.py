@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from pydantic import SecretBytes
 
 from relay_core.auth import hash_secret
@@ -35,13 +37,7 @@ from relay_server.app_keys import (
 )
 from relay_server.background import follow_a2a_calls, sweep
 from relay_server.bindings import bind
-from relay_server.bridges.email import EmailBridge, add_email
 from relay_server.bridges.local import LocalBridge
-from relay_server.bridges.matrix import receiving as matrix
-from relay_server.bridges.matrix.sending import MatrixBridge
-from relay_server.bridges.slack import SlackBridge, add_slack
-from relay_server.bridges.telegram import receiving as telegram
-from relay_server.bridges.telegram.sending import TelegramBridge
 from relay_server.console import add_console
 from relay_server.cors import allow_origins
 from relay_server.mcp import route as mcp_route
@@ -83,9 +79,12 @@ async def open_storage(settings: Settings) -> Storage:
 
 def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
     """The operator's platforms the settings configure, in the order their answers count
-    (Telegram, Slack, Matrix); the built-in local bridge when there is none."""
+    (Telegram, Slack, Matrix); the built-in local bridge when there is none. A platform's
+    module (and its library: slack-sdk, aiosmtplib) is imported only when it is configured."""
     bridges: list[Bridge] = []
     if settings.telegram.bot_token is not None and settings.telegram.chat_id is not None:
+        from relay_server.bridges.telegram.sending import TelegramBridge
+
         bridges.append(
             TelegramBridge(
                 settings.telegram.bot_token.get_secret_value(),
@@ -94,6 +93,8 @@ def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
             )
         )
     if settings.slack.bot_token is not None and settings.slack.channel is not None:
+        from relay_server.bridges.slack.sending import SlackBridge
+
         bridges.append(
             SlackBridge(
                 settings.slack.bot_token.get_secret_value(),
@@ -103,12 +104,16 @@ def open_bridges(settings: Settings) -> tuple[Bridge, ...]:
         )
     bot = settings.matrix
     if bot.homeserver and bot.user_id and bot.access_token and bot.room_id:
+        from relay_server.bridges.matrix.sending import MatrixBridge
+
         token = bot.access_token.get_secret_value()
         bridges.append(
             MatrixBridge(bot.homeserver, bot.user_id, token, bot.room_id, operators=bot.operators)
         )
     mail = settings.email
     if mail.configured and mail.smtp_host and mail.sender and mail.public_url:
+        from relay_server.bridges.email.sending import EmailBridge
+
         password = mail.smtp_password.get_secret_value() if mail.smtp_password else None
         bridges.append(
             EmailBridge(
@@ -198,19 +203,7 @@ def create_app(
             asyncio.create_task(app[REFUSALS].flush_forever(), name="refusal-audit"),
             asyncio.create_task(app[KEEPALIVES].run(), name="keep-alives"),
         ]
-        bot = services.ctx.bridge_named(TelegramBridge.name)
-        if isinstance(bot, TelegramBridge) and bot.chat_id < 0 and not settings.telegram.operators:
-            log.warning(  # a group's id is negative, a private chat's positive
-                "the Telegram chat is a group: anyone in it may answer and decide; set "
-                "RELAY_TELEGRAM_OPERATORS to the operators' user ids"
-            )
-        if isinstance(bot, TelegramBridge) and settings.telegram.mode == "poll":
-            poll = telegram.poll(services, bot, operators=settings.telegram.operators)
-            background.append(asyncio.create_task(poll, name="telegram-poll"))
-        room = services.ctx.bridge_named(MatrixBridge.name)
-        if isinstance(room, MatrixBridge):
-            following = matrix.sync_forever(services, room, settings.matrix.operators)
-            background.append(asyncio.create_task(following, name="matrix-sync"))
+        background += _platform_loops(services, settings)
         background.append(asyncio.create_task(deliver_webhooks(services), name="webhooks"))
         background.append(asyncio.create_task(follow_a2a_calls(services), name="a2a-calls"))
         if settings.domain.sweep_seconds > 0:
@@ -245,15 +238,66 @@ def create_app(
     add_a2a(app)  # its own protocol, as /mcp is
     if mcp_route.available():
         mcp_route.add_mcp(app)  # its own protocol: outside the operation table and the SDK
-    # A platform's callback, not an API operation: outside the route table and the SDK.
-    app.router.add_post("/v1/bridges/telegram/webhook", telegram.webhook, name="telegram-webhook")
-    add_slack(app)
-    add_email(app)
+    # Platforms' callbacks, not API operations: outside the route table and the SDK. Each
+    # answers 404 while its platform is not configured.
+    for path, (module, handler) in PLATFORM_CALLBACKS.items():
+        name = path.removeprefix("/v1/bridges/").replace("/", "-")
+        app.router.add_post(path, _loaded_when_called(module, handler), name=name)
     add_metrics(app)
     add_console(app, token_hint(settings))
     add_api_docs(app)
     allow_origins(app, settings.http.cors_origins)
     return app
+
+
+BRIDGES = "relay_server.bridges"
+# Each platform callback's path, and the handler answering it (module, function).
+PLATFORM_CALLBACKS = {
+    "/v1/bridges/telegram/webhook": (f"{BRIDGES}.telegram.receiving", "webhook"),
+    "/v1/bridges/slack/events": (f"{BRIDGES}.slack.receiving", "events"),
+    "/v1/bridges/slack/interactions": (f"{BRIDGES}.slack.receiving", "interactions"),
+    "/v1/bridges/email/link": (f"{BRIDGES}.email.receiving", "shown"),
+    "/v1/bridges/email/decide": (f"{BRIDGES}.email.receiving", "decided"),
+}
+
+
+def _loaded_when_called(module: str, handler: str) -> Handler:
+    """``handler`` of ``module``, imported at its first request: a server whose platform is not
+    configured never loads it (nor its library), and answers as the handler does (404)."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        found: Handler = getattr(importlib.import_module(module), handler)
+        return await found(request)
+
+    return handle
+
+
+def _platform_loops(services: Services, settings: Settings) -> list[asyncio.Task[None]]:
+    """The configured platforms' own loops: Telegram's long poll, Matrix's sync."""
+    loops = []
+    bot = services.ctx.bridge_named("telegram")
+    if bot is not None:
+        from relay_server.bridges.telegram import receiving as telegram
+        from relay_server.bridges.telegram.sending import TelegramBridge
+
+        assert isinstance(bot, TelegramBridge)
+        if bot.chat_id < 0 and not settings.telegram.operators:
+            log.warning(  # a group's id is negative, a private chat's positive
+                "the Telegram chat is a group: anyone in it may answer and decide; set "
+                "RELAY_TELEGRAM_OPERATORS to the operators' user ids"
+            )
+        if settings.telegram.mode == "poll":
+            poll = telegram.poll(services, bot, operators=settings.telegram.operators)
+            loops.append(asyncio.create_task(poll, name="telegram-poll"))
+    room = services.ctx.bridge_named("matrix")
+    if room is not None:
+        from relay_server.bridges.matrix import receiving as matrix
+        from relay_server.bridges.matrix.sending import MatrixBridge
+
+        assert isinstance(room, MatrixBridge)
+        following = matrix.sync_forever(services, room, settings.matrix.operators)
+        loops.append(asyncio.create_task(following, name="matrix-sync"))
+    return loops
 
 
 def token_hint(settings: Settings) -> str:

@@ -113,3 +113,33 @@ def test_core_never_imports_aiohttp() -> None:
         "relay_server.bridges.matrix.sending"
     )
     assert "aiohttp" not in loaded_after(senders)
+
+
+# What an integration loads: its platform's library, or its own module (which loads it).
+INTEGRATIONS = {
+    "slack_sdk",
+    "aiosmtplib",
+    "itsdangerous",
+    "asyncpg",
+    "opentelemetry",
+    "relay_core.storage.postgres",
+    "relay_server.bridges.slack",
+    "relay_server.bridges.email",
+    "relay_server.bridges.telegram",
+    "relay_server.bridges.matrix",
+}
+
+
+def test_a_server_with_nothing_configured_loads_no_integration(tmp_path: object) -> None:
+    """``relay serve`` on its defaults (SQLite, no platform, no traces) imports no integration's
+    module or library: each loads when configured, or at its callback's first request."""
+    made = (
+        "import os; os.environ['RELAY_DATA_DIR'] = " + repr(str(tmp_path)) + "\n"
+        "from relay_server.app import create_app\n"
+        "from relay_server.settings import Settings\n"
+        "create_app(Settings())\n"
+        "import relay_server.serving"
+    )
+    loaded = loaded_after(made, whole=True)
+    found = {m for m in INTEGRATIONS if any(n == m or n.startswith(m + ".") for n in loaded)}
+    assert not found, found

@@ -68,9 +68,3 @@ async def decided(request: web.Request) -> web.Response:
     said = await pressed(services, link.approval_id, link.verb, f"email:{link.recipient}")
     approval = await services.approvals.show(OPERATOR_CALLER, link.approval_id)
     return web.json_response({"said": said, "approval": approval.model_dump(mode="json")})
-
-
-def add_email(app: web.Application) -> None:
-    """Route the decision page's two calls (the bridge's, outside the operation table)."""
-    app.router.add_post("/v1/bridges/email/link", shown, name="email-link")
-    app.router.add_post("/v1/bridges/email/decide", decided, name="email-decide")

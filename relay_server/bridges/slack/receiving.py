@@ -202,9 +202,3 @@ async def _open_edit(
             await bridge.open_edit(trigger_id, approval, command)
     except RelayError as exc:  # BridgeError among them
         log.warning("cannot open the edit of approval %s on Slack: %s", approval_id, exc)
-
-
-def add_slack(app: web.Application) -> None:
-    """Route Slack's two callbacks (a platform's, outside the operation table and the SDK)."""
-    app.router.add_post("/v1/bridges/slack/events", events, name="slack-events")
-    app.router.add_post("/v1/bridges/slack/interactions", interactions, name="slack-interactions")
