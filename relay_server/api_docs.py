@@ -4,7 +4,7 @@ run time), under the console's Content-Security-Policy."""
 
 from __future__ import annotations
 
-from importlib.resources import files
+from importlib.util import find_spec
 from pathlib import Path
 
 from aiohttp import web
@@ -28,7 +28,6 @@ ASSETS = {
 def add_api_docs(app: web.Application) -> None:
     """Serve the reference at /docs and its two Swagger UI files at /docs/<name>."""
     page = PAGE.read_bytes()
-    shipped = files("swagger_ui") / "static"
     loaded: dict[str, bytes] = {}  # read on first use: a server nobody asks never holds them
 
     async def docs_page(request: web.Request) -> web.Response:
@@ -39,7 +38,7 @@ def add_api_docs(app: web.Application) -> None:
         if name not in ASSETS:
             raise web.HTTPNotFound()
         if name not in loaded:
-            loaded[name] = (shipped / name).read_bytes()
+            loaded[name] = (_shipped() / name).read_bytes()
         return web.Response(
             body=loaded[name],
             content_type=ASSETS[name],
@@ -48,3 +47,12 @@ def add_api_docs(app: web.Application) -> None:
 
     app.router.add_get("/docs", docs_page, name="api-docs")
     app.router.add_get("/docs/{name}", asset, name="api-docs-asset")
+
+
+def _shipped() -> Path:
+    """Where swagger-ui-py keeps Swagger UI's files, found without importing the package (whose
+    own code loads Jinja2 and PyYAML, which Relay does not use)."""
+    spec = find_spec("swagger_ui")
+    if spec is None or not spec.submodule_search_locations:
+        raise web.HTTPNotFound(text="Swagger UI's files are not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "static"

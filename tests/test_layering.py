@@ -127,6 +127,13 @@ INTEGRATIONS = {
     "relay_server.bridges.email",
     "relay_server.bridges.telegram",
     "relay_server.bridges.matrix",
+    # What only a first A2A call or /docs request needs: the A2A SDK's protobuf types, and
+    # swagger-ui-py's own code (Jinja2, PyYAML), of which /docs serves two static files.
+    "a2a",
+    "google.protobuf",
+    "swagger_ui",
+    "jinja2",
+    "yaml",
 }
 
 

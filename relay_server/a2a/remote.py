@@ -1,6 +1,7 @@
 """External A2A agents, reached for Relay's agents (``relay_core.ports.RemoteAgents``): their
 card read over HTTP, their JSON-RPC binding of A2A 1.0 called, with the official SDK's types
-checking what goes and what comes back.
+checking what goes and what comes back. Those types (and protobuf under them) load with the
+first call: a server whose agents reach no external agent never imports them.
 
 Only public addresses are reached unless ``RELAY_A2A_ALLOW_PRIVATE`` says otherwise (the card's
 endpoint included, checked as it is connected to); no redirect is followed; an answer is read up
@@ -11,18 +12,19 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
-from a2a.types import a2a_pb2 as pb
-from google.protobuf import json_format
-from google.protobuf.message import Message as ProtoMessage
 
 from relay_core import webhooks as hooks
 from relay_core.ports import RemoteCard, RemoteFailed
 from relay_server.outbound import PublicResolver, literal_host
 from relay_server.tracing import outbound
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message as ProtoMessage
 
 SETTING = "RELAY_A2A_ALLOW_PRIVATE"
 CARD_PATH = "/.well-known/agent-card.json"
@@ -41,12 +43,23 @@ def card_url(url: str) -> str:
     return url.rstrip("/") + CARD_PATH
 
 
+def _types() -> ModuleType:
+    """A2A 1.0's messages, as the official SDK generates them from the specification."""
+    from a2a.types import a2a_pb2
+
+    return a2a_pb2
+
+
 def _as_json(message: ProtoMessage) -> dict[str, Any]:
+    from google.protobuf import json_format
+
     found: dict[str, Any] = json_format.MessageToDict(message)
     return found
 
 
 def _parsed(value: Any, into: ProtoMessage, what: str) -> Any:
+    from google.protobuf import json_format
+
     try:
         return json_format.ParseDict(value, into, ignore_unknown_fields=True)
     except (json_format.ParseError, TypeError, ValueError) as exc:
@@ -76,6 +89,7 @@ class RemoteA2A:
             await self._session.close()
 
     async def card(self, url: str) -> RemoteCard:
+        pb = _types()
         where = card_url(url)
         card = _parsed(await self._request("GET", where), pb.AgentCard(), f"the card at {where}")
         for interface in card.supported_interfaces:
@@ -88,6 +102,7 @@ class RemoteA2A:
     async def send(
         self, endpoint: str, message: dict[str, Any], bearer: str | None
     ) -> dict[str, Any]:
+        pb = _types()
         request = pb.SendMessageRequest(
             message=_parsed(message, pb.Message(), "the message"),
             configuration=pb.SendMessageConfiguration(
@@ -101,6 +116,7 @@ class RemoteA2A:
         return _as_json(answer)
 
     async def task(self, endpoint: str, task_id: str, bearer: str | None) -> dict[str, Any]:
+        pb = _types()
         params = _as_json(pb.GetTaskRequest(id=task_id, history_length=HISTORY))
         result = await self._call(endpoint, "GetTask", params, bearer)
         return _as_json(_parsed(result, pb.Task(), "its answer to GetTask"))
