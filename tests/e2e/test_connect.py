@@ -72,10 +72,12 @@ def user(tmp_path: Path, server: LiveServer, operator: bool = True) -> dict[str,
 
 
 def relay(
-    env: dict[str, str], cwd: Path, *args: str, code: int = 0
+    env: dict[str, str], cwd: Path, *args: str, code: int = 0, program: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``relay args`` (``program``: another relay command) as the user runs it there."""
+    command = [program] if program else relay_command()
     done = subprocess.run(
-        [*relay_command(), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [*command, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == code, (args, done.stdout, done.stderr)
     return done
@@ -328,23 +330,7 @@ def test_doctor_names_the_missing_mcp_sdk_and_the_install_that_brings_it(
     )
     bare.chmod(0o755)
     args = ["--url", server.url, "--agent", "no-sdk"]
-    connected = subprocess.run(
-        [str(bare), *args, "connect", "claude-code"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert connected.returncode == 1, connected.stdout + connected.stderr
-    said = subprocess.run(
-        [str(bare), *args, "doctor", "claude-code"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert said.returncode == 1
+    relay(env, root, *args, "connect", "claude-code", code=1, program=str(bare))
+    said = relay(env, root, *args, "doctor", "claude-code", code=1, program=str(bare))
     assert "FAIL mcp: relay mcp: Error: relay mcp cannot load the MCP SDK" in said.stdout
     assert "install Relay again with " in said.stdout
