@@ -64,7 +64,7 @@ class Absent(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Absent())
 from relay_client import Agent, AsyncRelayClient, RelayClient, enroll_and_wait
-import relay_cli.hook_answers, relay_cli.handover, relay_cli.edits
+import relay_cli.hook_answers, relay_cli.handover, relay_cli.edits, relay_core.shell_commands
 import relay_mcp.server, relay_mcp.channel
 from relay_cli.root import build
 build()
