@@ -70,9 +70,12 @@ def seed_with(tree: Path, data_dir: Path, sizes: Sizes) -> None:
 def compared(results: list[dict[str, Any]], other: str) -> list[dict[str, Any]]:
     """Each fleet scenario this code and ``other``'s both ran: this code's rate as a share of
     the other's, and whether it is slower by more than either one's run-to-run spread."""
-    mine = {(r["scenario"], r["connections"]): r for r in results if r["backend"] == "sqlite"}
+    # The fleet's rows, measured in rounds (a feature's paired rows share a scenario's name on
+    # a small store, and the growth rows have no spread: neither is compared).
+    fleet = [r for r in results if "spread" in r]
+    mine = {(r["scenario"], r["connections"]): r for r in fleet if r["backend"] == "sqlite"}
     rows = []
-    for theirs in (r for r in results if r["backend"] == other):
+    for theirs in (r for r in fleet if r["backend"] == other):
         row = mine.get((theirs["scenario"], theirs["connections"]))
         if row is None:
             continue
