@@ -30,8 +30,10 @@ from pydantic import (
     model_validator,
 )
 
+import relay_api
+
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
-OPERATOR = "operator"
+OPERATOR = relay_api.OPERATOR
 # Every secret says what it is by its first characters (the server decides what it is worth).
 OPERATOR_TOKEN_PREFIX = "rly_op_"
 AGENT_TOKEN_PREFIX = "rly_agent_"

@@ -4,9 +4,9 @@ own requests (``relay_cli.hook_http``) and read the reservations as the API answ
 
 from __future__ import annotations
 
+from relay_api import OPERATOR
 from relay_cli.hook_http import JsonObject, Wire
 
-OPERATOR = "operator"  # relay_api.models.OPERATOR: the operator's name as a caller
 Blocked = list[tuple[str, JsonObject]]  # a path, and the reservation in its way
 
 

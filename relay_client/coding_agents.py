@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from relay_api import OPERATOR
 from relay_api.elision import elide
 
 Record = Mapping[str, Any]  # a message, task, approval or event, as the API answers it
-OPERATOR = "operator"  # relay_api.models.OPERATOR: the operator's name as a writer
 MAX_TEXT = 4000  # of a text handed to a session, beyond which it is cut and a tool reads it
 SOURCE_CHANNEL = "claude-code-channel"
 # Approvals a hook or the channel files and waits on itself: their decisions are not news.
