@@ -1,10 +1,9 @@
 """/docs: the API reference, browsable. Swagger UI reads the server's own /openapi.json; its
-files come from the swagger-ui-py package installed beside Relay (no CDN, nothing fetched at
-run time), under the console's Content-Security-Policy."""
+files come from the openapi-ui-bundles package installed beside Relay (no CDN, nothing fetched
+at run time), under the console's Content-Security-Policy."""
 
 from __future__ import annotations
 
-from importlib.util import find_spec
 from pathlib import Path
 
 from aiohttp import web
@@ -18,7 +17,7 @@ HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
     "frame-ancestors 'none'; base-uri 'none'",
 }
-# The two files the page loads, of the many the package ships (an editor, source maps).
+# The two files the page loads, of those the package ships (other viewers, a standalone preset).
 ASSETS = {
     "swagger-ui-bundle.js": "application/javascript",
     "swagger-ui.css": "text/css",
@@ -50,9 +49,9 @@ def add_api_docs(app: web.Application) -> None:
 
 
 def _shipped() -> Path:
-    """Where swagger-ui-py keeps Swagger UI's files, found without importing the package (whose
-    own code loads Jinja2 and PyYAML, which Relay does not use)."""
-    spec = find_spec("swagger_ui")
-    if spec is None or not spec.submodule_search_locations:
-        raise web.HTTPNotFound(text="Swagger UI's files are not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "static"
+    """Where openapi-ui-bundles keeps Swagger UI's files."""
+    try:
+        from openapi_ui_bundles import swagger_ui
+    except ImportError:
+        raise web.HTTPNotFound(text="Swagger UI's files are not installed") from None
+    return Path(swagger_ui.static_path)

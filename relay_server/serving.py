@@ -206,7 +206,9 @@ def _extras_or_refuse(settings: Settings) -> None:
 
     needed = []
     if settings.resolved_database_url.startswith("postgresql"):
+        # Its driver, and the greenlet SQLAlchemy's asyncio runs it on.
         needed.append(("asyncpg", "postgres", "RELAY_DATABASE_URL names PostgreSQL"))
+        needed.append(("greenlet", "postgres", "RELAY_DATABASE_URL names PostgreSQL"))
     if wanted(os.environ):
         needed.append(("opentelemetry.sdk.trace", "otel", "the OTEL_* variables ask for traces"))
     for module, extra, why in needed:

@@ -34,7 +34,7 @@ AGENT_DEPENDENCIES = {
 SERVER_MODULES = (
     "pydantic_settings sqlalchemy alembic aiohttp orjson prometheus_client aiohttp_cors"
     " slack_sdk uvloop pysqlite3 tzdata re2 aiohttp_asgi aiosmtplib itsdangerous pathspec"
-    " swagger_ui a2a asyncpg opentelemetry.sdk"
+    " openapi_ui_bundles google.protobuf google.api asyncpg opentelemetry.sdk"
 ).split()
 
 

@@ -127,13 +127,11 @@ INTEGRATIONS = {
     "relay_server.bridges.email",
     "relay_server.bridges.telegram",
     "relay_server.bridges.matrix",
-    # What only a first A2A call or /docs request needs: the A2A SDK's protobuf types, and
-    # swagger-ui-py's own code (Jinja2, PyYAML), of which /docs serves two static files.
-    "a2a",
+    # What only a first A2A call or /docs request needs: A2A's protobuf types, and the
+    # package holding Swagger UI's files.
+    "relay_server.a2a.a2a_pb2",
     "google.protobuf",
-    "swagger_ui",
-    "jinja2",
-    "yaml",
+    "openapi_ui_bundles",
 }
 
 

@@ -11,8 +11,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pydantic
-from a2a.types import a2a_pb2 as pb
-from a2a.utils.errors import A2AError
 from aiohttp import web
 
 from relay_api.errors import Conflict, InvalidInput, NotFound
@@ -22,7 +20,9 @@ from relay_core.services import Services
 from relay_core.services.a2a import A2AConversation, A2APushConfig
 from relay_core.services.tasks import FINISHED
 from relay_core.storage.a2a_tasks import A2ATaskFilter
+from relay_server.a2a import a2a_pb2 as pb
 from relay_server.a2a import protocol as p
+from relay_server.a2a.errors import A2AError
 from relay_server.app_keys import KEEPALIVES
 from relay_server.connections import while_connected
 from relay_server.sse import stream_events

@@ -1,5 +1,5 @@
 """A2A 1.0's JSON-RPC binding for the agents reachable over it: what a request asks, in the
-protocol's own types (the official ``a2a-sdk``'s, generated from the specification's proto),
+protocol's own types (generated from the specification's proto: ``a2a.proto`` beside this),
 and Relay's tasks as the protocol shows them.
 
 Relay's task states map onto A2A's: ``open`` is submitted, ``claimed`` and ``in_progress``
@@ -14,16 +14,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from a2a.types import a2a_pb2 as pb
-from a2a.utils import errors
-from a2a.utils.constants import JSONRPC_PARSE_ERROR_CODE
-from a2a.utils.errors import A2A_ERROR_REASONS, JSON_RPC_ERROR_CODE_MAP, A2AError
 from google.protobuf import json_format, struct_pb2
 from google.protobuf.message import Message as ProtoMessage
 
 import relay_api
 from relay_api import models as m
 from relay_core.services.a2a import ASKED, A2AConversation, A2AMessage, A2APushConfig
+from relay_server.a2a import a2a_pb2 as pb
+from relay_server.a2a import errors
+from relay_server.a2a.errors import A2AError
 
 P = TypeVar("P", bound=ProtoMessage)
 
@@ -54,30 +53,20 @@ SHOWN_AS: dict[pb.TaskState, tuple[list[m.TaskStatus], bool | None]] = {
 }
 
 
-class ParseError(A2AError):
-    """The request is not JSON (-32700, which the SDK's table of codes leaves out)."""
-
-    message = "Invalid JSON payload"
-
-
 def error_body(error: A2AError, request_id: Any) -> dict[str, Any]:
     """The binding's answer to ``error``: its code and message, and the reason the
-    specification names it by in a ``google.rpc.ErrorInfo`` (§9.5), as the SDK maps them."""
-    if isinstance(error, ParseError):
-        code, reason = JSONRPC_PARSE_ERROR_CODE, "PARSE_ERROR"
-    else:
-        code, reason = JSON_RPC_ERROR_CODE_MAP[type(error)], A2A_ERROR_REASONS[type(error)]
+    specification names it by in a ``google.rpc.ErrorInfo`` (§9.5)."""
     info = {
         "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-        "reason": reason,
+        "reason": error.reason,
         "domain": "a2a-protocol.org",
     }
-    error_json = {"code": code, "message": error.message, "data": [info]}
+    error_json = {"code": error.code, "message": error.message, "data": [info]}
     return {"jsonrpc": JSONRPC_VERSION, "id": request_id, "error": error_json}
 
 
 def parse_error(why: str) -> A2AError:
-    return ParseError(f"Invalid JSON payload: {why}")
+    return errors.ParseError(f"Invalid JSON payload: {why}")
 
 
 def invalid_request(why: str) -> A2AError:

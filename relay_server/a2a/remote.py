@@ -44,8 +44,8 @@ def card_url(url: str) -> str:
 
 
 def _types() -> ModuleType:
-    """A2A 1.0's messages, as the official SDK generates them from the specification."""
-    from a2a.types import a2a_pb2
+    """A2A 1.0's messages, generated from the specification (relay_server/a2a/a2a.proto)."""
+    from relay_server.a2a import a2a_pb2
 
     return a2a_pb2
 

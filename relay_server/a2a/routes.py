@@ -69,9 +69,8 @@ async def _request_id(request: web.Request) -> Any:
 
 async def rpc(request: web.Request) -> web.StreamResponse:
     """One JSON-RPC request to a reachable agent."""
-    from a2a.utils.errors import A2AError
-
     from relay_server.a2a import protocol
+    from relay_server.a2a.errors import A2AError
     from relay_server.a2a.methods import Call
 
     services = request.app[SERVICES]

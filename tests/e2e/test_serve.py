@@ -136,6 +136,11 @@ def test_a_sqlite_only_install_serves_without_asyncpg(tmp_path: Path) -> None:
             "RELAY_DATABASE_URL names PostgreSQL, and this install has no asyncpg: ",
         ),
         (
+            "greenlet",
+            {"RELAY_DATABASE_URL": "postgresql+asyncpg://relay@127.0.0.1:9/relay"},
+            "RELAY_DATABASE_URL names PostgreSQL, and this install has no greenlet: ",
+        ),
+        (
             "opentelemetry",
             {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"},
             "the OTEL_* variables ask for traces, and this install has no opentelemetry: ",
@@ -145,7 +150,7 @@ def test_a_sqlite_only_install_serves_without_asyncpg(tmp_path: Path) -> None:
 def test_a_configured_integration_without_its_extra_is_one_line_naming_the_install(
     tmp_path: Path, hidden_module: str, given: dict[str, str], said: str
 ) -> None:
-    """PostgreSQL without asyncpg, traces without the OpenTelemetry SDK (each made
+    """PostgreSQL without asyncpg or greenlet, traces without the OpenTelemetry SDK (each made
     unimportable here): relay serve stops before it starts, naming the pip command."""
     hidden = tmp_path / "hidden"
     (hidden / hidden_module).mkdir(parents=True)
@@ -167,7 +172,7 @@ def test_a_configured_integration_without_its_extra_is_one_line_naming_the_insta
     )
     assert done.returncode == 2, done.stderr
     [line] = [x for x in done.stderr.splitlines() if said in x]
-    extra = "postgres" if hidden_module == "asyncpg" else "otel"
+    extra = "otel" if hidden_module == "opentelemetry" else "postgres"
     assert line.endswith(f"[{extra}]'") and "pip install" in line, line
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "data" / "relay.db").exists()  # nothing written
