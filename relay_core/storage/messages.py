@@ -111,7 +111,7 @@ class MessagesStore:
 
 def _numbered(message: m.Message, message_id: int) -> None:
     """``message`` given the id the database gave it; a first message's conversation is its
-    own (as revision 0018's trigger stores it)."""
+    own (as the messages' insert trigger stores it)."""
     message.message_id = message_id
     if message.thread_id is None:
         message.thread_id = message_id

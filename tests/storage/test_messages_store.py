@@ -1,6 +1,6 @@
 """The messages and events stores: every named statement of ``queries/messages.sql`` and
 ``queries/events.sql`` run through its store method on both adapters; SQLite's JSON of a
-message (revision 0028's view), byte for byte what ``model_dump_json`` writes."""
+message (its view, messages_encoded), byte for byte what ``model_dump_json`` writes."""
 
 from __future__ import annotations
 

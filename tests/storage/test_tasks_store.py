@@ -1,25 +1,20 @@
 """The tasks store: every named statement of ``sqlite/queries/tasks.sql`` and
 ``postgres/queries/tasks.sql`` run through its store method on both adapters (the statements'
 files: test_named_statements.py); and SQLite's
-stored JSON (revision 0027), byte for byte what ``model_dump_json`` writes, kept through an
-upgrade of an older table with every row."""
+stored JSON, byte for byte what ``model_dump_json`` writes."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from relay_api import models as m
 from relay_core.ports import StaleWrite, Storage
 from relay_core.storage.sqlite import SqliteStorage
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.tasks import EVERY_TASK, TaskRange
-from tests.storage.test_migrations import downgraded
 
 NOW = datetime(2026, 11, 28, 9, 30, 15, 123456, tzinfo=UTC)
 
@@ -166,48 +161,6 @@ async def test_sqlite_keeps_each_tasks_json_through_every_write(sqlite_url: str)
     assert kept == {key: found.model_dump_json() for key, found in read.items() if found}
     assert len(kept) == 3 and bare.task_id in kept
     assert '"created_at":"2026-11-22T21:35:25Z"' in kept[max(kept)]  # no ".000000"
-
-
-@pytest.mark.parametrize("older", ["revision 0026", "an older Relay's own column"])
-async def test_revision_0027_makes_the_tasks_table_again_with_every_row(
-    sqlite_url: str, older: str
-) -> None:
-    storage = SqliteStorage(sqlite_url)
-    await storage.migrate()
-    async with storage.unit_of_work(write=True) as uow:
-        kept = await uow.tasks.insert(task("kept"))
-        await uow.task_events.insert(
-            m.TaskEvent(task_id=kept.task_id, kind="created", message="first", created_at=NOW)
-        )
-        await uow.commit()
-    await downgraded(storage, "0026")  # the table as revision 0026 left it: no JSON column
-    path = storage.path
-    if older == "an older Relay's own column":  # made beside the revisions, at its start
-        with sqlite3.connect(path) as db:
-            db.execute("PRAGMA foreign_keys=OFF")
-            db.execute("ALTER TABLE tasks ADD COLUMN encoded TEXT")  # what it held is remade
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE tasks SET title = 'renamed'")
-        before = db.execute(
-            "SELECT name FROM sqlite_master WHERE tbl_name = 'tasks' AND type IN "
-            "('index', 'trigger') AND sql IS NOT NULL ORDER BY name"
-        ).fetchall()
-    await storage.migrate()
-    async with storage.unit_of_work(write=False) as uow:
-        renamed = await uow.tasks.get(kept.task_id)
-    await storage.close()
-    assert renamed is not None and renamed.title == "renamed"
-    assert encoded(path) == {kept.task_id: renamed.model_dump_json()}
-    with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
-        assert db.execute("SELECT kind FROM task_events").fetchall() == [("created",)]
-        after = db.execute(
-            "SELECT name FROM sqlite_master WHERE tbl_name = 'tasks' AND type IN "
-            "('index', 'trigger') AND sql IS NOT NULL ORDER BY name"
-        ).fetchall()
-        definition = db.execute("SELECT sql FROM sqlite_master WHERE name = 'tasks'").fetchone()
-    assert after == before and ("ix_tasks_status_id",) in after
-    assert re.search(r"encoded TEXT GENERATED ALWAYS AS \(json_object", definition[0])
 
 
 async def test_a_tasks_trail_noted_with_its_event_and_read_by_page(storage: Storage) -> None:

@@ -1,6 +1,6 @@
-"""Search on PostgreSQL: ``search_docs`` (revision 0019), kept by triggers as rows are written,
+"""Search on PostgreSQL: ``search_docs``, kept by triggers as rows are written,
 with a generated ``tsvector`` of the words of its title (weight A) and body (B) and its GIN
-index, and a generated array of who may read it (revision 0026) and its GIN index; ``ts_rank``
+index, and a generated array of who may read it and its GIN index; ``ts_rank``
 ranks, ``ts_headline`` shows the page's hits."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class PgSearch:
 
         where = ["d.document @@ q", "d.kind = ANY($2)"]
         if spec.reader is not None:
-            # What the agent may read, found by the readers' GIN index beside the words'
-            # (revision 0026): everyone's entries, its own, its rooms'.
+            # What the agent may read, found by the readers' GIN index beside the words':
+            # everyone's entries, its own, its rooms'.
             me = param(spec.reader)
             where.append(
                 f"d.readers && (ARRAY['*', 'a:' || {me}] || ARRAY(SELECT 'r:' || room_id "

@@ -1,5 +1,5 @@
-"""Search on SQLite: the FTS5 table ``search_index`` (revision 0019), kept in the transaction
-that writes its rows: triggers queue each entry (revision 0021) and the writer indexes the
+"""Search on SQLite: the FTS5 table ``search_index``, kept in the transaction
+that writes its rows: triggers queue each entry and the writer indexes the
 queue just before each COMMIT (``index_queued``), a segment a transaction rather than one a
 unit of work. BM25 ranks (a title's words weigh twice a body's), ``snippet()`` shows them."""
 
@@ -17,7 +17,7 @@ from relay_core.search_query import SNIPPET_CHARS, fts5
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.times import decode_datetime, encode_datetime
 
-# A title's words weigh twice a body's; the readers (revision 0026) weigh nothing.
+# A title's words weigh twice a body's; the readers weigh nothing.
 SCORE = "-bm25(search_index, 2.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0.0)"
 # From the body where it matches, else the title (the readers column is never shown).
 _BODY_SNIPPET = "snippet(search_index, 1, '[', ']', '…', 32)"
@@ -25,7 +25,7 @@ SNIPPET = (
     f"CASE WHEN instr({_BODY_SNIPPET}, '[') THEN {_BODY_SNIPPET} "
     "ELSE snippet(search_index, 0, '[', ']', '…', 32) END"
 )
-# Who may read an entry, as revision 0026 wrote it for the entries it found: 'relay0everyone',
+# Who may read an entry, as the index holds it: 'relay0everyone',
 # and 'relay0a'/'relay0r' with the hex of each agent and room id that may (the tokenizer keeps
 # them whole; no text holds them, so the words need no column filter, which cost a search 15%).
 READERS = (

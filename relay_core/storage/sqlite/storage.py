@@ -211,7 +211,7 @@ class SqliteStorage:
 
         with OutageGuard(self.path):
             # SQLite's procedure for giving a table a new definition (made beside, rows copied,
-            # renamed into place) needs foreign keys off while it runs (revision 0027).
+            # renamed into place) needs foreign keys off while it runs.
             await self.run_sync(upgrade, foreign_keys=False)
             conn = self.connect()
             try:

@@ -6,7 +6,7 @@
 SELECT * FROM messages WHERE message_id = :message_id;
 
 -- name: insert_message
--- A new message; its id (a first message's thread_id becomes its id: revision 0018's trigger).
+-- A new message; its id (a first message's thread_id becomes its id: the table's insert trigger).
 INSERT INTO messages (
     from_agent, "to", room_id, subject, text, payload, reply_to, thread_id,
     reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count,

@@ -1,6 +1,6 @@
 -- A2A calls: messages sent to external A2A agents on an agent's behalf (relay_core/storage/
 -- a2a_calls.py runs these). A statement that answers records selects each as JSON, written by
--- the view a2a_calls_encoded (revision 0038), which leaves the sealed bearer token out.
+-- the view a2a_calls_encoded, which leaves the sealed bearer token out.
 
 -- name: insert_a2a_call
 -- A new call; its id.

@@ -1,7 +1,6 @@
 -- Tasks asked of an agent over A2A (relay_core/storage/a2a_tasks.py runs these). A statement
 -- that answers them selects each task's JSON with the conversation it belongs to, the latest
--- note of that conversation and the pending approval that holds it up (a2a_tasks_shown,
--- revision 0037).
+-- note of that conversation and the pending approval that holds it up (the view a2a_tasks_shown).
 
 -- name: insert_a2a_task
 -- A task just asked of an agent over A2A.

@@ -1,6 +1,6 @@
 -- The action log: what agents and the operator did, and every refused request (relay_core/
 -- storage/actions.py runs these). A statement that answers actions selects each as JSON.
--- The JSON is written once, by the view actions_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view actions_encoded; a RETURNING
 -- writes it itself.
 
 -- name: insert_action

@@ -1,6 +1,6 @@
 -- Agents (relay_core/storage/agents.py runs these). A statement that answers agents selects
 -- each as JSON, read into the model (its token's hash too, which the model never shows).
--- The JSON is written once, by the view agents_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view agents_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_agent

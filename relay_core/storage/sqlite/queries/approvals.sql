@@ -1,6 +1,6 @@
 -- Approvals: what agents and enrollments ask the operator (relay_core/storage/approvals.py
 -- runs these). A statement that answers approvals selects each as JSON.
--- The JSON is written once, by the view approvals_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view approvals_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_approval

@@ -1,6 +1,6 @@
 -- Enrollments: agents asking to join, each with its approval (relay_core/storage/
 -- enrollments.py runs these). A statement that answers enrollments selects each as JSON.
--- The JSON is written once, by the view enrollments_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view enrollments_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_enrollment

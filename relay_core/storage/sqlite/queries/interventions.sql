@@ -2,7 +2,7 @@
 -- interventions.py runs these), with their diagnostics and remediation actions. A statement
 -- that answers records selects each as JSON.
 -- A diagnostic's content and an action's evidence come as JSON text (a string or an object).
--- The JSON is written once, by the view interventions_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view interventions_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_intervention

@@ -1,6 +1,6 @@
 -- Notifications to the operator (relay_core/storage/notifications.py runs these). A statement
 -- that answers notifications selects each as JSON.
--- The JSON is written once, by the view notifications_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view notifications_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_notification

@@ -1,7 +1,7 @@
 -- The operator's policies, their kept versions and the decisions their limits count
 -- (relay_core/storage/policies.py runs these). A statement that answers policies selects
 -- each as JSON.
--- The JSON is written once, by the view policies_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view policies_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_policy

@@ -1,6 +1,6 @@
 -- Reservations: the paths of a workspace the agents hold (relay_core/storage/reservations.py
 -- runs these). A statement that answers reservations selects each as JSON, from the view
--- reservations_encoded (revision 0033).
+-- reservations_encoded.
 
 -- name: get_reservation
 -- One reservation.

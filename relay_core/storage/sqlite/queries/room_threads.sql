@@ -1,6 +1,6 @@
 -- Rooms' places on the operator's platforms (relay_core/storage/room_threads.py runs
 -- these). A statement that answers records selects each as JSON, read into the model.
--- The JSON is written once, by the view room_threads_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view room_threads_encoded; a RETURNING
 -- writes it itself.
 
 -- name: insert_room_thread

@@ -1,6 +1,6 @@
 -- Rooms and their members (relay_core/storage/rooms.py runs these). A statement that answers
 -- records selects each as JSON, read into the model.
--- The JSON is written once, by the view rooms_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view rooms_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_room

@@ -1,6 +1,6 @@
 -- Spaces, groups of rooms (relay_core/storage/spaces.py runs these). A statement that answers
 -- records selects each as JSON, read into the model.
--- The JSON is written once, by the view spaces_encoded (revision 0029); a RETURNING
+-- The JSON is written once, by the view spaces_encoded; a RETURNING
 -- writes it itself.
 
 -- name: get_space

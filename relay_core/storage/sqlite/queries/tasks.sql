@@ -1,5 +1,5 @@
 -- Tasks (relay_core/storage/tasks.py runs these). A statement that answers tasks selects the
--- row's JSON, kept by the stored column "encoded" (revision 0027): byte for byte what
+-- row's JSON, kept by the stored column "encoded": byte for byte what
 -- model_dump_json writes, so a page is answered as stored.
 
 -- name: get_task

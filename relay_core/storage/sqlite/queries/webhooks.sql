@@ -1,8 +1,8 @@
 -- Webhooks: the operator's endpoints and the deliveries of events to them
 -- (relay_core/storage/webhooks.py runs these). A statement that answers records selects
 -- each as JSON.
--- The JSON is written once, by the views webhook_deliveries_encoded and webhooks_encoded
--- (revision 0029); a RETURNING writes it itself.
+-- The JSON is written once, by the views webhook_deliveries_encoded and webhooks_encoded;
+-- a RETURNING writes it itself.
 
 -- name: get_webhook
 -- One endpoint.

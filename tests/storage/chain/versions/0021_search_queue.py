@@ -21,7 +21,7 @@ branch_labels = None
 depends_on = None
 
 # Revision 0019's parts: what an entry holds and how each source makes one.
-search = importlib.import_module("relay_core.storage.migrations.versions.0019_search_index")
+search = importlib.import_module("tests.storage.chain.versions.0019_search_index")
 
 QUEUE = (
     "CREATE TABLE search_queue (key INTEGER PRIMARY KEY, kind TEXT NOT NULL, "

@@ -10,7 +10,7 @@ Create Date: 2026-11-29
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import Id
+from tests.storage.chain.types import Id
 
 revision = "0035"
 down_revision = "0034"

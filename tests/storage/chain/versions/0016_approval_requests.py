@@ -10,7 +10,7 @@ Create Date: 2026-11-25
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import Json, UTCDateTime
+from tests.storage.chain.types import Json, UTCDateTime
 
 revision = "0016"
 down_revision = "0015"

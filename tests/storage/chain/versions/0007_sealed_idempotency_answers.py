@@ -13,7 +13,7 @@ Create Date: 2026-11-23
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import UTCDateTime
+from tests.storage.chain.types import UTCDateTime
 
 # Frozen copy of the column type this revision was written with.
 ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")

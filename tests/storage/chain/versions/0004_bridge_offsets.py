@@ -8,7 +8,7 @@ Create Date: 2026-11-22
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import UTCDateTime
+from tests.storage.chain.types import UTCDateTime
 
 revision = "0004"
 down_revision = "0003"

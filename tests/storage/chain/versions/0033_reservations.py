@@ -11,7 +11,7 @@ Create Date: 2026-11-29
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import Id, Json, UTCDateTime
+from tests.storage.chain.types import Id, Json, UTCDateTime
 
 revision = "0033"
 down_revision = "0032"

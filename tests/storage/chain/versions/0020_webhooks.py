@@ -9,7 +9,7 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import Id, Json, UTCDateTime
+from tests.storage.chain.types import Id, Json, UTCDateTime
 
 revision = "0020"
 down_revision = "0019"

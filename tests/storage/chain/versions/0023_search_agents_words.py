@@ -17,8 +17,8 @@ down_revision = "0022"
 branch_labels = None
 depends_on = None
 
-search = importlib.import_module("relay_core.storage.migrations.versions.0019_search_index")
-queue = importlib.import_module("relay_core.storage.migrations.versions.0021_search_queue")
+search = importlib.import_module("tests.storage.chain.versions.0019_search_index")
+queue = importlib.import_module("tests.storage.chain.versions.0021_search_queue")
 
 NOTES = "('claimed', 'lease_expired')"  # the trail's kinds whose message Relay writes
 TASK = search.TASK.replace(

@@ -9,7 +9,7 @@ Create Date: 2026-11-27
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import UTCDateTime
+from tests.storage.chain.types import UTCDateTime
 
 revision = "0025"
 down_revision = "0024"

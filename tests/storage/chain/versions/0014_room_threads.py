@@ -9,7 +9,7 @@ Create Date: 2026-11-24
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import Id, UTCDateTime
+from tests.storage.chain.types import Id, UTCDateTime
 
 revision = "0014"
 down_revision = "0013"

@@ -12,7 +12,7 @@ Create Date: 2026-11-29
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import Json
+from tests.storage.chain.types import Json
 
 revision = "0031"
 down_revision = "0030"

@@ -13,7 +13,7 @@ Create Date: 2026-11-29
 import sqlalchemy as sa
 from alembic import op
 
-from relay_core.storage.migrations.types import Json, UTCDateTime
+from tests.storage.chain.types import Json, UTCDateTime
 
 revision = "0032"
 down_revision = "0031"

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-from relay_core.storage.migrations.types import UTCDateTime
+from tests.storage.chain.types import UTCDateTime
 
 # Frozen copies of the column types this revision was written with.
 ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
