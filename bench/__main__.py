@@ -454,6 +454,7 @@ class Process:
         cwd: Path | None = None,
     ) -> None:
         self.url = f"http://127.0.0.1:{port}"
+        self.name = ""  # what the run calls it (start() names it)
         with open(log or os.devnull, "ab") as stderr:  # the child keeps its own copy
             self.process = subprocess.Popen(
                 command, env=env, stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd
@@ -537,7 +538,9 @@ def script(scenario: Scenario, sizes: Sizes, workdir: Path, start: int | None = 
         "OWNED": scenario.owned,
     }
     lua = "".join(f"local {name} = {_lua(value)}\n" for name, value in constants.items())
-    target = workdir / f"{abs(hash(lua))}.lua"
+    # Named for its scenario (the journal says which each run was), unique for its constants.
+    named = re.sub(r"[^a-z0-9]+", "-", scenario.name.lower()).strip("-")
+    target = workdir / f"{named}-{abs(hash(lua))}.lua"
     target.write_text(lua + (LUA / "scenario.lua").read_text() + (LUA / "common.lua").read_text())
     return target
 
@@ -597,9 +600,23 @@ def cpu_us(server_pid: int) -> tuple[float, float]:
     return sum(used.get(pid, 0.0) for pid in tree), postgres
 
 
+# Where each wrk run is written as soon as it ends, one JSON line a run: a benchmark that fails
+# after half an hour keeps what it measured (--output's name, .runs.jsonl).
+journal: Path | None = None
+
+
 def wrk(server: Process, lua: Path, connections: int, seconds: float) -> dict[str, float]:
     """One wrk run: requests a second, p50 and p99 in milliseconds, errors, and the CPU time
-    per request of the server and of PostgreSQL (microseconds)."""
+    per request of the server and of PostgreSQL (microseconds); written to the journal."""
+    measured = _wrk(server, lua, connections, seconds)
+    if journal is not None:
+        line = {"server": server.name, "script": lua.name, "connections": connections}
+        with journal.open("a") as runs:
+            runs.write(json.dumps(line | measured) + "\n")
+    return measured
+
+
+def _wrk(server: Process, lua: Path, connections: int, seconds: float) -> dict[str, float]:
     before = cpu_us(server.process.pid)
     output = subprocess.run(
         ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "-s", str(lua)]
@@ -725,6 +742,10 @@ def main(argv: list[str] | None = None) -> int:
         listed_tasks=large.listed_tasks,
     )
     output = args.output or HERE / "results" / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    global journal
+    journal = output.with_suffix(".runs.jsonl")
+    print(f"each run is written to {journal} as it ends", file=sys.stderr)
 
     with tempfile.TemporaryDirectory(prefix="relay-bench-") as tmp, ExitStack() as stack:
         work = Path(tmp)
@@ -741,6 +762,7 @@ def main(argv: list[str] | None = None) -> int:
         servers: dict[str, Process] = {}
 
         def start(name: str, server: Process) -> None:
+            server.name = name
             servers[name] = server
             stack.callback(server.stop)  # also when a later one fails to start
 

@@ -37,6 +37,10 @@ def test_bench_smoke_run_measures_every_scenario(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(output.read_text())
+    # Each wrk run was written as it ended, this code's and the other revision's.
+    runs = [json.loads(line) for line in output.with_suffix(".runs.jsonl").read_text().splitlines()]
+    assert {"relay", "relay_previous", "bare"} <= {run["server"] for run in runs}
+    assert all(run["rps"] > 0 and run["script"].endswith(".lua") for run in runs)
     for backend in ("sqlite", "postgresql") if PG_URL else ("sqlite",):
         measured = {
             row["scenario"]
