@@ -1,7 +1,8 @@
 """External A2A agents, reached for Relay's agents (``relay_core.ports.RemoteAgents``): their
-card read over HTTP, their JSON-RPC binding of A2A 1.0 called, with the official SDK's types
-checking what goes and what comes back. Those types (and protobuf under them) load with the
-first call: a server whose agents reach no external agent never imports them.
+card read over HTTP, their JSON-RPC binding of A2A 1.0 called, with the specification's types
+(a2a_pb2, protoc's output from a2a.proto) checking what goes and what comes back. Those
+types (and protobuf under them) load with the first call: a server whose agents reach no
+external agent never imports them.
 
 Only public addresses are reached unless ``RELAY_A2A_ALLOW_PRIVATE`` says otherwise (the card's
 endpoint included, checked as it is connected to); no redirect is followed; an answer is read up
