@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -271,3 +273,38 @@ async def test_a_token_rotated_under_a_running_async_agent_is_an_identity_error(
             op.agents.register(agent_id, rotate_token=True)
         with pytest.raises(IdentityError, match="refused this agent's token while it ran"):
             await asyncio.wait_for(running, 30)
+
+
+# In a fresh interpreter: which of the contract's models are built before a run and after.
+BUILT_BY_RUN = """
+import sys
+from pydantic import BaseModel
+from relay_api import models
+from relay_client import Agent, RelayClient
+
+def unbuilt():
+    return [n for n, v in vars(models).items() if isinstance(v, type)
+            and issubclass(v, BaseModel) and v.__module__ == models.__name__
+            and not v.__pydantic_complete__]
+
+before = len(unbuilt())
+with RelayClient(sys.argv[1], token=sys.argv[2], agent_id=sys.argv[3]) as client:
+    Agent(client).run(on_message=lambda message: None, idle_timeout=0.2)
+print(before, unbuilt())
+"""
+
+
+def test_a_run_builds_every_model_before_its_loop(server: LiveServer) -> None:
+    """A stop (Ctrl-C, SIGTERM) lands wherever the loop is; landing in pydantic building a
+    model it would come out as a SchemaError, not a stop: the run builds them all first."""
+    agent_id, token = new_agent(server)
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT_BY_RUN, server.url, token, agent_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.split(" ", 1)
+    assert int(before) > 50  # built only when used, as a short command wants them
+    assert after.strip() == "[]"
