@@ -15,7 +15,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from relay_core.ports import JsonRecords
+from relay_core.json_records import JsonRecords
 
 
 def answer_json(answer: BaseModel) -> bytes:

@@ -4,51 +4,23 @@ operator bridge.
 A unit of work holds one store per resource (``relay_core/storage/<resource>.py``), whose
 methods each run one named statement of ``storage/{sqlite,postgres}/queries/<resource>.sql``.
 The hot lists read their rows as one JSON array: a page answered as stored costs no model per
-row (``JsonRecords``, which reads as models when Python reads it). A guarded write (a claim, a
-decision) says in its statement's WHERE what it expects, which is what makes it exactly-once
-on either database.
+row (``relay_core.json_records.JsonRecords``, which reads as models when Python reads it). A
+guarded write (a claim, a decision) says in its statement's WHERE what it expects, which is
+what makes it exactly-once on either database.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, overload
-
-import orjson
-from pydantic import BaseModel
+from typing import Any, NamedTuple, Protocol
 
 from relay_api import models as m
 from relay_core.hub import Hub
 from relay_core.search_query import Query
-
-if TYPE_CHECKING:
-    from relay_core.storage.a2a_calls import A2ACallsStore
-    from relay_core.storage.a2a_tasks import A2ATasksStore
-    from relay_core.storage.actions import ActionsStore
-    from relay_core.storage.agents import AgentsStore
-    from relay_core.storage.approvals import ApprovalsStore
-    from relay_core.storage.bridge_offsets import BridgeOffsetsStore
-    from relay_core.storage.enrollments import EnrollmentsStore
-    from relay_core.storage.events import EventsStore
-    from relay_core.storage.idempotency_keys import IdempotencyKeysStore
-    from relay_core.storage.interventions import InterventionsStore
-    from relay_core.storage.messages import MessagesStore
-    from relay_core.storage.notifications import NotificationsStore
-    from relay_core.storage.policies import PoliciesStore
-    from relay_core.storage.posts import PostsStore
-    from relay_core.storage.reservations import ReservationsStore
-    from relay_core.storage.room_threads import RoomThreadsStore
-    from relay_core.storage.rooms import RoomsStore
-    from relay_core.storage.spaces import SpacesStore
-    from relay_core.storage.stream_tickets import StreamTicketsStore
-    from relay_core.storage.task_events import TaskEventsStore
-    from relay_core.storage.tasks import TasksStore
-    from relay_core.storage.webhooks import WebhookDeliveriesStore, WebhooksStore
-
-R = TypeVar("R", bound=BaseModel)
+from relay_core.storage.stores import Stores
 
 
 class StaleWrite(Exception):
@@ -56,57 +28,6 @@ class StaleWrite(Exception):
 
     Storage adapters raise it; services retry and never let it escape as such.
     """
-
-
-class JsonRecords(Sequence[R]):
-    """Records of ``model`` as one JSON array, as ``model_dump_json`` writes a list of them: a
-    page's rows handed on as stored. An answer's JSON embeds the array as it is
-    (``relay_core.json_answers.answer_json``); Python that reads the records (``len``, an
-    index, a loop) reads models, decoded once on first use; ``len`` needs no decoding."""
-
-    __slots__ = ("_decoded", "json", "length", "model")
-
-    def __init__(self, model: type[R], length: int, json: str) -> None:
-        self.model = model
-        self.length = length
-        self.json = json
-        self._decoded: list[R] | None = None
-
-    @classmethod
-    def of(cls, model: type[R], records: list[R]) -> JsonRecords[R]:
-        """``records``, written as one array."""
-        array = ",".join(record.model_dump_json() for record in records)
-        return cls(model, len(records), f"[{array}]")
-
-    def as_field(self) -> list[R]:
-        """These records as the value of a model's list field (``model_construct``): they read
-        as that list does, and are not changed in place."""
-        return cast(list[R], self)
-
-    def _records(self) -> list[R]:
-        if self._decoded is None:
-            self._decoded = [self.model.model_validate(row) for row in orjson.loads(self.json)]
-        return self._decoded
-
-    @overload
-    def __getitem__(self, index: int) -> R: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[R]: ...
-    def __getitem__(self, index: int | slice) -> R | list[R]:
-        return self._records()[index]
-
-    def __len__(self) -> int:
-        return self.length
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, JsonRecords | list):
-            return self._records() == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # a list's equality, a list's unhashability
-
-    def __repr__(self) -> str:
-        return f"JsonRecords({self.model.__name__}, {self.json!r})"
 
 
 @dataclass(frozen=True)
@@ -151,67 +72,30 @@ class SearchIndex(Protocol):
         ...
 
 
-FEED = "events"  # the hub topic of every event: it wakes the operator's feed readers
+class UnitOfWork(Stores, ABC):
+    """One transaction over every table, its stores made on first use (``Stores``); it rolls
+    back unless ``commit`` is called. Each storage adapter's unit is one."""
 
+    @property
+    @abstractmethod
+    def search_index(self) -> SearchIndex:
+        """The search index, read in this unit's transaction."""
 
-def feed_topic(audience: str) -> str:
-    """The hub topic of the events for ``audience``: an agent's feed readers wait on those of
-    the audiences it reads, so that an event wakes only the readers it is for."""
-    return f"events:{audience}"
-
-
-def membership_topic(agent_id: str) -> str:
-    """The hub topic of an agent's rooms changing: its streams then read other audiences."""
-    return f"rooms-of:{agent_id}"
-
-
-def feed_topics(audience: str) -> tuple[str, str]:
-    """What a committed event for ``audience`` publishes."""
-    return FEED, feed_topic(audience)
-
-
-class UnitOfWork(Protocol):
-    """One transaction over every table; it rolls back unless ``commit`` is called."""
-
-    agents: AgentsStore
-    spaces: SpacesStore
-    rooms: RoomsStore
-    messages: MessagesStore
-    tasks: TasksStore
-    task_events: TaskEventsStore
-    actions: ActionsStore
-    notifications: NotificationsStore
-    approvals: ApprovalsStore
-    enrollments: EnrollmentsStore
-    interventions: InterventionsStore
-    events: EventsStore
-    idempotency_keys: IdempotencyKeysStore
-    bridge_offsets: BridgeOffsetsStore
-    posts: PostsStore
-    room_threads: RoomThreadsStore
-    policies: PoliciesStore
-    reservations: ReservationsStore
-    a2a_tasks: A2ATasksStore
-    a2a_calls: A2ACallsStore
-    stream_tickets: StreamTicketsStore
-    webhooks: WebhooksStore
-    webhook_deliveries: WebhookDeliveriesStore
-    search_index: SearchIndex
-
+    @abstractmethod
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
-        ...
 
+    @abstractmethod
     async def announce(self, event: m.Event) -> None:
         """Add ``event`` to the feed (held back as ``Table.add`` may be), and wake the feed's
         readers once this commits."""
-        ...
 
+    @abstractmethod
     async def flush(self) -> None:
         """Store now what ``add`` and ``announce`` held back, so that the records added have
         their keys."""
-        ...
 
+    @abstractmethod
     async def commit(self, *, durable: bool = True) -> None:
         """Make every change of this unit of work durable, then publish its topics.
 
@@ -219,7 +103,6 @@ class UnitOfWork(Protocol):
         write units see them at once, reads once they are committed (SQLite: with the next
         group commit, which is already under way); a crash before then (SQLite: of the
         process; PostgreSQL: of its server) loses them. For changes that are only advice."""
-        ...
 
 
 class StatementObserver(Protocol):

@@ -25,9 +25,9 @@ from relay_api.errors import NotFound, StorageUnavailable
 from relay_api.headers import parse_retry_after
 from relay_core import webhooks as hooks
 from relay_core.auth import OPERATOR_CALLER
-from relay_core.ports import FEED
 from relay_core.services import Services
 from relay_core.services.webhooks import WEBHOOKS, A2APush, Attempt, Outcome
+from relay_core.topics import FEED
 from relay_server import pressure
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage

@@ -12,7 +12,8 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller, hash_secret, new_token
 from relay_core.coalesce import Coalescer
-from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork
+from relay_core.json_records import JsonRecords
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import Context, Registered, Service
 from relay_core.services.events import announce_receipt, inbox_topic

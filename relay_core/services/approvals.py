@@ -20,7 +20,7 @@ from relay_api.prompts import unchangeable
 from relay_core import paging, trace_context
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
-from relay_core.ports import StaleWrite, UnitOfWork, feed_topic
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.remembered_policies import remembered_policy
 from relay_core.services import enroll, interventions
 from relay_core.services.base import SWEEP_BATCH, Service
@@ -29,6 +29,7 @@ from relay_core.services.events import announce_approval
 from relay_core.services.follow_ups import escalate_due, remind_due
 from relay_core.services.operator import present, show_decision
 from relay_core.services.policies import insert_policy, open_approval, screen
+from relay_core.topics import feed_topic
 
 DEADLINE = "deadline"  # decided_by of an approval nobody answered in time
 

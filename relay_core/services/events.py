@@ -17,8 +17,9 @@ from pydantic import BaseModel
 from relay_api import models as m
 from relay_core import records, trace_context
 from relay_core.auth import TICKET_PREFIX, TICKET_SECONDS, Caller, hash_secret, new_token
-from relay_core.ports import FEED, UnitOfWork, feed_topic, membership_topic
+from relay_core.ports import UnitOfWork
 from relay_core.services.base import Service, lost_hint_pause
+from relay_core.topics import FEED, feed_topic, membership_topic
 
 STREAM_PAGE = 100  # events a stream reads at a time
 

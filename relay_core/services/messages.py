@@ -9,10 +9,11 @@ from relay_api import models as m
 from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
 from relay_core import paging, records, trace_context
 from relay_core.auth import Caller
-from relay_core.ports import StaleWrite, UnitOfWork, feed_topics
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.agents import require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import announce_receipt, emit, inbox_topic, room_audience
+from relay_core.topics import feed_topics
 
 log = logging.getLogger("relay.messages")
 

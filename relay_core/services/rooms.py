@@ -6,10 +6,11 @@ from relay_api import models as m
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging
 from relay_core.auth import Caller
-from relay_core.ports import UnitOfWork, membership_topic
+from relay_core.ports import UnitOfWork
 from relay_core.services.agents import require_agent
 from relay_core.services.base import Service
 from relay_core.services.messages import require_member, require_room
+from relay_core.topics import membership_topic
 
 
 class RoomsService(Service):

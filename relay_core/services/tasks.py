@@ -18,12 +18,14 @@ from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, trace_context
 from relay_core.auth import Caller
-from relay_core.ports import JsonRecords, StaleWrite, UnitOfWork, feed_topics
+from relay_core.json_records import JsonRecords
+from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.agents import require_registered
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, event_data, new_event, task_topic
 from relay_core.services.messages import require_room
 from relay_core.storage.tasks import EVERY_TASK, TaskRange, TasksStore
+from relay_core.topics import feed_topics
 
 T = TypeVar("T")
 

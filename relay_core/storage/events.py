@@ -5,8 +5,8 @@ Each method runs one named statement of ``sqlite/queries/events.sql`` or
 from __future__ import annotations
 
 from relay_api import models as m
-from relay_core.ports import FEED
 from relay_core.storage.queries import Statements
+from relay_core.topics import FEED
 
 
 class EventsStore:

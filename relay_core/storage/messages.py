@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from relay_api import models as m
-from relay_core.ports import JsonRecords
+from relay_core.json_records import JsonRecords
 from relay_core.storage.queries import Statements
 
 

@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from relay_core.ports import JsonRecords
+from relay_core.json_records import JsonRecords
 
 R = TypeVar("R", bound=BaseModel)
 

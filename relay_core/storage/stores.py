@@ -1,6 +1,8 @@
-"""The stores of named statements, one a resource, by the name a unit of work holds each."""
+"""The stores of one unit of work, one a resource, each made on first use over the unit's
+named statements: a unit touches few of them. Each storage adapter's unit is a ``Stores``
+(through ``relay_core.ports.UnitOfWork``), whose statements run on its connection."""
 
-from collections.abc import Callable
+from functools import cached_property
 
 from relay_core.storage.a2a_calls import A2ACallsStore
 from relay_core.storage.a2a_tasks import A2ATasksStore
@@ -26,29 +28,100 @@ from relay_core.storage.task_events import TaskEventsStore
 from relay_core.storage.tasks import TasksStore
 from relay_core.storage.webhooks import WebhookDeliveriesStore, WebhooksStore
 
-# Each built over a unit's named statements (``queries.Statements``).
-STORES: dict[str, Callable[[Statements], object]] = {
-    "a2a_calls": A2ACallsStore,
-    "a2a_tasks": A2ATasksStore,
-    "webhook_deliveries": WebhookDeliveriesStore,
-    "webhooks": WebhooksStore,
-    "interventions": InterventionsStore,
-    "enrollments": EnrollmentsStore,
-    "approvals": ApprovalsStore,
-    "policies": PoliciesStore,
-    "reservations": ReservationsStore,
-    "notifications": NotificationsStore,
-    "actions": ActionsStore,
-    "posts": PostsStore,
-    "idempotency_keys": IdempotencyKeysStore,
-    "agents": AgentsStore,
-    "bridge_offsets": BridgeOffsetsStore,
-    "events": EventsStore,
-    "messages": MessagesStore,
-    "room_threads": RoomThreadsStore,
-    "rooms": RoomsStore,
-    "spaces": SpacesStore,
-    "stream_tickets": StreamTicketsStore,
-    "task_events": TaskEventsStore,
-    "tasks": TasksStore,
-}
+
+class Stores:
+    """Every store of a unit of work, as an attribute of its own."""
+
+    _sql: Statements  # the unit's named statements, set before a store is first used
+
+    @cached_property
+    def a2a_calls(self) -> A2ACallsStore:
+        return A2ACallsStore(self._sql)
+
+    @cached_property
+    def a2a_tasks(self) -> A2ATasksStore:
+        return A2ATasksStore(self._sql)
+
+    @cached_property
+    def actions(self) -> ActionsStore:
+        return ActionsStore(self._sql)
+
+    @cached_property
+    def agents(self) -> AgentsStore:
+        return AgentsStore(self._sql)
+
+    @cached_property
+    def approvals(self) -> ApprovalsStore:
+        return ApprovalsStore(self._sql)
+
+    @cached_property
+    def bridge_offsets(self) -> BridgeOffsetsStore:
+        return BridgeOffsetsStore(self._sql)
+
+    @cached_property
+    def enrollments(self) -> EnrollmentsStore:
+        return EnrollmentsStore(self._sql)
+
+    @cached_property
+    def events(self) -> EventsStore:
+        return EventsStore(self._sql)
+
+    @cached_property
+    def idempotency_keys(self) -> IdempotencyKeysStore:
+        return IdempotencyKeysStore(self._sql)
+
+    @cached_property
+    def interventions(self) -> InterventionsStore:
+        return InterventionsStore(self._sql)
+
+    @cached_property
+    def messages(self) -> MessagesStore:
+        return MessagesStore(self._sql)
+
+    @cached_property
+    def notifications(self) -> NotificationsStore:
+        return NotificationsStore(self._sql)
+
+    @cached_property
+    def policies(self) -> PoliciesStore:
+        return PoliciesStore(self._sql)
+
+    @cached_property
+    def posts(self) -> PostsStore:
+        return PostsStore(self._sql)
+
+    @cached_property
+    def reservations(self) -> ReservationsStore:
+        return ReservationsStore(self._sql)
+
+    @cached_property
+    def room_threads(self) -> RoomThreadsStore:
+        return RoomThreadsStore(self._sql)
+
+    @cached_property
+    def rooms(self) -> RoomsStore:
+        return RoomsStore(self._sql)
+
+    @cached_property
+    def spaces(self) -> SpacesStore:
+        return SpacesStore(self._sql)
+
+    @cached_property
+    def stream_tickets(self) -> StreamTicketsStore:
+        return StreamTicketsStore(self._sql)
+
+    @cached_property
+    def task_events(self) -> TaskEventsStore:
+        return TaskEventsStore(self._sql)
+
+    @cached_property
+    def tasks(self) -> TasksStore:
+        return TasksStore(self._sql)
+
+    @cached_property
+    def webhook_deliveries(self) -> WebhookDeliveriesStore:
+        return WebhookDeliveriesStore(self._sql)
+
+    @cached_property
+    def webhooks(self) -> WebhooksStore:
+        return WebhooksStore(self._sql)

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 
 from relay_api import models as m
-from relay_core.ports import FEED, feed_topic
 from relay_core.storage.postgres import PostgresStorage
+from relay_core.topics import FEED, feed_topic
 from tests.conftest import PG_SKIP, PG_URL, make_storage, other_application, release_schema
 
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_URL, reason=PG_SKIP)]

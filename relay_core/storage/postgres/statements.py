@@ -8,10 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import JsonRecords, Observed, StaleWrite, feed_topic
+from relay_core.json_records import JsonRecords
+from relay_core.ports import Observed, StaleWrite
 from relay_core.storage.postgres.driver import INTEGRITY
 from relay_core.storage.postgres.transaction import Held, Transaction, affected
 from relay_core.storage.queries import R, Statement
+from relay_core.topics import feed_topic
 
 
 class PgStatements:

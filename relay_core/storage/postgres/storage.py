@@ -13,7 +13,6 @@ ended (see ``FEED_FUNCTIONS``), so a cursor never skips a row that commits late.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import zlib
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -28,9 +27,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from relay_api import models as m
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
-from relay_core.ports import Observed, StaleWrite, StatementObserver, UnitOfWork, feed_topics
+from relay_core.ports import Observed, StaleWrite, StatementObserver, UnitOfWork
 from relay_core.storage import queries
-from relay_core.storage.events import EventsStore
 from relay_core.storage.json_text import decode_json, encode_json
 from relay_core.storage.postgres.driver import asyncpg
 from relay_core.storage.postgres.feed import CHANNEL, HintSender, install_feed_functions
@@ -45,7 +43,7 @@ from relay_core.storage.postgres.search import PgSearch
 from relay_core.storage.postgres.statements import PgStatements
 from relay_core.storage.postgres.transaction import Transaction
 from relay_core.storage.queries import Statement
-from relay_core.storage.stores import STORES
+from relay_core.topics import feed_topics
 
 log = logging.getLogger("relay.storage")
 
@@ -62,12 +60,10 @@ MIGRATION_LOCK = 0x72656C6D67  # one instance migrates at a time
 _COMMIT_NOT_WAITING = "SET LOCAL synchronous_commit = off; COMMIT"
 
 
-class PgUnitOfWork:
+class PgUnitOfWork(UnitOfWork):
     """Every store over one connection; a write unit's transaction is committed by ``commit``,
     a read unit runs each statement on its own (READ COMMITTED gives each statement its own
     snapshot either way)."""
-
-    events: EventsStore  # made on first use, as every store (``__getattr__``)
 
     def __init__(
         self,
@@ -78,28 +74,14 @@ class PgUnitOfWork:
         observed: Observed,
     ) -> None:
         self._tx = tx
-        self._statements = statements
+        self._sql = PgStatements(statements, tx, observed)
         self._hub = hub
         self._hints = hints
-        self._observed = observed
-
-    @functools.cached_property
-    def _named(self) -> PgStatements:
-        return PgStatements(self._statements, self._tx, self._observed)
 
     @property
     def search_index(self) -> PgSearch:
         """The search index, in this unit's transaction."""
         return PgSearch(self._tx)
-
-    def __getattr__(self, name: str) -> Any:
-        """A store, made on first use (a unit touches few of them)."""
-        store = STORES.get(name)
-        if store is None:
-            raise AttributeError(name)
-        made = store(self._named)
-        setattr(self, name, made)
-        return made
 
     def publish(self, topic: str) -> None:
         self._tx.topics.add(topic)
@@ -280,11 +262,11 @@ class PostgresStorage:
                 tx = Transaction(conn, write)
                 uow = PgUnitOfWork(tx, self._statements, self.hub, self._hints, self._observed)
                 if not write:
-                    yield uow  # type: ignore[misc]
+                    yield uow
                     self._wake_when_visible(tx)
                     return
                 try:
-                    yield uow  # type: ignore[misc]
+                    yield uow
                 finally:
                     if tx.begun and not tx.committed and not conn.is_closed():
                         await roll_back(conn)

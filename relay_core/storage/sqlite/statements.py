@@ -8,13 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from relay_core.ports import JsonRecords, Observed, StaleWrite
+from relay_core.json_records import JsonRecords
+from relay_core.ports import Observed, StaleWrite
 from relay_core.storage.json_text import encode_json
 from relay_core.storage.queries import R, Statement
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
 from relay_core.storage.sqlite.times import encode_datetime
-from relay_core.storage.stores import STORES
 
 # Parameters SQLite takes as they are. Tested by type before ``stored`` is called: a call for
 # each of a direct message's 14 parameters took 6.4 µs, the test 1.8 (docs/performance.md).
@@ -95,19 +94,3 @@ class SqliteStatements:
 
     async def run(self, name: str, /, **params: Any) -> int:
         return self._run(name, params).rowcount
-
-
-# A unit of work's attributes: the stores of named statements and the search index.
-Unit = dict[str, object]
-
-
-def stores_on(
-    statements: Mapping[str, Statement],
-    conn: sqlite3.Connection,
-    searches: SearchThreads,
-    observed: Observed,
-) -> Unit:
-    """Every store on one connection, and the search index (searched on its own)."""
-    named = SqliteStatements(statements, conn, observed)
-    stores: Unit = {name: store(named) for name, store in STORES.items()}
-    return stores | {"search_index": SqliteSearch(searches)}

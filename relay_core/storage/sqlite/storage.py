@@ -15,21 +15,23 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from types import TracebackType
 from typing import BinaryIO, TypeVar
 
 from sqlalchemy import Connection, create_engine
 from sqlalchemy.engine import make_url
 
+from relay_api import models as m
 from relay_api.errors import StorageUnavailable
 from relay_core.hub import Hub
 from relay_core.paths import private_dir, private_file
-from relay_core.ports import Observed, StatementObserver
+from relay_core.ports import Observed, StatementObserver, UnitOfWork
 from relay_core.storage import queries
 from relay_core.storage.locks import ProcessLocks
 from relay_core.storage.sqlite import search
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.statements import Unit, stores_on
-from relay_core.storage.sqlite.writer import OutageGuard, ReadUnit, Writer, WriteUnit
+from relay_core.storage.sqlite.statements import SqliteStatements
+from relay_core.storage.sqlite.writer import OutageGuard, Writer, WriteUnit, unavailable
 
 log = logging.getLogger("relay.storage")
 
@@ -136,10 +138,10 @@ class SqliteStorage:
         self._checkpointer: asyncio.Task[None] | None = None
         self._checkpoint_thread = ThreadPoolExecutor(1, thread_name_prefix="relay-sqlite-ckpt")
         self._searches = search.SearchThreads(self.connect)
-        self._writer_stores: Unit = {}
+        self._writer_sql: SqliteStatements | None = None
         self._outages = OutageGuard(self.path)
         self._readers: list[sqlite3.Connection] = []
-        self._reader_stores: dict[int, Unit] = {}
+        self._reader_sql: dict[int, SqliteStatements] = {}
         self._all: list[sqlite3.Connection] = []
         self._removed_on_close: Path | None = None
 
@@ -249,7 +251,7 @@ class SqliteStorage:
             self._writer = Writer(conn, self.hub, self._busy_timeout_ms / 1000)
             self._writer.on_commit = self._on_commit
             self._keep_index(self._writer)
-            self._writer_stores = stores_on(self._statements, conn, self._searches, self._observed)
+            self._writer_sql = SqliteStatements(self._statements, conn, self._observed)
             self._checkpointer = asyncio.create_task(
                 self._checkpoint_forever(self._writer), name="relay-sqlite-checkpoint"
             )
@@ -288,16 +290,15 @@ class SqliteStorage:
             self._checkpoint_thread.shutdown(wait=True)  # before its connection is closed
             conn.close()
 
-    def _reader(self) -> tuple[sqlite3.Connection, Unit]:
+    def _reader(self) -> tuple[sqlite3.Connection, SqliteStatements]:
         if self._readers:
             conn = self._readers.pop()
         else:
             conn = self.connect()
             conn.execute("PRAGMA query_only=ON")
             self._all.append(conn)
-            stores = stores_on(self._statements, conn, self._searches, self._observed)
-            self._reader_stores[id(conn)] = stores
-        return conn, self._reader_stores[id(conn)]
+            self._reader_sql[id(conn)] = SqliteStatements(self._statements, conn, self._observed)
+        return conn, self._reader_sql[id(conn)]
 
     def unit_of_work(self, *, write: bool, following: bool = False) -> WriteUnit | ReadUnit:
         """A unit of work; a stream's read (``following``) takes no turn: a reader is made
@@ -307,7 +308,8 @@ class SqliteStorage:
             if writer is None:
                 with self._outages:
                     writer = self._writer_for_loop()
-            return WriteUnit(writer, self._writer_stores, self._outages)
+            assert self._writer_sql is not None  # made with the writer
+            return WriteUnit(writer, self._writer_sql, self._searches, self._outages)
         return ReadUnit(self)
 
     def exclusive(self, name: str) -> AbstractAsyncContextManager[bool]:
@@ -329,6 +331,49 @@ class SqliteStorage:
             conn.close()
         self._all.clear()
         self._readers.clear()
+        self._reader_sql.clear()
         self._writer = None
         if self._removed_on_close is not None:
             shutil.rmtree(self._removed_on_close, ignore_errors=True)
+
+
+class ReadUnit(UnitOfWork):
+    """A unit of work in a read transaction of one reader connection."""
+
+    def __init__(self, storage: SqliteStorage) -> None:
+        self._storage = storage
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def search_index(self) -> search.SqliteSearch:
+        return search.SqliteSearch(self._storage._searches)
+
+    async def __aenter__(self) -> UnitOfWork:
+        with OutageGuard(self._storage.path):
+            self._conn, self._sql = self._storage._reader()
+            self._conn.execute("BEGIN")
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._conn is not None
+        with OutageGuard(self._storage.path):
+            self._conn.execute("ROLLBACK")
+        self._storage._readers.append(self._conn)
+        self._conn = None
+        translated = unavailable(exc, self._storage.path) if exc is not None else None
+        if translated is not None:
+            raise translated from exc
+
+    def publish(self, topic: str) -> None:
+        raise RuntimeError("a read unit of work cannot publish")
+
+    async def announce(self, event: m.Event) -> None:
+        raise RuntimeError("a read unit of work cannot write")
+
+    async def flush(self) -> None:
+        """Nothing to store: a read unit writes nothing."""
+
+    async def commit(self, *, durable: bool = True) -> None:
+        """Nothing to make durable: a read unit ends when it is left."""

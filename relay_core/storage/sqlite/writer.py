@@ -23,7 +23,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 
@@ -31,13 +30,11 @@ from relay_api import models as m
 from relay_api.errors import StorageUnavailable
 from relay_core import waiters
 from relay_core.hub import Hub
-from relay_core.ports import UnitOfWork, feed_topics
-from relay_core.storage.events import EventsStore
+from relay_core.ports import UnitOfWork
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.statements import Unit
-
-if TYPE_CHECKING:
-    from relay_core.storage.sqlite.storage import SqliteStorage
+from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
+from relay_core.storage.sqlite.statements import SqliteStatements
+from relay_core.topics import feed_topics
 
 log = logging.getLogger("relay.storage")
 
@@ -238,23 +235,32 @@ class Writer:
             pass
 
 
-class WriteUnit:
-    """A unit of work on the writer connection, its stores those of the connection."""
+class WriteUnit(UnitOfWork):
+    """A unit of work on the writer connection, its statements those of the connection."""
 
-    events: EventsStore
-
-    def __init__(self, writer: Writer, stores: Unit, outages: OutageGuard) -> None:
-        self.__dict__.update(stores)
+    def __init__(
+        self,
+        writer: Writer,
+        sql: SqliteStatements,
+        searches: SearchThreads,
+        outages: OutageGuard,
+    ) -> None:
+        self._sql = sql
+        self._searches = searches
         self._writer = writer
         self._outages = outages  # shared by every unit of the storage: it holds only the path
         self._topics: set[str] = set()
         self._open = False
 
+    @property
+    def search_index(self) -> SqliteSearch:
+        return SqliteSearch(self._searches)
+
     async def __aenter__(self) -> UnitOfWork:
         with self._outages:
             await self._writer.join()
         self._open = True
-        return self  # type: ignore[return-value]
+        return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -287,42 +293,3 @@ class WriteUnit:
             committed = self._writer.keep(self._topics, durable=durable)
             if committed is not None:
                 await committed
-
-
-class ReadUnit:
-    """A unit of work in a read transaction of one reader connection."""
-
-    def __init__(self, storage: SqliteStorage) -> None:
-        self._storage = storage
-        self._conn: sqlite3.Connection | None = None
-
-    async def __aenter__(self) -> UnitOfWork:
-        with OutageGuard(self._storage.path):
-            self._conn, stores = self._storage._reader()
-            self.__dict__.update(stores)
-            self._conn.execute("BEGIN")
-        return self  # type: ignore[return-value]
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        assert self._conn is not None
-        with OutageGuard(self._storage.path):
-            self._conn.execute("ROLLBACK")
-        self._storage._readers.append(self._conn)
-        self._conn = None
-        translated = unavailable(exc, self._storage.path) if exc is not None else None
-        if translated is not None:
-            raise translated from exc
-
-    def publish(self, topic: str) -> None:
-        raise RuntimeError("a read unit of work cannot publish")
-
-    async def announce(self, event: m.Event) -> None:
-        raise RuntimeError("a read unit of work cannot write")
-
-    async def flush(self) -> None:
-        """Nothing to store: a read unit writes nothing."""
-
-    async def commit(self, *, durable: bool = True) -> None:
-        """Nothing to make durable: a read unit ends when it is left."""
