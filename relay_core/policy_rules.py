@@ -42,7 +42,7 @@ _MISSING = object()
 # Text matching runs on the event loop up to this much work (``Rule.work``: RE2 instructions
 # times characters, ~50 ns each at worst when RE2 falls back from its DFA), a few milliseconds;
 # past it, on a thread. A thread hop under load cost an approval request with 100 title
-# policies 2.3 ms of CPU against 0.5 without (docs/performance.md, "Figures behind the code").
+# policies 2.3 ms of CPU against 0.5 without (bench/figures.md).
 INLINE_WORK = 100_000
 PARSE_WORK = 200  # a shell line's character, in those units (tree-sitter and the walk)
 SET_PROGRAM = 5_000  # RE2 instructions of the title patterns matched as one set at most

@@ -193,7 +193,7 @@ ACCESS_LINE = '%s "%s %s" %s %.3fms op=%s caller=%s id=%s'
 class AccessLine(NamedTuple):
     """An access line's values, queued as they are for ``Batches`` to write: making its
     record, a dictionary of some thirty entries, was most of what the line cost the request's
-    path (docs/performance.md, "Figures behind the code")."""
+    path (bench/figures.md)."""
 
     logger: str
     created: float
@@ -299,7 +299,7 @@ class Batches:
     """Writes the queued records' lines from a thread of its own, every ``BATCH_SECONDS``: one
     wake-up, one write and one flush for every line that came meanwhile. A thread woken for
     each line (``QueueListener``) took the interpreter's lock from the requests thousands of
-    times a second (docs/performance.md, "Figures behind the code")."""
+    times a second (bench/figures.md)."""
 
     def __init__(self, queued: Unformatted, handler: logging.StreamHandler[TextIO]) -> None:
         self._queued = queued
@@ -364,7 +364,7 @@ class AccessLogger(AbstractAccessLogger):
     as its values (``AccessLine``) and its record made off the request's path; otherwise the
     record is made here and handed to the logger's handlers as ``Logger.info`` would hand it,
     its filters first. Making the record was most of what an access line cost a request
-    (docs/performance.md, "Figures behind the code")."""
+    (bench/figures.md)."""
 
     def __init__(self, logger: logging.Logger, log_format: str) -> None:
         super().__init__(logger, log_format)
