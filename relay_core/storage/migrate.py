@@ -21,10 +21,22 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+# The revisions before the first release, which the baseline (versions/0043_baseline.py)
+# folded: a database left at one of them was made by a development checkout.
+FOLDED = {f"{number:04d}" for number in range(1, 43)}
+
+
 class UnknownRevision(Exception):
-    """The database was upgraded by a newer Relay than this one: nothing here can serve it."""
+    """The database's revision is none this Relay knows: nothing here can serve it."""
 
     def __init__(self, found: str, newest: str) -> None:
+        if found in FOLDED:
+            super().__init__(
+                f"the database's schema is at revision {found}, made by a development checkout "
+                "of Relay before its first release, which this Relay cannot upgrade: start on "
+                "a new data directory (--data-dir), or run that checkout again"
+            )
+            return
         super().__init__(
             f"the database's schema is at revision {found}, which this Relay does not know (it "
             f"knows up to {newest}): a newer Relay upgraded it. Run that release again, or "
