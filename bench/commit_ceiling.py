@@ -2,13 +2,13 @@
 that add to the event feed one PostgreSQL can commit, against transactions that insert a plain
 row.
 
-Relay keys an event by its transaction (docs/behaviour.md) so that no commit waits for another:
-such commits share PostgreSQL's flushes like any others. (Until this was so, events took their
-ids under one advisory lock held until commit, which capped them at one flush each across every
-instance: ~1,300/s on the machine of docs/performance.md.) Here sessions loop on BEGIN, the
-insert Relay sends, COMMIT, in a scratch database, against the same loop with an insert that
-takes its id from the sequence, with ``synchronous_commit`` on and off. Printed: commits a
-second.
+Relay keys an event by its transaction (docs/resources/events.md) so that no commit waits for
+another: such commits share PostgreSQL's flushes like any others. (Until this was so, events
+took their ids under one advisory lock held until commit, which capped them at one flush each
+across every instance: ~1,300/s on the machine of docs/performance.md.) Here sessions loop on
+BEGIN, the insert Relay sends, COMMIT, in a scratch database, against the same loop with an
+insert that takes its id from the sequence, with ``synchronous_commit`` on and off. Printed:
+commits a second.
 """
 
 from __future__ import annotations

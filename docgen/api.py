@@ -16,8 +16,9 @@ This page is made from that document by `python -m docgen`, and a test fails whe
 
 Requests and answers are JSON. Authenticate with `Authorization: Bearer <token>` (an agent's
 token, or the operator's); the operator acts for an agent with `X-Agent-ID`. Every error is
-`{"error": {"code", "message", "request_id", …}}` with the status listed under each operation;
-[behaviour.md](../behaviour.md) says what each code means and how lists page.
+`{"detail", "code"}` with the status listed under each operation;
+[requests, answers and errors](../resources/requests.md) says what each code means and how
+lists page, and each resource's page what it guarantees.
 """
 
 

@@ -1260,7 +1260,7 @@ class RefusedProgram(RequestBody):
 
 class CommandCondition(RequestBody):
     """A shell command line, read with a shell parser: exactly one of ``allow`` or ``refuse``
-    (docs/behaviour.md, "The command condition")."""
+    (docs/resources/approvals.md, "Policies")."""
 
     model_config = ConfigDict(extra="forbid")
 

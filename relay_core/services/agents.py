@@ -225,7 +225,7 @@ class AgentsService(Service):
             if peek:
                 return await self.read(look)
             # Delivery marks are advice (delivery is at least once): the answer does not wait
-            # for them to reach the disk (docs/guarantees.md says what a crash can lose).
+            # for them to reach the disk (docs/resources/storage.md says what a crash can lose).
             return await self.write(work, durable=False)
 
         return await self.long_poll((inbox_topic(agent_id),), wait, fetch, _has_messages)

@@ -3,7 +3,7 @@
 Events are written in the same transaction as the change they describe (an outbox), so the feed
 never tells of a change that was rolled back and never misses one that committed. What
 committed before another change began comes before it; storage makes an event visible only
-when no event can later appear below it (docs/behaviour.md), so a cursor never skips one.
+when no event can later appear below it (docs/resources/events.md), so a cursor never skips one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""An inbox read is answered before its delivery marks reach the disk (docs/guarantees.md): the
-marks are advice, and what a crash can lose is only them — the message stays in the inbox and
-is delivered again, its ``delivery_count`` short by the read that was lost."""
+"""An inbox read is answered before its delivery marks reach the disk
+(docs/resources/storage.md): the marks are advice, and what a crash can lose is only them — the
+message stays in the inbox and is delivered again, its ``delivery_count`` short by the read that
+was lost."""
 
 from __future__ import annotations
 

@@ -176,7 +176,8 @@ class SqliteStorage:
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
         # What a deletion leaves in the file is the same whatever the library's build defaults
         # to (Debian's: ON, pysqlite3's: OFF): a deleted row's bytes are zeroed where that adds
-        # no I/O, in its page; a page freed whole keeps them until reused (docs/behaviour.md).
+        # no I/O, in its page; a page freed whole keeps them until reused
+        # (docs/resources/storage.md).
         conn.execute("PRAGMA secure_delete=FAST")
         return conn
 
