@@ -21,6 +21,7 @@ from relay_api import models as m
 from relay_core.hub import Hub
 from relay_core.search_query import Query
 from relay_core.storage.stores import Stores
+from relay_core.topics import feed_topics
 
 
 class StaleWrite(Exception):
@@ -85,10 +86,12 @@ class UnitOfWork(Stores, ABC):
     def publish(self, topic: str) -> None:
         """Wake waiters on ``topic`` once this unit of work commits (in every process)."""
 
-    @abstractmethod
     async def announce(self, event: m.Event) -> None:
         """Add ``event`` to the feed (held back as ``Table.add`` may be), and wake the feed's
         readers once this commits."""
+        await self.events.add(event)
+        for topic in feed_topics(event.audience):
+            self.publish(topic)
 
     @abstractmethod
     async def flush(self) -> None:

@@ -16,8 +16,6 @@ def _shape(serialized: bytes, package: str) -> descriptor_pb2.FileDescriptorProt
     found.ClearField("name")
     found.ClearField("package")
     found.ClearField("options")
-    text = found.SerializeToString()
-    found = descriptor_pb2.FileDescriptorProto.FromString(text)
     messages = list(found.message_type)
     while messages:
         message = messages.pop()

@@ -24,7 +24,6 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from relay_api import models as m
 from relay_core.config import POSTGRES_POOL_SIZE
 from relay_core.hub import Hub
 from relay_core.ports import Observed, StaleWrite, StatementObserver, UnitOfWork
@@ -43,7 +42,6 @@ from relay_core.storage.postgres.search import PgSearch
 from relay_core.storage.postgres.statements import PgStatements
 from relay_core.storage.postgres.transaction import Transaction
 from relay_core.storage.queries import Statement
-from relay_core.topics import feed_topics
 
 log = logging.getLogger("relay.storage")
 
@@ -85,11 +83,6 @@ class PgUnitOfWork(UnitOfWork):
 
     def publish(self, topic: str) -> None:
         self._tx.topics.add(topic)
-
-    async def announce(self, event: m.Event) -> None:
-        await self.events.add(event)
-        for topic in feed_topics(event.audience):
-            self.publish(topic)
 
     async def flush(self) -> None:
         await self._tx.ready()

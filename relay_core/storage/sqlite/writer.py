@@ -26,7 +26,6 @@ from types import TracebackType
 
 from sqlalchemy.exc import DBAPIError
 
-from relay_api import models as m
 from relay_api.errors import StorageUnavailable
 from relay_core import waiters
 from relay_core.hub import Hub
@@ -34,7 +33,6 @@ from relay_core.ports import UnitOfWork
 from relay_core.storage.sqlite.driver import sqlite3
 from relay_core.storage.sqlite.search import SearchThreads, SqliteSearch
 from relay_core.storage.sqlite.statements import SqliteStatements
-from relay_core.topics import feed_topics
 
 log = logging.getLogger("relay.storage")
 
@@ -275,11 +273,6 @@ class WriteUnit(UnitOfWork):
 
     def publish(self, topic: str) -> None:
         self._topics.add(topic)
-
-    async def announce(self, event: m.Event) -> None:
-        await self.events.add(event)
-        for topic in feed_topics(event.audience):
-            self.publish(topic)
 
     async def flush(self) -> None:
         """Nothing is held back: every verb runs to completion."""
