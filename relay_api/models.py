@@ -431,6 +431,12 @@ class ApprovalDecision(RequestBody):
         " approved_payload; the request's own payload is kept as asked. Refused (409) on a"
         " prompt whose host cannot run it changed (Codex's hook, a Claude Code channel)",
     )
+    command: Annotated[str, StringConstraints(min_length=1, max_length=65536)] | None = Field(
+        default=None,
+        description="approve only, a coding agent's request to run a command only: approve it"
+        " to run this command instead, the rest of its payload as asked (the payload so"
+        " changed is kept as approved_payload). Not with payload",
+    )
     remember: bool = Field(
         default=False,
         description="approve only, an agent's tool request only: also approve requests like this"
@@ -458,6 +464,8 @@ class ApprovalDecision(RequestBody):
     def _scope_with_remember(self) -> ApprovalDecision:
         if self.remember_scope is not None and not self.remember:
             raise ValueError("remember_scope is given with remember: true only")
+        if self.command is not None and self.payload is not None:
+            raise ValueError("give payload or command, not both")
         return self
 
 

@@ -541,7 +541,9 @@ APPROVALS_APPROVE = Op(
         "Approve; approving twice answers the same with ``changed`` false, approving a "
         "decided one is a conflict. With ``payload``, an agent's request is approved as the "
         "operator changed it (``approved_payload``); on anything else, or on a prompt whose host "
-        "cannot run it changed (Codex's, a channel's), that is a conflict. With ``remember``, a "
+        "cannot run it changed (Codex's, a channel's), that is a conflict. ``command`` changes "
+        "only the command of a coding agent's request (a request that runs none is a "
+        "conflict). With ``remember``, a "
         "policy approving requests like it from now on is created with the decision "
         "(``remembered_policy_id``); a request it cannot be narrowed to is a conflict."
     ),

@@ -49,10 +49,11 @@ class Shape:
 SHAPES = {
     # complete and fail share their body (TaskFinish): an error or a retry is a failure's.
     "tasks.complete": Shape(omit=("error", "retry")),
-    # approve and reject share their body (ApprovalDecision): a changed payload, and what is
-    # remembered as a policy, are an approval's; asking the agent to stop is a rejection's.
+    # approve and reject share their body (ApprovalDecision): a changed payload or command,
+    # and what is remembered as a policy, are an approval's; asking the agent to stop is a
+    # rejection's.
     "approvals.approve": Shape(omit=("interrupt",)),
-    "approvals.reject": Shape(omit=("payload", "remember", "remember_scope")),
+    "approvals.reject": Shape(omit=("payload", "command", "remember", "remember_scope")),
     # An enrollment's status is read with the claim that proves it is the caller's.
     "enroll.status": Shape(positional=("claim",)),
 }

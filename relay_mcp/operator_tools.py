@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError
 
 from relay_api import models as m
 from relay_api.elision import elide
-from relay_api.prompts import command_of, with_command
+from relay_api.prompts import command_of
 from relay_client import AsyncRelayClient
 from relay_mcp import answers as a
 from relay_mcp.agent_tools import AGENT_TOOLS, FINAL, PAGE, READ, WRITE, Cursor
@@ -166,14 +166,7 @@ async def _decide(
     elif verb == "answer":
         decided = await relay.approvals.answer(approval_id, chosen or [], note=note)
     else:
-        payload = None
-        if command is not None:
-            asked = await relay.approvals.show(approval_id)
-            try:
-                payload = with_command(asked.payload, command)
-            except ValueError as exc:
-                return refusal("validation_error", f"command: approval {approval_id}: {exc}")
-        decided = await relay.approvals.approve(approval_id, note=note, payload=payload)
+        decided = await relay.approvals.approve(approval_id, note=note, command=command)
     return await answer(relay, a.Decided.model_validate(decided, from_attributes=True))
 
 

@@ -10,7 +10,7 @@ import typer
 
 from relay_api import operations as ops
 from relay_api.models import Approval, PolicyLimit, RememberScope
-from relay_api.prompts import command_of, with_command
+from relay_api.prompts import command_of
 from relay_cli._common import (
     API_ERROR,
     USAGE_ERROR,
@@ -198,74 +198,82 @@ def answer(
     render(answered, as_json, headline=headline)
 
 
+ApprovalIds = Annotated[
+    list[int] | None,
+    typer.Argument(
+        help="The approvals (one, or several decided each on its own).", metavar="APPROVAL_ID..."
+    ),
+]
+Every = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help="Every pending approval that --agent and --title match (shown, and asked once).",
+    ),
+]
+OfAgent = Annotated[str | None, typer.Option(help="With --all: only the requests of this agent.")]
+TitlePattern = Annotated[
+    str | None,
+    typer.Option(
+        help="With --all: only titles that match this pattern (* and ?).", metavar="PATTERN"
+    ),
+]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="With --all: do not ask, approve them.")]
+Payload = Annotated[
+    str | None,
+    typer.Option(help="Approve an agent's request changed: its payload as you approve it."),
+]
+Command = Annotated[
+    str | None,
+    typer.Option(help="Approve a coding agent's request to run a command with this one."),
+]
+Remember = Annotated[
+    bool,
+    typer.Option(
+        "--remember",
+        help="Always allow this: a policy approves it again from now on (this agent, this"
+        " exact command line in this working directory, or this exact tool input).",
+    ),
+]
+EveryAgent = Annotated[
+    bool, typer.Option("--every-agent", help="With --remember: for every agent.")
+]
+AnyDirectory = Annotated[
+    bool,
+    typer.Option(
+        "--any-directory",
+        help="With --remember: the command line in any working directory, not only in the"
+        " one it was asked in.",
+    ),
+]
+AsAsked = Annotated[
+    bool, typer.Option("--as-asked", help="With --remember: the command as asked, not as changed.")
+]
+Limit = Annotated[
+    str | None,
+    typer.Option(
+        help="With --remember: at most COUNT/SECONDS approvals per agent (5/3600).",
+        metavar="COUNT/SECONDS",
+    ),
+]
+
+
 @app.command()
 def approve(
     ctx: typer.Context,
-    approval_ids: Annotated[
-        list[int] | None,
-        typer.Argument(
-            help="The approvals (one, or several decided each on its own).",
-            metavar="APPROVAL_ID...",
-        ),
-    ] = None,
-    every: Annotated[
-        bool,
-        typer.Option(
-            "--all",
-            help="Every pending approval that --agent and --title match (shown, and asked once).",
-        ),
-    ] = False,
-    agent: Annotated[
-        str | None, typer.Option(help="With --all: only the requests of this agent.")
-    ] = None,
-    title: Annotated[
-        str | None,
-        typer.Option(
-            help="With --all: only titles that match this pattern (* and ?).", metavar="PATTERN"
-        ),
-    ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="With --all: do not ask, approve them.")
-    ] = False,
+    approval_ids: ApprovalIds = None,
+    every: Every = False,
+    agent: OfAgent = None,
+    title: TitlePattern = None,
+    yes: Yes = False,
     note: Note = None,
-    payload: Annotated[
-        str | None,
-        typer.Option(help="Approve an agent's request changed: its payload as you approve it."),
-    ] = None,
-    command: Annotated[
-        str | None,
-        typer.Option(help="Approve a coding agent's request to run a command with this one."),
-    ] = None,
-    remember: Annotated[
-        bool,
-        typer.Option(
-            "--remember",
-            help="Always allow this: a policy approves it again from now on (this agent, this"
-            " exact command line in this working directory, or this exact tool input).",
-        ),
-    ] = False,
-    every_agent: Annotated[
-        bool, typer.Option("--every-agent", help="With --remember: for every agent.")
-    ] = False,
-    any_directory: Annotated[
-        bool,
-        typer.Option(
-            "--any-directory",
-            help="With --remember: the command line in any working directory, not only in the"
-            " one it was asked in.",
-        ),
-    ] = False,
-    as_asked: Annotated[
-        bool,
-        typer.Option("--as-asked", help="With --remember: the command as asked, not as changed."),
-    ] = False,
-    limit: Annotated[
-        str | None,
-        typer.Option(
-            help="With --remember: at most COUNT/SECONDS approvals per agent (5/3600).",
-            metavar="COUNT/SECONDS",
-        ),
-    ] = None,
+    payload: Payload = None,
+    command: Command = None,
+    remember: Remember = False,
+    every_agent: EveryAgent = False,
+    any_directory: AnyDirectory = False,
+    as_asked: AsAsked = False,
+    limit: Limit = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Approve pending approvals: one as asked or changed, once or from now on (--remember);
@@ -276,44 +284,48 @@ def approve(
     Example: relay approvals approve 12 13 14
     Example: relay approvals approve --all --agent ci-7 --title 'Bash: npm test*'
     """
+    scoped = every_agent or any_directory or as_asked or limit is not None
     if every or agent is not None or title is not None or len(approval_ids or []) != 1:
-        single = {
-            "--payload": payload,
-            "--command": command,
-            "--remember": remember or every_agent or any_directory or as_asked or limit or None,
-        }
+        single = {"--payload": payload, "--command": command, "--remember": remember or scoped}
         _approve_several(ctx, approval_ids or [], every, agent, title, yes, note, single, as_json)
         return
-    [approval_id] = approval_ids or []
-    if payload is not None and command is not None:
-        raise typer.BadParameter("give --payload or --command, not both")
-    if (every_agent or any_directory or as_asked or limit) and not remember:
+    if scoped and not remember:
         raise typer.BadParameter(
             "--every-agent, --any-directory, --as-asked and --limit go with --remember"
         )
+    if payload is not None and command is not None:
+        raise typer.BadParameter("give --payload or --command, not both")
     changed = parse_json(payload, "--payload")
     scope = _scope(every_agent, any_directory, as_asked, limit) if remember else None
+    [approval_id] = approval_ids or []
+    decided = call(
+        ctx,
+        lambda client: client.approvals.approve(
+            approval_id,
+            note=note,
+            payload=changed,
+            command=command,
+            remember=remember,
+            remember_scope=scope,
+        ),
+    )
+    render(decided, as_json, headline=_approved(decided))
 
-    def decide(client: RelayClient) -> Approval:
-        body = changed
-        if command is not None:
-            body = with_command(client.approvals.show(approval_id).payload, command)
-        return client.approvals.approve(
-            approval_id, note=note, payload=body, remember=remember, remember_scope=scope
-        )
 
-    decided = call(ctx, decide)
+def _approved(decided: Approval) -> str:
+    """What approving one approval did, in a few lines: the command it runs where changed, the
+    policy it made where remembered."""
     headline = _outcome(decided, "Approved")
     approved = command_of(decided.approved_payload)
     if decided.changed and approved is not None:
         headline += f"\nchanged: it runs {approved}"
     policy_id = decided.remembered_policy_id
     if decided.changed and policy_id is not None:
-        name = call(ctx, lambda client: client.policies.show(policy_id).name)
         headline += (
-            f"\nremembered as policy {policy_id}: {name} (undo: relay policies disable {policy_id})"
+            f"\nremembered as policy {policy_id} (see it: relay policies show {policy_id};"
+            f" undo: relay policies disable {policy_id})"
         )
-    render(decided, as_json, headline=headline)
+    return headline
 
 
 def _approve_several(
@@ -329,7 +341,7 @@ def _approve_several(
 ) -> None:
     """Approve the approvals named, or with --all the pending ones that match (listed, then
     asked once): each on its own, as asked; one that fails is said, and the others go on."""
-    given = [option for option, value in single.items() if value is not None]
+    given = [option for option, value in single.items() if value not in (None, False)]
     if given:
         raise typer.BadParameter(f"{', '.join(given)} approve one approval: name only one")
     if every == bool(approval_ids):

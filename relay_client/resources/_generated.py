@@ -662,6 +662,7 @@ class Approvals(Resource[C]):
         *,
         note: str | None = None,
         payload: dict[str, Any] | None = None,
+        command: str | None = None,
         remember: bool = False,
         remember_scope: m.RememberScope | dict[str, Any] | None = None,
         decided_by: str | None = None,
@@ -669,15 +670,17 @@ class Approvals(Resource[C]):
         """Approve; approving twice answers the same with ``changed`` false, approving a decided one
         is a conflict. With ``payload``, an agent's request is approved as the operator changed it
         (``approved_payload``); on anything else, or on a prompt whose host cannot run it changed
-        (Codex's, a channel's), that is a conflict. With ``remember``, a policy approving requests
-        like it from now on is created with the decision (``remembered_policy_id``); a request it
-        cannot be narrowed to is a conflict."""
+        (Codex's, a channel's), that is a conflict. ``command`` changes only the command of a coding
+        agent's request (a request that runs none is a conflict). With ``remember``, a policy
+        approving requests like it from now on is created with the decision
+        (``remembered_policy_id``); a request it cannot be narrowed to is a conflict."""
         return Send(
             ops.APPROVALS_APPROVE,
             {"approval_id": approval_id},
             json=wire(
                 note=note,
                 payload=payload,
+                command=command,
                 remember=remember,
                 remember_scope=remember_scope,
                 decided_by=decided_by,

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from relay_api import models as m
 from relay_api.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from relay_api.params import DEFAULT_LIMIT
-from relay_api.prompts import unchangeable
+from relay_api.prompts import unchangeable, with_command
 from relay_core import paging, trace_context
 from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
@@ -119,6 +119,30 @@ def answer_of(question: m.Approval, given: list[str]) -> list[str]:
     raise InvalidInput(
         "answer", f"the answer is not among the question's options: {offered}", "body"
     )
+
+
+def _require_fits(body: m.ApprovalDecision, outcome: m.ApprovalStatus) -> None:
+    """Refuse what only the other decision takes: a changed payload or command, or
+    ``remember``, on a rejection; ``interrupt`` on an approval."""
+    approving = outcome == "approved"
+    for name, given in (("payload", body.payload), ("command", body.command)):
+        if given is not None and not approving:
+            message = f"only an approval takes a changed {name}; a rejection's note says why"
+            raise InvalidInput(name, message, "body")
+    if body.remember and not approving:
+        raise InvalidInput("remember", "only an approval is remembered as a policy", "body")
+    if body.interrupt and outcome != "rejected":
+        raise InvalidInput("interrupt", "only a rejection asks the agent to stop", "body")
+
+
+def given_payload(approval: m.Approval, body: m.ApprovalDecision) -> m.JsonObject | None:
+    """The payload the decision gives: its own, or the request's with the command it gives."""
+    if body.command is None:
+        return body.payload
+    try:
+        return with_command(approval.payload, body.command)
+    except ValueError as exc:
+        raise Conflict(f"approval {approval.approval_id}: {exc}") from None
 
 
 class Settled(NamedTuple):
@@ -290,16 +314,7 @@ class ApprovalsService(Service):
     async def _decide(
         self, caller: Caller, approval_id: int, body: m.ApprovalDecision, outcome: m.ApprovalStatus
     ) -> m.Approval:
-        if body.payload is not None and outcome != "approved":
-            raise InvalidInput(
-                "payload",
-                "only an approval takes a changed payload; a rejection's note says why",
-                "body",
-            )
-        if body.remember and outcome != "approved":
-            raise InvalidInput("remember", "only an approval is remembered as a policy", "body")
-        if body.interrupt and outcome != "rejected":
-            raise InvalidInput("interrupt", "only a rejection asks the agent to stop", "body")
+        _require_fits(body, outcome)
         decided_by = body.decided_by or caller.name
         # The policy is made from the request as asked, which never changes: off the unit, so
         # that the shell parser does not run inside the transaction.
@@ -315,37 +330,28 @@ class ApprovalsService(Service):
                     f"approval {approval_id} is a question: answer it"
                     f" (POST /v1/approvals/{approval_id}/answer), or reject it"
                 )
-            approval = await expire_if_due(uow, found, now)
-            # Its deadline passed just now: shown once committed.
-            expired = approval if approval is not found else None
-            if approval.kind == "enrollment" and approval.status == "pending":
-                enrollment = await uow.enrollments.get(int(approval.subject_id))
-                if enrollment is not None:
-                    await enroll.expire_if_due(
-                        uow, enrollment, now, self.ctx.config.enrollment_ttl_seconds
-                    )
-                    approval = await require_approval(uow, approval_id)
-            if approval.status != "pending":
-                return Settled(approval, decided=False, expired=expired)  # said after the commit
-            policy = await insert_policy(uow, remembered, now) if remembered else None
-            decided = await uow.approvals.decide(
-                approval_id,
-                outcome,
-                now,
-                decided_by,
-                body.note,
-                approved_payload=changed_payload(approval, body.payload),
-                remembered_policy_id=policy.policy_id if policy else None,
-                interrupt=body.interrupt,
-            )
-            if decided is None:
-                raise StaleWrite("approval decided concurrently")
-            if decided.kind == "enrollment":
-                await enroll.apply_decision(uow, decided, now)
-            elif decided.kind == "intervention":
-                await interventions.apply_decision(uow, decided, now)
-            await announce_approval(uow, decided, "approval.decided", now)
-            return Settled(decided, decided=True, expired=expired)
+            if found.kind == "enrollment" and found.status == "pending":
+                found = await enroll.expire_approval_if_due(uow, found, now, self.ctx.config)
+
+            async def decide(approval: m.Approval) -> m.Approval | None:
+                policy = await insert_policy(uow, remembered, now) if remembered else None
+                decided = await uow.approvals.decide(
+                    approval_id,
+                    outcome,
+                    now,
+                    decided_by,
+                    body.note,
+                    approved_payload=changed_payload(approval, given_payload(approval, body)),
+                    remembered_policy_id=policy.policy_id if policy else None,
+                    interrupt=body.interrupt,
+                )
+                if decided is not None and decided.kind == "enrollment":
+                    await enroll.apply_decision(uow, decided, now)
+                elif decided is not None and decided.kind == "intervention":
+                    await interventions.apply_decision(uow, decided, now)
+                return decided
+
+            return await settle_pending(uow, found, now, decide)
 
         # An expiry found here is committed, not rolled back with the conflict it causes.
         return await self._settled(await self.write(work), outcome)
@@ -389,7 +395,7 @@ class ApprovalsService(Service):
         if asked.status != "pending":
             return None  # answered as it stands by the unit: already decided, or expired
         scope = body.remember_scope or m.RememberScope()
-        approved = changed_payload(asked, body.payload)
+        approved = changed_payload(asked, given_payload(asked, body))
         return remembered_policy(asked, approved, scope, decided_by)
 
     async def _settled(self, settled: Settled, outcome: m.ApprovalStatus) -> m.Approval:

@@ -13,6 +13,7 @@ from relay_api import models as m
 from relay_api.errors import Conflict, NotFound
 from relay_api.models import AGENT_TOKEN_PREFIX, CLAIM_PREFIX
 from relay_core.auth import hash_secret, new_token, same_secret
+from relay_core.config import DomainSettings
 from relay_core.policy_rules import Facts
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.access import CREDENTIALS
@@ -36,6 +37,18 @@ async def expire_if_due(
         if approval is not None:
             await announce_approval(uow, approval, "approval.decided", now)
     return expired
+
+
+async def expire_approval_if_due(
+    uow: UnitOfWork, approval: m.Approval, now: datetime, config: DomainSettings
+) -> m.Approval:
+    """An enrollment's approval as it stands once its enrollment's time is checked: expired
+    with it when that is over."""
+    enrollment = await uow.enrollments.get(int(approval.subject_id))
+    if enrollment is None:
+        return approval
+    await expire_if_due(uow, enrollment, now, config.enrollment_ttl_seconds)
+    return await uow.approvals.get(approval.approval_id) or approval
 
 
 async def expire_due(uow: UnitOfWork, now: datetime, ttl: int, limit: int) -> int:

@@ -11,7 +11,6 @@ from typing import Any
 from relay_api import models as m
 from relay_api.errors import RelayError
 from relay_api.models import ApprovalAnswer, ApprovalDecision
-from relay_api.prompts import with_command
 from relay_core.auth import OPERATOR_CALLER
 from relay_core.services import Services
 from relay_server.bridges.wording import answer_hint
@@ -156,9 +155,7 @@ async def approve_changed(
     """Approve the request to run ``command`` instead of the command it asked; why not, if
     not."""
     try:
-        approval = await services.approvals.show(OPERATOR_CALLER, approval_id)
-        payload = with_command(approval.payload, command)
-        decision = ApprovalDecision(payload=payload, decided_by=decided_by[:200])
+        decision = ApprovalDecision(command=command, decided_by=decided_by[:200])
         await services.approvals.approve(OPERATOR_CALLER, approval_id, decision)
     except RelayError as exc:
         return exc.detail

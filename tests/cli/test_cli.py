@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import typer
 from typer.testing import CliRunner, Result
@@ -307,11 +308,41 @@ def test_remember_makes_a_policy_with_its_scope_and_says_how_to_undo_it(relay: A
     bad = relay("approvals", "approve", first, "--remember", "--limit", "five", code=2)
     assert "COUNT/SECONDS" in bad.stderr
     said = relay("approvals", "approve", first, "--remember", "--every-agent", "--limit", "5/60")
-    policy_id = said.stdout.split("remembered as policy ")[1].split(":")[0]
-    assert f"(undo: relay policies disable {policy_id})" in said.stdout
+    policy_id = said.stdout.split("remembered as policy ")[1].split(" ")[0]
+    assert f"undo: relay policies disable {policy_id})" in said.stdout
     policy = relay.json("policies", "show", policy_id)
     assert "agents" not in policy["match"] and policy["limit"] == {"count": 5, "per_seconds": 60}
     assert relay.json("approvals", "show", ask())["status"] == "approved"
+
+
+def requests_counted(server: LiveServer) -> dict[str, float]:
+    """How many requests the server answered, by operation (its /metrics)."""
+    answer = httpx.get(
+        f"{server.url}/metrics", headers={"Authorization": f"Bearer {server.operator_token}"}
+    )
+    counted: dict[str, float] = {}
+    for line in answer.text.splitlines():
+        if line.startswith("relay_requests_total{"):
+            operation = line.split('operation="')[1].split('"')[0]
+            counted[operation] = counted.get(operation, 0) + float(line.rsplit(" ", 1)[1])
+    return counted
+
+
+def test_approve_with_a_command_is_one_request(relay: Any, server: LiveServer) -> None:
+    agent = f"coder-{uuid.uuid4().hex[:6]}"
+    relay("agents", "register", agent)
+    payload = {"source": "claude-code", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    asked = relay.json(
+        "--agent", agent, "approvals", "request", "Bash: make", "--payload", json.dumps(payload)
+    )
+    before = requests_counted(server)
+    said = relay("approvals", "approve", str(asked["approval_id"]), "--command", "make -j1")
+    after = requests_counted(server)
+    assert "changed: it runs make -j1" in said.stdout
+    made = {op: n - before.get(op, 0) for op, n in after.items() if n != before.get(op, 0)}
+    assert made == {"approvals.approve": 1, "metrics": 1}  # the metrics: the first count
+    both = relay("approvals", "approve", "1", "--command", "ls", "--payload", "{}", code=2)
+    assert "not both" in both.stderr
 
 
 def test_approve_several_by_id_or_all_that_match_once_asked(relay: Any) -> None:

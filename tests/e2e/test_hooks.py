@@ -181,7 +181,7 @@ def test_always_allow_adds_a_session_rule_for_the_exact_command(
     }
     again = answered(hook("claude-code", prompt, server.url, coder, tmp_path), "claude-code")
     assert again["hookSpecificOutput"]["decision"]["behavior"] == "allow"
-    policy_id = said.stdout.split("remembered as policy ")[1].split(":")[0]
+    policy_id = said.stdout.split("remembered as policy ")[1].split(" ")[0]
     op = {"Authorization": f"Bearer {server.operator_token}"}
     newest = httpx.get(server.url + "/v1/approvals", headers=op).json()["approvals"][0]
     assert newest["title"] == "Bash: npm run lint"

@@ -88,7 +88,7 @@ async def test_the_human_confirms_a_changed_command_and_it_is_what_is_approved(
         assert "Command: make\n" in question and "it runs instead: make -j1" in question
         plain = pending_approval(server, "nothing to run")
         refused = await op.call_tool("approve", {"approval_id": plain, "command": "ls"})
-        assert error(refused)[0] == "validation_error" and status_of(server, plain) == "pending"
+        assert error(refused)[0] == "conflict" and status_of(server, plain) == "pending"
     with RelayClient(server.url, token=token) as agent:
         approved = agent.approvals.show(approval_id)
     assert approved.payload == payload  # as asked, kept

@@ -85,3 +85,29 @@ async def test_what_cannot_be_approved_changed(api: Api) -> None:
     # A payload is an object, bounded like any request's.
     await api.post(f"{path}/approve", {"payload": "make test"}, expect=422)
     assert (await api.get(path))["status"] == "pending"
+
+
+async def test_a_command_approves_the_request_to_run_it_instead(api: Api) -> None:
+    """``command``: the request's payload as asked, its command replaced, in one request."""
+    await api.agent("builder")
+    asked = await api.post(
+        "/v1/approvals", prompt("claude-code", "npm test"), as_="builder", expect=201
+    )
+    path = f"/v1/approvals/{asked['approval_id']}"
+    refused = await api.post(f"{path}/reject", {"command": "npm test -- --ci"}, expect=422)
+    assert refused["detail"][0]["loc"] == ["body", "command"]
+    both = {"command": "make", "payload": asked["payload"]}
+    refused = await api.post(f"{path}/approve", both, expect=422)
+    assert "not both" in refused["detail"][0]["msg"]
+    decided = await api.post(f"{path}/approve", {"command": "npm test -- --ci"})
+    instead = {"command": "npm test -- --ci", "description": "run the tests"}
+    assert decided["changed"] is True and decided["payload"] == asked["payload"]
+    assert decided["approved_payload"] == {**asked["payload"], "tool_input": instead}
+    # A request that runs no command has none to change: a conflict, nothing decided.
+    edit = {"title": "Edit: a.py", "payload": {**asked["payload"], "tool_name": "Edit"}}
+    edit["payload"]["tool_input"] = {"file_path": "a.py"}
+    other = await api.post("/v1/approvals", edit, as_="builder", expect=201)
+    other_path = f"/v1/approvals/{other['approval_id']}"
+    conflict = await api.post(f"{other_path}/approve", {"command": "ls"}, expect=409)
+    assert "runs no command" in conflict["detail"] or "no command" in conflict["detail"]
+    assert (await api.get(other_path))["status"] == "pending"
