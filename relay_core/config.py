@@ -94,8 +94,9 @@ class DomainSettings(BaseModel):
     webhook_retry_schedule: str = Field(
         default="5,300,1800,7200,18000,36000,36000",
         pattern=r"^([0-9]{1,6}(\.[0-9]+)?(,[0-9]{1,6}(\.[0-9]+)?){0,19})?$",
-        description="seconds before each retry of a failed webhook delivery, comma-separated "
-        "(the first attempt is made at once; empty: no retry)",
+        description="seconds before each retry of a failed webhook delivery or platform job "
+        "(a card, its edit, a reminder), comma-separated (the first attempt is made at once; "
+        "empty: no retry)",
     )
     webhook_timeout_seconds: float = Field(
         default=15.0, gt=0, le=300, description="how long a webhook endpoint has to answer"

@@ -162,6 +162,7 @@ class BridgeCapabilities:
 
     topics: bool
     replies: bool
+    cards: bool = True  # whether it shows approvals and answers of its own (not the local one)
 
 
 class Bridge(Protocol):

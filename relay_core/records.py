@@ -4,8 +4,10 @@ creates, and policies' versions and uses. The models on the wire are ``relay_api
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from relay_api.models import Approval, Delivery, JsonObject, Resource, Task, TaskEvent
 
@@ -26,6 +28,41 @@ class Post(Delivery):
     post_id: int = 0
     subject: Literal["notification", "approval"]
     subject_id: int
+
+
+# What a platform is asked after a commit: show an approval with a way to decide it (ask),
+# show how it was decided (settle), remind the operator of it (remind), show a notification's
+# first answer (answered), copy a room post to the room's thread (mirror).
+PlatformJobKind = Literal["ask", "settle", "remind", "answered", "mirror"]
+
+
+@dataclass(frozen=True)
+class PlatformJob:
+    """One platform's job in the outbox: its kind, what it is about (an approval's id; for
+    ``answered`` a notification's, for ``mirror`` a room post's), and its text (the answer; the
+    line to mirror) and target (the thread mirrored to), where it has them."""
+
+    bridge: str
+    kind: PlatformJobKind
+    subject_id: int
+    text: str | None = None
+    target: str | None = None
+    delivery_id: int = 0  # the outbox row, once stored
+    attempts: int = 0  # made before now
+
+    def arguments_json(self) -> str:
+        """What the row's body keeps: all but the platform, the kind and the row's state."""
+        return json.dumps({"subject_id": self.subject_id, "text": self.text, "target": self.target})
+
+    @classmethod
+    def of_row(
+        cls, delivery_id: int, bridge: str, kind: str, body: str, attempts: int
+    ) -> PlatformJob:
+        """The job a ``due_platform_jobs`` row holds."""
+        if kind not in get_args(PlatformJobKind):
+            raise ValueError(f"outbox row {delivery_id}: no platform job is {kind!r}")
+        arguments = json.loads(body)
+        return cls(bridge, kind, delivery_id=delivery_id, attempts=attempts, **arguments)  # type: ignore[arg-type]
 
 
 class BridgeOffset(Resource):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 FEED = "events"  # the hub topic of every event: it wakes the operator's feed readers
+OUTBOX = "outbox"  # what wakes the outbox's sender: something in it became due now
 
 
 def feed_topic(audience: str) -> str:

@@ -47,10 +47,10 @@ from relay_server.openapi import served_document
 from relay_server.ratelimit import TokenBucket
 from relay_server.refusals import Refusals
 from relay_server.routes import add_routes
+from relay_server.sender import send_outbox
 from relay_server.settings import MEMORY_URL, Settings, server_secret
 from relay_server.sse import KeepAlives
 from relay_server.tracing import Tracing
-from relay_server.webhook_sender import deliver as deliver_webhooks
 
 log = logging.getLogger("relay.server")
 
@@ -204,7 +204,7 @@ def create_app(
             asyncio.create_task(app[KEEPALIVES].run(), name="keep-alives"),
         ]
         background += _platform_loops(services, settings)
-        background.append(asyncio.create_task(deliver_webhooks(services), name="webhooks"))
+        background.append(asyncio.create_task(send_outbox(services), name="outbox"))
         background.append(asyncio.create_task(follow_a2a_calls(services), name="a2a-calls"))
         if settings.domain.sweep_seconds > 0:
             sweeping = sweep(services, settings.domain.sweep_seconds)

@@ -15,6 +15,7 @@ from relay_core.services.events import EventsService
 from relay_core.services.interventions import InterventionsService
 from relay_core.services.messages import MessagesService
 from relay_core.services.notify import NotifyService
+from relay_core.services.outbox import OutboxService
 from relay_core.services.policies import PoliciesService
 from relay_core.services.reservations import ReservationsService
 from relay_core.services.rooms import RoomsService
@@ -48,6 +49,7 @@ class Services:
         self.search = SearchService(ctx)
         self.system = SystemService(ctx)
         self.webhooks = WebhooksService(ctx)
+        self.outbox = OutboxService(ctx)
         self.reservations = ReservationsService(ctx)
         self.a2a = A2AService(ctx)
         self.a2a_calls = A2ACallsService(ctx)

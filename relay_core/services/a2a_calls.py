@@ -29,7 +29,6 @@ from relay_core.policy_rules import Facts
 from relay_core.ports import RemoteAgents, RemoteFailed, UnitOfWork
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import emit, event_data
-from relay_core.services.operator import present
 from relay_core.services.policies import open_approval, screen, speaks_to
 
 log = logging.getLogger("relay.a2a")
@@ -155,7 +154,7 @@ class A2ACallsService(Service):
         bearer = body.bearer.get_secret_value() if body.bearer is not None else None
         sealed = self.ctx.seal.seal(bearer) if bearer is not None else None
 
-        async def work(uow: UnitOfWork) -> tuple[m.A2ACall, m.Approval | None]:
+        async def work(uow: UnitOfWork) -> m.A2ACall:
             now = self.now()
             approval = None
             if screened is not None and await speaks_to(
@@ -197,11 +196,9 @@ class A2ACallsService(Service):
                 )
             )
             await _announce(uow, call, now)
-            return call, approval
+            return call
 
-        created, approval = await self.write(work)
-        if approval is not None and approval.status == "pending":
-            await present(self, approval)
+        created = await self.write(work)
         after = created
         if created.status == "sending":
             after = await self._delivered(remote, created, bearer)

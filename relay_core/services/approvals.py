@@ -22,12 +22,11 @@ from relay_core.auth import Caller
 from relay_core.policy_rules import Facts
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.remembered_policies import remembered_policy
-from relay_core.services import enroll, interventions
+from relay_core.services import enroll, interventions, outbox
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.deliveries import subject_of
 from relay_core.services.events import announce_approval
 from relay_core.services.follow_ups import escalate_due, remind_due
-from relay_core.services.operator import present, show_decision
 from relay_core.services.policies import insert_policy, open_approval, screen
 from relay_core.topics import feed_topic
 
@@ -61,6 +60,7 @@ async def expire_if_due(uow: UnitOfWork, approval: m.Approval, now: datetime) ->
     if expired is None:
         raise StaleWrite("approval decided concurrently")
     await announce_approval(uow, expired, "approval.decided", now)
+    await outbox.settle(uow, expired, now)
     return expired
 
 
@@ -146,12 +146,11 @@ def given_payload(approval: m.Approval, body: m.ApprovalDecision) -> m.JsonObjec
 
 
 class Settled(NamedTuple):
-    """What a decision's (or a withdrawal's) unit left: the approval as it stands, whether
-    this unit decided it, and an expiry it found on the way (shown once committed)."""
+    """What a decision's (or a withdrawal's) unit left: the approval as it stands, and whether
+    this unit decided it."""
 
     approval: m.Approval
     decided: bool
-    expired: m.Approval | None
 
 
 async def settle_pending(
@@ -160,18 +159,18 @@ async def settle_pending(
     now: datetime,
     decide: Callable[[m.Approval], Awaitable[m.Approval | None]],
 ) -> Settled:
-    """``found`` decided by ``decide`` (given it as still pending; None: it was not) and
-    announced, if it is pending and its deadline has not passed; else as it stands, with the
-    expiry this unit stored, if any (shown once committed)."""
+    """``found`` decided by ``decide`` (given it as still pending; None: it was not),
+    announced, and shown so on the platforms once committed, if it is pending and its deadline
+    has not passed; else as it stands (expired by this unit, if its deadline passed)."""
     approval = await expire_if_due(uow, found, now)
-    expired = approval if approval is not found else None
     if approval.status != "pending":
-        return Settled(approval, decided=False, expired=expired)
+        return Settled(approval, decided=False)
     decided = await decide(approval)
     if decided is None:
         raise StaleWrite("approval decided concurrently")
     await announce_approval(uow, decided, "approval.decided", now)
-    return Settled(decided, decided=True, expired=expired)
+    await outbox.settle(uow, decided, now)
+    return Settled(decided, decided=True)
 
 
 class ApprovalsService(Service):
@@ -238,10 +237,7 @@ class ApprovalsService(Service):
                 body.escalate_after,
             )
 
-        approval = await self.write_answer(work)
-        if approval.status != "pending":
-            return approval  # a policy decided it: nothing for the operator to see
-        return await present(self, approval)
+        return await self.write_answer(work)
 
     async def show(self, caller: Caller, approval_id: int, wait: float = 0) -> m.Approval:
         """One approval; with ``wait``, once it is decided (or expires), or after ``wait``
@@ -270,8 +266,8 @@ class ApprovalsService(Service):
         return await self.long_poll(topics, wait, fetch, lambda a: a.status != "pending")
 
     async def _expire(self, due: Due) -> Approvals:
-        """Store the expiry of the approvals ``due`` finds that are past their deadline, then
-        show it on the platforms; those it expired (none decided meanwhile)."""
+        """Store the expiry of the approvals ``due`` finds that are past their deadline (shown
+        on the platforms through the outbox); those it expired (none decided meanwhile)."""
 
         async def work(uow: UnitOfWork) -> Approvals:
             newly: Approvals = []
@@ -281,10 +277,7 @@ class ApprovalsService(Service):
                     newly.append(expired)
             return newly
 
-        newly = await self.write(work)
-        for expired in newly:
-            await show_decision(self, expired)
-        return newly
+        return await self.write(work)
 
     async def sweep(self, limit: int = SWEEP_BATCH) -> int:
         """Expire up to ``limit`` pending approvals whose deadline has passed, and show it on
@@ -399,15 +392,11 @@ class ApprovalsService(Service):
         return remembered_policy(asked, approved, scope, decided_by)
 
     async def _settled(self, settled: Settled, outcome: m.ApprovalStatus) -> m.Approval:
-        """The answer to a decision (or a withdrawal) whose unit committed: what it changed, or
-        an expiry it found, shown on every platform; ``changed`` said; a conflict when the
-        approval was already otherwise."""
+        """The answer to a decision (or a withdrawal) whose unit committed: ``changed`` said;
+        a conflict when the approval was already otherwise (or expired on the way)."""
         approval = settled.approval
         if settled.decided:
-            await show_decision(self, approval)
             return approval.model_copy(update={"changed": True})
-        if settled.expired is not None:
-            await show_decision(self, settled.expired)
         approval_id = approval.approval_id
         if approval.status == "expired":
             raise Conflict(

@@ -78,27 +78,3 @@ async def subject_of(
 ) -> int | None:
     """Which notification or approval a platform message carries."""
     return await uow.posts.subject_of(subject, bridge, platform_message_id)
-
-
-async def update_everywhere(
-    ctx: Context,
-    posts: Sequence[records.Post],
-    what: str,
-    change: Callable[[Bridge, str], Awaitable[None]],
-) -> None:
-    """``change`` the message of every delivered post on its platform; a platform that fails
-    is logged and the others still change (``what`` names it in the log)."""
-
-    async def one(post: records.Post) -> None:
-        bridge = ctx.bridge_named(post.bridge)
-        if bridge is None or post.platform_message_id is None or post.status != "sent":
-            return
-        try:
-            await change(bridge, post.platform_message_id)
-        except BridgeError as exc:
-            ctx.health[bridge.name] = BridgeHealth(
-                ok=False, last_error=exc.detail, failed_at=ctx.clock()
-            )
-            log.warning("%s not shown on %s: %s", what, bridge.name, exc.detail)
-
-    await asyncio.gather(*(one(post) for post in posts))

@@ -16,10 +16,10 @@ from relay_core.auth import hash_secret, new_token, same_secret
 from relay_core.config import DomainSettings
 from relay_core.policy_rules import Facts
 from relay_core.ports import StaleWrite, UnitOfWork
+from relay_core.services import outbox
 from relay_core.services.access import CREDENTIALS
 from relay_core.services.base import SWEEP_BATCH, Service
 from relay_core.services.events import announce_approval
-from relay_core.services.operator import present
 from relay_core.services.policies import open_approval, screen
 
 
@@ -36,6 +36,7 @@ async def expire_if_due(
         approval = await uow.approvals.decide(enrollment.approval_id, "expired", now, "relay")
         if approval is not None:
             await announce_approval(uow, approval, "approval.decided", now)
+            await outbox.settle(uow, approval, now)
     return expired
 
 
@@ -144,16 +145,7 @@ class EnrollService(Service):
                 approval_id=approval.approval_id,
             )
 
-        created = await self.write_answer(work)
-        if created.status == "pending":  # for the operator: shown on every platform
-
-            async def asked(uow: UnitOfWork) -> m.Approval | None:
-                return await uow.approvals.get(created.approval_id)
-
-            approval = await self.read(asked)
-            if approval is not None and approval.status == "pending":
-                await present(self, approval)
-        return created
+        return await self.write_answer(work)
 
     async def status(self, enroll_id: int, claim: str = "") -> m.EnrollmentState:
         """The enrollment's state; the first poll after approval carries the agent's token."""

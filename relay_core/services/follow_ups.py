@@ -16,13 +16,11 @@ import logging
 from datetime import datetime, timedelta
 
 from relay_api import models as m
-from relay_core import records
 from relay_core.config import DomainSettings
-from relay_core.ports import Bridge, UnitOfWork
+from relay_core.ports import UnitOfWork
+from relay_core.services import outbox
 from relay_core.services.base import Service
-from relay_core.services.deliveries import posts_of, update_everywhere
 from relay_core.services.events import announce_approval
-from relay_core.services.operator import present
 
 log = logging.getLogger("relay.operator")
 
@@ -72,23 +70,17 @@ async def remind_due(service: Service, limit: int) -> int:
 
 
 async def _remind(service: Service, approval: m.Approval) -> bool:
-    """Remind the operator of ``approval`` once, where it is shown; whether this did."""
-    approval_id = approval.approval_id
+    """Remind the operator of ``approval`` once, where it is shown (through the outbox);
+    whether this did."""
 
-    async def mark(uow: UnitOfWork) -> list[records.Post] | None:
-        if not await uow.approvals.remind(approval_id, service.now()):
-            return None  # decided, or reminded by another instance, meanwhile
-        return await posts_of(uow, "approval", approval_id)
+    async def mark(uow: UnitOfWork) -> bool:
+        now = service.now()
+        if not await uow.approvals.remind(approval.approval_id, now):
+            return False  # decided, or reminded by another instance, meanwhile
+        await outbox.remind(uow, approval, now)
+        return True
 
-    posts = await service.write(mark)
-    if posts is None:
-        return False
-
-    async def remind(bridge: Bridge, platform_id: str) -> None:
-        await bridge.remind(platform_id, approval)
-
-    await update_everywhere(service.ctx, posts, f"reminder of approval {approval_id}", remind)
-    return True
+    return await service.write(mark)
 
 
 async def escalate_due(service: Service, limit: int) -> int:
@@ -108,7 +100,8 @@ async def _escalate(service: Service, approval: m.Approval) -> bool:
     step = Step(steps, approval, due) if steps else None
 
     async def take(uow: UnitOfWork) -> m.Approval | None:
-        """The approval on its next step (announced), or None: nothing to offer."""
+        """The approval on its next step (announced, and asked there once this commits), or
+        None: nothing to offer."""
         approval_id = approval.approval_id
         if step is None or step.target is None:  # the settings changed: nowhere further
             await uow.approvals.escalate(approval_id, due, approval.escalated_to, None)
@@ -117,20 +110,19 @@ async def _escalate(service: Service, approval: m.Approval) -> bool:
             return None  # decided, or escalated by another instance, meanwhile
         taken = await uow.approvals.get(approval_id)
         if taken is not None:
+            now = service.now()
             moved = {"from": step.source, "to": step.target}
-            await announce_approval(uow, taken, "approval.escalated", service.now(), moved)
+            await announce_approval(uow, taken, "approval.escalated", now, moved)
+            bridge = service.ctx.bridge_named(step.target)
+            if bridge is None:
+                log.warning(
+                    "approval %s escalated to %s, which is not configured here",
+                    approval_id,
+                    step.target,
+                )
+            else:
+                await outbox.ask(uow, service.ctx, taken, now, (bridge,))
         return taken
 
     taken = await service.write(take)
-    if taken is None or taken.escalated_to is None:
-        return False
-    bridge = service.ctx.bridge_named(taken.escalated_to)
-    if bridge is None:
-        log.warning(
-            "approval %s escalated to %s, which is not configured here",
-            taken.approval_id,
-            taken.escalated_to,
-        )
-    else:
-        await present(service, taken, (bridge,))
-    return True
+    return taken is not None and taken.escalated_to is not None

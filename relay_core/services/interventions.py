@@ -22,7 +22,6 @@ from relay_core.policy_rules import Facts
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.base import Service
 from relay_core.services.events import emit, event_data
-from relay_core.services.operator import present
 from relay_core.services.policies import open_approval, screen
 
 OUTCOME: dict[m.RemediationStatus, m.InterventionStatus] = {
@@ -145,11 +144,7 @@ class InterventionsService(Service):
                 approval_id=approval.approval_id, approval=approval, intervention=updated
             )
 
-        result = await self.write_answer(work)
-        if result.approval.status != "pending":
-            return result
-        shown = await present(self, result.approval)
-        return result.model_copy(update={"approval": shown})
+        return await self.write_answer(work)
 
     async def approval(self, caller: Caller, intervention_id: str) -> m.Approval:
         """The intervention's current approval request."""

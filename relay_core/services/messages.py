@@ -6,10 +6,11 @@ import logging
 from collections.abc import Callable
 
 from relay_api import models as m
-from relay_api.errors import BridgeError, Conflict, NotFound, PermissionDenied
+from relay_api.errors import Conflict, NotFound, PermissionDenied
 from relay_core import paging, records, trace_context
 from relay_core.auth import Caller
 from relay_core.ports import StaleWrite, UnitOfWork
+from relay_core.services import outbox
 from relay_core.services.agents import require_registered
 from relay_core.services.base import Service
 from relay_core.services.events import announce_receipt, emit, inbox_topic, room_audience
@@ -153,34 +154,27 @@ class MessagesService(Service):
                 return message
             message = await uow.messages.insert(message)
             await announce_post(uow, message)
+            if self.ctx.config.mirror_bridges:
+                await self._mirror(uow, message, room.room_id)
             return message
 
-        message = await self.write_answer(work)
-        if message.room_id is not None and self.ctx.config.mirror_bridges:
-            await self._mirror_everywhere(message, message.room_id)
-        return message
+        return await self.write_answer(work)
 
-    async def _mirror_everywhere(self, message: m.Message, room_id: str) -> None:
-        """Copy a room post to the room's thread on each platform that mirrors rooms."""
-
-        async def threads(uow: UnitOfWork) -> list[records.RoomThread]:
-            return await uow.room_threads.of_room(room_id)
-
-        for thread in await self.read(threads):
-            if thread.bridge in self.ctx.config.mirror_bridges:
-                await self._mirror(thread, message)
-
-    async def _mirror(self, thread: records.RoomThread, message: m.Message) -> None:
-        """Copy a room post to the room's thread on a platform (best effort)."""
-        bridge = self.ctx.bridge_named(thread.bridge)
-        if bridge is None:
-            return
-        try:
-            await bridge.mirror(thread.platform_thread_id, f"{message.from_agent}: {message.text}")
-        except BridgeError as exc:
-            log.warning(
-                "room post %s not mirrored on %s: %s", message.message_id, bridge.name, exc.detail
+    async def _mirror(self, uow: UnitOfWork, message: m.Message, room_id: str) -> None:
+        """Copy a room post to the room's thread on each platform that mirrors rooms, once this
+        unit commits (through the outbox)."""
+        jobs = [
+            records.PlatformJob(
+                thread.bridge,
+                "mirror",
+                message.message_id,
+                text=f"{message.from_agent}: {message.text}",
+                target=thread.platform_thread_id,
             )
+            for thread in await uow.room_threads.of_room(room_id)
+            if thread.bridge in self.ctx.config.mirror_bridges
+        ]
+        await outbox.add_jobs(uow, jobs, self.now())
 
     async def thread(
         self, caller: Caller, message_id: int, limit: int = 100, cursor: str | None = None

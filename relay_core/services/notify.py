@@ -2,8 +2,9 @@
 
 The notification row is committed before the platforms are called and updated after, so a
 failure leaves a ``failed`` row with its error instead of losing the text. Every platform gets
-it at once; it is sent when any of them delivered it, and each one's delivery is kept. The
-first reply, from whichever platform, is then shown on every platform's message.
+it at once, within the request (its answer names what each did); it is sent when any of them
+delivered it, and each one's delivery is kept. The first reply, from whichever platform, is
+then shown on every platform's message, through the outbox.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from relay_api.params import DEFAULT_LIMIT
 from relay_core import paging, records, trace_context
 from relay_core.auth import Caller
 from relay_core.ports import Bridge, StaleWrite, UnitOfWork
+from relay_core.services import outbox
 from relay_core.services.base import Service
 from relay_core.services.deliveries import (
     deliver,
@@ -23,7 +25,6 @@ from relay_core.services.deliveries import (
     keep,
     posts_of,
     subject_of,
-    update_everywhere,
 )
 from relay_core.services.messages import add_direct_message
 
@@ -123,21 +124,15 @@ class NotifyService(Service):
         """Match a platform reply by the replied-to message id and put it in the agent's inbox;
         the first reply is then shown on every platform's message."""
 
-        answered: list[m.Notification] = []  # the notification, when this is its first reply
-
         async def work(uow: UnitOfWork) -> m.Message:
-            answered.clear()
             notification = await _replied_notification(uow, bridge, platform_message_id)
             if notification is None:
                 raise NotFound(f"no notification has platform message id '{platform_message_id}'")
             if await _replies(uow, notification.notification_id) == 0:
-                answered.append(notification)
+                await self._show_answer(uow, notification, text)
             return await self._deliver(uow, notification, text)
 
-        message = await self.write_answer(work)  # the answer kept for ``once`` is a Message
-        for notification in answered:
-            await self._show_answer(notification, text)
-        return message
+        return await self.write_answer(work)  # the answer kept for ``once`` is a Message
 
     async def receive_update(
         self, bridge: str, update_id: int, replied_to: str | None, text: str
@@ -147,10 +142,7 @@ class NotifyService(Service):
         The update's id is stored in the same transaction, so a restart neither loses nor
         repeats it."""
 
-        answered: list[m.Notification] = []
-
         async def work(uow: UnitOfWork) -> m.Message | None:
-            answered.clear()
             now = self.now()
             offset = await uow.bridge_offsets.get(bridge)
             if offset is not None and update_id <= offset.last_update_id:
@@ -163,7 +155,7 @@ class NotifyService(Service):
                 pass  # not for Relay (another chat, a sticker…): only the offset moves
             elif notification is not None and notification.agent_id is not None:
                 if await _replies(uow, notification.notification_id) == 0:
-                    answered.append(notification)
+                    await self._show_answer(uow, notification, text)
                 delivered = await self._deliver(uow, notification, text)
             else:
                 await uow.actions.insert(
@@ -184,10 +176,7 @@ class NotifyService(Service):
                 raise StaleWrite("another instance applied updates meanwhile")
             return delivered
 
-        delivered = await self.write(work)
-        for notification in answered:
-            await self._show_answer(notification, text)
-        return delivered
+        return await self.write(work)
 
     async def sync_cursor(self, bridge: str) -> str | None:
         """Where the platform's updates resume (a token it gave), if it was stored."""
@@ -206,18 +195,19 @@ class NotifyService(Service):
 
         await self.write(work)
 
-    async def _show_answer(self, notification: m.Notification, answer: str) -> None:
-        """Show the first reply on every platform's message of the notification."""
-
-        async def work(uow: UnitOfWork) -> list[records.Post]:
-            return await posts_of(uow, "notification", notification.notification_id)
-
-        await update_everywhere(
-            self.ctx,
-            await self.read(work),
-            f"answer to notification {notification.notification_id}",
-            lambda bridge, platform_id: bridge.answered(platform_id, notification.text, answer),
-        )
+    async def _show_answer(
+        self, uow: UnitOfWork, notification: m.Notification, answer: str
+    ) -> None:
+        """Show the first reply on every platform's message of the notification, once this
+        unit commits (through the outbox)."""
+        showing = {bridge.name for bridge in outbox.showing(self.ctx.bridges)}
+        posts = await posts_of(uow, "notification", notification.notification_id)
+        on = dict.fromkeys(p.bridge for p in posts if p.status == "sent" and p.bridge in showing)
+        jobs = [
+            records.PlatformJob(bridge, "answered", notification.notification_id, text=answer)
+            for bridge in on
+        ]
+        await outbox.add_jobs(uow, jobs, self.now())
 
     async def last_update_id(self, bridge: str) -> int:
         """The id of the last platform update applied (0 before any)."""

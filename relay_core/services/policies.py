@@ -21,6 +21,7 @@ from relay_core import paging, records
 from relay_core.auth import Caller
 from relay_core.policy_rules import POLICIES, UNSCREENED, Facts, Rule, Rulebook, Screen
 from relay_core.ports import StaleWrite, UnitOfWork
+from relay_core.services import outbox
 from relay_core.services.base import Service
 from relay_core.services.events import announce_approval
 from relay_core.services.follow_ups import timed
@@ -109,7 +110,8 @@ async def open_approval(
     escalate_after: int | None = None,
 ) -> m.Approval:
     """Store a new approval, decided at once by the first policy that matches (its text as
-    ``screened`` found it), else pending for the operator, to be reminded and escalated after
+    ``screened`` found it), else pending for the operator (asked on the platforms through the
+    outbox), to be reminded and escalated after
     the seconds an ``ask`` policy that matched gives, else those given, else the settings'. A
     decided one's subject (an enrollment, an intervention) is the caller's to carry the
     decision to, once it is bound to the approval."""
@@ -125,7 +127,8 @@ async def open_approval(
         approval = timed(service.ctx.config, approval, remind_after, escalate_after)
     stored = await uow.approvals.insert(approval)
     await announce_approval(uow, stored, "approval.requested", now)
-    if rule is None:
+    if rule is None:  # for the operator: shown on the platforms once this commits
+        await outbox.ask(uow, service.ctx, stored, now)
         return stored
     policy = rule.policy
     if policy.limit is not None:

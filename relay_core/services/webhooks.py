@@ -5,7 +5,7 @@ Delivery is in two steps, both in the store, so nothing is lost when a process d
 reads the feed past its own cursor (a ``bridge_offsets`` row, as a platform's updates are
 followed) and, in the transaction that moves the cursor, adds a pending delivery per event and
 subscribed endpoint, with the body every attempt will send and a ``webhook-id`` of its own.
-``due`` hands the sender (``relay_server.webhook_sender``) what is due, secrets opened, and
+``due`` hands the sender (``relay_server.sender``) what is due, secrets opened, and
 ``attempted`` records how an attempt went: done, failed for good, or due again on the schedule.
 A delivery is pending until an attempt is recorded, so a process killed mid-attempt sends it
 again, with the same ``webhook-id``: receivers deduplicate by it.
@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from relay_api import models as m
 from relay_api.errors import Conflict, InvalidInput, NotFound
@@ -30,9 +30,9 @@ from relay_core.auth import Caller
 from relay_core.config import CoreConfig
 from relay_core.ports import StaleWrite, UnitOfWork
 from relay_core.services.base import SWEEP_BATCH, Service
+from relay_core.services.outbox import Outcome, after_attempt
+from relay_core.topics import OUTBOX
 
-# The hub topic that wakes the sender: a delivery became due now.
-WEBHOOKS = "webhooks"
 # The feed's cursor that fan_out moves, as platforms keep theirs.
 CURSOR = "webhooks"
 # Events one fan_out transaction reads (its inserts hold the writer meanwhile).
@@ -74,20 +74,6 @@ class Due(NamedTuple):
     endpoints: int
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How an attempt went: the receiver's status (None: no answer), what went wrong, and the
-    receiver's ``Retry-After`` in seconds."""
-
-    status_code: int | None
-    error: str | None = None
-    retry_after: float | None = None
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
-
-
 async def require_deliverable(config: CoreConfig, url: str, where: str = "body") -> None:
     """Refuse a URL the sender would not deliver to (a private address, unless the server
     allows them), naming it as the ``url`` field of ``where``."""
@@ -103,7 +89,7 @@ async def add_endpoint(uow: UnitOfWork, endpoint: m.Webhook) -> m.Webhook:
     sender; the endpoint with its id."""
     from_now = endpoint.model_copy(update={"after_event_id": await _head(uow)})
     added = await uow.webhooks.insert(from_now)
-    uow.publish(WEBHOOKS)
+    uow.publish(OUTBOX)
     return added
 
 
@@ -189,7 +175,7 @@ class WebhooksService(Service):
             updated = await uow.webhooks.enable(webhook_id, after_event_id, self.now())
             if updated is None:
                 raise StaleWrite("enabled meanwhile")
-            uow.publish(WEBHOOKS)
+            uow.publish(OUTBOX)
             return updated
 
         return await self.write(work)
@@ -221,7 +207,7 @@ class WebhooksService(Service):
             updated = await change(uow)
             if updated is None:
                 raise _missing(webhook_id)
-            uow.publish(WEBHOOKS)
+            uow.publish(OUTBOX)
             return updated
 
         return await self.write(work)
@@ -244,7 +230,7 @@ class WebhooksService(Service):
                     traceparent=trace_context.current(),
                 )
             )
-            uow.publish(WEBHOOKS)
+            uow.publish(OUTBOX)
             return delivery
 
         return await self.write(work)
@@ -284,7 +270,7 @@ class WebhooksService(Service):
             retried = await uow.webhook_deliveries.retry(delivery_id, self.now())
             if retried is None:
                 raise StaleWrite("retried meanwhile")
-            uow.publish(WEBHOOKS)
+            uow.publish(OUTBOX)
             return retried
 
         return await self.write(work)
@@ -313,7 +299,7 @@ class WebhooksService(Service):
                 await _add_deliveries(uow, event, endpoints, now)
             if events:
                 await _move(uow, offset, events[-1].event_id, now)
-                uow.publish(WEBHOOKS)
+                uow.publish(OUTBOX)
             return bool(endpoints)
 
         return await self.write(work)
@@ -331,16 +317,14 @@ class WebhooksService(Service):
             for status in FINISHED:
                 if len(found) == limit:
                     break
-                found += await uow.webhook_deliveries.finished_before(
-                    status, cutoff, limit - len(found)
-                )
+                found += await uow.outbox.finished_before(status, cutoff, limit - len(found))
             return found
 
         if not (ids := await self.read(old)):
             return 0
 
         async def work(uow: UnitOfWork) -> int:
-            return await uow.webhook_deliveries.delete_finished(ids)
+            return await uow.outbox.delete_finished(ids)
 
         return await self.write(work)
 
@@ -432,42 +416,16 @@ class WebhooksService(Service):
             now = self.now()
             for attempt, outcome in outcomes:
                 # As it was handed out: not retried or settled meanwhile.
-                kept = await uow.webhook_deliveries.record_attempt(
+                kept = await uow.outbox.record_attempt(
                     attempt.delivery_id,
                     attempt.attempts,
-                    **_after(attempt.attempts + 1, outcome, schedule, now),
+                    **after_attempt(attempt.attempts + 1, outcome, schedule, now),
                 )
                 if kept and outcome.status_code == 410:
                     reason = "the endpoint answered 410 Gone"
                     await uow.webhooks.disable(attempt.webhook_id, reason, now)
 
         await self.write(work)
-
-
-def _after(
-    attempts: int, outcome: Outcome, schedule: Sequence[float], now: datetime
-) -> dict[str, Any]:
-    """A delivery's fields once its ``attempts``-th attempt had ``outcome`` (``record_attempt``'s
-    keywords)."""
-    values: dict[str, Any] = {
-        "status": "pending",
-        "last_status_code": outcome.status_code,
-        "last_error": outcome.error,
-        "next_attempt_at": None,
-    }
-    if outcome.succeeded:
-        values["status"] = "succeeded"
-        return values
-    delay = (
-        None
-        if outcome.status_code == 410
-        else hooks.next_delay(schedule, attempts, outcome.retry_after)
-    )
-    if delay is None:
-        values["status"] = "failed"
-    else:
-        values["next_attempt_at"] = now + timedelta(seconds=delay)
-    return values
 
 
 async def _head(uow: UnitOfWork) -> int:

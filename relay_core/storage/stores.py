@@ -16,6 +16,7 @@ from relay_core.storage.idempotency_keys import IdempotencyKeysStore
 from relay_core.storage.interventions import InterventionsStore
 from relay_core.storage.messages import MessagesStore
 from relay_core.storage.notifications import NotificationsStore
+from relay_core.storage.outbox import OutboxStore
 from relay_core.storage.policies import PoliciesStore
 from relay_core.storage.posts import PostsStore
 from relay_core.storage.queries import Statements
@@ -81,6 +82,10 @@ class Stores:
     @cached_property
     def notifications(self) -> NotificationsStore:
         return NotificationsStore(self._sql)
+
+    @cached_property
+    def outbox(self) -> OutboxStore:
+        return OutboxStore(self._sql)
 
     @cached_property
     def policies(self) -> PoliciesStore:

@@ -133,45 +133,9 @@ class WebhookDeliveriesStore:
             m.WebhookDelivery, "retry_webhook_delivery", delivery_id=delivery_id, now=now
         )
 
-    async def record_attempt(
-        self,
-        delivery_id: int,
-        attempts_before: int,
-        *,
-        status: m.WebhookDeliveryStatus,
-        last_status_code: int | None,
-        last_error: str | None,
-        next_attempt_at: datetime | None,
-    ) -> bool:
-        """Whether the delivery was as it was handed out (pending, after ``attempts_before``
-        attempts), and is now as its next attempt left it."""
-        changed = await self._sql.run(
-            "record_webhook_attempt",
-            delivery_id=delivery_id,
-            attempts_before=attempts_before,
-            attempts=attempts_before + 1,
-            status=status,
-            last_status_code=last_status_code,
-            last_error=last_error,
-            next_attempt_at=next_attempt_at,
-        )
-        return changed > 0
-
     async def due(self, now: datetime, left_out: list[int], limit: int) -> list[m.WebhookDelivery]:
         """Up to ``limit`` deliveries due by ``now``, by when they fall due then by id, but
         those to the endpoints ``left_out``."""
         return await self._sql.records(
             m.WebhookDelivery, "due_webhook_deliveries", now=now, left_out=left_out, limit=limit
         )
-
-    async def finished_before(self, status: str, before: datetime, limit: int) -> list[int]:
-        """The ids of up to ``limit`` deliveries in ``status`` made before ``before``, oldest
-        first."""
-        rows = await self._sql.rows(
-            "finished_webhook_deliveries", status=status, before=before, limit=limit
-        )
-        return [delivery_id for (delivery_id,) in rows]
-
-    async def delete_finished(self, delivery_ids: list[int]) -> int:
-        """Delete those of the deliveries that are finished; how many."""
-        return await self._sql.run("delete_finished_webhook_deliveries", delivery_ids=delivery_ids)

@@ -14,7 +14,7 @@ class LocalBridge:
     """Stores instead of sending; the operator answers with ``POST /v1/notify/replies``."""
 
     name = "local"
-    capabilities = BridgeCapabilities(topics=False, replies=True)
+    capabilities = BridgeCapabilities(topics=False, replies=True, cards=False)
 
     async def send(self, text: str, *, reference: str) -> str:
         return f"local-{reference}"

@@ -60,8 +60,10 @@ def test_replies_reactions_and_edits_through_a_real_homeserver(
             shown = eventually(lambda: alice.interventions.approval("inc-1"))
             assert shown.approval_id == first.approval_id
             with RelayClient(server.url, token=server.operator_token) as op:
-                platform_id = op.approvals.show(first.approval_id).platform_message_id
-                assert platform_id is not None
+                # Shown through the outbox, moments after the request.
+                platform_id = eventually(
+                    lambda: op.approvals.show(first.approval_id).platform_message_id
+                )
                 approved = event_of(platform_id)
                 send(
                     homeserver,
@@ -89,7 +91,9 @@ def test_replies_reactions_and_edits_through_a_real_homeserver(
                 second = alice.interventions.request_approval(
                     "inc-2", title="Rotate keys", reason="old", proposed_action="rotate"
                 )
-                rejected_id = op.approvals.show(second.approval_id).platform_message_id
+                rejected_id = eventually(
+                    lambda: op.approvals.show(second.approval_id).platform_message_id
+                )
                 assert rejected_id is not None
                 reply(
                     homeserver,

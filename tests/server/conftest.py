@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import SecretStr
 
 from relay_core.ports import Bridge
 from relay_server import create_app
+from relay_server.app_keys import SERVICES
 from relay_server.settings import settings_from
 from relay_server.tracing import Tracing
 from tests.conftest import BACKENDS, Clock, make_storage, release_schema
@@ -52,7 +54,18 @@ class Api:
         response = await self.client.request(method, path, json=body, headers=sent, params=params)
         payload = await response.json()
         assert response.status == expect, (response.status, payload)
+        await self.sent()
         return payload
+
+    async def sent(self) -> None:
+        """Wait until the outbox's sender has done the platforms' jobs due now (what a request
+        asked of the platforms is done within moments of its answer, not before it)."""
+        outbox = self.client.app[SERVICES].outbox
+        for _ in range(500):
+            if not await outbox.due(1):
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("the platforms' jobs due were not done within 5 s")
 
     async def get(self, path: str, **kw: Any) -> Any:
         return await self.call("GET", path, **kw)

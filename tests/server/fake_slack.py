@@ -96,6 +96,7 @@ async def post_event(api: Api, body: bytes, headers: dict[str, str] | None = Non
         data=body,
         headers={**sent, "Content-Type": "application/json"},
     )
+    await api.sent()
     return answer.status
 
 
@@ -139,4 +140,5 @@ async def interact(api: Api, payload: dict[str, Any]) -> tuple[int, Any]:
         headers={**signed(body), "Content-Type": "application/x-www-form-urlencoded"},
     )
     text = await answer.text()
+    await api.sent()
     return answer.status, json.loads(text) if text else None

@@ -154,6 +154,7 @@ async def test_a_link_stops_with_its_approval_and_a_reminder_comes_in_the_thread
     links = links_in(body_of(first))
     api.clock.advance(61)
     assert await api.client.server.app[SERVICES].approvals.sweep() == 1
+    await api.sent()
     reminder = mailbox.wait_for(4)[2]
     assert reminder["In-Reply-To"] == first["Message-ID"]
     assert body_of(reminder).startswith(f"Reminder: approval #{asked['approval_id']} from ci-7")

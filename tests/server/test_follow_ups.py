@@ -71,6 +71,7 @@ def sent_texts(router: respx.MockRouter) -> list[dict[str, Any]]:
 
 async def sweep(api: Api) -> int:
     swept: int = await api.client.server.app[SERVICES].approvals.sweep()
+    await api.sent()  # what the sweep asked of the platforms
     return swept
 
 

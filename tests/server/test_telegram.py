@@ -72,6 +72,7 @@ async def hook(api: Api, update: dict[str, Any], secret: str | None = HOOK) -> i
     headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret else {}
     response = await api.client.post("/v1/bridges/telegram/webhook", json=update, headers=headers)
     await response.read()
+    await api.sent()
     return response.status
 
 
@@ -702,6 +703,7 @@ async def test_a_request_nobody_answers_in_time_says_so_on_the_chat(
     assert shown.startswith(f"Approval #{asked['approval_id']} (request) from builder")
     api.clock.advance(6)
     assert await api.client.server.app[SERVICES].approvals.sweep() == 1
+    await api.sent()
     edit = json.loads(edited.calls.last.request.content)
     assert edit["message_id"] == 901 and "EXPIRED: nobody answered in time" in edit["text"]
     # A tap after the deadline decides nothing.

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,13 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.sql import ClauseElement
 
+from relay_core.storage.migrate import alembic_config
 from relay_core.storage.postgres import PostgresStorage
 from relay_core.storage.sqlite import SqliteStorage
-from tests.conftest import BACKENDS, PG_DSN, _postgres_schema, make_storage, release_schema
+from tests.conftest import BACKENDS, PG_DSN, _postgres_schema
 
 CHAIN = Path(__file__).with_name("chain")
+BASELINE = "0043"  # the revision that folds the chain
 
 # What reflection leaves out, by dialect: triggers, the functions they call, sequences, views'
 # and virtual tables' definitions, and the rows a revision wrote (FTS5's settings).
@@ -47,6 +50,11 @@ def chain_upgrade(connection: Connection) -> None:
     config.set_main_option("script_location", str(CHAIN))
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
+
+
+def baseline_upgrade(connection: Connection) -> None:
+    """The baseline alone, without the revisions on top of it."""
+    command.upgrade(alembic_config(connection), BASELINE)
 
 
 def _plain(value: Any) -> Any:
@@ -99,18 +107,21 @@ def shape(connection: Connection) -> dict[str, Any]:
     return {"tables": tables, "views": views, **extras, "revision": revision}
 
 
-async def _made_by_the_chain(backend: str, tmp_path: Path) -> dict[str, Any]:
+async def _made_by(
+    backend: str, tmp_path: Path, upgrade: Callable[[Connection], None]
+) -> dict[str, Any]:
+    """The schema ``upgrade`` makes in a new database of ``backend``."""
     if backend == "sqlite":
-        sqlite = SqliteStorage(f"sqlite:///{tmp_path / 'chain.db'}")
+        sqlite = SqliteStorage(f"sqlite:///{tmp_path / f'{upgrade.__name__}.db'}")
         try:
-            await sqlite.run_sync(chain_upgrade, foreign_keys=False)
+            await sqlite.run_sync(upgrade, foreign_keys=False)
             return await sqlite.run_sync(shape)
         finally:
             await sqlite.close()
     url, schema = await _postgres_schema()
     postgres = PostgresStorage(url, connect_args={"server_settings": {"search_path": schema}})
     try:
-        await postgres.run_sync(chain_upgrade)
+        await postgres.run_sync(upgrade)
         return await postgres.run_sync(shape)
     finally:
         await postgres.close()
@@ -121,18 +132,11 @@ async def _made_by_the_chain(backend: str, tmp_path: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_baseline_makes_the_schema_the_folded_revisions_made(
-    backend: str, sqlite_url: str, tmp_path: Path
+    backend: str, tmp_path: Path
 ) -> None:
-    chained = await _made_by_the_chain(backend, tmp_path)
-    storage, cleanup = await make_storage(backend, sqlite_url)  # migrated by the baseline
-    try:
-        assert isinstance(storage, SqliteStorage | PostgresStorage)
-        based = await storage.run_sync(shape)
-    finally:
-        await storage.close()
-        if cleanup is not None:
-            await release_schema(*cleanup)
-    assert based["revision"] == chained["revision"] == "0043"
+    chained = await _made_by(backend, tmp_path, chain_upgrade)
+    based = await _made_by(backend, tmp_path, baseline_upgrade)
+    assert based["revision"] == chained["revision"] == BASELINE
     assert len(based["tables"]) > 25 and "approvals" in based["tables"]
     assert based["tables"].keys() == chained["tables"].keys()
     for table in based["tables"]:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from relay_api import models as m
 from relay_core.ports import Storage
+from relay_core.records import PlatformJob
 
 NOW = datetime(2026, 11, 28, 18, 10, 1, 5, tzinfo=UTC)
 LATER = NOW + timedelta(minutes=1)
@@ -70,16 +71,21 @@ async def test_deliveries_due_attempted_retried_paged_and_swept(storage: Storage
         first = await uow.webhook_deliveries.insert(delivery(a.webhook_id, 1))
         await uow.webhook_deliveries.add(delivery(b.webhook_id, 1))
         await uow.webhook_deliveries.add(delivery(a.webhook_id, 2, LATER))
+        # A platform's job shares the outbox: never a webhook's delivery, due on its own.
+        await uow.outbox.add_platform_job(PlatformJob("slack", "settle", 7), NOW)
         await uow.commit()
     async with storage.unit_of_work(write=True) as uow:
+        [job] = await uow.outbox.due_platform_jobs(LATER, 10)
+        assert (job.bridge, job.kind, job.subject_id, job.attempts) == ("slack", "settle", 7, 0)
+        assert await uow.webhook_deliveries.get(job.delivery_id) is None
         due = await uow.webhook_deliveries.due(NOW, [], 10)
         assert [d.webhook_id for d in due] == [a.webhook_id, b.webhook_id]
         assert await uow.webhook_deliveries.due(NOW, [a.webhook_id], 10) == due[1:]
         assert len(await uow.webhook_deliveries.due(LATER, [], 10)) == 3
         failed = {"status": "failed", "last_status_code": 500, "last_error": "x"}
         attempt = {**failed, "next_attempt_at": None}
-        assert await uow.webhook_deliveries.record_attempt(first.delivery_id, 0, **attempt)
-        assert not await uow.webhook_deliveries.record_attempt(first.delivery_id, 0, **attempt)
+        assert await uow.outbox.record_attempt(first.delivery_id, 0, **attempt)
+        assert not await uow.outbox.record_attempt(first.delivery_id, 0, **attempt)
         gave_up = await uow.webhook_deliveries.get(first.delivery_id)
         retried = await uow.webhook_deliveries.retry(first.delivery_id, LATER)
         assert await uow.webhook_deliveries.retry(first.delivery_id, LATER) is None
@@ -96,12 +102,13 @@ async def test_deliveries_due_attempted_retried_paged_and_swept(storage: Storage
     assert [d.event_id for d in pages[1]] == [2, 1]
     async with storage.unit_of_work(write=True) as uow:
         finished = {"last_status_code": 200, "last_error": None, "next_attempt_at": None}
-        await uow.webhook_deliveries.record_attempt(
-            first.delivery_id, 0, status="succeeded", **finished
-        )
-        old = await uow.webhook_deliveries.finished_before("succeeded", LATER, 5)
-        assert await uow.webhook_deliveries.finished_before("succeeded", NOW, 5) == []
+        await uow.outbox.record_attempt(first.delivery_id, 0, status="succeeded", **finished)
+        old = await uow.outbox.finished_before("succeeded", LATER, 5)
+        assert await uow.outbox.finished_before("succeeded", NOW, 5) == []
         every = [d.delivery_id for d in await uow.webhook_deliveries.due(LATER, [], 10)]
-        deleted = await uow.webhook_deliveries.delete_finished([*old, *every])
+        deleted = await uow.outbox.delete_finished([*old, *every, job.delivery_id])
+        done = {"last_status_code": None, "last_error": None, "next_attempt_at": None}
+        assert await uow.outbox.record_attempt(job.delivery_id, 0, status="succeeded", **done)
+        assert await uow.outbox.due_platform_jobs(LATER, 10) == []
         await uow.commit()
     assert old == [first.delivery_id] and deleted == 1  # the pending ones stay

@@ -1,4 +1,4 @@
--- Webhooks: the operator's endpoints and the deliveries of events to them
+-- Webhooks: the operator's endpoints and the deliveries of events to them, in the outbox
 -- (relay_core/storage/webhooks.py runs these).
 
 -- name: get_webhook
@@ -73,11 +73,11 @@ ORDER BY webhook_id;
 
 -- name: get_webhook_delivery
 -- One delivery.
-SELECT * FROM webhook_deliveries WHERE delivery_id = :delivery_id;
+SELECT * FROM outbox WHERE delivery_id = :delivery_id AND webhook_id IS NOT NULL;
 
 -- name: insert_webhook_delivery
 -- A new delivery; its id.
-INSERT INTO webhook_deliveries
+INSERT INTO outbox
     (webhook_id, event_id, event_type, message_id, body, attempts, status, last_status_code,
      last_error, next_attempt_at, created_at, traceparent)
 VALUES
@@ -88,7 +88,7 @@ RETURNING delivery_id;
 -- name: page_webhook_deliveries
 -- A page of an endpoint's deliveries, newest first, before :before (NULL: from the newest),
 -- in :status (NULL: in any).
-SELECT * FROM webhook_deliveries
+SELECT * FROM outbox
 WHERE webhook_id = :webhook_id AND (:status::text IS NULL OR status = :status)
     AND (:before::bigint IS NULL OR delivery_id < :before)
 ORDER BY delivery_id DESC LIMIT :limit;
@@ -96,33 +96,14 @@ ORDER BY delivery_id DESC LIMIT :limit;
 -- name: retry_webhook_delivery
 -- A failed delivery pending again, as new (its attempts start over), due at :now; nothing if
 -- it was not failed.
-UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = :now
+UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = :now
 WHERE delivery_id = :delivery_id AND status = 'failed'
 RETURNING *;
-
--- name: record_webhook_attempt
--- How a delivery's attempt went, if the delivery is as it was handed out (pending, after
--- :attempts_before attempts); how many rows changed.
-UPDATE webhook_deliveries
-SET attempts = :attempts, status = :status, last_status_code = :last_status_code,
-    last_error = :last_error, next_attempt_at = :next_attempt_at
-WHERE delivery_id = :delivery_id AND status = 'pending' AND attempts = :attempts_before;
 
 -- name: due_webhook_deliveries
 -- Up to :limit deliveries due by :now, by when they fall due then by id (what fan_out added
 -- at once, in feed order), but those to the endpoints :left_out. Not "webhook_id IN" the
 -- endpoints taking some: the planner would read by endpoint.
-SELECT * FROM webhook_deliveries
-WHERE next_attempt_at <= :now AND NOT (webhook_id = ANY(:left_out::bigint[]))
+SELECT * FROM outbox
+WHERE next_attempt_at <= :now AND webhook_id IS NOT NULL AND NOT (webhook_id = ANY(:left_out::bigint[]))
 ORDER BY next_attempt_at, delivery_id LIMIT :limit;
-
--- name: finished_webhook_deliveries
--- The ids of up to :limit deliveries in :status made before :before, oldest first.
-SELECT delivery_id FROM webhook_deliveries
-WHERE status = :status AND created_at < :before
-ORDER BY created_at, delivery_id LIMIT :limit;
-
--- name: delete_finished_webhook_deliveries
--- The deliveries of :delivery_ids that are finished (succeeded or failed) deleted.
-DELETE FROM webhook_deliveries
-WHERE delivery_id = ANY(:delivery_ids::bigint[]) AND status IN ('succeeded', 'failed');

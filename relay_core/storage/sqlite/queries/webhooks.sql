@@ -1,7 +1,7 @@
--- Webhooks: the operator's endpoints and the deliveries of events to them
+-- Webhooks: the operator's endpoints and the deliveries of events to them, in the outbox
 -- (relay_core/storage/webhooks.py runs these). A statement that answers records selects
 -- each as JSON.
--- The JSON is written once, by the views webhook_deliveries_encoded and webhooks_encoded;
+-- The JSON is written once, by the views outbox_encoded and webhooks_encoded;
 -- a RETURNING writes it itself.
 
 -- name: get_webhook
@@ -110,11 +110,11 @@ ORDER BY webhook_id;
 
 -- name: get_webhook_delivery
 -- One delivery.
-SELECT encoded FROM webhook_deliveries_encoded WHERE delivery_id = :delivery_id;
+SELECT encoded FROM outbox_encoded WHERE delivery_id = :delivery_id AND webhook_id IS NOT NULL;
 
 -- name: insert_webhook_delivery
 -- A new delivery; its id.
-INSERT INTO webhook_deliveries
+INSERT INTO outbox
     (webhook_id, event_id, event_type, message_id, body, attempts, status, last_status_code,
      last_error, next_attempt_at, created_at, traceparent)
 VALUES
@@ -125,7 +125,7 @@ RETURNING delivery_id;
 -- name: page_webhook_deliveries
 -- A page of an endpoint's deliveries, newest first, before :before (NULL: from the newest),
 -- in :status (NULL: in any).
-SELECT encoded FROM webhook_deliveries_encoded
+SELECT encoded FROM outbox_encoded
 WHERE webhook_id = :webhook_id AND (:status IS NULL OR status = :status)
     AND (:before IS NULL OR delivery_id < :before)
 ORDER BY delivery_id DESC LIMIT +:limit;
@@ -133,7 +133,7 @@ ORDER BY delivery_id DESC LIMIT +:limit;
 -- name: retry_webhook_delivery
 -- A failed delivery pending again, as new (its attempts start over), due at :now; nothing if
 -- it was not failed.
-UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = :now
+UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = :now
 WHERE delivery_id = :delivery_id AND status = 'failed'
 RETURNING json_object(
     'delivery_id', delivery_id, 'webhook_id', webhook_id, 'event_id', event_id,
@@ -143,30 +143,10 @@ RETURNING json_object(
     'created_at', replace(created_at, ' ', 'T') || 'Z', 'traceparent', traceparent
 );
 
--- name: record_webhook_attempt
--- How a delivery's attempt went, if the delivery is as it was handed out (pending, after
--- :attempts_before attempts); how many rows changed.
-UPDATE webhook_deliveries
-SET attempts = :attempts, status = :status, last_status_code = :last_status_code,
-    last_error = :last_error, next_attempt_at = :next_attempt_at
-WHERE delivery_id = :delivery_id AND status = 'pending' AND attempts = :attempts_before;
-
 -- name: due_webhook_deliveries
 -- Up to :limit deliveries due by :now, by when they fall due then by id (what fan_out added
 -- at once, in feed order), but those to the endpoints :left_out. Not "webhook_id IN" the
 -- endpoints taking some: the planner would read by endpoint.
-SELECT encoded FROM webhook_deliveries_encoded
-WHERE next_attempt_at <= :now AND NOT (webhook_id IN (SELECT value FROM json_each(:left_out)))
+SELECT encoded FROM outbox_encoded
+WHERE next_attempt_at <= :now AND webhook_id IS NOT NULL AND NOT (webhook_id IN (SELECT value FROM json_each(:left_out)))
 ORDER BY next_attempt_at, delivery_id LIMIT +:limit;
-
--- name: finished_webhook_deliveries
--- The ids of up to :limit deliveries in :status made before :before, oldest first.
-SELECT delivery_id FROM webhook_deliveries
-WHERE status = :status AND created_at < :before
-ORDER BY created_at, delivery_id LIMIT +:limit;
-
--- name: delete_finished_webhook_deliveries
--- The deliveries of :delivery_ids that are finished (succeeded or failed) deleted.
-DELETE FROM webhook_deliveries
-WHERE delivery_id IN (SELECT value FROM json_each(:delivery_ids))
-    AND status IN ('succeeded', 'failed');

@@ -1,8 +1,10 @@
-"""Sends webhook deliveries: in the background, on one instance at a time, a bounded number in
-flight per endpoint and in all, so that a slow or dead endpoint slows neither the API nor the
-other endpoints, and only to a floor while the API keeps the process busy
-(``relay_server.pressure``). What to send and how it went are the service's
-(``relay_core.services.webhooks``); this module signs, POSTs and reads the answer.
+"""Sends the outbox: webhook deliveries and the platforms' jobs (cards, their edits, reminders,
+mirrored posts), in the background, on one instance at a time, a bounded number in flight per
+endpoint and in all, so that a slow or dead endpoint or platform slows neither the API nor the
+others, and only to a floor while the API keeps the process busy (``relay_server.pressure``).
+What to send and how it went are the services' (``relay_core.services.webhooks`` and
+``relay_core.services.outbox``, one retry schedule for both); this module signs, POSTs and
+reads a webhook's answer, and runs a platform's job, one at a time for each card.
 
 Outcomes are recorded a round at a time, in one transaction (a delivery stays in flight until
 its outcome is kept, so it is never sent twice meanwhile; a crash before then sends it again,
@@ -25,9 +27,11 @@ from relay_api.errors import NotFound, StorageUnavailable
 from relay_api.headers import parse_retry_after
 from relay_core import webhooks as hooks
 from relay_core.auth import OPERATOR_CALLER
+from relay_core.records import PlatformJob
 from relay_core.services import Services
-from relay_core.services.webhooks import WEBHOOKS, A2APush, Attempt, Outcome
-from relay_core.topics import FEED
+from relay_core.services.outbox import Outcome, job_key
+from relay_core.services.webhooks import A2APush, Attempt
+from relay_core.topics import FEED, OUTBOX
 from relay_server import pressure
 from relay_server.background import on_one_instance
 from relay_server.logs import log_outage
@@ -52,13 +56,14 @@ PRESSED_PAUSE = 0.1
 USER_AGENT = "Relay-Webhooks/1"
 
 
-async def deliver(services: Services, standby: float = IDLE_SECONDS) -> None:
-    """Deliver webhooks forever, from the one instance that holds the ``webhooks`` lock."""
-    await on_one_instance(services.ctx.storage, "webhooks", lambda: Sender(services).run(), standby)
+async def send_outbox(services: Services, standby: float = IDLE_SECONDS) -> None:
+    """Send the outbox forever, from the one instance that holds the ``outbox`` lock."""
+    await on_one_instance(services.ctx.storage, "outbox", lambda: Sender(services).run(), standby)
 
 
 class Sender:
-    """Fans the feed out to deliveries and attempts them as they fall due."""
+    """Fans the feed out to deliveries, and attempts them and the platforms' jobs as they fall
+    due."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -67,6 +72,10 @@ class Sender:
         self.per_endpoint: Counter[int] = Counter()
         # Attempts made whose outcome is not kept yet (their deliveries are still in flight).
         self.settled: list[tuple[Attempt, Outcome]] = []
+        # The platforms' jobs in flight (in ``in_flight`` too: ids are the outbox's), by what
+        # they are about, and those done whose outcome is not kept yet.
+        self.jobs: dict[int, tuple[str, str, int]] = {}
+        self.jobs_settled: list[tuple[PlatformJob, Outcome]] = []
         self.following = True  # whether an endpoint is enabled, as the last round found
         self.pressed = False  # whether the API presses on the process, as the last round found
         self.ran_short = True  # whether the last round started all that was due
@@ -88,16 +97,16 @@ class Sender:
             try:
                 while not hub.closed:
                     # The feed wakes it only while some endpoint takes events, as the last
-                    # round found (an endpoint's creation, a test or a retry wake it by
-                    # WEBHOOKS).
-                    topics = (FEED, WEBHOOKS) if self.following else (WEBHOOKS,)
+                    # round found (an endpoint's creation, a test, a retry or a platform's job
+                    # wake it by OUTBOX).
+                    topics = (FEED, OUTBOX) if self.following else (OUTBOX,)
                     with hub.subscribe(*topics) as woken:
                         try:
                             await self._round(client)
                         except StorageUnavailable as exc:
                             log_outage(exc.logged)
                         except Exception:  # the next round tries again
-                            log.exception("webhooks: a delivery round failed")
+                            log.exception("outbox: a round failed")
                         if self.pressed:
                             await asyncio.sleep(PRESSED_PAUSE)
                         if not self.pressed or (not self.in_flight and self.ran_short):
@@ -116,6 +125,7 @@ class Sender:
         await self._keep_outcomes()
         if self.ran_short:
             self.following = await self.services.webhooks.fan_out()
+        await self._start_jobs()
         free = (PRESSED_IN_FLIGHT if self.pressed else IN_FLIGHT) - len(self.in_flight)
         if free <= 0:
             return
@@ -132,16 +142,51 @@ class Sender:
             task = asyncio.create_task(self._attempt(client, attempt))
             self.in_flight[attempt.delivery_id] = task
 
+    async def _start_jobs(self) -> None:
+        """Start the platforms' jobs that are due, as far as the limit allows: one at a time
+        for each card (or thread), oldest first."""
+        free = (PRESSED_IN_FLIGHT if self.pressed else IN_FLIGHT) - len(self.in_flight)
+        if free <= 0:
+            return
+        busy = frozenset(self.jobs.values())
+        for job in await self.services.outbox.due(free, busy):
+            if job.delivery_id in self.in_flight:
+                continue
+            self.jobs[job.delivery_id] = job_key(job)
+            task = asyncio.create_task(self._run_job(job))
+            self.in_flight[job.delivery_id] = task
+
     async def _keep_outcomes(self) -> None:
         settled, self.settled = self.settled, []
-        if not settled:
-            return
-        try:
-            await self.services.webhooks.attempted(settled)
-        except Exception:  # still pending in the store: they are attempted again
-            log.exception("webhooks: %d outcomes could not be kept", len(settled))
+        jobs, self.jobs_settled = self.jobs_settled, []
+        if settled:
+            try:
+                await self.services.webhooks.attempted(settled)
+            except Exception:  # still pending in the store: they are attempted again
+                log.exception("webhooks: %d outcomes could not be kept", len(settled))
+        if jobs:
+            try:
+                await self.services.outbox.attempted(jobs)
+            except Exception:  # still pending in the store: they run again
+                log.exception("outbox: %d platforms' outcomes could not be kept", len(jobs))
         for attempt, _ in settled:
             self.in_flight.pop(attempt.delivery_id, None)
+        for job, _ in jobs:
+            self.in_flight.pop(job.delivery_id, None)
+            self.jobs.pop(job.delivery_id, None)
+
+    async def _run_job(self, job: PlatformJob) -> None:
+        try:
+            outcome = await self.services.outbox.run(job)
+            self.jobs_settled.append((job, outcome))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # pending still: a later round runs it again
+            log.exception("outbox: %s of %s on %s failed", job.kind, job.subject_id, job.bridge)
+            self.in_flight.pop(job.delivery_id, None)
+            self.jobs.pop(job.delivery_id, None)
+        finally:
+            self.services.ctx.storage.hub.publish((OUTBOX,))  # its outcome is kept next round
 
     async def _attempt(self, client: aiohttp.ClientSession, attempt: Attempt) -> None:
         try:
@@ -157,7 +202,7 @@ class Sender:
             # Room for more: a round once half the attempts in flight are done, however few they
             # are (rounds of one each would read and write for every delivery).
             if len(self.in_flight) - len(self.settled) <= len(self.in_flight) // 2:
-                self.services.ctx.storage.hub.publish((WEBHOOKS,))
+                self.services.ctx.storage.hub.publish((OUTBOX,))
 
     async def _pushed(self, push: A2APush) -> str:
         """An A2A push notification's body: the task as it is now (a ``StreamResponse``)."""

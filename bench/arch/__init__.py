@@ -1,0 +1,1 @@
+"""The house's measures of issue #80: ``python -m bench.arch`` prints them."""
