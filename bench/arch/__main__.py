@@ -44,11 +44,33 @@ def storage_lines() -> int:
 
 
 def _normalized(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(text.split()).replace("$", "?")
 
 
-def statements() -> tuple[int, int, int]:
-    """How many names, how many the same in both dialects, how many differ with a reason."""
+# The differences every statement may have, each for its dialect's reason (relay_core/storage/
+# queries.py says which): the limit's binding, parameters' casts, lists, JSON parameters and
+# NULL-safe equality, each written one way here.
+MECHANICAL = (
+    (re.compile(r"LIMIT \+\?"), "LIMIT ?"),
+    (re.compile(r"\?(\d+)::text::jsonb"), r"json(?\1)"),
+    (re.compile(r"\?(\d+)::\w+(\[\])?"), r"?\1"),
+    (re.compile(r"IN \(SELECT value FROM json_each\(\?(\d+)\)\)"), r"= ANY(?\1)"),
+    (re.compile(r"IN \(SELECT jsonb_array_elements_text\(\?(\d+)\)\)"), r"= ANY(?\1)"),
+    (re.compile(r"IS NOT DISTINCT FROM"), "IS"),
+)
+
+
+def _mechanical(text: str) -> str:
+    text = _normalized(text)
+    for pattern, replacement in MECHANICAL:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def statements() -> tuple[int, int, int, int]:
+    """How many names; how many are the same text in both dialects, how many differ only as
+    every statement may (``MECHANICAL``), how many differ with their reason marked (a
+    ``-- dialect:`` line)."""
     from relay_core.storage.queries import parse
 
     def named(dialect: str) -> dict[str, Any]:
@@ -61,17 +83,18 @@ def statements() -> tuple[int, int, int]:
         return found
 
     sqlite, postgres = named("sqlite"), named("postgres")
-    same = marked = 0
+    same = mechanical = marked = 0
     for name, (statement, reason) in sqlite.items():
         other = postgres.get(name)
-        texts = [statement, *statement.following]
-        if other is not None and [_normalized(s.text) for s in texts] == [
-            _normalized(other[0].text).replace("$", "?")
-        ]:
-            same += 1
-        elif reason or (other is not None and other[1]):
-            marked += 1
-    return len(sqlite.keys() | postgres.keys()), same, marked
+        if other is not None and not statement.following:
+            if _normalized(statement.text) == _normalized(other[0].text):
+                same += 1
+                continue
+            if _mechanical(statement.text) == _mechanical(other[0].text):
+                mechanical += 1
+                continue
+        marked += reason
+    return len(sqlite.keys() | postgres.keys()), same, mechanical, marked
 
 
 def _imports(path: Path, package: str, modules: set[str]) -> set[str]:
@@ -236,15 +259,15 @@ def approve_walk() -> list[str]:
 
 
 def main() -> None:
-    total, same, marked = statements()
+    total, same, mechanical, marked = statements()
     circles = import_circles()
     walk = approve_walk()
     command, length = longest_command()
     rows = [
         ("relay_core/storage, all files (Python, SQL, migrations)", storage_lines(), "≤ 6,400"),
         (
-            "named statements: the same in both dialects / differing with a reason marked",
-            f"{same} / {marked} of {total}",
+            "named statements: the same / differing as every one may / marked / of",
+            f"{same} / {mechanical} / {marked} / {total}",
             "every difference marked",
         ),
         ("import circles in relay_core", len(circles), "0"),

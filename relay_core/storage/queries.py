@@ -9,6 +9,18 @@
 A SQLite name may hold several statements, each ending with ``;`` at a line's end: they run
 in order with the same parameters, and the first one answers.
 
+Both dialects' statements of one name are the same text but where a dialect needs otherwise.
+A SQLite statement that differs for its own reason says so in a ``-- dialect:`` line; these
+differences are the same everywhere and not marked (``python -m bench.arch`` counts them):
+
+- a limit is bound as ``LIMIT +:limit`` on SQLite, so that the statement is not prepared again
+  at each binding (bench/figures.md);
+- PostgreSQL casts a parameter whose type it cannot infer (``:after::text IS NULL``);
+- a list is one parameter: a JSON array read by ``json_each`` on SQLite, an array matched by
+  ``= ANY(:ids::bigint[])`` on PostgreSQL;
+- a JSON parameter is ``json(:data)`` on SQLite, ``:data::text::jsonb`` on PostgreSQL;
+- NULL-safe equality is ``IS`` on SQLite, ``IS NOT DISTINCT FROM`` on PostgreSQL.
+
 A statement names its parameters ``:name``; ``load`` rewrites them as the driver numbers them
 (``?1`` for SQLite, ``$1`` for asyncpg: a name used twice is one parameter) and keeps their
 order, so a store passes them by name. A PostgreSQL cast (``::text``) is not a parameter.
@@ -99,8 +111,9 @@ def load(dialect: Dialect) -> dict[str, Statement]:
 
 class Statements(Protocol):
     """The named statements of one dialect, run in one unit of work's transaction. A statement
-    that answers records selects them as the dialect keeps them (SQLite: the row's JSON, in one
-    column; PostgreSQL: its columns), and these read them into ``model``."""
+    that answers records selects their columns, and these read them into ``model``
+    (``relay_core.storage.rows``); on SQLite, one that builds a record's JSON itself selects
+    it alone, named ``…_json``."""
 
     async def record(self, model: type[R], name: str, /, **params: Any) -> R | None:
         """The first record the statement answers, or None."""

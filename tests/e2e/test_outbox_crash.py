@@ -52,8 +52,10 @@ def serving(fake: FakeSlack) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}/api/"
     finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
+        loop.close()
 
 
 def wait_for(found: Any, what: str, seconds: float = 20) -> Any:

@@ -13,6 +13,7 @@ from relay_core.ports import Observed, StaleWrite
 from relay_core.storage.postgres.driver import INTEGRITY
 from relay_core.storage.postgres.transaction import Held, Transaction, affected
 from relay_core.storage.queries import R, Statement
+from relay_core.storage.rows import as_model
 from relay_core.topics import feed_topic
 
 
@@ -57,10 +58,10 @@ class PgStatements:
 
     async def record(self, model: type[R], name: str, /, **params: Any) -> R | None:
         rows = await self._fetch(name, params)
-        return model.model_validate(dict(rows[0])) if rows else None
+        return as_model(model, dict(rows[0])) if rows else None
 
     async def records(self, model: type[R], name: str, /, **params: Any) -> list[R]:
-        return [model.model_validate(dict(row)) for row in await self._fetch(name, params)]
+        return [as_model(model, dict(row)) for row in await self._fetch(name, params)]
 
     async def keyed_json(
         self, model: type[BaseModel], key: str, name: str, /, **params: Any

@@ -12,8 +12,9 @@ from relay_core.json_records import JsonRecords
 from relay_core.ports import Observed, StaleWrite
 from relay_core.storage.json_text import encode_json
 from relay_core.storage.queries import R, Statement
+from relay_core.storage.rows import decoded_models
 from relay_core.storage.sqlite.driver import sqlite3
-from relay_core.storage.sqlite.times import encode_datetime
+from relay_core.storage.sqlite.times import decode_datetime, encode_datetime
 
 # Parameters SQLite takes as they are. Tested by type before ``stored`` is called: a call for
 # each of a direct message's 14 parameters took 6.4 µs, the test 1.8 (docs/performance.md).
@@ -56,11 +57,22 @@ class SqliteStatements:
             raise StaleWrite(f"{name}: {exc}") from exc
 
     async def record(self, model: type[R], name: str, /, **params: Any) -> R | None:
-        row = self._run(name, params).fetchone()
-        return None if row is None else model.model_validate_json(row[0])
+        found = self._models(model, self._run(name, params), one=True)
+        return found[0] if found else None
 
     async def records(self, model: type[R], name: str, /, **params: Any) -> list[R]:
-        return [model.model_validate_json(json) for (json,) in self._run(name, params)]
+        return self._models(model, self._run(name, params))
+
+    @staticmethod
+    def _models(model: type[R], cursor: sqlite3.Cursor, one: bool = False) -> list[R]:
+        """The cursor's rows as ``model``: plain columns by name (``rows.decoded_models``), or a
+        record's JSON built in SQL, where a statement selects it alone as ``…_json``."""
+        names = [column[0] for column in cursor.description]
+        rows = [cursor.fetchone()] if one else cursor.fetchall()
+        rows = [row for row in rows if row is not None]
+        if len(names) == 1 and names[0].endswith("_json"):
+            return [model.model_validate_json(json) for (json,) in rows]
+        return decoded_models(model, names, rows, decode_datetime)
 
     async def keyed_json(
         self, model: type[BaseModel], key: str, name: str, /, **params: Any

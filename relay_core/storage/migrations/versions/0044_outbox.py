@@ -46,13 +46,6 @@ SQLITE = [
     "CREATE INDEX ix_outbox_webhook ON outbox (webhook_id, delivery_id)",
     'CREATE INDEX ix_outbox_due ON outbox (next_attempt_at) WHERE "next_attempt_at" IS NOT NULL',
     "CREATE INDEX ix_outbox_age ON outbox (status, created_at)",
-    """CREATE VIEW outbox_encoded AS SELECT *, json_object(
-    'delivery_id', delivery_id, 'webhook_id', webhook_id, 'event_id', event_id,
-    'event_type', event_type, 'message_id', message_id, 'body', body, 'attempts', attempts,
-    'status', status, 'last_status_code', last_status_code, 'last_error', last_error,
-    'next_attempt_at', replace(next_attempt_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z', 'traceparent', traceparent)
-    AS encoded FROM outbox""",
 ]
 
 POSTGRESQL = [

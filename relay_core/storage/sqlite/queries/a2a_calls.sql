@@ -1,6 +1,5 @@
 -- A2A calls: messages sent to external A2A agents on an agent's behalf (relay_core/storage/
--- a2a_calls.py runs these). A statement that answers records selects each as JSON, written by
--- the view a2a_calls_encoded, which leaves the sealed bearer token out.
+-- a2a_calls.py runs these). A record leaves the sealed bearer token out.
 
 -- name: insert_a2a_call
 -- A new call; its id.
@@ -14,7 +13,7 @@ RETURNING call_id;
 
 -- name: get_a2a_call
 -- One call.
-SELECT encoded FROM a2a_calls_encoded WHERE call_id = :call_id;
+SELECT * FROM a2a_calls WHERE call_id = :call_id;
 
 -- name: a2a_call_bearer
 -- The bearer token a call was given, sealed (NULL: none).
@@ -33,7 +32,7 @@ WHERE call_id = :call_id AND updated_at = :updated_at_read;
 -- name: page_a2a_calls
 -- A page of calls, newest first, of one caller (:agent_id NULL: of every one), in one status
 -- (:status NULL: in any), after the call :before_id (NULL: from the newest).
-SELECT encoded FROM a2a_calls_encoded
+SELECT * FROM a2a_calls
 WHERE (:agent_id IS NULL OR agent_id = :agent_id)
     AND (:status IS NULL OR status = :status)
     AND (:before_id IS NULL OR call_id < :before_id)
@@ -42,10 +41,10 @@ ORDER BY call_id DESC LIMIT +:limit;
 -- name: due_a2a_calls
 -- Calls the follower has to act on: due by :now (to send, or to read their task again), and
 -- those held for an approval that is no longer pending.
-SELECT encoded FROM (
-    SELECT encoded, call_id FROM a2a_calls_encoded WHERE due_at <= :now
+SELECT * FROM (
+    SELECT * FROM a2a_calls WHERE due_at <= :now
     UNION ALL
-    SELECT c.encoded, c.call_id FROM a2a_calls_encoded AS c
+    SELECT c.* FROM a2a_calls AS c
     JOIN approvals AS a ON a.approval_id = c.approval_id
     WHERE c.status = 'awaiting_approval' AND a.status <> 'pending'
-) ORDER BY call_id LIMIT +:limit;
+) AS due ORDER BY call_id LIMIT +:limit;

@@ -1,6 +1,7 @@
 -- Tasks asked of an agent over A2A (relay_core/storage/a2a_tasks.py runs these). A statement
--- that answers them selects each task's JSON with the conversation it belongs to, the latest
--- note of that conversation and the pending approval that holds it up (the view a2a_tasks_shown).
+-- that answers them selects each task's JSON (task_json) with the conversation it belongs to,
+-- the latest note of that conversation and the pending approval that holds it up (the view
+-- a2a_tasks_shown, over the tasks' stored JSON).
 
 -- name: insert_a2a_task
 -- A task just asked of an agent over A2A.
@@ -14,8 +15,10 @@ WHERE caller = :caller AND agent_id = :agent_id AND message_id = :message_id;
 
 -- name: get_a2a_task
 -- A task asked of the agent over A2A.
+-- dialect: SQLite builds the task's JSON from its stored JSON (a2a_tasks_shown); PostgreSQL
+-- joins laterally
 SELECT json_set(task, '$.context_id', context_id, '$.message_id', message_id,
-                '$.latest_note', json(latest_note), '$.waiting_on', json(waiting_on))
+                '$.latest_note', json(latest_note), '$.waiting_on', json(waiting_on)) AS task_json
 FROM a2a_tasks_shown
 WHERE task_id = :task_id AND agent_id = :agent_id;
 
@@ -26,8 +29,10 @@ WHERE task_id = :task_id AND agent_id = :agent_id;
 -- question or not (:asking: the latest note of their conversation is the agent's question, or
 -- an approval of the operator's that names the task is pending),
 -- and changed since :changed_since, where given.
+-- dialect: SQLite builds the tasks' JSON from their stored JSON (a2a_tasks_shown); PostgreSQL
+-- joins laterally
 SELECT json_set(task, '$.context_id', context_id, '$.message_id', message_id,
-                '$.latest_note', json(latest_note), '$.waiting_on', json(waiting_on))
+                '$.latest_note', json(latest_note), '$.waiting_on', json(waiting_on)) AS task_json
 FROM a2a_tasks_shown
 WHERE agent_id = :agent_id
   AND (:caller IS NULL OR caller = :caller)
@@ -44,6 +49,8 @@ LIMIT +:limit;
 
 -- name: count_a2a_tasks
 -- How many tasks page_a2a_tasks would list over every page.
+-- dialect: SQLite reads the tasks' stored JSON through the view a2a_tasks_shown; PostgreSQL
+-- joins laterally
 SELECT count(*)
 FROM a2a_tasks_shown
 WHERE agent_id = :agent_id

@@ -1,7 +1,5 @@
 -- The action log: what agents and the operator did, and every refused request (relay_core/
--- storage/actions.py runs these). A statement that answers actions selects each as JSON.
--- The JSON is written once, by the view actions_encoded; a RETURNING
--- writes it itself.
+-- storage/actions.py runs these).
 
 -- name: insert_action
 -- A new action logged; its id.
@@ -11,7 +9,7 @@ RETURNING action_id;
 
 -- name: get_action
 -- One action.
-SELECT encoded FROM actions_encoded WHERE action_id = :action_id;
+SELECT * FROM actions WHERE action_id = :action_id;
 
 -- name: set_action_params
 -- An action's parameters replaced.
@@ -20,6 +18,6 @@ UPDATE actions SET params = :params WHERE action_id = :action_id;
 -- name: page_actions
 -- A page of the log, newest first, before :before (NULL: from the newest), of :agent_id
 -- (NULL: of everyone).
-SELECT encoded FROM actions_encoded
+SELECT * FROM actions
 WHERE (:agent_id IS NULL OR agent_id = :agent_id) AND (:before IS NULL OR action_id < :before)
 ORDER BY action_id DESC LIMIT +:limit;

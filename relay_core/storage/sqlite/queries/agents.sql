@@ -1,11 +1,9 @@
 -- Agents (relay_core/storage/agents.py runs these). A statement that answers agents selects
--- each as JSON, read into the model (its token's hash too, which the model never shows).
--- The JSON is written once, by the view agents_encoded; a RETURNING
--- writes it itself.
+-- their columns, read into the model.
 
 -- name: get_agent
 -- One agent.
-SELECT encoded FROM agents_encoded WHERE agent_id = :agent_id;
+SELECT * FROM agents WHERE agent_id = :agent_id;
 
 -- name: count_agent
 -- 1 if the agent is registered, else 0 (cheaper than reading it).
@@ -36,14 +34,7 @@ SET name = CASE WHEN :set_name THEN :name ELSE name END,
     token_hash = coalesce(:token_hash, token_hash),
     updated_at = :now
 WHERE agent_id = :agent_id
-RETURNING json_object(
-    'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
-    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
-    'token_hash', token_hash
-);
+RETURNING *;
 
 -- name: record_heartbeat
 -- A sign of life at :now, with what the agent reported (a field not reported stays).
@@ -51,26 +42,12 @@ UPDATE agents
 SET status = coalesce(:status, status), note = coalesce(:note, note),
     metadata = coalesce(:metadata, metadata), last_seen_at = :now
 WHERE agent_id = :agent_id
-RETURNING json_object(
-    'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
-    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
-    'token_hash', token_hash
-);
+RETURNING *;
 
 -- name: set_agent_token
 -- The hash of the agent's new token.
 UPDATE agents SET token_hash = :token_hash, updated_at = :now WHERE agent_id = :agent_id
-RETURNING json_object(
-    'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
-    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
-    'token_hash', token_hash
-);
+RETURNING *;
 
 -- name: count_agents
 -- How many agents are registered.
@@ -82,24 +59,18 @@ SELECT count(*) FROM agents WHERE last_seen_at > :since;
 
 -- name: page_agents
 -- A page of agents by id, after :after (NULL: from the first).
-SELECT encoded FROM agents_encoded
+SELECT * FROM agents
 WHERE (:after IS NULL OR agent_id > :after)
 ORDER BY agent_id LIMIT +:limit;
 
 -- name: set_agent_a2a
 -- How the agent is reached over A2A (the JSON of A2AConfig).
 UPDATE agents SET a2a = :a2a, updated_at = :now WHERE agent_id = :agent_id
-RETURNING json_object(
-    'agent_id', agent_id, 'name', name, 'kind', kind,
-    'capabilities', json(capabilities), 'metadata', json(metadata), 'status', status,
-    'note', note, 'last_seen_at', replace(last_seen_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'a2a', json(a2a),
-    'token_hash', token_hash
-);
+RETURNING *;
 
 -- name: agents_reachable_over_a2a
 -- The first :limit agents reachable over A2A, by id.
-SELECT encoded FROM agents_encoded
+-- dialect: a JSON field is read with json_extract here, ->> there
+SELECT * FROM agents
 WHERE json_extract(a2a, '$.enabled')
 ORDER BY agent_id LIMIT +:limit;

@@ -1,11 +1,9 @@
 -- Approvals: what agents and enrollments ask the operator (relay_core/storage/approvals.py
--- runs these). A statement that answers approvals selects each as JSON.
--- The JSON is written once, by the view approvals_encoded; a RETURNING
--- writes it itself.
+-- runs these).
 
 -- name: get_approval
 -- One approval.
-SELECT encoded FROM approvals_encoded WHERE approval_id = :approval_id;
+SELECT * FROM approvals WHERE approval_id = :approval_id;
 
 -- name: insert_approval
 -- A new approval (pending, or decided at once by a policy); its id.
@@ -30,55 +28,27 @@ SET status = :status, decided_at = :decided_at, decided_by = :decided_by, note =
     approved_payload = :approved_payload, remembered_policy_id = :remembered_policy_id,
     interrupt = :interrupt, answer = :answer
 WHERE approval_id = :approval_id AND status = 'pending'
-RETURNING json_object(
-    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
-    'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id,
-    'remembered_policy_id', remembered_policy_id, 'interrupt', interrupt,
-    'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
-    'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
-    'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
-    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to,
-    'task_id', task_id, 'traceparent', traceparent
-);
+RETURNING *;
 
 -- name: set_approval_platform_message
 -- The platform message an approval names itself (the first that showed it).
 UPDATE approvals SET platform_message_id = :platform_message_id
 WHERE approval_id = :approval_id
-RETURNING json_object(
-    'approval_id', approval_id, 'kind', kind, 'status', status, 'title', title,
-    'detail', detail, 'payload', json(payload), 'approved_payload', json(approved_payload),
-    'requested_by', requested_by, 'subject_id', subject_id, 'audience', audience,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'expires_at', replace(expires_at, ' ', 'T') || 'Z',
-    'decided_at', replace(decided_at, ' ', 'T') || 'Z',
-    'decided_by', decided_by, 'note', note, 'platform_message_id', platform_message_id,
-    'remembered_policy_id', remembered_policy_id, 'interrupt', interrupt,
-    'options', json(options), 'multiple', multiple, 'allow_other', allow_other,
-    'answer', json(answer), 'remind_at', replace(remind_at, ' ', 'T') || 'Z',
-    'reminded_at', replace(reminded_at, ' ', 'T') || 'Z',
-    'escalate_at', replace(escalate_at, ' ', 'T') || 'Z', 'escalated_to', escalated_to,
-    'task_id', task_id, 'traceparent', traceparent
-);
+RETURNING *;
 
 -- name: approval_on_platform
 -- The approval that names the platform's message itself (shown before posts were kept).
-SELECT encoded FROM approvals_encoded WHERE platform_message_id = :platform_message_id LIMIT 1;
+SELECT * FROM approvals WHERE platform_message_id = :platform_message_id LIMIT 1;
 
 -- name: approvals_past_deadline
 -- Up to :limit pending approvals whose deadline is before :now.
-SELECT encoded FROM approvals_encoded
+SELECT * FROM approvals
 WHERE status = 'pending' AND expires_at < :now
 LIMIT +:limit;
 
 -- name: approvals_to_remind
 -- Up to :limit pending approvals whose reminder is due at :now and not yet sent.
-SELECT encoded FROM approvals_encoded
+SELECT * FROM approvals
 WHERE status = 'pending' AND reminded_at IS NULL AND remind_at <= :now
 LIMIT +:limit;
 
@@ -90,7 +60,7 @@ WHERE approval_id = :approval_id AND status = 'pending' AND reminded_at IS NULL;
 
 -- name: approvals_to_escalate
 -- Up to :limit pending approvals whose next step of the escalation is due at :now.
-SELECT encoded FROM approvals_encoded
+SELECT * FROM approvals
 WHERE status = 'pending' AND escalate_at <= :now
 LIMIT +:limit;
 
@@ -104,7 +74,7 @@ WHERE approval_id = :approval_id AND status = 'pending' AND escalate_at = :due;
 -- A page of approvals, newest first, before :before (NULL: from the newest), in :status
 -- (NULL: in any), of those :seen_by may see (NULL: all; else the ones for everyone, '*' as
 -- relay_api.models.EVERYONE, and its own).
-SELECT encoded FROM approvals_encoded
+SELECT * FROM approvals
 WHERE (:status IS NULL OR status = :status)
     AND (:seen_by IS NULL OR audience IN ('*', :seen_by))
     AND (:before IS NULL OR approval_id < :before)

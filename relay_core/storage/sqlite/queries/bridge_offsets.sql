@@ -1,14 +1,10 @@
 -- Where each operator platform's updates, and the webhooks' fan-out, have been applied up to
 -- (relay_core/storage/bridge_offsets.py runs these). A statement that answers an offset
--- selects it as JSON, read into the model.
+-- selects its columns, read into the model.
 
 -- name: get_bridge_offset
 -- One platform's offset.
-SELECT json_object(
-    'bridge', bridge, 'last_update_id', last_update_id,
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'cursor', cursor
-)
-FROM bridge_offsets WHERE bridge = :bridge;
+SELECT * FROM bridge_offsets WHERE bridge = :bridge;
 
 -- name: start_bridge_offset
 -- A platform's first offset; nothing if another instance stored one meanwhile.

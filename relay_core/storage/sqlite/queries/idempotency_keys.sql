@@ -3,10 +3,7 @@
 
 -- name: find_idempotency_key
 -- The answer kept for :key_hash in :scope, if it was kept after :since.
-SELECT json_object(
-    'record_id', record_id, 'scope', scope, 'key_hash', key_hash, 'fingerprint', fingerprint,
-    'sealed_body', sealed_body, 'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM idempotency_keys
+SELECT * FROM idempotency_keys
 WHERE scope = :scope AND key_hash = :key_hash AND created_at > :since
 LIMIT 1;
 

@@ -1,13 +1,10 @@
 -- Interventions: diagnostic, approval, remediation with evidence (relay_core/storage/
--- interventions.py runs these), with their diagnostics and remediation actions. A statement
--- that answers records selects each as JSON.
+-- interventions.py runs these), with their diagnostics and remediation actions.
 -- A diagnostic's content and an action's evidence come as JSON text (a string or an object).
--- The JSON is written once, by the view interventions_encoded; a RETURNING
--- writes it itself.
 
 -- name: get_intervention
 -- One intervention.
-SELECT encoded FROM interventions_encoded WHERE intervention_id = :intervention_id;
+SELECT * FROM interventions WHERE intervention_id = :intervention_id;
 
 -- name: insert_intervention
 -- A new intervention.
@@ -26,13 +23,7 @@ SET status = 'awaiting_approval', title = :title, risk = :risk,
     proposed_action = :proposed_action, approval_id = :approval_id,
     approval_status = 'pending', updated_at = :now
 WHERE intervention_id = :intervention_id AND approval_status = :approval_status_read
-RETURNING json_object(
-    'intervention_id', intervention_id, 'status', status, 'title', title, 'risk', risk,
-    'proposed_action', proposed_action, 'approval_id', approval_id,
-    'approval_status', approval_status, 'created_by', created_by,
-    'participants', json(participants), 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-);
+RETURNING *;
 
 -- name: set_intervention_status
 -- An intervention's status, and its approval's where :approval_status is not NULL.
@@ -40,13 +31,7 @@ UPDATE interventions
 SET status = :status, approval_status = coalesce(:approval_status, approval_status),
     updated_at = :now
 WHERE intervention_id = :intervention_id
-RETURNING json_object(
-    'intervention_id', intervention_id, 'status', status, 'title', title, 'risk', risk,
-    'proposed_action', proposed_action, 'approval_id', approval_id,
-    'approval_status', approval_status, 'created_by', created_by,
-    'participants', json(participants), 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-);
+RETURNING *;
 
 -- name: touch_intervention
 -- An intervention changed at :now (a diagnostic came).
@@ -56,18 +41,12 @@ UPDATE interventions SET updated_at = :now WHERE intervention_id = :intervention
 -- An intervention's participants, if it is unchanged since :updated_at_read.
 UPDATE interventions SET participants = :participants, updated_at = :now
 WHERE intervention_id = :intervention_id AND updated_at = :updated_at_read
-RETURNING json_object(
-    'intervention_id', intervention_id, 'status', status, 'title', title, 'risk', risk,
-    'proposed_action', proposed_action, 'approval_id', approval_id,
-    'approval_status', approval_status, 'created_by', created_by,
-    'participants', json(participants), 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-);
+RETURNING *;
 
 -- name: page_interventions
 -- A page of interventions, newest first (by creation, then id), after the one created at
 -- :before_at with id :before_id (NULL: from the newest).
-SELECT encoded FROM interventions_encoded
+SELECT * FROM interventions
 WHERE :before_at IS NULL
     OR (created_at, intervention_id) < (:before_at, :before_id)
 ORDER BY created_at DESC, intervention_id DESC LIMIT +:limit;
@@ -83,11 +62,7 @@ RETURNING diagnostic_id;
 
 -- name: newest_diagnostics
 -- The newest diagnostic of each intervention of :intervention_ids (those with any).
-SELECT json_object(
-    'diagnostic_id', diagnostic_id, 'intervention_id', intervention_id, 'agent_id', agent_id,
-    'summary', summary, 'content', json(content), 'content_type', content_type,
-    'severity', severity, 'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM diagnostics
+SELECT * FROM diagnostics
 WHERE diagnostic_id IN (
     SELECT max(diagnostic_id) FROM diagnostics
     WHERE intervention_id IN (SELECT value FROM json_each(:intervention_ids))
@@ -106,12 +81,7 @@ RETURNING action_id;
 
 -- name: newest_intervention_actions
 -- The newest remediation action of each intervention of :intervention_ids (those with any).
-SELECT json_object(
-    'action_id', action_id, 'intervention_id', intervention_id, 'agent_id', agent_id,
-    'action', action, 'status', status, 'evidence_before', json(evidence_before),
-    'evidence_after', json(evidence_after), 'link', link,
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM intervention_actions
+SELECT * FROM intervention_actions
 WHERE action_id IN (
     SELECT max(action_id) FROM intervention_actions
     WHERE intervention_id IN (SELECT value FROM json_each(:intervention_ids))

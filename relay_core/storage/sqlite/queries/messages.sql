@@ -16,7 +16,7 @@
 
 -- name: get_message
 -- One message.
-SELECT encoded FROM messages_encoded WHERE message_id = :message_id;
+SELECT * FROM messages WHERE message_id = :message_id;
 
 -- name: insert_message
 -- A new message; its id (a first message's thread_id becomes its id: the table's insert trigger).
@@ -35,33 +35,19 @@ RETURNING message_id;
 -- Acknowledged by its recipient, if it was not yet.
 UPDATE messages SET status = 'acked', acked_at = :now
 WHERE message_id = :message_id AND "to" = :agent_id AND status IN ('pending', 'delivered')
-RETURNING json_object(
-    'message_id', message_id, 'from_agent', from_agent, 'to', "to", 'room_id', room_id,
-    'subject', subject, 'text', text, 'payload', json(payload), 'reply_to', reply_to,
-    'thread_id', thread_id, 'reply_to_notification', reply_to_notification, 'status', status,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'delivered_at', replace(delivered_at, ' ', 'T') || 'Z',
-    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count,
-    'traceparent', traceparent
-);
+RETURNING *;
 
 -- name: deliver_message
 -- Delivered (its recipient read it), if it was pending.
 UPDATE messages
 SET status = 'delivered', delivered_at = :now, delivery_count = delivery_count + 1
 WHERE message_id = :message_id AND status = 'pending'
-RETURNING json_object(
-    'message_id', message_id, 'from_agent', from_agent, 'to', "to", 'room_id', room_id,
-    'subject', subject, 'text', text, 'payload', json(payload), 'reply_to', reply_to,
-    'thread_id', thread_id, 'reply_to_notification', reply_to_notification, 'status', status,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'delivered_at', replace(delivered_at, ' ', 'T') || 'Z',
-    'acked_at', replace(acked_at, ' ', 'T') || 'Z', 'delivery_count', delivery_count,
-    'traceparent', traceparent
-);
+RETURNING *;
 
 -- name: unacked_to
 -- An inbox's first unacknowledged messages, up to :limit: each one's id, status and sender.
+-- dialect: PostgreSQL locks the rows it hands out (FOR UPDATE SKIP LOCKED: several instances);
+-- SQLite's one writer already does
 SELECT message_id, status, from_agent FROM messages
 WHERE "to" = :agent_id AND status IN ('pending', 'delivered')
 ORDER BY message_id LIMIT +:limit;
@@ -71,6 +57,8 @@ ORDER BY message_id LIMIT +:limit;
 -- more. The unit that read them holds the one writer, so they are all of the agent's
 -- unacknowledged messages from the first to the last: a range of ix_messages_inbox, 22% fewer
 -- instructions than finding each id (docs/performance.md, "Figures behind the code").
+-- dialect: SQLite bounds the ids by their range, read as one index range; PostgreSQL matches
+-- them with ANY
 UPDATE messages SET delivery_count = delivery_count + 1
 WHERE "to" = :agent_id AND status IN ('pending', 'delivered')
     AND message_id BETWEEN json_extract(:message_ids, '$[0]')
@@ -85,6 +73,8 @@ WHERE message_id IN (SELECT value FROM json_each(:message_ids));
 
 -- name: messages_array
 -- The messages :message_ids, by id, as one array.
+-- dialect: a page built as one JSON array here, answered as SQLite wrote it (the hot lists);
+-- PostgreSQL answers rows
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
     SELECT encoded FROM messages_encoded
@@ -94,6 +84,8 @@ FROM (
 
 -- name: inbox_array
 -- An inbox's first unacknowledged messages, up to :limit, as one array.
+-- dialect: a page built as one JSON array here, answered as SQLite wrote it (the hot lists);
+-- PostgreSQL answers rows
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
     SELECT encoded FROM messages_encoded
@@ -103,6 +95,8 @@ FROM (
 
 -- name: room_array
 -- A room's newest posts, up to :limit, oldest of them first, as one array.
+-- dialect: a page built as one JSON array here, answered as SQLite wrote it (the hot lists);
+-- PostgreSQL answers rows
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
     SELECT encoded FROM (
@@ -114,6 +108,8 @@ FROM (
 
 -- name: room_thread_array
 -- room_array of one conversation, through ix_messages_thread.
+-- dialect: a page built as one JSON array here, answered as SQLite wrote it (the hot lists);
+-- PostgreSQL answers rows
 SELECT count(*), '[' || coalesce(group_concat(encoded, ','), '') || ']'
 FROM (
     SELECT encoded FROM (
@@ -126,13 +122,13 @@ FROM (
 
 -- name: thread_after
 -- A conversation's messages after :after, oldest first, up to :limit.
-SELECT encoded FROM messages_encoded
+SELECT * FROM messages
 WHERE thread_id = :thread_id AND message_id > :after
 ORDER BY message_id LIMIT +:limit;
 
 -- name: first_reply_to_notification
 -- The first answer to a notification (its answers are one conversation).
-SELECT encoded FROM messages_encoded
+SELECT * FROM messages
 WHERE reply_to_notification = :notification_id
 ORDER BY message_id LIMIT 1;
 
@@ -159,6 +155,7 @@ GROUP BY reply_to_notification;
 -- name: insert_direct_message
 -- A new direct message and the event that tells its recipient of it (message.created, its
 -- data naming the message by the id the first statement gave it); the message's id.
+-- dialect: two statements here (SQLite has no data-modifying CTE); one there
 INSERT INTO messages (
     from_agent, "to", room_id, subject, text, payload, reply_to, thread_id,
     reply_to_notification, status, created_at, delivered_at, acked_at, delivery_count,

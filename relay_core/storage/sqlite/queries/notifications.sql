@@ -1,11 +1,8 @@
--- Notifications to the operator (relay_core/storage/notifications.py runs these). A statement
--- that answers notifications selects each as JSON.
--- The JSON is written once, by the view notifications_encoded; a RETURNING
--- writes it itself.
+-- Notifications to the operator (relay_core/storage/notifications.py runs these).
 
 -- name: get_notification
 -- One notification.
-SELECT encoded FROM notifications_encoded WHERE notification_id = :notification_id;
+SELECT * FROM notifications WHERE notification_id = :notification_id;
 
 -- name: insert_notification
 -- A new notification; its id.
@@ -19,7 +16,7 @@ RETURNING notification_id;
 
 -- name: notification_on_platform
 -- The notification that names the platform's message itself (sent before posts were kept).
-SELECT encoded FROM notifications_encoded
+SELECT * FROM notifications
 WHERE bridge = :bridge AND platform_message_id = :platform_message_id
 LIMIT 1;
 
@@ -29,28 +26,18 @@ UPDATE notifications
 SET status = 'sent', error = NULL, bridge = :bridge,
     platform_message_id = :platform_message_id, sent_at = :sent_at
 WHERE notification_id = :notification_id
-RETURNING json_object(
-    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
-    'platform_message_id', platform_message_id, 'status', status, 'error', error,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'sent_at', replace(sent_at, ' ', 'T') || 'Z', 'traceparent', traceparent
-);
+RETURNING *;
 
 -- name: mark_notification_failed
 -- A notification no platform delivered, and why.
 UPDATE notifications SET status = 'failed', error = :error
 WHERE notification_id = :notification_id
-RETURNING json_object(
-    'notification_id', notification_id, 'agent_id', agent_id, 'text', text, 'bridge', bridge,
-    'platform_message_id', platform_message_id, 'status', status, 'error', error,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'sent_at', replace(sent_at, ' ', 'T') || 'Z', 'traceparent', traceparent
-);
+RETURNING *;
 
 -- name: page_notifications
 -- A page of notifications, newest first, before :before (NULL: from the newest), of
 -- :agent_id (NULL: of everyone).
-SELECT encoded FROM notifications_encoded
+SELECT * FROM notifications
 WHERE (:agent_id IS NULL OR agent_id = :agent_id)
     AND (:before IS NULL OR notification_id < :before)
 ORDER BY notification_id DESC LIMIT +:limit;

@@ -1,12 +1,9 @@
 -- The operator's policies, their kept versions and the decisions their limits count
--- (relay_core/storage/policies.py runs these). A statement that answers policies selects
--- each as JSON.
--- The JSON is written once, by the view policies_encoded; a RETURNING
--- writes it itself.
+-- (relay_core/storage/policies.py runs these).
 
 -- name: get_policy
 -- One policy, as it is now.
-SELECT encoded FROM policies_encoded WHERE policy_id = :policy_id;
+SELECT * FROM policies WHERE policy_id = :policy_id;
 
 -- name: insert_policy
 -- A new policy; its id.
@@ -32,23 +29,17 @@ SET name = :name, decision = :decision, note = :note, priority = :priority,
     remind_after = :remind_after, escalate_after = :escalate_after, version = :version,
     updated_at = :updated_at
 WHERE policy_id = :policy_id AND version = :version - 1
-RETURNING json_object(
-    'policy_id', policy_id, 'name', name, 'decision', decision, 'note', note,
-    'priority', priority, 'enabled', enabled, 'match', json(match), 'limit', json("limit"),
-    'answer', json(answer), 'remind_after', remind_after, 'escalate_after', escalate_after,
-    'version', version, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z'
-);
+RETURNING *;
 
 -- name: page_policies
 -- A page of policies by id, after :after (NULL: from the first).
-SELECT encoded FROM policies_encoded
+SELECT * FROM policies
 WHERE (:after IS NULL OR policy_id > :after)
 ORDER BY policy_id LIMIT +:limit;
 
 -- name: enabled_policies
 -- Up to :limit enabled policies, by id.
-SELECT encoded FROM policies_encoded WHERE enabled ORDER BY policy_id LIMIT +:limit;
+SELECT * FROM policies WHERE enabled ORDER BY policy_id LIMIT +:limit;
 
 -- name: insert_policy_version
 -- A version of a policy, kept as it was.
@@ -57,10 +48,7 @@ VALUES (:policy_id, :version, :policy, :created_at);
 
 -- name: get_policy_version
 -- A policy as it was at :version.
-SELECT json_object(
-    'version_key', version_key, 'policy_id', policy_id, 'version', version,
-    'policy', json(policy), 'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM policy_versions WHERE policy_id = :policy_id AND version = :version;
+SELECT * FROM policy_versions WHERE policy_id = :policy_id AND version = :version;
 
 -- name: insert_policy_use
 -- A decision a policy made, for its limit to count.

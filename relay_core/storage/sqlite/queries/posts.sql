@@ -1,5 +1,5 @@
 -- What each operator platform did with a notification or an approval (relay_core/storage/
--- posts.py runs these). A statement that answers posts selects each as JSON.
+-- posts.py runs these).
 
 -- name: insert_post
 -- What a platform did with :subject :subject_id.
@@ -9,11 +9,7 @@ VALUES (:subject, :subject_id, :bridge, :platform_message_id, :status, :error, :
 -- name: posts_of_subjects
 -- The posts of the :subject (notification or approval) of each id in :subject_ids, oldest
 -- first.
-SELECT json_object(
-    'post_id', post_id, 'subject', subject, 'subject_id', subject_id, 'bridge', bridge,
-    'platform_message_id', platform_message_id, 'status', status, 'error', error,
-    'created_at', replace(created_at, ' ', 'T') || 'Z'
-) FROM posts
+SELECT * FROM posts
 WHERE subject = :subject AND subject_id IN (SELECT value FROM json_each(:subject_ids))
 ORDER BY post_id;
 

@@ -1,10 +1,9 @@
 -- Reservations: the paths of a workspace the agents hold (relay_core/storage/reservations.py
--- runs these). A statement that answers reservations selects each as JSON, from the view
--- reservations_encoded.
+-- runs these).
 
 -- name: get_reservation
 -- One reservation.
-SELECT encoded FROM reservations_encoded WHERE reservation_id = :reservation_id;
+SELECT * FROM reservations WHERE reservation_id = :reservation_id;
 
 -- name: insert_reservation
 -- A new active reservation; its id.
@@ -18,24 +17,26 @@ RETURNING reservation_id;
 -- name: hold_workspace
 -- A workspace's grants one at a time until the transaction ends: nothing to do on SQLite,
 -- whose one writer runs every grant in turn.
+-- dialect: PostgreSQL takes an advisory lock for the transaction; SQLite's one writer already
+-- holds every write
 SELECT :workspace;
 
 -- name: active_reservations
 -- Every active reservation of :workspace, oldest first (some may be past their deadline).
-SELECT encoded FROM reservations_encoded
+SELECT * FROM reservations
 WHERE workspace = :workspace AND status = 'active'
 ORDER BY reservation_id;
 
 -- name: active_reservations_after
 -- The active reservations of :workspace granted after reservation :after, oldest first.
-SELECT encoded FROM reservations_encoded
+SELECT * FROM reservations
 WHERE workspace = :workspace AND status = 'active' AND reservation_id > :after
 ORDER BY reservation_id;
 
 -- name: page_reservations
 -- A page of reservations, newest first, before :before (NULL: from the newest), of
 -- :workspace and :holder (NULL: any), active ones unless :include_ended.
-SELECT encoded FROM reservations_encoded
+SELECT * FROM reservations
 WHERE (:workspace IS NULL OR workspace = :workspace)
     AND (:holder IS NULL OR holder = :holder)
     AND (:include_ended OR status = 'active')
@@ -54,17 +55,17 @@ WHERE reservation_id = :reservation_id AND status = 'active';
 
 -- name: reservations_past_deadline
 -- Up to :limit active reservations whose deadline is at or before :now.
-SELECT encoded FROM reservations_encoded
+SELECT * FROM reservations
 WHERE status = 'active' AND expires_at <= :now
 LIMIT +:limit;
 
 -- name: reservations_of_ended_tasks
 -- Up to :limit active reservations bound to a task their holder no longer holds (done,
 -- failed, or its lease lost).
-SELECT reservations_encoded.encoded FROM reservations_encoded
-JOIN tasks ON tasks.task_id = reservations_encoded.task_id
-WHERE reservations_encoded.status = 'active'
-    AND reservations_encoded.task_id IS NOT NULL
+SELECT reservations.* FROM reservations
+JOIN tasks ON tasks.task_id = reservations.task_id
+WHERE reservations.status = 'active'
+    AND reservations.task_id IS NOT NULL
     AND NOT (tasks.status IN ('claimed', 'in_progress')
-             AND tasks.claimed_by = reservations_encoded.holder)
+             AND tasks.claimed_by = reservations.holder)
 LIMIT +:limit;

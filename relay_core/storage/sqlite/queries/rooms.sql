@@ -1,11 +1,9 @@
 -- Rooms and their members (relay_core/storage/rooms.py runs these). A statement that answers
--- records selects each as JSON, read into the model.
--- The JSON is written once, by the view rooms_encoded; a RETURNING
--- writes it itself.
+-- records selects their columns, read into the model.
 
 -- name: get_room
 -- One room.
-SELECT encoded FROM rooms_encoded WHERE room_id = :room_id;
+SELECT * FROM rooms WHERE room_id = :room_id;
 
 -- name: insert_room
 -- A new room.
@@ -14,13 +12,13 @@ VALUES (:room_id, :name, :topic, :space_id, :created_by, :created_at, :platform_
 
 -- name: page_rooms
 -- A page of rooms by id, after :after (NULL: from the first).
-SELECT encoded FROM rooms_encoded
+SELECT * FROM rooms
 WHERE (:after IS NULL OR room_id > :after)
 ORDER BY room_id LIMIT +:limit;
 
 -- name: rooms_in_spaces
 -- The rooms of the spaces :space_ids, by id.
-SELECT encoded FROM rooms_encoded
+SELECT * FROM rooms
 WHERE space_id IN (SELECT value FROM json_each(:space_ids))
 ORDER BY room_id;
 
@@ -34,10 +32,7 @@ SELECT room_id FROM room_members WHERE agent_id = :agent_id ORDER BY room_id;
 
 -- name: get_membership
 -- An agent's membership of a room.
-SELECT json_object(
-    'member_id', member_id, 'room_id', room_id, 'agent_id', agent_id,
-    'joined_at', replace(joined_at, ' ', 'T') || 'Z'
-) FROM room_members WHERE room_id = :room_id AND agent_id = :agent_id;
+SELECT * FROM room_members WHERE room_id = :room_id AND agent_id = :agent_id;
 
 -- name: insert_membership
 -- A new membership; its id.

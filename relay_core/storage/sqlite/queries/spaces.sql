@@ -1,11 +1,9 @@
 -- Spaces, groups of rooms (relay_core/storage/spaces.py runs these). A statement that answers
--- records selects each as JSON, read into the model.
--- The JSON is written once, by the view spaces_encoded; a RETURNING
--- writes it itself.
+-- records selects their columns, read into the model.
 
 -- name: get_space
 -- One space.
-SELECT encoded FROM spaces_encoded WHERE space_id = :space_id;
+SELECT * FROM spaces WHERE space_id = :space_id;
 
 -- name: insert_space
 -- A new space.
@@ -16,24 +14,20 @@ VALUES (:space_id, :name, :description, :status, :created_at, :archived_at);
 -- An active space archived at :now; nothing if it was not active.
 UPDATE spaces SET status = 'archived', archived_at = :now
 WHERE space_id = :space_id AND status = 'active'
-RETURNING json_object(
-    'space_id', space_id, 'name', name, 'description', description, 'status', status,
-    'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'archived_at', replace(archived_at, ' ', 'T') || 'Z'
-);
+RETURNING *;
 
 -- name: page_spaces
 -- A page of spaces by id, after :after (NULL: from the first).
-SELECT encoded FROM spaces_encoded
+SELECT * FROM spaces
 WHERE (:after IS NULL OR space_id > :after)
 ORDER BY space_id LIMIT +:limit;
 
 -- name: page_active_spaces
 -- page_spaces of the active ones.
-SELECT encoded FROM spaces_encoded
+SELECT * FROM spaces
 WHERE status = 'active' AND (:after IS NULL OR space_id > :after)
 ORDER BY space_id LIMIT +:limit;
 
 -- name: active_spaces
 -- Every active space, by id.
-SELECT encoded FROM spaces_encoded WHERE status = 'active' ORDER BY space_id;
+SELECT * FROM spaces WHERE status = 'active' ORDER BY space_id;

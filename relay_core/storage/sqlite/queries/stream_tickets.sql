@@ -1,13 +1,9 @@
 -- Browser stream tickets, kept by their hash (relay_core/storage/stream_tickets.py runs these).
--- A statement that answers a ticket selects it as JSON, read into the model.
+-- A statement that answers a ticket selects its columns, read into the model.
 
 -- name: get_stream_ticket
 -- The ticket of this hash.
-SELECT json_object(
-    'ticket_hash', ticket_hash, 'kind', kind, 'agent_id', agent_id, 'token_hash', token_hash,
-    'expires_at', replace(expires_at, ' ', 'T') || 'Z'
-)
-FROM stream_tickets WHERE ticket_hash = :ticket_hash;
+SELECT * FROM stream_tickets WHERE ticket_hash = :ticket_hash;
 
 -- name: insert_stream_ticket
 -- A new ticket.

@@ -4,7 +4,7 @@
 
 -- name: get_task
 -- One task.
-SELECT encoded FROM tasks WHERE task_id = :task_id;
+SELECT * FROM tasks WHERE task_id = :task_id;
 
 -- name: insert_task
 -- A new task; its id.
@@ -26,14 +26,14 @@ SET status = 'claimed', claimed_by = :agent_id, claimed_at = :now,
     lease_seconds = :lease_seconds, lease_expires_at = :lease_expires_at,
     attempts = attempts + 1, updated_at = :now
 WHERE task_id = :task_id AND status = 'open' AND (assignee IS NULL OR assignee = :agent_id)
-RETURNING encoded;
+RETURNING *;
 
 -- name: reopen_lapsed_task
 -- Open again a task whose lease is over, if it is still as it was read.
 UPDATE tasks
 SET status = 'open', claimed_by = NULL, lease_expires_at = NULL, updated_at = :now
 WHERE task_id = :task_id AND status = :status AND claimed_by IS :claimed_by
-RETURNING encoded;
+RETURNING *;
 
 -- name: record_task_progress
 -- The claimer's progress: in_progress, the lease renewed, the progress if given.
@@ -41,7 +41,7 @@ UPDATE tasks
 SET status = 'in_progress', lease_expires_at = :lease_expires_at,
     progress = coalesce(:progress, progress), updated_at = :now
 WHERE task_id = :task_id AND status = :status AND claimed_by IS :claimed_by
-RETURNING encoded;
+RETURNING *;
 
 -- name: complete_task
 -- Completed by its claimer, with its result.
@@ -49,7 +49,7 @@ UPDATE tasks
 SET status = 'completed', progress = 100, finished_at = :now, result = :result, error = :error,
     lease_expires_at = NULL, updated_at = :now
 WHERE task_id = :task_id AND status = :status AND claimed_by IS :claimed_by
-RETURNING encoded;
+RETURNING *;
 
 -- name: fail_task
 -- Failed by its claimer, for good.
@@ -57,7 +57,7 @@ UPDATE tasks
 SET status = 'failed', finished_at = :now, result = :result, error = :error,
     lease_expires_at = NULL, updated_at = :now
 WHERE task_id = :task_id AND status = :status AND claimed_by IS :claimed_by
-RETURNING encoded;
+RETURNING *;
 
 -- name: retry_task
 -- Failed by its claimer with attempts left: open again for anyone to claim.
@@ -65,7 +65,7 @@ UPDATE tasks
 SET status = 'open', claimed_by = NULL, result = :result, error = :error,
     lease_expires_at = NULL, updated_at = :now
 WHERE task_id = :task_id AND status = :status AND claimed_by IS :claimed_by
-RETURNING encoded;
+RETURNING *;
 
 -- name: count_lapsed_tasks
 -- How many held tasks' leases are over, among those of the assignee, the claimer and the ids
@@ -79,7 +79,9 @@ WHERE status IN ('claimed', 'in_progress') AND lease_expires_at < :now
 
 -- name: lapsed_tasks
 -- Held tasks whose leases are over, as count_lapsed_tasks finds them, by id, up to :limit.
-SELECT encoded FROM tasks
+-- dialect: PostgreSQL locks the rows it hands out (FOR UPDATE SKIP LOCKED: several instances);
+-- SQLite's one writer already does
+SELECT * FROM tasks
 WHERE status IN ('claimed', 'in_progress') AND lease_expires_at < :now
   AND (:assignee IS NULL OR assignee = :assignee)
   AND (:claimed_by IS NULL OR claimed_by = :claimed_by)
@@ -90,6 +92,7 @@ LIMIT :limit;
 
 -- name: page_tasks
 -- A page of tasks by id, after :after, of the assignee and claimer asked for.
+-- dialect: each task's stored JSON here (the hot lists); PostgreSQL answers rows
 SELECT task_id, encoded FROM tasks
 WHERE (:assignee IS NULL OR assignee = :assignee)
   AND (:claimed_by IS NULL OR claimed_by = :claimed_by)
@@ -100,6 +103,7 @@ LIMIT :limit;
 -- name: page_tasks_in_status
 -- page_tasks of one status, a statement of its own so that it reads ix_tasks_status_id (an
 -- optional status, "(:status IS NULL OR ...)", would be planned to read every task).
+-- dialect: each task's stored JSON here (the hot lists); PostgreSQL answers rows
 SELECT task_id, encoded FROM tasks
 WHERE status = :status
   AND (:assignee IS NULL OR assignee = :assignee)
@@ -118,4 +122,4 @@ UPDATE tasks
 SET status = 'cancelled', finished_at = :now, error = :error, lease_expires_at = NULL,
     updated_at = :now
 WHERE task_id = :task_id AND status = :status AND claimed_by IS :claimed_by
-RETURNING encoded;
+RETURNING *;

@@ -1,12 +1,9 @@
 -- Webhooks: the operator's endpoints and the deliveries of events to them, in the outbox
--- (relay_core/storage/webhooks.py runs these). A statement that answers records selects
--- each as JSON.
--- The JSON is written once, by the views outbox_encoded and webhooks_encoded;
--- a RETURNING writes it itself.
+-- (relay_core/storage/webhooks.py runs these).
 
 -- name: get_webhook
 -- One endpoint.
-SELECT encoded FROM webhooks_encoded WHERE webhook_id = :webhook_id;
+SELECT * FROM webhooks WHERE webhook_id = :webhook_id;
 
 -- name: insert_webhook
 -- A new endpoint; its id.
@@ -21,21 +18,21 @@ RETURNING webhook_id;
 
 -- name: page_webhooks
 -- A page of endpoints by id, after :after (NULL: from the first).
-SELECT encoded FROM webhooks_encoded
+SELECT * FROM webhooks
 WHERE (:after IS NULL OR webhook_id > :after)
 ORDER BY webhook_id LIMIT +:limit;
 
 -- name: every_webhook
 -- Every endpoint, by id (the operator keeps a handful).
-SELECT encoded FROM webhooks_encoded ORDER BY webhook_id;
+SELECT * FROM webhooks ORDER BY webhook_id;
 
 -- name: enabled_webhooks
 -- The enabled endpoints, by id.
-SELECT encoded FROM webhooks_encoded WHERE enabled ORDER BY webhook_id;
+SELECT * FROM webhooks WHERE enabled ORDER BY webhook_id;
 
 -- name: webhooks_by_id
 -- The endpoints of :webhook_ids, by id.
-SELECT encoded FROM webhooks_encoded
+SELECT * FROM webhooks
 WHERE webhook_id IN (SELECT value FROM json_each(:webhook_ids))
 ORDER BY webhook_id;
 
@@ -44,29 +41,13 @@ ORDER BY webhook_id;
 UPDATE webhooks
 SET url = :url, events = :events, description = :description, updated_at = :now
 WHERE webhook_id = :webhook_id
-RETURNING json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
-    'a2a_push', json(a2a_push)
-);
+RETURNING *;
 
 -- name: disable_webhook
 -- An endpoint that takes no deliveries, and why.
 UPDATE webhooks SET enabled = FALSE, disabled_reason = :reason, updated_at = :now
 WHERE webhook_id = :webhook_id
-RETURNING json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
-    'a2a_push', json(a2a_push)
-);
+RETURNING *;
 
 -- name: enable_webhook
 -- A disabled endpoint enabled, taking the events after :after_event_id; nothing if it was
@@ -75,15 +56,7 @@ UPDATE webhooks
 SET enabled = TRUE, disabled_reason = NULL, after_event_id = :after_event_id,
     updated_at = :now
 WHERE webhook_id = :webhook_id AND NOT enabled
-RETURNING json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
-    'a2a_push', json(a2a_push)
-);
+RETURNING *;
 
 -- name: rotate_webhook_secret
 -- An endpoint's new secret, the one before kept until :previous_until; nothing if its secret
@@ -92,25 +65,17 @@ UPDATE webhooks
 SET sealed_secret = :sealed_secret, sealed_previous = :sealed_previous,
     previous_until = :previous_until, updated_at = :now
 WHERE webhook_id = :webhook_id AND sealed_secret = :sealed_previous
-RETURNING json_object(
-    'webhook_id', webhook_id, 'url', url, 'events', json(events), 'description', description,
-    'enabled', enabled, 'disabled_reason', disabled_reason, 'sealed_secret', sealed_secret,
-    'sealed_previous', sealed_previous,
-    'previous_until', replace(previous_until, ' ', 'T') || 'Z',
-    'after_event_id', after_event_id, 'created_at', replace(created_at, ' ', 'T') || 'Z',
-    'updated_at', replace(updated_at, ' ', 'T') || 'Z', 'task_id', task_id,
-    'a2a_push', json(a2a_push)
-);
+RETURNING *;
 
 -- name: push_webhooks_of_task
 -- The enabled endpoints of A2A push-notification configs for a task, by id.
-SELECT encoded FROM webhooks_encoded
+SELECT * FROM webhooks
 WHERE task_id = :task_id AND enabled
 ORDER BY webhook_id;
 
 -- name: get_webhook_delivery
 -- One delivery.
-SELECT encoded FROM outbox_encoded WHERE delivery_id = :delivery_id AND webhook_id IS NOT NULL;
+SELECT * FROM outbox WHERE delivery_id = :delivery_id AND webhook_id IS NOT NULL;
 
 -- name: insert_webhook_delivery
 -- A new delivery; its id.
@@ -125,7 +90,7 @@ RETURNING delivery_id;
 -- name: page_webhook_deliveries
 -- A page of an endpoint's deliveries, newest first, before :before (NULL: from the newest),
 -- in :status (NULL: in any).
-SELECT encoded FROM outbox_encoded
+SELECT * FROM outbox
 WHERE webhook_id = :webhook_id AND (:status IS NULL OR status = :status)
     AND (:before IS NULL OR delivery_id < :before)
 ORDER BY delivery_id DESC LIMIT +:limit;
@@ -135,18 +100,12 @@ ORDER BY delivery_id DESC LIMIT +:limit;
 -- it was not failed.
 UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = :now
 WHERE delivery_id = :delivery_id AND status = 'failed'
-RETURNING json_object(
-    'delivery_id', delivery_id, 'webhook_id', webhook_id, 'event_id', event_id,
-    'event_type', event_type, 'message_id', message_id, 'body', body, 'attempts', attempts,
-    'status', status, 'last_status_code', last_status_code, 'last_error', last_error,
-    'next_attempt_at', replace(next_attempt_at, ' ', 'T') || 'Z',
-    'created_at', replace(created_at, ' ', 'T') || 'Z', 'traceparent', traceparent
-);
+RETURNING *;
 
 -- name: due_webhook_deliveries
 -- Up to :limit deliveries due by :now, by when they fall due then by id (what fan_out added
 -- at once, in feed order), but those to the endpoints :left_out. Not "webhook_id IN" the
 -- endpoints taking some: the planner would read by endpoint.
-SELECT encoded FROM outbox_encoded
+SELECT * FROM outbox
 WHERE next_attempt_at <= :now AND webhook_id IS NOT NULL AND NOT (webhook_id IN (SELECT value FROM json_each(:left_out)))
 ORDER BY next_attempt_at, delivery_id LIMIT +:limit;
