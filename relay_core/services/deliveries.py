@@ -6,7 +6,6 @@ matched, and every one of them can be updated afterwards."""
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
@@ -15,8 +14,6 @@ from relay_api.errors import BridgeError
 from relay_core import records
 from relay_core.ports import Bridge, UnitOfWork
 from relay_core.services.base import BridgeHealth, Context
-
-log = logging.getLogger("relay.bridges")
 
 Subject = Literal["notification", "approval"]
 
