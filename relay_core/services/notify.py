@@ -200,13 +200,10 @@ class NotifyService(Service):
     ) -> None:
         """Show the first reply on every platform's message of the notification, once this
         unit commits (through the outbox)."""
-        showing = {bridge.name for bridge in outbox.showing(self.ctx.bridges)}
-        posts = await posts_of(uow, "notification", notification.notification_id)
-        on = dict.fromkeys(p.bridge for p in posts if p.status == "sent" and p.bridge in showing)
-        jobs = [
-            records.PlatformJob(bridge, "answered", notification.notification_id, text=answer)
-            for bridge in on
-        ]
+        showing = outbox.showing(self.ctx.bridges)
+        jobs = await outbox.on_posts(
+            uow, "answered", "notification", notification.notification_id, answer, showing
+        )
         await outbox.add_jobs(uow, jobs, self.now())
 
     async def last_update_id(self, bridge: str) -> int:

@@ -119,22 +119,31 @@ async def ask(
 async def settle(uow: UnitOfWork, approval: m.Approval, now: datetime) -> None:
     """Have every platform that shows ``approval`` show how it was decided, once this unit
     commits. A card still being asked is settled by its ask (``_keep_asked``)."""
-    await add_jobs(uow, await _on_posts(uow, "settle", approval), now)
+    await add_jobs(uow, await on_posts(uow, "settle", "approval", approval.approval_id), now)
 
 
 async def remind(uow: UnitOfWork, approval: m.Approval, now: datetime) -> None:
     """Have every platform that shows ``approval`` remind the operator of it, once this unit
     commits."""
-    await add_jobs(uow, await _on_posts(uow, "remind", approval), now)
+    await add_jobs(uow, await on_posts(uow, "remind", "approval", approval.approval_id), now)
 
 
-async def _on_posts(
-    uow: UnitOfWork, kind: records.PlatformJobKind, approval: m.Approval
+async def on_posts(
+    uow: UnitOfWork,
+    kind: records.PlatformJobKind,
+    subject: Subject,
+    subject_id: int,
+    text: str | None = None,
+    among: Sequence[Bridge] | None = None,
 ) -> list[records.PlatformJob]:
-    """A job of ``kind`` for each platform with a message that shows ``approval``."""
-    posts = await uow.posts.of_subjects("approval", [approval.approval_id])
-    shown = dict.fromkeys(p.bridge for p in posts if p.status == "sent")
-    return [records.PlatformJob(bridge, kind, approval.approval_id) for bridge in shown]
+    """A job of ``kind`` for each platform (of ``among``, where given) with a message that
+    shows the subject."""
+    names = None if among is None else {bridge.name for bridge in among}
+    posts = await uow.posts.of_subjects(subject, [subject_id])
+    shown = dict.fromkeys(
+        p.bridge for p in posts if p.status == "sent" and (names is None or p.bridge in names)
+    )
+    return [records.PlatformJob(bridge, kind, subject_id, text=text) for bridge in shown]
 
 
 class OutboxService(Service):
