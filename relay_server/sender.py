@@ -29,7 +29,7 @@ from relay_core import webhooks as hooks
 from relay_core.auth import OPERATOR_CALLER
 from relay_core.records import PlatformJob
 from relay_core.services import Services
-from relay_core.services.outbox import Outcome, job_key
+from relay_core.services.outbox import Outcome, job_key, showing
 from relay_core.services.webhooks import A2APush, Attempt
 from relay_core.topics import FEED, OUTBOX
 from relay_server import pressure
@@ -76,6 +76,7 @@ class Sender:
         # they are about, and those done whose outcome is not kept yet.
         self.jobs: dict[int, tuple[str, str, int]] = {}
         self.jobs_settled: list[tuple[PlatformJob, Outcome]] = []
+        self.showing = bool(showing(services.ctx.bridges))
         self.following = True  # whether an endpoint is enabled, as the last round found
         self.pressed = False  # whether the API presses on the process, as the last round found
         self.ran_short = True  # whether the last round started all that was due
@@ -144,9 +145,10 @@ class Sender:
 
     async def _start_jobs(self) -> None:
         """Start the platforms' jobs that are due, as far as the limit allows: one at a time
-        for each card (or thread), oldest first."""
+        for each card (or thread), oldest first. With no platform that shows anything (the
+        local one alone), there are none: no read."""
         free = (PRESSED_IN_FLIGHT if self.pressed else IN_FLIGHT) - len(self.in_flight)
-        if free <= 0:
+        if free <= 0 or not self.showing:
             return
         busy = frozenset(self.jobs.values())
         for job in await self.services.outbox.due(free, busy):

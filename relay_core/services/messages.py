@@ -162,7 +162,8 @@ class MessagesService(Service):
 
     async def _mirror(self, uow: UnitOfWork, message: m.Message, room_id: str) -> None:
         """Copy a room post to the room's thread on each platform that mirrors rooms, once this
-        unit commits (through the outbox)."""
+        unit commits (through the outbox); the local platform shows nothing."""
+        showing = {bridge.name for bridge in outbox.showing(self.ctx.bridges)}
         jobs = [
             records.PlatformJob(
                 thread.bridge,
@@ -172,7 +173,7 @@ class MessagesService(Service):
                 target=thread.platform_thread_id,
             )
             for thread in await uow.room_threads.of_room(room_id)
-            if thread.bridge in self.ctx.config.mirror_bridges
+            if thread.bridge in self.ctx.config.mirror_bridges and thread.bridge in showing
         ]
         await outbox.add_jobs(uow, jobs, self.now())
 
